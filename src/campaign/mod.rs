@@ -1,0 +1,3 @@
+//! Campaigns: planning a recipe on a target and running the plan.
+
+pub mod plan;

@@ -1,0 +1,362 @@
+//! The plan: a recipe and a target turned into the ordered list of points the engine runs, and
+//! the design warnings a maintainer would raise before anyone spends a night on it.
+//!
+//! Pure: no I/O, no clock. `aba check` prints it; the engine executes it; resume re-derives it
+//! from the copied recipe and compares.
+
+use std::{fmt, time::Duration};
+
+use thiserror::Error;
+
+use crate::{
+    inventory::{SwitchMethod, Target},
+    recipe::{
+        Case, Recipe,
+        ident::{EnvName, KernelLabel, Release, WorkloadName},
+        resolved::point_labels,
+    },
+};
+
+/// The release value meaning "whatever kernel is running": no switch, the proof pins the
+/// release seen at the first point.
+pub const RUNNING_RELEASE: &str = "running";
+
+/// One workload case at one point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedCase {
+    /// Index into `recipe.workloads`.
+    pub workload: usize,
+    /// Workload name.
+    pub workload_name: WorkloadName,
+    /// The matrix case.
+    pub case: Case,
+    /// The command, placeholders expanded.
+    pub run: String,
+    /// Environment, placeholders expanded.
+    pub env: Vec<(EnvName, String)>,
+    /// Warm-up runs.
+    pub warmup: u32,
+    /// Measured runs.
+    pub samples: u32,
+}
+
+impl PlannedCase {
+    /// `workload` or `workload[case]`.
+    pub fn display_name(&self) -> String {
+        if self.case.name.is_empty() {
+            self.workload_name.to_string()
+        } else {
+            format!("{}[{}]", self.workload_name, self.case.name)
+        }
+    }
+}
+
+/// One point: one fresh boot of one kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedPoint {
+    /// 1-based position in the sequence.
+    pub order: usize,
+    /// `original-a`, `patched`, …
+    pub label: String,
+    /// The kernel.
+    pub kernel: KernelLabel,
+    /// Its expected release (`running` for "whatever is up").
+    pub release: Release,
+    /// Every parameter that must appear in `/proc/cmdline`.
+    pub cmdline: Vec<String>,
+    /// The cases, in run order.
+    pub cases: Vec<PlannedCase>,
+}
+
+/// A design that will run but cannot answer the question well.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanWarning {
+    /// No kernel is booted twice: boot-to-boot variation cannot be told from a change.
+    NoRepeatedKernel,
+    /// The baseline is booted once: its drift is unknown.
+    BaselineOnce {
+        /// The baseline.
+        baseline: KernelLabel,
+    },
+    /// Fewer than 3 measured samples: no meaningful CV, and drop-first leaves no SD.
+    FewSamples {
+        /// The workload.
+        workload: WorkloadName,
+        /// Its sample count.
+        samples: u32,
+    },
+    /// All points share one boot (no switch): they measure run-to-run noise, not boots.
+    SharedBoot,
+}
+
+impl fmt::Display for PlanWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanWarning::NoRepeatedKernel => f.write_str(
+                "no kernel is booted twice (plain A/B): drift cannot be measured, so a change cannot be told from boot-to-boot variation; use A-B-A",
+            ),
+            PlanWarning::BaselineOnce { baseline } => write!(
+                f,
+                "the baseline `{baseline}` is booted once: its drift is unknown; bracket the candidate with it (A-B-A)"
+            ),
+            PlanWarning::FewSamples { workload, samples } => write!(
+                f,
+                "workload `{workload}` takes {samples} sample(s) per point: fewer than 3 gives no usable CV and no drop-first SD"
+            ),
+            PlanWarning::SharedBoot => f.write_str(
+                "the target does not switch kernels: all points share one boot, so drift measures run-to-run noise, not boots",
+            ),
+        }
+    }
+}
+
+/// Why a recipe cannot run on a target.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum PlanError {
+    /// Different kernels, or a real release, on a target that cannot switch.
+    #[error("target `{target}` cannot switch kernels, but the recipe boots {kernels}")]
+    NoSwitch {
+        /// Target name.
+        target: String,
+        /// What the recipe asks for.
+        kernels: String,
+    },
+    /// `release = "running"` on a target that switches kernels.
+    #[error(
+        "kernel `{kernel}` has release = \"running\", which only a target with switch = \"none\" can run (target `{target}` switches by {method:?})"
+    )]
+    RunningWithSwitch {
+        /// Kernel label.
+        kernel: KernelLabel,
+        /// Target name.
+        target: String,
+        /// Its switch method.
+        method: SwitchMethod,
+    },
+}
+
+/// The ordered points and their cost.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Points in boot order.
+    pub points: Vec<PlannedPoint>,
+    /// Fresh boots the campaign needs (0 when the target does not switch).
+    pub boots: usize,
+    /// Workload runs in all (warm-ups included).
+    pub runs: u64,
+    /// Estimated wall time, boots included.
+    pub eta: Duration,
+    /// Estimated time per boot used for the ETA.
+    pub boot_estimate: Duration,
+    /// Design warnings.
+    pub warnings: Vec<PlanWarning>,
+}
+
+impl Plan {
+    /// Builds the plan of `recipe` on `target`.
+    pub fn new(recipe: &Recipe, target: &Target) -> Result<Plan, PlanError> {
+        let method = target.switch.method();
+        let switches = method != SwitchMethod::None;
+        if !switches {
+            let mut releases: Vec<&str> = recipe
+                .kernels
+                .values()
+                .map(|k| k.release.as_str())
+                .collect();
+            releases.sort_unstable();
+            releases.dedup();
+            if releases.len() > 1 {
+                return Err(PlanError::NoSwitch {
+                    target: target.name.clone(),
+                    kernels: format!(
+                        "{} different releases ({})",
+                        releases.len(),
+                        releases.join(", ")
+                    ),
+                });
+            }
+        } else if let Some(k) = recipe
+            .kernels
+            .values()
+            .find(|k| k.release.as_str() == RUNNING_RELEASE)
+        {
+            return Err(PlanError::RunningWithSwitch {
+                kernel: k.label.clone(),
+                target: target.name.clone(),
+                method,
+            });
+        }
+
+        let labels = point_labels(&recipe.sequence);
+        let mut points = Vec::with_capacity(labels.len());
+        let mut runs = 0u64;
+        let mut work = Duration::ZERO;
+        for (i, (kernel, label)) in recipe.sequence.iter().zip(labels).enumerate() {
+            let spec = &recipe.kernels[kernel];
+            let mut cases = Vec::new();
+            for (w, workload) in recipe.workloads.iter().enumerate() {
+                for case in workload.cases() {
+                    let run = case.render(&workload.run);
+                    let env = workload
+                        .env
+                        .iter()
+                        .map(|(k, v)| (k.clone(), case.render(v)))
+                        .collect();
+                    let n = u64::from(workload.warmup) + u64::from(workload.samples);
+                    runs += n;
+                    work += workload.estimate * u32::try_from(n).unwrap_or(u32::MAX);
+                    cases.push(PlannedCase {
+                        workload: w,
+                        workload_name: workload.name.clone(),
+                        case,
+                        run,
+                        env,
+                        warmup: workload.warmup,
+                        samples: workload.samples,
+                    });
+                }
+            }
+            points.push(PlannedPoint {
+                order: i + 1,
+                label,
+                kernel: kernel.clone(),
+                release: spec.release.clone(),
+                cmdline: recipe.cmdline_for(kernel),
+                cases,
+            });
+        }
+
+        let boots = if switches { points.len() } else { 0 };
+        let boot_estimate = target.boot_estimate;
+        let per_point_fixed = recipe.settle;
+        let eta = work
+            + boot_estimate * u32::try_from(boots).unwrap_or(u32::MAX)
+            + per_point_fixed * u32::try_from(points.len()).unwrap_or(u32::MAX);
+
+        let mut warnings = Vec::new();
+        let repeated = |k: &KernelLabel| recipe.sequence.iter().filter(|s| *s == k).count() >= 2;
+        if recipe.kernels.len() > 1 {
+            if !recipe.sequence.iter().any(repeated) {
+                warnings.push(PlanWarning::NoRepeatedKernel);
+            } else if !repeated(&recipe.analysis.baseline) {
+                warnings.push(PlanWarning::BaselineOnce {
+                    baseline: recipe.analysis.baseline.clone(),
+                });
+            }
+        }
+        for w in &recipe.workloads {
+            if w.samples < 3 {
+                warnings.push(PlanWarning::FewSamples {
+                    workload: w.name.clone(),
+                    samples: w.samples,
+                });
+            }
+        }
+        if !switches && points.len() > 1 {
+            warnings.push(PlanWarning::SharedBoot);
+        }
+
+        Ok(Plan {
+            points,
+            boots,
+            runs,
+            eta,
+            boot_estimate,
+            warnings,
+        })
+    }
+}
+
+/// `1h 02m`, `4m 10s`, `12s`: precise enough for an ETA, short enough for a progress bar.
+pub fn format_eta(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{Plan, PlanError, PlanWarning, format_eta};
+    use crate::{
+        inventory::{Inventory, Target},
+        recipe::parse,
+    };
+
+    const ABA: &str = r#"
+version = 1
+name = "t"
+description = "d"
+sequence = ["a", "b", "a"]
+samples = 2
+[kernels.a]
+release = "6.1.0-47-cloud-amd64"
+[kernels.b]
+release = "6.1.0-50-cloud-amd64"
+cmdline = "aba.b=1"
+[boot]
+cmdline = "quiet"
+[[workload]]
+name = "pipe"
+run = "bench --level {level}"
+matrix = { level = ["0", "1"] }
+estimate = "2s"
+metric = { number = true, better = "higher" }
+"#;
+
+    fn kexec_target() -> Target {
+        let inv = Inventory::parse(
+            Path::new("t.toml"),
+            "[targets.lab]\nhost = \"127.0.0.1\"\nhost_key = \"SHA256:x\"\nswitch = \"kexec\"\nboot_estimate = \"10s\"\n",
+        )
+        .expect("valid");
+        inv.target("lab").expect("defined")
+    }
+
+    #[test]
+    fn points_follow_the_sequence_with_cases_expanded() {
+        let recipe = parse(Path::new("r.toml"), ABA).expect("valid");
+        let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
+        let labels: Vec<&str> = plan.points.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(labels, ["a-a", "b", "a-b"]);
+        assert_eq!(plan.points[1].cmdline, ["quiet", "aba.b=1"]);
+        assert_eq!(plan.points[0].cases[1].run, "bench --level 1");
+        assert_eq!(plan.points[0].cases[1].display_name(), "pipe[level=1]");
+        assert_eq!(plan.boots, 3);
+        assert_eq!(plan.runs, 3 * 2 * 5);
+        assert_eq!(plan.eta.as_secs(), 3 * 10 + 30 * 2);
+        assert_eq!(
+            plan.warnings,
+            [PlanWarning::FewSamples {
+                workload: crate::recipe::ident::WorkloadName::new("pipe").expect("valid"),
+                samples: 2
+            }]
+        );
+    }
+
+    #[test]
+    fn local_target_cannot_switch() {
+        let recipe = parse(Path::new("r.toml"), ABA).expect("valid");
+        let err = Plan::new(&recipe, &Target::local()).expect_err("no switch");
+        assert!(matches!(err, PlanError::NoSwitch { .. }), "{err}");
+    }
+
+    #[test]
+    fn plain_ab_is_warned_about() {
+        let src = ABA.replace(r#"["a", "b", "a"]"#, r#"["a", "b"]"#);
+        let recipe = parse(Path::new("r.toml"), &src).expect("valid");
+        let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
+        assert!(plan.warnings.contains(&PlanWarning::NoRepeatedKernel));
+    }
+
+    #[test]
+    fn eta_formats() {
+        assert_eq!(format_eta(std::time::Duration::from_secs(59)), "59s");
+        assert_eq!(format_eta(std::time::Duration::from_secs(250)), "4m 10s");
+        assert_eq!(format_eta(std::time::Duration::from_secs(3720)), "1h 02m");
+    }
+}

@@ -1,0 +1,574 @@
+//! The target inventory (`targets.toml`): the machine-specific facts a shared recipe must not
+//! carry: where the box is, how to log in, how it switches kernels and how it is power-cycled.
+//!
+//! A built-in target `local` (this machine, no kernel switch) exists without any inventory.
+//! Host-side commands in the inventory (`power.cycle`, `power_cycle`, `on_failure`, …) are run
+//! by `sh -c` on the host, from the inventory file's directory, with placeholders substituted
+//! as quoted words.
+
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use thiserror::Error;
+use toml::Spanned;
+
+use crate::recipe::{
+    Diagnostics,
+    diagnostic::{Diagnostic, did_you_mean},
+    ident::Name,
+    model::HumanDuration,
+};
+
+/// The name of the built-in target.
+pub const LOCAL: &str = "local";
+
+/// How a target changes kernels between points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwitchMethod {
+    /// `kexec -l` then `systemctl kexec` / `kexec -e`: fast, no firmware.
+    Kexec,
+    /// `grub-reboot ENTRY` then `reboot`: a one-shot GRUB entry.
+    GrubReboot,
+    /// A one-shot Boot Loader Specification entry (systemd-boot) then `reboot`.
+    Bls,
+    /// Host-side commands: set the next kernel (netboot), then cycle power.
+    Power,
+    /// No switch: every point runs on the kernel that is up (null campaigns, `local`).
+    None,
+}
+
+impl SwitchMethod {
+    /// Rough time for one switch, for the ETA before anything was measured.
+    pub fn boot_estimate(self) -> Duration {
+        match self {
+            SwitchMethod::Kexec => Duration::from_secs(30),
+            SwitchMethod::GrubReboot | SwitchMethod::Bls | SwitchMethod::Power => {
+                Duration::from_secs(120)
+            }
+            SwitchMethod::None => Duration::ZERO,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InventoryFile {
+    #[serde(default)]
+    targets: IndexMap<Spanned<Name>, TargetSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetSpec {
+    host: Spanned<String>,
+    #[serde(default)]
+    port: Option<u16>,
+    #[serde(default)]
+    user: Option<String>,
+    #[serde(default)]
+    identity: Option<String>,
+    #[serde(default)]
+    agent: Option<bool>,
+    #[serde(default)]
+    known_hosts: Option<String>,
+    #[serde(default)]
+    host_key: Option<Spanned<String>>,
+    #[serde(default)]
+    ssh_config: Option<String>,
+    switch: Spanned<SwitchMethod>,
+    #[serde(default)]
+    boot_timeout: Option<HumanDuration>,
+    #[serde(default)]
+    boot_estimate: Option<HumanDuration>,
+    #[serde(default)]
+    workdir: Option<Spanned<String>>,
+    #[serde(default)]
+    console_log: Option<String>,
+    #[serde(default)]
+    power_cycle: Option<String>,
+    #[serde(default)]
+    on_finish: Option<String>,
+    #[serde(default)]
+    on_failure: Option<String>,
+    #[serde(default)]
+    keepalive: Option<HumanDuration>,
+    #[serde(default)]
+    dead_after: Option<HumanDuration>,
+    #[serde(default)]
+    connect_timeout: Option<HumanDuration>,
+    #[serde(default)]
+    power: Option<PowerSpec>,
+    #[serde(default)]
+    grub: Option<GrubSpec>,
+    #[serde(default)]
+    bls: Option<BlsSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PowerSpec {
+    #[serde(default)]
+    set_next: Option<String>,
+    cycle: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GrubSpec {
+    entry: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlsSpec {
+    #[serde(default)]
+    entries: Option<String>,
+}
+
+/// SSH connection facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SshFacts {
+    /// Host name, address or `~/.ssh/config` alias.
+    pub host: String,
+    /// Port; `None` lets `~/.ssh/config` (or 22) decide.
+    pub port: Option<u16>,
+    /// User; `None` lets `~/.ssh/config` (or `root`) decide.
+    pub user: Option<String>,
+    /// Private key file.
+    pub identity: Option<PathBuf>,
+    /// Try ssh-agent identities.
+    pub agent: bool,
+    /// known_hosts file to check the host key against.
+    pub known_hosts: Option<PathBuf>,
+    /// Pinned `SHA256:…` host-key fingerprint.
+    pub host_key: Option<String>,
+    /// `~/.ssh/config` file to resolve aliases from.
+    pub ssh_config: Option<PathBuf>,
+    /// Keepalive interval.
+    pub keepalive: Duration,
+    /// Silence after which the peer counts as dead.
+    pub dead_after: Duration,
+    /// Deadline of one connection attempt.
+    pub connect_timeout: Duration,
+}
+
+/// How a target switches kernels, with the commands each method needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Switch {
+    /// kexec on the target.
+    Kexec,
+    /// grub-reboot into an entry (placeholders `{release}`, `{kernel}`).
+    GrubReboot {
+        /// Entry title template.
+        entry: String,
+    },
+    /// One-shot BLS entry written under `entries`.
+    Bls {
+        /// Directory of loader entries on the target.
+        entries: String,
+    },
+    /// Host-side commands.
+    Power {
+        /// Optional command that selects the next kernel.
+        set_next: Option<String>,
+        /// Command that cycles power (and boots what was selected).
+        cycle: String,
+    },
+    /// No switch.
+    None,
+}
+
+impl Switch {
+    /// The method's kind.
+    pub fn method(&self) -> SwitchMethod {
+        match self {
+            Switch::Kexec => SwitchMethod::Kexec,
+            Switch::GrubReboot { .. } => SwitchMethod::GrubReboot,
+            Switch::Bls { .. } => SwitchMethod::Bls,
+            Switch::Power { .. } => SwitchMethod::Power,
+            Switch::None => SwitchMethod::None,
+        }
+    }
+}
+
+/// One machine, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// Name in the inventory (`local` for the built-in).
+    pub name: String,
+    /// `None` for the built-in local target.
+    pub ssh: Option<SshFacts>,
+    /// How kernels are switched.
+    pub switch: Switch,
+    /// How long a boot may take before it counts as failed.
+    pub boot_timeout: Duration,
+    /// Expected boot time, for the ETA.
+    pub boot_estimate: Duration,
+    /// Work directory on the target (files, setup, workloads run there); `None` for local,
+    /// whose work directory lives inside the results directory.
+    pub workdir: Option<String>,
+    /// A host-side file holding the target's console output (serial log), quoted in failure
+    /// reports.
+    pub console_log: Option<PathBuf>,
+    /// Host-side command that power-cycles the machine back to its default kernel when a boot
+    /// never comes back.
+    pub power_cycle: Option<String>,
+    /// Host-side command run when a campaign finishes.
+    pub on_finish: Option<String>,
+    /// Host-side command run when a campaign stops on a failure.
+    pub on_failure: Option<String>,
+    /// Directory host-side commands run in (the inventory's).
+    pub base_dir: PathBuf,
+}
+
+impl Target {
+    /// The built-in target: this machine, no switch.
+    pub fn local() -> Self {
+        Target {
+            name: LOCAL.to_owned(),
+            ssh: None,
+            switch: Switch::None,
+            boot_timeout: Duration::ZERO,
+            boot_estimate: Duration::ZERO,
+            workdir: None,
+            console_log: None,
+            power_cycle: None,
+            on_finish: None,
+            on_failure: None,
+            base_dir: PathBuf::from("."),
+        }
+    }
+
+    /// True for the built-in target.
+    pub fn is_local(&self) -> bool {
+        self.ssh.is_none()
+    }
+}
+
+/// Why an inventory could not be used.
+#[derive(Debug, Error)]
+pub enum InventoryError {
+    /// The file could not be read.
+    #[error("cannot read target inventory {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file has problems.
+    #[error("{0}")]
+    Invalid(Diagnostics),
+    /// The requested target is not in the inventory.
+    #[error("target `{name}` is not defined{}", where_.as_ref().map(|p| format!(" in {}", p.display())).unwrap_or_else(|| " (no target inventory found)".to_owned()))]
+    UnknownTarget {
+        /// Requested name.
+        name: String,
+        /// The inventory that was searched, if any.
+        where_: Option<PathBuf>,
+        /// Known names (with `local`).
+        known: Vec<String>,
+        /// Closest known name.
+        suggestion: Option<String>,
+    },
+}
+
+/// A parsed inventory.
+#[derive(Clone, Debug, Default)]
+pub struct Inventory {
+    /// The file, if one was read.
+    pub path: Option<PathBuf>,
+    /// Targets by name, in file order.
+    pub targets: IndexMap<String, Target>,
+}
+
+impl Inventory {
+    /// Finds the inventory: `explicit`, else `$ABA_TARGETS`, else `./targets.toml`, else
+    /// `$XDG_CONFIG_HOME/aba/targets.toml` (or `~/.config/aba/targets.toml`). No file is not an
+    /// error: `local` still exists.
+    pub fn discover(explicit: Option<&Path>) -> Result<Inventory, InventoryError> {
+        if let Some(path) = explicit {
+            return Inventory::load(path);
+        }
+        let mut candidates = Vec::new();
+        if let Some(p) = std::env::var_os("ABA_TARGETS") {
+            candidates.push(PathBuf::from(p));
+        }
+        candidates.push(PathBuf::from("targets.toml"));
+        if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME") {
+            candidates.push(PathBuf::from(dir).join("aba/targets.toml"));
+        } else if let Some(home) = std::env::var_os("HOME") {
+            candidates.push(PathBuf::from(home).join(".config/aba/targets.toml"));
+        }
+        match candidates.into_iter().find(|p| p.is_file()) {
+            Some(path) => Inventory::load(&path),
+            None => Ok(Inventory::default()),
+        }
+    }
+
+    /// Reads and validates an inventory file.
+    pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        let source = std::fs::read_to_string(path).map_err(|source| InventoryError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Inventory::parse(path, &source)
+    }
+
+    /// Validates inventory text as if read from `path`.
+    pub fn parse(path: &Path, source: &str) -> Result<Inventory, InventoryError> {
+        let invalid = |diags| InventoryError::Invalid(Diagnostics(diags));
+        let file: InventoryFile = toml::from_str(source)
+            .map_err(|e| invalid(vec![Diagnostic::from_toml(path, source, &e)]))?;
+        let base_dir = path
+            .parent()
+            .map(|p| {
+                if p.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    p
+                }
+            })
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let mut diags = Vec::new();
+        let mut targets = IndexMap::new();
+        for (name, spec) in file.targets {
+            if name.get_ref().as_str() == LOCAL {
+                diags.push(Diagnostic::at(
+                    path,
+                    source,
+                    Some(name.span()),
+                    "`local` is the built-in target (this machine); choose another name",
+                ));
+                continue;
+            }
+            match resolve_target(name.get_ref().as_str(), spec, &base_dir) {
+                Ok(t) => {
+                    targets.insert(t.name.clone(), t);
+                }
+                Err((span, message)) => {
+                    diags.push(Diagnostic::at(
+                        path,
+                        source,
+                        Some(span.unwrap_or(name.span())),
+                        message,
+                    ));
+                }
+            }
+        }
+        if diags.is_empty() {
+            Ok(Inventory {
+                path: Some(path.to_path_buf()),
+                targets,
+            })
+        } else {
+            Err(invalid(diags))
+        }
+    }
+
+    /// The target called `name`; `local` always exists.
+    pub fn target(&self, name: &str) -> Result<Target, InventoryError> {
+        if name == LOCAL {
+            return Ok(Target::local());
+        }
+        self.targets.get(name).cloned().ok_or_else(|| {
+            let mut known: Vec<String> = vec![LOCAL.to_owned()];
+            known.extend(self.targets.keys().cloned());
+            InventoryError::UnknownTarget {
+                name: name.to_owned(),
+                where_: self.path.clone(),
+                suggestion: did_you_mean(name, known.iter().map(String::as_str)).map(str::to_owned),
+                known,
+            }
+        })
+    }
+}
+
+type SpanError = (Option<std::ops::Range<usize>>, String);
+
+fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, SpanError> {
+    let rel = |p: &str| expand_home(p, base);
+    let host = spec.host.get_ref().trim().to_owned();
+    if host.is_empty() || host.contains(char::is_whitespace) || host.starts_with('-') {
+        return Err((Some(spec.host.span()), format!("invalid host `{host}`")));
+    }
+    if let Some(fp) = &spec.host_key
+        && !fp.get_ref().starts_with("SHA256:")
+    {
+        return Err((
+            Some(fp.span()),
+            "`host_key` is a fingerprint as `ssh-keygen -lf` prints it: `SHA256:…`".to_owned(),
+        ));
+    }
+    if spec.known_hosts.is_none() && spec.host_key.is_none() {
+        return Err((
+            Some(spec.host.span()),
+            format!(
+                "target `{name}` has neither `known_hosts` nor `host_key`: aba checks every host key and never accepts one blindly"
+            ),
+        ));
+    }
+    let method = *spec.switch.get_ref();
+    let switch = match method {
+        SwitchMethod::Kexec => Switch::Kexec,
+        SwitchMethod::None => Switch::None,
+        SwitchMethod::GrubReboot => match spec.grub {
+            Some(g) => Switch::GrubReboot { entry: g.entry },
+            None => {
+                return Err((
+                    Some(spec.switch.span()),
+                    format!(
+                        "switch = \"grub-reboot\" needs [targets.{name}.grub] entry = \"…{{release}}…\""
+                    ),
+                ));
+            }
+        },
+        SwitchMethod::Bls => Switch::Bls {
+            entries: spec
+                .bls
+                .and_then(|b| b.entries)
+                .unwrap_or_else(|| "/boot/loader/entries".to_owned()),
+        },
+        SwitchMethod::Power => match spec.power {
+            Some(p) => Switch::Power {
+                set_next: p.set_next,
+                cycle: p.cycle,
+            },
+            None => {
+                return Err((
+                    Some(spec.switch.span()),
+                    format!(
+                        "switch = \"power\" needs [targets.{name}.power] cycle = \"…\" (and optionally set_next)"
+                    ),
+                ));
+            }
+        },
+    };
+    let workdir = match spec.workdir {
+        Some(w) => {
+            let text = w.get_ref().clone();
+            if crate::recipe::ident::TargetPath::new(&text).is_err() {
+                return Err((
+                    Some(w.span()),
+                    format!(
+                        "invalid workdir `{text}`: an absolute path of letters, digits and `_ - . / + ~`"
+                    ),
+                ));
+            }
+            text
+        }
+        None => "/tmp/aba".to_owned(),
+    };
+    Ok(Target {
+        name: name.to_owned(),
+        ssh: Some(SshFacts {
+            host,
+            port: spec.port,
+            user: spec.user,
+            identity: spec.identity.as_deref().map(rel),
+            agent: spec.agent.unwrap_or(spec.identity.is_none()),
+            known_hosts: spec.known_hosts.as_deref().map(rel),
+            host_key: spec.host_key.map(Spanned::into_inner),
+            ssh_config: spec.ssh_config.as_deref().map(rel),
+            keepalive: spec.keepalive.map_or(Duration::from_secs(1), |d| d.0),
+            dead_after: spec.dead_after.map_or(Duration::from_secs(5), |d| d.0),
+            connect_timeout: spec.connect_timeout.map_or(Duration::from_secs(2), |d| d.0),
+        }),
+        boot_timeout: spec.boot_timeout.map_or(Duration::from_secs(600), |d| d.0),
+        boot_estimate: spec.boot_estimate.map_or(method.boot_estimate(), |d| d.0),
+        switch,
+        workdir: Some(workdir),
+        console_log: spec.console_log.as_deref().map(rel),
+        power_cycle: spec.power_cycle,
+        on_finish: spec.on_finish,
+        on_failure: spec.on_failure,
+        base_dir: base.to_path_buf(),
+    })
+}
+
+/// `~/x` → `$HOME/x`; relative paths are taken relative to `base` (the inventory's directory).
+fn expand_home(path: &str, base: &Path) -> PathBuf {
+    if let Some(rest) = path.strip_prefix("~/")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(home).join(rest);
+    }
+    let p = PathBuf::from(path);
+    if p.is_absolute() { p } else { base.join(p) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{Inventory, InventoryError, Switch, SwitchMethod};
+
+    const LAB: &str = r#"
+[targets.lab]
+host = "127.0.0.1"
+port = 10022
+user = "root"
+identity = "id_ed25519"
+known_hosts = "known_hosts"
+switch = "kexec"
+boot_timeout = "90s"
+
+[targets.netboot]
+host = "127.0.0.1"
+host_key = "SHA256:abc"
+switch = "power"
+[targets.netboot.power]
+cycle = "./power-cycle.sh lab1 10022 {release}"
+"#;
+
+    #[test]
+    fn targets_resolve_relative_to_the_inventory() {
+        let inv = Inventory::parse(Path::new("lab/targets.toml"), LAB).expect("valid");
+        let lab = inv.target("lab").expect("defined");
+        let ssh = lab.ssh.as_ref().expect("ssh");
+        assert_eq!(ssh.identity.as_deref(), Some(Path::new("lab/id_ed25519")));
+        assert_eq!(lab.switch, Switch::Kexec);
+        assert_eq!(lab.boot_timeout.as_secs(), 90);
+        let net = inv.target("netboot").expect("defined");
+        assert_eq!(net.switch.method(), SwitchMethod::Power);
+        assert!(inv.target("local").expect("built in").is_local());
+    }
+
+    #[test]
+    fn unknown_target_suggests() {
+        let inv = Inventory::parse(Path::new("t.toml"), LAB).expect("valid");
+        match inv.target("lba") {
+            Err(InventoryError::UnknownTarget {
+                suggestion, known, ..
+            }) => {
+                assert_eq!(suggestion.as_deref(), Some("lab"));
+                assert_eq!(known, ["local", "lab", "netboot"]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_target_without_host_key_checking_is_refused() {
+        let src = "[targets.x]\nhost = \"127.0.0.1\"\nswitch = \"kexec\"\n";
+        let err = Inventory::parse(Path::new("t.toml"), src).expect_err("invalid");
+        assert!(
+            err.to_string().contains("never accepts one blindly"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn power_switch_needs_its_commands() {
+        let src = "[targets.x]\nhost = \"h\"\nhost_key = \"SHA256:x\"\nswitch = \"power\"\n";
+        let err = Inventory::parse(Path::new("t.toml"), src).expect_err("invalid");
+        assert!(err.to_string().contains("needs [targets.x.power]"), "{err}");
+    }
+}

@@ -1,0 +1,14 @@
+//! aba runs Linux kernel A-B-A ("sandwich") performance experiments on a bare-metal machine
+//! and reports them with the numbers a maintainer asks for.
+//!
+//! The data flows one way: a [`recipe`] is planned, the campaign engine drives a [`target`],
+//! every sample lands in the results directory as it is taken, and the analysis recomputes
+//! everything from those raw files.
+
+pub mod campaign;
+pub mod cli;
+pub mod error;
+pub mod inventory;
+pub mod recipe;
+pub mod stats;
+pub mod target;

@@ -1,0 +1,296 @@
+//! Errors that point into a TOML file: `file:line:column`, the dotted key, the line itself with
+//! a caret under the culprit, and the valid alternatives.
+//!
+//! Recipes and target inventories are written by hand and shared between testers, so an error
+//! must be fixable without reading aba's source. The toml crate gives us a byte span and a
+//! message; we add the key path (found by walking the document's spans) and "did you mean"
+//! suggestions, and render everything in one format for parse and validation errors alike.
+
+use std::{fmt, ops::Range, path::PathBuf};
+
+use toml::de::{DeTable, DeValue};
+
+/// One problem in one TOML file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The file as the user named it.
+    pub file: PathBuf,
+    /// 1-based line of the culprit.
+    pub line: usize,
+    /// 1-based column (in characters) of the culprit.
+    pub column: usize,
+    /// Dotted key path of the culprit (`workload[2].metric.json`), when it is inside a key.
+    pub key: Option<String>,
+    /// What is wrong, as a lowercase fragment.
+    pub message: String,
+    /// The culprit's line, verbatim.
+    pub source_line: String,
+    /// Width of the caret underline, at least 1.
+    pub caret_len: usize,
+    /// Suggestions and the list of valid alternatives.
+    pub help: Vec<String>,
+}
+
+impl Diagnostic {
+    /// Builds a diagnostic for the byte range `span` of `source`.
+    pub fn at(
+        file: impl Into<PathBuf>,
+        source: &str,
+        span: Option<Range<usize>>,
+        message: impl Into<String>,
+    ) -> Self {
+        let span = span.unwrap_or(0..0);
+        let start = span.start.min(source.len());
+        let end = span.end.clamp(start, source.len());
+        let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = source[start..]
+            .find('\n')
+            .map_or(source.len(), |i| start + i);
+        let line = source[..start].matches('\n').count() + 1;
+        let column = source[line_start..start].chars().count() + 1;
+        let source_line = source[line_start..line_end]
+            .trim_end_matches('\r')
+            .to_owned();
+        let caret_len = source[start..end.min(line_end)].chars().count().max(1);
+        Diagnostic {
+            file: file.into(),
+            line,
+            column,
+            key: key_path_at(source, start),
+            message: message.into(),
+            source_line,
+            caret_len,
+            help: Vec::new(),
+        }
+    }
+
+    /// Adds a help line.
+    #[must_use]
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help.push(help.into());
+        self
+    }
+
+    /// Builds a diagnostic from a toml error, adding "did you mean" for unknown keys and
+    /// unknown variants.
+    pub fn from_toml(file: impl Into<PathBuf>, source: &str, err: &toml::de::Error) -> Self {
+        let message = err.message().trim().to_owned();
+        let mut diag = Diagnostic::at(file, source, err.span(), message.clone());
+        if let Some((unknown, expected)) = parse_unknown(&message) {
+            if let Some(best) = did_you_mean(&unknown, expected.iter().map(String::as_str)) {
+                diag.help.push(format!("did you mean `{best}`?"));
+            }
+            if !expected.is_empty() {
+                let list = expected
+                    .iter()
+                    .map(|e| format!("`{e}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                diag.help.push(format!("valid here: {list}"));
+            }
+            // toml's message already lists the alternatives; keep the headline short.
+            if let Some(cut) = message.find(", expected") {
+                diag.message = message[..cut].to_owned();
+            }
+        }
+        diag
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.message)?;
+        let gutter = self.line.to_string().len();
+        let pad = " ".repeat(gutter);
+        write!(
+            f,
+            "{pad}--> {}:{}:{}",
+            self.file.display(),
+            self.line,
+            self.column
+        )?;
+        if let Some(key) = &self.key {
+            write!(f, " (key `{key}`)")?;
+        }
+        writeln!(f)?;
+        writeln!(f, "{pad} |")?;
+        writeln!(f, "{} | {}", self.line, self.source_line)?;
+        write!(
+            f,
+            "{pad} | {}{}",
+            " ".repeat(self.column.saturating_sub(1)),
+            "^".repeat(self.caret_len)
+        )?;
+        for help in &self.help {
+            write!(f, "\n{pad} = help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Splits toml's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant") into the
+/// unknown name and the alternatives.
+fn parse_unknown(message: &str) -> Option<(String, Vec<String>)> {
+    let rest = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("unknown variant `"))?;
+    let end = rest.find('`')?;
+    let unknown = rest[..end].to_owned();
+    let tail = &rest[end + 1..];
+    let expected = tail
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect();
+    Some((unknown, expected))
+}
+
+/// The closest candidate by edit distance, when it is close enough to be a likely typo.
+pub fn did_you_mean<'a>(
+    wrong: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let wrong_lower = wrong.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&wrong_lower, &c.to_ascii_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.len().max(wrong.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Edit distance over characters, counting a swap of two neighbours as one edit (optimal
+/// string alignment): `levle` is one typo away from `level`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The dotted key path of the innermost key or value whose span contains `offset`.
+///
+/// Parsing twice costs microseconds and keeps the serde model free of spans it does not need.
+pub fn key_path_at(source: &str, offset: usize) -> Option<String> {
+    let doc = DeTable::parse(source).ok()?;
+    let mut path = String::new();
+    walk_table(doc.get_ref(), offset, &mut path).then_some(path)
+}
+
+fn walk_table(table: &DeTable<'_>, offset: usize, path: &mut String) -> bool {
+    for (key, value) in table {
+        let key_span = key.span();
+        let value_span = value.span();
+        let in_key = key_span.start <= offset && offset < key_span.end.max(key_span.start + 1);
+        let in_value =
+            value_span.start <= offset && offset < value_span.end.max(value_span.start + 1);
+        if in_key || in_value || contains_nested(value.get_ref(), offset) {
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(key.get_ref());
+            if !in_key {
+                walk_value(value.get_ref(), offset, path);
+            }
+            return true;
+        }
+    }
+    false
+}
+
+fn walk_value(value: &DeValue<'_>, offset: usize, path: &mut String) {
+    match value {
+        DeValue::Table(table) => {
+            walk_table(table, offset, path);
+        }
+        DeValue::Array(array) => {
+            for (i, item) in array.iter().enumerate() {
+                let span = item.span();
+                if (span.start <= offset && offset < span.end)
+                    || contains_nested(item.get_ref(), offset)
+                {
+                    path.push_str(&format!("[{}]", i + 1));
+                    walk_value(item.get_ref(), offset, path);
+                    return;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Tables declared with `[header]` syntax have spans that do not cover their keys, so look
+/// inside them explicitly.
+fn contains_nested(value: &DeValue<'_>, offset: usize) -> bool {
+    match value {
+        DeValue::Table(table) => table.iter().any(|(k, v)| {
+            let (ks, vs) = (k.span(), v.span());
+            (ks.start <= offset && offset < ks.end)
+                || (vs.start <= offset && offset < vs.end)
+                || contains_nested(v.get_ref(), offset)
+        }),
+        DeValue::Array(array) => array.iter().any(|item| {
+            let s = item.span();
+            (s.start <= offset && offset < s.end) || contains_nested(item.get_ref(), offset)
+        }),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Diagnostic, did_you_mean, key_path_at};
+
+    #[test]
+    fn suggestions_catch_typos_only() {
+        let keys = ["warmup", "samples", "sequence"];
+        assert_eq!(did_you_mean("warmpu", keys), Some("warmup"));
+        assert_eq!(did_you_mean("sample", keys), Some("samples"));
+        assert_eq!(did_you_mean("colour", keys), None);
+    }
+
+    #[test]
+    fn key_paths_follow_headers_and_arrays() {
+        let src = "name = \"x\"\n[kernels.a]\nrelease = \"1\"\n[[workload]]\nname = \"w\"\n[[workload]]\nname = \"v\"\nmetric = { json = \"/x\" }\n";
+        let at = |needle: &str| key_path_at(src, src.find(needle).expect("needle"));
+        assert_eq!(at("release").as_deref(), Some("kernels.a.release"));
+        assert_eq!(at("\"v\"").as_deref(), Some("workload[2].name"));
+        assert_eq!(at("\"/x\"").as_deref(), Some("workload[2].metric.json"));
+    }
+
+    #[test]
+    fn renders_file_line_column_key_and_caret() {
+        let src = "version = 1\nwarmpu = 3\n";
+        let start = src.find("warmpu").expect("present");
+        let diag = Diagnostic::at(
+            "r.toml",
+            src,
+            Some(start..start + 6),
+            "unknown field `warmpu`",
+        )
+        .with_help("did you mean `warmup`?");
+        assert_eq!(
+            diag.to_string(),
+            "unknown field `warmpu`\n --> r.toml:2:1 (key `warmpu`)\n  |\n2 | warmpu = 3\n  | ^^^^^^\n  = help: did you mean `warmup`?"
+        );
+    }
+}

@@ -1,0 +1,886 @@
+//! Reading a recipe: file → TOML → [`model`](crate::recipe::model) → cross-field checks →
+//! resolved [`Recipe`].
+//!
+//! Single values were already checked by their types during deserialisation. What is left are
+//! the checks that relate two places of the file (a sequence label and the kernels table, a
+//! `{placeholder}` and the matrix, an `[[expect]]` and the workloads). They are all run, and
+//! every problem is reported at once with its own position, so a recipe is fixed in one pass.
+
+use std::{
+    collections::HashSet,
+    fmt,
+    ops::Range,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use indexmap::IndexMap;
+use regex::Regex;
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+use toml::Spanned;
+
+use crate::recipe::{
+    diagnostic::{Diagnostic, did_you_mean},
+    ident::{KernelLabel, TargetPath, check_cmdline_param, check_matrix_value},
+    model::{CheckSpec, MetricSpec, RecipeFile, SysctlValue, TuningKnob, TuningSpec, WorkloadSpec},
+    resolved::{
+        Analysis, Case, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, Recipe, Recovery,
+        Steps, Tuning, Workload, point_labels, render_template,
+    },
+};
+
+/// The only recipe format version this build understands.
+pub const RECIPE_VERSION: i64 = 1;
+
+/// Default deadline of one workload run.
+const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default deadline of one setup or teardown command.
+const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default ETA guess for one workload run.
+const DEFAULT_ESTIMATE: Duration = Duration::from_secs(1);
+
+/// Why a recipe could not be loaded.
+#[derive(Debug, Error)]
+pub enum RecipeError {
+    /// The file (or a file it names) could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file has problems; each one points at its place.
+    #[error("{0}")]
+    Invalid(Diagnostics),
+}
+
+/// One or more diagnostics, rendered one after the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, diag) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n\nerror: ")?;
+            }
+            write!(f, "{diag}")?;
+        }
+        if self.0.len() > 1 {
+            write!(f, "\n\n({} problems in this file)", self.0.len())?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads and validates the recipe at `path`.
+pub fn load(path: &Path) -> Result<Recipe, RecipeError> {
+    let source = std::fs::read_to_string(path).map_err(|source| RecipeError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(path, &source)
+}
+
+/// Validates recipe text as if it were read from `path` (which names the file in errors and
+/// anchors relative `[files]` paths).
+pub fn parse(path: &Path, source: &str) -> Result<Recipe, RecipeError> {
+    let file: RecipeFile = toml::from_str(source).map_err(|err| {
+        RecipeError::Invalid(Diagnostics(vec![Diagnostic::from_toml(path, source, &err)]))
+    })?;
+    let mut checker = Checker {
+        path,
+        source,
+        diags: Vec::new(),
+    };
+    let recipe = checker.resolve(file);
+    if checker.diags.is_empty() {
+        let mut recipe = recipe;
+        recipe.sha256 = fingerprint(source, &recipe.files)?;
+        Ok(recipe)
+    } else {
+        Err(RecipeError::Invalid(Diagnostics(checker.diags)))
+    }
+}
+
+/// SHA-256 over the recipe text and every file it copies, so that a changed workload program
+/// counts as a changed experiment.
+fn fingerprint(source: &str, files: &[FileCopy]) -> Result<String, RecipeError> {
+    let mut hasher = Sha256::new();
+    hasher.update(source.as_bytes());
+    for file in files {
+        let data = std::fs::read(&file.local).map_err(|source| RecipeError::Read {
+            path: file.local.clone(),
+            source,
+        })?;
+        hasher.update(file.remote.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update((data.len() as u64).to_le_bytes());
+        hasher.update(&data);
+    }
+    Ok(hex::encode(hasher.finalize()))
+}
+
+struct Checker<'a> {
+    path: &'a Path,
+    source: &'a str,
+    diags: Vec<Diagnostic>,
+}
+
+impl Checker<'_> {
+    fn error(&mut self, span: Range<usize>, message: impl Into<String>) -> &mut Diagnostic {
+        self.diags
+            .push(Diagnostic::at(self.path, self.source, Some(span), message));
+        self.diags.last_mut().expect("invariant: just pushed")
+    }
+
+    fn unknown_kernel(&mut self, label: &Spanned<KernelLabel>, known: &[&KernelLabel], role: &str) {
+        let names: Vec<&str> = known.iter().map(|k| k.as_str()).collect();
+        let suggestion = did_you_mean(label.get_ref().as_str(), names.iter().copied());
+        let list = names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let diag = self.error(
+            label.span(),
+            format!(
+                "{role} names kernel `{}`, which is not in [kernels]",
+                label.get_ref()
+            ),
+        );
+        if let Some(s) = suggestion {
+            diag.help.push(format!("did you mean `{s}`?"));
+        }
+        diag.help.push(format!("known kernels: {list}"));
+    }
+
+    fn cmdline(&mut self, text: &Spanned<String>) -> Vec<String> {
+        let tokens: Vec<String> = text
+            .get_ref()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        for token in &tokens {
+            if let Err(why) = check_cmdline_param(token) {
+                self.error(text.span(), why);
+            }
+        }
+        tokens
+    }
+
+    fn percent(&mut self, value: Option<&Spanned<f64>>, default: f64, key: &str) -> f64 {
+        match value {
+            None => default,
+            Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => *v.get_ref(),
+            Some(v) => {
+                self.error(v.span(), format!("`{key}` must be a finite number ≥ 0"));
+                default
+            }
+        }
+    }
+
+    fn regex(&mut self, pattern: &Spanned<String>) -> Option<Regex> {
+        match Regex::new(pattern.get_ref()) {
+            Ok(re) => Some(re),
+            Err(e) => {
+                let msg = e.to_string();
+                let first = msg
+                    .lines()
+                    .last()
+                    .unwrap_or("invalid regex")
+                    .trim()
+                    .to_owned();
+                self.error(pattern.span(), format!("invalid regex: {first}"));
+                None
+            }
+        }
+    }
+
+    fn resolve(&mut self, file: RecipeFile) -> Recipe {
+        if *file.version.get_ref() != RECIPE_VERSION {
+            self.error(
+                file.version.span(),
+                format!(
+                    "unsupported recipe version {}; this aba reads version {RECIPE_VERSION}",
+                    file.version.get_ref()
+                ),
+            );
+        }
+
+        let kernels = self.kernels(&file);
+        let known: Vec<&KernelLabel> = kernels.keys().collect();
+        let sequence = self.sequence(&file, &known);
+        let samples = *file.samples.get_ref();
+        if samples == 0 {
+            self.error(file.samples.span(), "`samples` must be at least 1");
+        }
+
+        let files = self.files(&file);
+        let tuning = self.tuning(&file.tuning);
+        let workloads = self.workloads(&file, samples);
+        let analysis = self.analysis(&file, &sequence, &known);
+        let expect = self.expect(&file, &workloads, &analysis, &sequence, &known);
+
+        let boot_cmdline = self.cmdline(&file.boot.cmdline);
+        Recipe {
+            path: self.path.to_path_buf(),
+            source: self.source.to_owned(),
+            sha256: String::new(),
+            name: file.name,
+            description: file.description,
+            sequence,
+            kernels,
+            boot_cmdline,
+            settle: file.settle.map_or(Duration::ZERO, |d| d.0),
+            point_retries: file.point_retries.unwrap_or(1),
+            sysctls: file
+                .sysctl
+                .into_iter()
+                .map(|(name, value)| {
+                    let text = match value.into_inner() {
+                        SysctlValue::Integer(i) => i.to_string(),
+                        SysctlValue::Text(t) => t,
+                    };
+                    (name, text)
+                })
+                .collect(),
+            tuning,
+            files,
+            setup: Steps {
+                commands: file.setup.run,
+                timeout: file.setup.timeout.map_or(DEFAULT_STEP_TIMEOUT, |d| d.0),
+            },
+            teardown: Steps {
+                commands: file.teardown.run,
+                timeout: file.teardown.timeout.map_or(DEFAULT_STEP_TIMEOUT, |d| d.0),
+            },
+            workloads,
+            analysis,
+            expect,
+        }
+    }
+
+    fn kernels(&mut self, file: &RecipeFile) -> IndexMap<KernelLabel, Kernel> {
+        if file.kernels.get_ref().is_empty() {
+            self.error(
+                file.kernels.span(),
+                "[kernels] is empty; declare at least one kernel",
+            );
+        }
+        let mut out = IndexMap::new();
+        for (label, spec) in file.kernels.get_ref() {
+            let release = spec.release.clone();
+            let default_path = |prefix: &str| {
+                TargetPath::new(&format!("/boot/{prefix}-{release}"))
+                    .expect("invariant: a valid release makes a valid path")
+            };
+            let cmdline = self.cmdline(&spec.cmdline);
+            out.insert(
+                label.get_ref().clone(),
+                Kernel {
+                    label: label.get_ref().clone(),
+                    image: spec
+                        .image
+                        .clone()
+                        .unwrap_or_else(|| default_path("vmlinuz")),
+                    initrd: spec
+                        .initrd
+                        .clone()
+                        .unwrap_or_else(|| default_path("initrd.img")),
+                    release,
+                    cmdline,
+                },
+            );
+        }
+        out
+    }
+
+    fn sequence(&mut self, file: &RecipeFile, known: &[&KernelLabel]) -> Vec<KernelLabel> {
+        let seq = file.sequence.get_ref();
+        if seq.is_empty() {
+            self.error(
+                file.sequence.span(),
+                "`sequence` is empty; list the kernels in boot order, e.g. [\"a\", \"b\", \"a\"]",
+            );
+        }
+        for label in seq {
+            if !known.contains(&label.get_ref()) {
+                self.unknown_kernel(label, known, "`sequence`");
+            }
+        }
+        for (label, _) in file.kernels.get_ref() {
+            if !seq.iter().any(|s| s.get_ref() == label.get_ref()) {
+                self.error(
+                    label.span(),
+                    format!(
+                        "kernel `{}` is never booted: it is not in `sequence`",
+                        label.get_ref()
+                    ),
+                )
+                .help
+                .push("add it to `sequence` or remove its [kernels] table".to_owned());
+            }
+        }
+        let sequence: Vec<KernelLabel> = seq.iter().map(|s| s.get_ref().clone()).collect();
+        let labels = point_labels(&sequence);
+        let mut seen = HashSet::new();
+        for label in &labels {
+            if !seen.insert(label) {
+                self.error(
+                    file.sequence.span(),
+                    format!("two points would both be labelled `{label}`; rename the kernel whose label ends in `-a`, `-b`, …"),
+                );
+            }
+        }
+        sequence
+    }
+
+    fn files(&mut self, file: &RecipeFile) -> Vec<FileCopy> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let mut out = Vec::new();
+        for (remote, local) in &file.files {
+            let path = dir.join(local.get_ref());
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_file() => out.push(FileCopy {
+                    remote: remote.clone(),
+                    local: path,
+                }),
+                Ok(_) => {
+                    self.error(
+                        local.span(),
+                        format!("`{}` is not a regular file", path.display()),
+                    );
+                }
+                Err(e) => {
+                    self.error(
+                        local.span(),
+                        format!("cannot read `{}`: {e}", path.display()),
+                    )
+                    .help
+                    .push("paths in [files] are relative to the recipe file".to_owned());
+                }
+            }
+        }
+        out
+    }
+
+    fn tuning(&mut self, spec: &TuningSpec) -> Tuning {
+        let optional: Vec<TuningKnob> = spec.optional.iter().map(|k| *k.get_ref()).collect();
+        let set = |knob: TuningKnob| match knob {
+            TuningKnob::Governor => spec.governor.is_some(),
+            TuningKnob::Epp => spec.epp.is_some(),
+            TuningKnob::Turbo => spec.turbo.is_some(),
+        };
+        for knob in &spec.optional {
+            if !set(*knob.get_ref()) {
+                self.error(
+                    knob.span(),
+                    format!(
+                        "`optional` lists `{:?}`, which [tuning] does not set",
+                        knob.get_ref()
+                    )
+                    .to_lowercase(),
+                );
+            }
+        }
+        let required = |knob| !optional.contains(&knob);
+        Tuning {
+            governor: spec.governor.clone().map(|value| Knob {
+                value,
+                required: required(TuningKnob::Governor),
+            }),
+            epp: spec.epp.clone().map(|value| Knob {
+                value,
+                required: required(TuningKnob::Epp),
+            }),
+            turbo: spec.turbo.map(|value| Knob {
+                value,
+                required: required(TuningKnob::Turbo),
+            }),
+        }
+    }
+
+    fn workloads(&mut self, file: &RecipeFile, samples: u32) -> Vec<Workload> {
+        if file.workloads.get_ref().is_empty() {
+            self.error(
+                file.workloads.span(),
+                "the recipe has no [[workload]]; add at least one",
+            );
+        }
+        let mut names = HashSet::new();
+        let mut out = Vec::new();
+        for spec in file.workloads.get_ref() {
+            if !names.insert(spec.name.get_ref().clone()) {
+                self.error(
+                    spec.name.span(),
+                    format!("workload `{}` is declared twice", spec.name.get_ref()),
+                );
+            }
+            out.push(self.workload(file, spec, samples));
+        }
+        out
+    }
+
+    fn workload(&mut self, file: &RecipeFile, spec: &WorkloadSpec, samples: u32) -> Workload {
+        let mut matrix = Vec::new();
+        for (key, values) in &spec.matrix {
+            if values.get_ref().is_empty() {
+                self.error(values.span(), format!("matrix `{key}` has no values"));
+            }
+            let mut seen = HashSet::new();
+            for value in values.get_ref() {
+                if let Err(why) = check_matrix_value(value.get_ref()) {
+                    self.error(value.span(), why);
+                }
+                if !seen.insert(value.get_ref().clone()) {
+                    self.error(
+                        value.span(),
+                        format!("matrix `{key}` lists `{}` twice", value.get_ref()),
+                    );
+                }
+            }
+            matrix.push((
+                key.clone(),
+                values
+                    .get_ref()
+                    .iter()
+                    .map(|v| v.get_ref().clone())
+                    .collect(),
+            ));
+        }
+
+        // Every template must only name matrix keys, and every key must be used somewhere,
+        // or two cases would run the same command under different names.
+        let keys: Vec<&str> = spec.matrix.keys().map(|k| k.as_str()).collect();
+        let mut used = HashSet::new();
+        let templates = std::iter::once(&spec.run).chain(spec.env.values());
+        for template in templates {
+            let probe = render_template(template.get_ref(), &mut |name| {
+                keys.contains(&name).then(|| {
+                    used.insert(name.to_owned());
+                    String::new()
+                })
+            });
+            if let Err(unknown) = probe {
+                let diag = self.error(
+                    template.span(),
+                    format!("unknown placeholder `{{{unknown}}}`"),
+                );
+                if let Some(s) = did_you_mean(&unknown, keys.iter().copied()) {
+                    diag.help.push(format!("did you mean `{{{s}}}`?"));
+                }
+                diag.help.push(if keys.is_empty() {
+                    "this workload has no matrix; write `{{` and `}}` for literal braces".to_owned()
+                } else {
+                    format!(
+                        "matrix keys: {}; write `{{{{` and `}}}}` for literal braces",
+                        keys.join(", ")
+                    )
+                });
+            }
+        }
+        for key in &keys {
+            if !used.contains(*key) {
+                self.error(
+                    spec.run.span(),
+                    format!("matrix key `{key}` is not used in `run` or `env`; its cases would all run the same command"),
+                )
+                .help
+                .push(format!("write `{{{key}}}` where the value belongs"));
+            }
+        }
+
+        let metrics = self.metrics(spec);
+        let check = self.check(&spec.check);
+        let w_samples = match &spec.samples {
+            Some(s) if *s.get_ref() == 0 => {
+                self.error(s.span(), "`samples` must be at least 1");
+                1
+            }
+            Some(s) => *s.get_ref(),
+            None => samples,
+        };
+        Workload {
+            name: spec.name.get_ref().clone(),
+            run: spec.run.get_ref().clone(),
+            env: spec
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.get_ref().clone()))
+                .collect(),
+            cpu: spec.cpu.clone(),
+            timeout: spec.timeout.map_or(DEFAULT_RUN_TIMEOUT, |d| d.0),
+            estimate: spec.estimate.map_or(DEFAULT_ESTIMATE, |d| d.0),
+            warmup: spec.warmup.unwrap_or(file.warmup),
+            samples: w_samples,
+            retries: spec.retries.unwrap_or(1),
+            role: spec.role,
+            aux: spec.aux,
+            matrix,
+            metrics,
+            check,
+        }
+    }
+
+    fn metrics(&mut self, spec: &WorkloadSpec) -> Vec<Metric> {
+        let list = &spec.metric.get_ref().0;
+        if list.is_empty() {
+            self.error(spec.metric.span(), "the workload declares no metric");
+        }
+        let mut names = HashSet::new();
+        let mut out = Vec::new();
+        for m in list {
+            let name = match (&m.name, list.len()) {
+                (Some(n), _) => n.get_ref().clone(),
+                (None, 1) => crate::recipe::ident::MetricName::new(spec.name.get_ref().as_str())
+                    .expect("invariant: workload names satisfy the metric name rule"),
+                (None, _) => {
+                    self.error(
+                        spec.metric.span(),
+                        "a workload with several metrics must name each one (`name = …`)",
+                    );
+                    continue;
+                }
+            };
+            if !names.insert(name.clone()) {
+                let span = m.name.as_ref().map_or(spec.metric.span(), Spanned::span);
+                self.error(span, format!("metric `{name}` is declared twice"));
+            }
+            if let Some(metric) = self.metric(spec, m, name) {
+                out.push(metric);
+            }
+        }
+        out
+    }
+
+    fn metric(
+        &mut self,
+        spec: &WorkloadSpec,
+        m: &MetricSpec,
+        name: crate::recipe::ident::MetricName,
+    ) -> Option<Metric> {
+        let ways = usize::from(m.json.is_some())
+            + usize::from(m.regex.is_some())
+            + usize::from(m.number.as_ref().is_some_and(|n| *n.get_ref()));
+        let anchor = m.name.as_ref().map_or(spec.metric.span(), Spanned::span);
+        if ways != 1 {
+            self.error(
+                anchor,
+                format!("metric `{name}` must say how to read its number with exactly one of `json`, `regex` or `number = true`"),
+            );
+            return None;
+        }
+        let extract = if let Some(pointer) = &m.json {
+            if !(pointer.get_ref().is_empty() || pointer.get_ref().starts_with('/')) {
+                self.error(
+                    pointer.span(),
+                    "a JSON pointer starts with `/` (e.g. \"/wall_ns\")",
+                );
+                return None;
+            }
+            Extract::Json(pointer.get_ref().clone())
+        } else if let Some(pattern) = &m.regex {
+            let re = self.regex(pattern)?;
+            if re.captures_len() < 2 {
+                self.error(
+                    pattern.span(),
+                    "the regex has no capture group; put the number in `(…)` or `(?P<value>…)`",
+                );
+                return None;
+            }
+            Extract::Regex(re)
+        } else {
+            Extract::Number
+        };
+        let factor = |this: &mut Self, v: &Option<Spanned<f64>>, key: &str| match v {
+            None => Some(1.0),
+            Some(x) if x.get_ref().is_finite() && *x.get_ref() != 0.0 => Some(*x.get_ref()),
+            Some(x) => {
+                this.error(
+                    x.span(),
+                    format!("`{key}` must be a finite, non-zero number"),
+                );
+                None
+            }
+        };
+        let divide = factor(self, &m.divide, "divide")?;
+        let multiply = factor(self, &m.multiply, "multiply")?;
+        Some(Metric {
+            name,
+            extract,
+            stream: m.stream,
+            divide,
+            multiply,
+            unit: m.unit.clone(),
+            better: m.better,
+        })
+    }
+
+    fn check(&mut self, spec: &CheckSpec) -> Check {
+        Check {
+            exit: spec.exit.unwrap_or(0),
+            must_match: spec
+                .must_match
+                .iter()
+                .filter_map(|p| self.regex(p))
+                .collect(),
+            must_not_match: spec
+                .must_not_match
+                .iter()
+                .filter_map(|p| self.regex(p))
+                .collect(),
+        }
+    }
+
+    fn analysis(
+        &mut self,
+        file: &RecipeFile,
+        sequence: &[KernelLabel],
+        known: &[&KernelLabel],
+    ) -> Analysis {
+        let spec = &file.analysis;
+        let baseline = match &spec.baseline {
+            Some(label) => {
+                if !known.contains(&label.get_ref()) {
+                    self.unknown_kernel(label, known, "`analysis.baseline`");
+                }
+                label.get_ref().clone()
+            }
+            None => sequence
+                .first()
+                .cloned()
+                .or_else(|| known.first().map(|k| (*k).clone()))
+                .unwrap_or_else(|| KernelLabel::new("baseline").expect("invariant: valid label")),
+        };
+        let mut recovery = Vec::new();
+        for rec in &spec.recovery {
+            let gap = rec.gap.get_ref();
+            let path = rec.path.get_ref();
+            for label in gap.iter().chain(path.iter()) {
+                if !known.contains(&label.get_ref()) {
+                    self.unknown_kernel(label, known, "`analysis.recovery`");
+                }
+            }
+            if gap.len() != 2 {
+                self.error(
+                    rec.gap.span(),
+                    "`gap` names exactly two kernels: [from, to]",
+                );
+                continue;
+            }
+            if path.len() < 2 || path[0].get_ref() != gap[0].get_ref() {
+                self.error(
+                    rec.path.span(),
+                    format!(
+                        "`path` lists at least two kernels and starts at `{}` (gap[0])",
+                        gap[0].get_ref()
+                    ),
+                );
+                continue;
+            }
+            recovery.push(Recovery {
+                name: rec.name.clone(),
+                gap: (gap[0].get_ref().clone(), gap[1].get_ref().clone()),
+                path: path.iter().map(|p| p.get_ref().clone()).collect(),
+            });
+        }
+        Analysis {
+            baseline,
+            gate_pct: self.percent(spec.gate_pct.as_ref(), 5.0, "gate_pct"),
+            drift_margin: self.percent(spec.drift_margin.as_ref(), 2.0, "drift_margin"),
+            max_drift_pct: self.percent(spec.max_drift_pct.as_ref(), 1.0, "max_drift_pct"),
+            max_cv_pct: self.percent(spec.max_cv_pct.as_ref(), 2.0, "max_cv_pct"),
+            require_boot_ci: spec.require_boot_ci,
+            recovery,
+        }
+    }
+
+    fn expect(
+        &mut self,
+        file: &RecipeFile,
+        workloads: &[Workload],
+        analysis: &Analysis,
+        sequence: &[KernelLabel],
+        known: &[&KernelLabel],
+    ) -> Vec<Expect> {
+        let mut out = Vec::new();
+        for spec in &file.expect {
+            let Some(workload) = workloads
+                .iter()
+                .find(|w| &w.name == spec.workload.get_ref())
+            else {
+                let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
+                let diag = self.error(
+                    spec.workload.span(),
+                    format!(
+                        "[[expect]] names workload `{}`, which the recipe does not declare",
+                        spec.workload.get_ref()
+                    ),
+                );
+                if let Some(s) =
+                    did_you_mean(spec.workload.get_ref().as_str(), names.iter().copied())
+                {
+                    diag.help.push(format!("did you mean `{s}`?"));
+                }
+                diag.help.push(format!("workloads: {}", names.join(", ")));
+                continue;
+            };
+            let cases: Vec<Case> = workload.cases();
+            let case = match &spec.case {
+                Some(c) if cases.iter().any(|k| &k.name == c.get_ref()) => c.get_ref().clone(),
+                Some(c) => {
+                    let names: Vec<String> =
+                        cases.iter().map(|k| format!("`{}`", k.name)).collect();
+                    self.error(
+                        c.span(),
+                        format!("workload `{}` has no case `{}`", workload.name, c.get_ref()),
+                    )
+                    .help
+                    .push(format!("cases: {}", names.join(", ")));
+                    continue;
+                }
+                None if cases.len() == 1 => cases[0].name.clone(),
+                None => {
+                    self.error(
+                        spec.workload.span(),
+                        format!("workload `{}` has a matrix; say which `case` this expectation is about", workload.name),
+                    );
+                    continue;
+                }
+            };
+            let metric = match &spec.metric {
+                Some(m) if workload.metric_names().any(|n| n == m.get_ref()) => m.get_ref().clone(),
+                Some(m) => {
+                    let names: Vec<&str> = workload.metric_names().map(|n| n.as_str()).collect();
+                    self.error(
+                        m.span(),
+                        format!(
+                            "workload `{}` has no metric `{}`",
+                            workload.name,
+                            m.get_ref()
+                        ),
+                    )
+                    .help
+                    .push(format!("metrics: {}", names.join(", ")));
+                    continue;
+                }
+                None if workload.metrics.len() == 1 => workload.metrics[0].name.clone(),
+                None => {
+                    self.error(
+                        spec.workload.span(),
+                        format!("workload `{}` has several metrics; say which `metric` this expectation is about", workload.name),
+                    );
+                    continue;
+                }
+            };
+            let kernel = match &spec.kernel {
+                Some(k) if known.contains(&k.get_ref()) => k.get_ref().clone(),
+                Some(k) => {
+                    self.unknown_kernel(k, known, "[[expect]] `kernel`");
+                    continue;
+                }
+                None => {
+                    let mut others: Vec<&KernelLabel> = sequence
+                        .iter()
+                        .filter(|k| **k != analysis.baseline)
+                        .collect();
+                    others.dedup();
+                    let unique: HashSet<&&KernelLabel> = others.iter().collect();
+                    if unique.len() != 1 {
+                        self.error(
+                            spec.workload.span(),
+                            "the recipe has several candidate kernels; say which `kernel` this expectation is about",
+                        );
+                        continue;
+                    }
+                    others[0].clone()
+                }
+            };
+            if !(spec.tolerance.get_ref().is_finite() && *spec.tolerance.get_ref() >= 0.0) {
+                self.error(
+                    spec.tolerance.span(),
+                    "`tolerance` must be a finite number ≥ 0",
+                );
+                continue;
+            }
+            out.push(Expect {
+                workload: workload.name.clone(),
+                case,
+                metric,
+                kernel,
+                change_pct: spec.change_pct,
+                tolerance: *spec.tolerance.get_ref(),
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{RecipeError, parse};
+
+    const MINIMAL: &str = r#"
+version = 1
+name = "null"
+description = "noise floor"
+sequence = ["a", "b", "a"]
+[kernels.a]
+release = "6.1.0-47-cloud-amd64"
+[kernels.b]
+release = "6.1.0-50-cloud-amd64"
+cmdline = "aba.kernel=b"
+[[workload]]
+name = "w"
+run = "echo 1"
+metric = { number = true, unit = "ns", better = "lower" }
+"#;
+
+    fn errors(src: &str) -> String {
+        match parse(Path::new("r.toml"), src) {
+            Err(RecipeError::Invalid(d)) => d.to_string(),
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("expected an error for:\n{src}"),
+        }
+    }
+
+    #[test]
+    fn minimal_recipe_resolves_defaults() {
+        let r = parse(Path::new("r.toml"), MINIMAL).expect("valid");
+        assert_eq!(r.sequence.len(), 3);
+        assert_eq!(r.analysis.baseline.as_str(), "a");
+        let b = &r.kernels["b"];
+        assert_eq!(b.image.as_str(), "/boot/vmlinuz-6.1.0-50-cloud-amd64");
+        assert_eq!(b.initrd.as_str(), "/boot/initrd.img-6.1.0-50-cloud-amd64");
+        assert_eq!(r.workloads[0].warmup, 3);
+        assert_eq!(r.workloads[0].samples, 9);
+        assert_eq!(r.workloads[0].metrics[0].name.as_str(), "w");
+        assert_eq!(r.sha256.len(), 64);
+    }
+
+    #[test]
+    fn unknown_sequence_label_suggests_the_kernel() {
+        let src = MINIMAL.replace(r#"["a", "b", "a"]"#, r#"["a", "bb", "a"]"#);
+        let text = errors(&src);
+        assert!(text.contains("`sequence` names kernel `bb`"), "{text}");
+        assert!(text.contains("did you mean `b`?"), "{text}");
+        assert!(text.contains("kernel `b` is never booted"), "{text}");
+    }
+
+    #[test]
+    fn placeholders_must_name_matrix_keys() {
+        let src = MINIMAL.replace(
+            "run = \"echo 1\"",
+            "run = \"echo {levle}\"\nmatrix = { level = [\"1\", \"2\"] }",
+        );
+        let text = errors(&src);
+        assert!(text.contains("unknown placeholder `{levle}`"), "{text}");
+        assert!(text.contains("did you mean `{level}`?"), "{text}");
+    }
+}

@@ -1,0 +1,10 @@
+//! Recipes: what one experiment is. Parsing, validation and the resolved model.
+
+pub mod diagnostic;
+pub mod ident;
+pub mod load;
+pub mod model;
+pub mod resolved;
+
+pub use load::{Diagnostics, RecipeError, load, parse};
+pub use resolved::{Case, Kernel, Metric, Recipe, Workload};

@@ -1,0 +1,435 @@
+//! The recipe file as written: serde structs, one per TOML table, unknown keys rejected.
+//!
+//! These types mirror the file, spans included where a cross-field check needs to point at a
+//! value. Nothing downstream uses them: `load` validates them and builds the resolved
+//! [`crate::recipe::Recipe`]. Keys are snake_case, like the sysctls and the statistics they
+//! name (`gate_pct`, `max_drift_pct`).
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Deserializer};
+use toml::Spanned;
+
+use crate::recipe::ident::{
+    CpuList, EnvName, KernelLabel, KnobValue, MatrixKey, MetricName, Name, Release, RemoteFileName,
+    SysctlName, TargetPath, WorkloadName,
+};
+
+/// A duration written the human way: `"90s"`, `"10m"`, `"1h 30m"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HumanDuration(pub std::time::Duration);
+
+impl<'de> Deserialize<'de> for HumanDuration {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        humantime::parse_duration(&text)
+            .map(HumanDuration)
+            .map_err(|e| {
+                serde::de::Error::custom(format!(
+                    "invalid duration `{text}`: {e} (write e.g. \"30s\", \"5m\" or \"1h 30m\")"
+                ))
+            })
+    }
+}
+
+/// A recipe file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecipeFile {
+    /// Format version; only 1 exists.
+    pub version: Spanned<i64>,
+    /// Short name; it becomes part of the results directory name.
+    pub name: Name,
+    /// One paragraph: what is measured and why.
+    pub description: String,
+    /// Kernel labels in boot order: `["a", "b", "a"]`.
+    pub sequence: Spanned<Vec<Spanned<KernelLabel>>>,
+    /// Warm-up runs per workload case per point (not analysed, kept in the raw data).
+    #[serde(default = "default_warmup")]
+    pub warmup: u32,
+    /// Measured runs per workload case per point.
+    #[serde(default = "default_samples")]
+    pub samples: Spanned<u32>,
+    /// Time to let a fresh boot settle before tuning and measuring.
+    #[serde(default)]
+    pub settle: Option<HumanDuration>,
+    /// Point-level retries: how often a failed point is redone before its kernel counts as
+    /// failed.
+    #[serde(default)]
+    pub point_retries: Option<u32>,
+    /// The kernels, by label.
+    pub kernels: Spanned<IndexMap<Spanned<KernelLabel>, KernelSpec>>,
+    /// Boot parameters for every kernel.
+    #[serde(default)]
+    pub boot: BootSpec,
+    /// Sysctls to write after each boot, in file order, and read back.
+    #[serde(default)]
+    pub sysctl: IndexMap<SysctlName, Spanned<SysctlValue>>,
+    /// CPU frequency tuning.
+    #[serde(default)]
+    pub tuning: TuningSpec,
+    /// Files copied into the target's work directory after each boot: remote name → local path
+    /// relative to the recipe file.
+    #[serde(default)]
+    pub files: IndexMap<RemoteFileName, Spanned<String>>,
+    /// Commands run after the files are copied, before the workloads.
+    #[serde(default)]
+    pub setup: StepsSpec,
+    /// Commands run after the workloads, before the audit.
+    #[serde(default)]
+    pub teardown: StepsSpec,
+    /// The workloads, in run order.
+    #[serde(default = "no_workloads", rename = "workload")]
+    pub workloads: Spanned<Vec<WorkloadSpec>>,
+    /// How results are judged.
+    #[serde(default)]
+    pub analysis: AnalysisSpec,
+    /// Published results this recipe should reproduce.
+    #[serde(default)]
+    pub expect: Vec<ExpectSpec>,
+}
+
+fn default_warmup() -> u32 {
+    3
+}
+
+fn default_samples() -> Spanned<u32> {
+    Spanned::new(0..0, 9)
+}
+
+/// One kernel.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelSpec {
+    /// What `uname -r` must print after booting it.
+    pub release: Release,
+    /// Kernel image on the target; default `/boot/vmlinuz-<release>`.
+    #[serde(default)]
+    pub image: Option<TargetPath>,
+    /// Initrd on the target; default `/boot/initrd.img-<release>`.
+    #[serde(default)]
+    pub initrd: Option<TargetPath>,
+    /// Extra parameters for this kernel only.
+    #[serde(default = "no_text")]
+    pub cmdline: Spanned<String>,
+}
+
+/// `[boot]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BootSpec {
+    /// Parameters appended for every kernel; each is verified in `/proc/cmdline`.
+    #[serde(default = "no_text")]
+    pub cmdline: Spanned<String>,
+}
+
+impl Default for BootSpec {
+    fn default() -> Self {
+        BootSpec { cmdline: no_text() }
+    }
+}
+
+fn no_text() -> Spanned<String> {
+    Spanned::new(0..0, String::new())
+}
+
+fn no_workloads() -> Spanned<Vec<WorkloadSpec>> {
+    Spanned::new(0..0, Vec::new())
+}
+
+/// A sysctl value: TOML integers and strings are both accepted and written as text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SysctlValue {
+    /// `1000000`
+    Integer(i64),
+    /// `"4096 87380 6291456"`
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for SysctlValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = SysctlValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an integer or a string")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<SysctlValue, E> {
+                Ok(SysctlValue::Integer(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<SysctlValue, E> {
+                i64::try_from(v)
+                    .map(SysctlValue::Integer)
+                    .map_err(|_| E::custom("integer out of range"))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SysctlValue, E> {
+                if v.contains(['\n', '\r', '\0']) {
+                    return Err(E::custom("a sysctl value may not contain a newline"));
+                }
+                Ok(SysctlValue::Text(v.to_owned()))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// `[tuning]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuningSpec {
+    /// cpufreq governor for every online CPU.
+    #[serde(default)]
+    pub governor: Option<KnobValue>,
+    /// Energy-performance preference for every online CPU.
+    #[serde(default)]
+    pub epp: Option<KnobValue>,
+    /// Turbo/boost on or off (intel_pstate `no_turbo` or cpufreq `boost`).
+    #[serde(default)]
+    pub turbo: Option<bool>,
+    /// Knobs that may be absent on some machines (VMs have no cpufreq); a missing required knob
+    /// fails the point.
+    #[serde(default)]
+    pub optional: Vec<Spanned<TuningKnob>>,
+}
+
+/// The tuning knobs, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TuningKnob {
+    /// `governor`
+    Governor,
+    /// `epp`
+    Epp,
+    /// `turbo`
+    Turbo,
+}
+
+/// `[setup]` / `[teardown]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepsSpec {
+    /// Shell commands, run in order in the work directory; the first failure fails the point.
+    #[serde(default)]
+    pub run: Vec<String>,
+    /// Deadline for each command.
+    #[serde(default)]
+    pub timeout: Option<HumanDuration>,
+}
+
+/// `[[workload]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Unique name.
+    pub name: Spanned<WorkloadName>,
+    /// Shell command, run in the work directory; `{key}` expands matrix values.
+    pub run: Spanned<String>,
+    /// Environment for the command; values may use `{key}`.
+    #[serde(default)]
+    pub env: IndexMap<EnvName, Spanned<String>>,
+    /// Pin the command to these CPUs (`taskset -c`).
+    #[serde(default)]
+    pub cpu: Option<CpuList>,
+    /// Deadline per run; the whole process group is killed when it passes.
+    #[serde(default)]
+    pub timeout: Option<HumanDuration>,
+    /// Expected duration of one run, for the ETA.
+    #[serde(default)]
+    pub estimate: Option<HumanDuration>,
+    /// Overrides the global `warmup`.
+    #[serde(default)]
+    pub warmup: Option<u32>,
+    /// Overrides the global `samples`.
+    #[serde(default)]
+    pub samples: Option<Spanned<u32>>,
+    /// How often a failed run is retried before the point fails.
+    #[serde(default)]
+    pub retries: Option<u32>,
+    /// `measured` (default) or `control` (expected not to move).
+    #[serde(default)]
+    pub role: Role,
+    /// Auxiliary: reported with `AUX_` verdicts, never drives the campaign summary.
+    #[serde(default)]
+    pub aux: bool,
+    /// Named lists whose cross product gives the cases.
+    #[serde(default)]
+    pub matrix: IndexMap<MatrixKey, Spanned<Vec<Spanned<String>>>>,
+    /// The numbers read from each run's output.
+    pub metric: Spanned<OneOrMany<MetricSpec>>,
+    /// Pass/fail conditions on each run.
+    #[serde(default)]
+    pub check: CheckSpec,
+}
+
+/// What a workload is for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The workload the change is about.
+    #[default]
+    Measured,
+    /// Expected not to move; a change here questions the setup.
+    Control,
+}
+
+/// `metric = { … }` or `[[workload.metric]]`: one table or a list of them.
+#[derive(Debug)]
+pub struct OneOrMany<T>(pub Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = OneOrMany<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a table or an array of tables")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(|one| OneOrMany(vec![one]))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut all = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    all.push(item);
+                }
+                Ok(OneOrMany(all))
+            }
+        }
+        deserializer.deserialize_any(Visitor(std::marker::PhantomData))
+    }
+}
+
+/// One metric.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricSpec {
+    /// Unique within the workload; defaults to the workload's name when it has one metric.
+    #[serde(default)]
+    pub name: Option<Spanned<MetricName>>,
+    /// A JSON pointer (RFC 6901) into the output, which must be one JSON document.
+    #[serde(default)]
+    pub json: Option<Spanned<String>>,
+    /// A regex whose first capture group (or the group named `value`) is the number.
+    #[serde(default)]
+    pub regex: Option<Spanned<String>>,
+    /// `true`: the whole output (trimmed) is one number.
+    #[serde(default)]
+    pub number: Option<Spanned<bool>>,
+    /// Which stream to read: `stdout` (default) or `stderr`.
+    #[serde(default)]
+    pub stream: Stream,
+    /// Divide the extracted number by this (e.g. the operations per run).
+    #[serde(default)]
+    pub divide: Option<Spanned<f64>>,
+    /// Multiply the extracted number by this (e.g. 1e9 for seconds → ns).
+    #[serde(default)]
+    pub multiply: Option<Spanned<f64>>,
+    /// Unit of the final value (`ns/read`, `ops/s`).
+    #[serde(default)]
+    pub unit: String,
+    /// `lower` or `higher` is better.
+    pub better: BetterSpec,
+}
+
+/// Which output stream a metric reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stream {
+    /// Standard output.
+    #[default]
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// `better = "lower" | "higher"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BetterSpec {
+    /// Smaller numbers are better (latency, time).
+    Lower,
+    /// Larger numbers are better (throughput).
+    Higher,
+}
+
+/// `[workload.check]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckSpec {
+    /// Expected exit status (default 0).
+    #[serde(default)]
+    pub exit: Option<i32>,
+    /// Regexes that must each match the output (stdout and stderr).
+    #[serde(default)]
+    pub must_match: Vec<Spanned<String>>,
+    /// Regexes that must not match the output.
+    #[serde(default)]
+    pub must_not_match: Vec<Spanned<String>>,
+}
+
+/// `[analysis]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnalysisSpec {
+    /// The kernel every other kernel is compared with; default: the first in `sequence`.
+    #[serde(default)]
+    pub baseline: Option<Spanned<KernelLabel>>,
+    /// A change smaller than this (percent) is not material.
+    #[serde(default)]
+    pub gate_pct: Option<Spanned<f64>>,
+    /// A signal must exceed this multiple of the largest drift.
+    #[serde(default)]
+    pub drift_margin: Option<Spanned<f64>>,
+    /// Drift of a twice-booted kernel above this (percent) makes the result UNSTABLE.
+    #[serde(default)]
+    pub max_drift_pct: Option<Spanned<f64>>,
+    /// Within-boot CV above this (percent) makes the result UNSTABLE.
+    #[serde(default)]
+    pub max_cv_pct: Option<Spanned<f64>>,
+    /// SIGNAL additionally requires the boot-level CI to exclude zero.
+    #[serde(default)]
+    pub require_boot_ci: bool,
+    /// Recovery decompositions.
+    #[serde(default)]
+    pub recovery: Vec<RecoverySpec>,
+}
+
+/// `[[analysis.recovery]]`: how much of the gap between two kernels each step of a path
+/// recovers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecoverySpec {
+    /// Name of the decomposition.
+    pub name: Name,
+    /// `[from, to]`: the gap, e.g. `["child", "parent"]` for a regression.
+    pub gap: Spanned<Vec<Spanned<KernelLabel>>>,
+    /// Kernels in order, starting at `gap[0]`; each consecutive pair is one step.
+    pub path: Spanned<Vec<Spanned<KernelLabel>>>,
+}
+
+/// `[[expect]]`: a published change this recipe should reproduce.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectSpec {
+    /// Workload name.
+    pub workload: Spanned<WorkloadName>,
+    /// Matrix case (`key=value,…`); required when the workload has a matrix.
+    #[serde(default)]
+    pub case: Option<Spanned<String>>,
+    /// Metric name; required when the workload has several.
+    #[serde(default)]
+    pub metric: Option<Spanned<MetricName>>,
+    /// Candidate kernel; default: the only kernel other than the baseline.
+    #[serde(default)]
+    pub kernel: Option<Spanned<KernelLabel>>,
+    /// The published change against the baseline, in percent.
+    pub change_pct: f64,
+    /// How far (in percentage points) the reproduced change may be from it.
+    pub tolerance: Spanned<f64>,
+}

@@ -1,0 +1,449 @@
+//! The validated recipe that the planner, the engine and the analysis use: defaults filled in,
+//! cross-references checked, regexes compiled, cases expandable. No spans, no options that
+//! have a default.
+
+use std::{path::PathBuf, time::Duration};
+
+use indexmap::IndexMap;
+use regex::Regex;
+
+use crate::recipe::{
+    ident::{
+        CpuList, EnvName, KernelLabel, KnobValue, MatrixKey, MetricName, Name, Release,
+        RemoteFileName, SysctlName, TargetPath, WorkloadName,
+    },
+    model::{BetterSpec, Role, Stream, TuningKnob},
+};
+
+/// A recipe that passed validation.
+#[derive(Clone, Debug)]
+pub struct Recipe {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// The file's text, byte for byte (copied into results; hashed for resume).
+    pub source: String,
+    /// Hex SHA-256 of `source` and of every `[files]` entry's content, in order: resume refuses
+    /// a campaign whose recipe or workload programs changed.
+    pub sha256: String,
+    /// `name`.
+    pub name: Name,
+    /// `description`.
+    pub description: String,
+    /// Kernel labels in boot order.
+    pub sequence: Vec<KernelLabel>,
+    /// The kernels, in declaration order.
+    pub kernels: IndexMap<KernelLabel, Kernel>,
+    /// `[boot] cmdline`, split into parameters.
+    pub boot_cmdline: Vec<String>,
+    /// Wait after a boot is proven, before tuning.
+    pub settle: Duration,
+    /// How often a failed point is redone before its kernel counts as failed.
+    pub point_retries: u32,
+    /// Sysctls in file order, values as text.
+    pub sysctls: Vec<(SysctlName, String)>,
+    /// CPU frequency tuning.
+    pub tuning: Tuning,
+    /// Files to copy after each boot.
+    pub files: Vec<FileCopy>,
+    /// `[setup]`.
+    pub setup: Steps,
+    /// `[teardown]`.
+    pub teardown: Steps,
+    /// Workloads in run order.
+    pub workloads: Vec<Workload>,
+    /// `[analysis]`.
+    pub analysis: Analysis,
+    /// `[[expect]]`.
+    pub expect: Vec<Expect>,
+}
+
+/// One kernel.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// Label.
+    pub label: KernelLabel,
+    /// Expected `uname -r`.
+    pub release: Release,
+    /// Image path on the target.
+    pub image: TargetPath,
+    /// Initrd path on the target.
+    pub initrd: TargetPath,
+    /// Parameters for this kernel only.
+    pub cmdline: Vec<String>,
+}
+
+/// A tuning knob's wanted value and whether its absence fails the point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Knob<T> {
+    /// The value to set and read back.
+    pub value: T,
+    /// False when the recipe lists the knob under `optional`.
+    pub required: bool,
+}
+
+/// `[tuning]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tuning {
+    /// cpufreq governor.
+    pub governor: Option<Knob<KnobValue>>,
+    /// Energy-performance preference.
+    pub epp: Option<Knob<KnobValue>>,
+    /// Turbo on (true) or off (false).
+    pub turbo: Option<Knob<bool>>,
+}
+
+impl Tuning {
+    /// True when no knob is set.
+    pub fn is_empty(&self) -> bool {
+        self.governor.is_none() && self.epp.is_none() && self.turbo.is_none()
+    }
+
+    /// The knobs that are set, by name.
+    pub fn knobs(&self) -> Vec<TuningKnob> {
+        let mut out = Vec::new();
+        if self.governor.is_some() {
+            out.push(TuningKnob::Governor);
+        }
+        if self.epp.is_some() {
+            out.push(TuningKnob::Epp);
+        }
+        if self.turbo.is_some() {
+            out.push(TuningKnob::Turbo);
+        }
+        out
+    }
+}
+
+/// A file to copy into the work directory.
+#[derive(Clone, Debug)]
+pub struct FileCopy {
+    /// Path under the work directory.
+    pub remote: RemoteFileName,
+    /// Absolute local path.
+    pub local: PathBuf,
+}
+
+/// Setup or teardown commands.
+#[derive(Clone, Debug, Default)]
+pub struct Steps {
+    /// Shell commands in order.
+    pub commands: Vec<String>,
+    /// Deadline per command.
+    pub timeout: Duration,
+}
+
+/// One workload.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Name.
+    pub name: WorkloadName,
+    /// Command template (`{key}` placeholders).
+    pub run: String,
+    /// Environment templates.
+    pub env: Vec<(EnvName, String)>,
+    /// CPU pinning.
+    pub cpu: Option<CpuList>,
+    /// Deadline per run.
+    pub timeout: Duration,
+    /// Expected duration of one run, for the ETA.
+    pub estimate: Duration,
+    /// Warm-up runs per case per point.
+    pub warmup: u32,
+    /// Measured runs per case per point.
+    pub samples: u32,
+    /// Retries of a failed run before the point fails.
+    pub retries: u32,
+    /// Measured or control.
+    pub role: Role,
+    /// Auxiliary workload.
+    pub aux: bool,
+    /// Matrix dimensions in file order.
+    pub matrix: Vec<(MatrixKey, Vec<String>)>,
+    /// Metrics read from each run.
+    pub metrics: Vec<Metric>,
+    /// Pass/fail conditions.
+    pub check: Check,
+}
+
+/// One case of a workload: one combination of matrix values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    /// `key=value,key=value`, or empty for a workload without a matrix.
+    pub name: String,
+    /// The values, in matrix order.
+    pub bindings: Vec<(String, String)>,
+}
+
+impl Workload {
+    /// Expands the matrix into cases, first key varying slowest (the file's reading order).
+    pub fn cases(&self) -> Vec<Case> {
+        let mut cases = vec![Case {
+            name: String::new(),
+            bindings: Vec::new(),
+        }];
+        for (key, values) in &self.matrix {
+            let mut next = Vec::with_capacity(cases.len() * values.len());
+            for case in &cases {
+                for value in values {
+                    let mut bindings = case.bindings.clone();
+                    bindings.push((key.to_string(), value.clone()));
+                    next.push(Case {
+                        name: String::new(),
+                        bindings,
+                    });
+                }
+            }
+            cases = next;
+        }
+        for case in &mut cases {
+            case.name = case
+                .bindings
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",");
+        }
+        cases
+    }
+
+    /// The metric names, in order.
+    pub fn metric_names(&self) -> impl Iterator<Item = &MetricName> {
+        self.metrics.iter().map(|m| &m.name)
+    }
+}
+
+impl Case {
+    /// Substitutes this case's values into a template. Unknown placeholders were rejected at
+    /// load time, so this cannot fail.
+    pub fn render(&self, template: &str) -> String {
+        render_template(template, &mut |name| {
+            self.bindings
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        })
+        .unwrap_or_else(|unknown| format!("{template} (unknown placeholder {{{unknown}}})"))
+    }
+}
+
+/// Expands `{name}` placeholders.
+///
+/// The syntax leaves shell text alone: `{{` and `}}` are literal braces, `${name}` is shell
+/// parameter expansion and stays as written, and braces around anything that is not an
+/// identifier (`{print $1}`, `{a,b}`) stay literal. Only `{identifier}` is a placeholder; an
+/// identifier `lookup` does not know is returned as the error.
+pub fn render_template(
+    template: &str,
+    lookup: &mut dyn FnMut(&str) -> Option<String>,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(template.len());
+    let bytes = template.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'{' && bytes.get(i + 1) == Some(&b'{') {
+            out.push('{');
+            i += 2;
+            continue;
+        }
+        if c == b'}' && bytes.get(i + 1) == Some(&b'}') {
+            out.push('}');
+            i += 2;
+            continue;
+        }
+        if c == b'{'
+            && (i == 0 || bytes[i - 1] != b'$')
+            && let Some(len) = template[i + 1..].find('}')
+        {
+            let inner = &template[i + 1..i + 1 + len];
+            let is_ident = inner
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                && inner
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if is_ident {
+                match lookup(inner) {
+                    Some(value) => out.push_str(&value),
+                    None => return Err(inner.to_owned()),
+                }
+                i += len + 2;
+                continue;
+            }
+        }
+        let ch = template[i..]
+            .chars()
+            .next()
+            .expect("invariant: i is a char boundary");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    Ok(out)
+}
+
+/// How a metric's number is found in the output.
+#[derive(Clone, Debug)]
+pub enum Extract {
+    /// JSON pointer into the output parsed as one JSON document.
+    Json(String),
+    /// First match of the regex; the group named `value`, else group 1.
+    Regex(Regex),
+    /// The trimmed output is one number.
+    Number,
+}
+
+/// One metric.
+#[derive(Clone, Debug)]
+pub struct Metric {
+    /// Name (unique within the workload).
+    pub name: MetricName,
+    /// How to find the number.
+    pub extract: Extract,
+    /// Which stream.
+    pub stream: Stream,
+    /// Divisor applied after extraction.
+    pub divide: f64,
+    /// Factor applied after extraction.
+    pub multiply: f64,
+    /// Unit of the final value.
+    pub unit: String,
+    /// Which direction is better.
+    pub better: BetterSpec,
+}
+
+/// Pass/fail conditions on a run.
+#[derive(Clone, Debug, Default)]
+pub struct Check {
+    /// Expected exit status.
+    pub exit: i32,
+    /// Regexes that must match stdout or stderr.
+    pub must_match: Vec<Regex>,
+    /// Regexes that must not match stdout or stderr.
+    pub must_not_match: Vec<Regex>,
+}
+
+/// `[analysis]` with defaults applied.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    /// Baseline kernel.
+    pub baseline: KernelLabel,
+    /// Materiality gate, percent.
+    pub gate_pct: f64,
+    /// Required multiple of the largest drift.
+    pub drift_margin: f64,
+    /// Drift limit, percent.
+    pub max_drift_pct: f64,
+    /// CV limit, percent.
+    pub max_cv_pct: f64,
+    /// SIGNAL requires the boot-level CI to exclude zero.
+    pub require_boot_ci: bool,
+    /// Recovery decompositions.
+    pub recovery: Vec<Recovery>,
+}
+
+/// A recovery decomposition.
+#[derive(Clone, Debug)]
+pub struct Recovery {
+    /// Name.
+    pub name: Name,
+    /// The gap `[from, to]`.
+    pub gap: (KernelLabel, KernelLabel),
+    /// The path, starting at `gap.0`.
+    pub path: Vec<KernelLabel>,
+}
+
+/// A published result to reproduce.
+#[derive(Clone, Debug)]
+pub struct Expect {
+    /// Workload.
+    pub workload: WorkloadName,
+    /// Case name (empty without a matrix).
+    pub case: String,
+    /// Metric.
+    pub metric: MetricName,
+    /// Candidate kernel.
+    pub kernel: KernelLabel,
+    /// Published change, percent.
+    pub change_pct: f64,
+    /// Allowed distance, percentage points.
+    pub tolerance: f64,
+}
+
+impl Recipe {
+    /// The full cmdline parameters for a kernel: `[boot] cmdline` then the kernel's own.
+    pub fn cmdline_for(&self, kernel: &KernelLabel) -> Vec<String> {
+        let mut out = self.boot_cmdline.clone();
+        if let Some(k) = self.kernels.get(kernel) {
+            out.extend(k.cmdline.iter().cloned());
+        }
+        out
+    }
+
+    /// The recipe's directory, against which `[files]` paths resolve.
+    pub fn dir(&self) -> PathBuf {
+        self.path
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default()
+    }
+}
+
+/// Point labels for a boot sequence: the kernel label when it is booted once, else
+/// `label-a`, `label-b`, … in boot order (`label-27` onwards past `z`), like the published
+/// tables (`parent-a child parent-b`).
+pub fn point_labels(sequence: &[KernelLabel]) -> Vec<String> {
+    let mut seen: IndexMap<&KernelLabel, usize> = IndexMap::new();
+    let total = |k: &KernelLabel| sequence.iter().filter(|s| *s == k).count();
+    sequence
+        .iter()
+        .map(|k| {
+            let nth = seen.entry(k).or_insert(0);
+            *nth += 1;
+            if total(k) == 1 {
+                k.to_string()
+            } else if *nth <= 26 {
+                let letter =
+                    char::from(b'a' + u8::try_from(*nth - 1).expect("invariant: nth <= 26"));
+                format!("{k}-{letter}")
+            } else {
+                format!("{k}-{nth}")
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{point_labels, render_template};
+    use crate::recipe::ident::KernelLabel;
+
+    #[test]
+    fn point_labels_follow_the_published_shape() {
+        let seq: Vec<KernelLabel> = ["parent", "child", "parent"]
+            .iter()
+            .map(|s| KernelLabel::new(s).expect("valid"))
+            .collect();
+        assert_eq!(point_labels(&seq), ["parent-a", "child", "parent-b"]);
+    }
+
+    fn render(t: &str) -> Result<String, String> {
+        render_template(t, &mut |k| (k == "level").then(|| "2".to_owned()))
+    }
+
+    #[test]
+    fn placeholders_expand_and_shell_text_stays() {
+        assert_eq!(render("run {level}").as_deref(), Ok("run 2"));
+        assert_eq!(
+            render("echo ${HOME} {level}").as_deref(),
+            Ok("echo ${HOME} 2")
+        );
+        assert_eq!(
+            render("awk '{print $1}'").as_deref(),
+            Ok("awk '{print $1}'")
+        );
+        assert_eq!(render("echo {a,b}").as_deref(), Ok("echo {a,b}"));
+        assert_eq!(render("echo {{level}}").as_deref(), Ok("echo {level}"));
+        assert_eq!(render("echo {levle}"), Err("levle".to_owned()));
+    }
+}

@@ -1,0 +1,299 @@
+//! 95% confidence intervals for the change of a candidate against the baseline
+//! (STATISTICS.md 3.5), as Fieller intervals of the ratio R = μ_C/μ_A reported as change %
+//! = 100·(R − 1).
+//!
+//! Fieller, not mean ± SE, because the ratio is skewed and its denominator is uncertain:
+//! E. C. Fieller, "Some problems in interval estimation", JRSS B 16 (1954); the form used
+//! here is the one for independent numerator and denominator. Which variances go in decides
+//! how honest the interval is, so there are two kinds: boot-level (primary) and within-only
+//! (the plain A/B fallback that ignores boot-to-boot variation and is too narrow).
+
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+use crate::stats::{
+    kernel::{BootPoint, kernel_boots, kernel_mean, kernels_in_order},
+    summary::compensated_sum,
+};
+
+/// Above this ν the t quantile comes from the normal distribution: statrs' Student's t
+/// inverse CDF was inaccurate for huge ν (STATISTICS.md 3.5, item 5), and at ν = 10⁴ the two
+/// differ by 2·10⁻⁴ in t.
+const MAX_STUDENT_DOF: f64 = 1e4;
+
+/// Which variances the interval uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum IntervalKind {
+    /// Pooled between-boot variance (label `ci95_boot`).
+    BootLevel,
+    /// Within-boot noise only, Welch–Satterthwaite ν (label `ci95_within_only`): boot-to-boot
+    /// variation unmeasured, the interval is too narrow and never upgrades a verdict.
+    WithinOnly,
+}
+
+/// A 95% Fieller interval of the change in percent.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RatioInterval {
+    /// Which variances were used.
+    pub kind: IntervalKind,
+    /// Degrees of freedom of the t quantile (fractional for Welch–Satterthwaite).
+    pub dof: f64,
+    /// (low, high) change in percent, 100·(R − 1); `None` when the interval is unbounded
+    /// (q ≤ 0 or D < 0), printed as "not estimable".
+    pub bounds: Option<(f64, f64)>,
+}
+
+impl RatioInterval {
+    /// Half the width of the interval in percentage points; `None` when not estimable.
+    #[must_use]
+    pub fn half_width(&self) -> Option<f64> {
+        self.bounds.map(|(lo, hi)| (hi - lo) / 2.0)
+    }
+
+    /// Whether the interval lies entirely on one side of 0; `None` when not estimable.
+    #[must_use]
+    pub fn excludes_zero(&self) -> Option<bool> {
+        self.bounds.map(|(lo, hi)| lo > 0.0 || hi < 0.0)
+    }
+}
+
+/// The 0.975 quantile of Student's t with `dof` degrees of freedom (`dof` may be fractional).
+///
+/// Uses the normal quantile above ν = 10⁴. Returns NaN when `dof` is not positive.
+#[must_use]
+pub fn t_quantile_975(dof: f64) -> f64 {
+    if dof > MAX_STUDENT_DOF {
+        Normal::new(0.0, 1.0)
+            .expect("invariant: the standard normal is valid")
+            .inverse_cdf(0.975)
+    } else {
+        StudentsT::new(0.0, 1.0, dof).map_or(f64::NAN, |t| t.inverse_cdf(0.975))
+    }
+}
+
+/// Boot-level interval (`ci95_boot`): the between-boot variance is pooled over every kernel in
+/// `points` booted at least twice, S_B² = Σ_k Σ_j (x̄_kj − mean_k)² / Σ_k (m_k − 1), with
+/// ν = Σ_k (m_k − 1), and V = S_B²/m for each of the two kernels.
+///
+/// A kernel booted once borrows that boot variance: its single boot is one draw of the boot
+/// distribution. S_B² already contains each boot mean's within-boot noise, so nothing is added.
+/// `None` when a kernel is absent or ν = 0 (no kernel booted twice).
+#[must_use]
+pub fn ci_boot(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<RatioInterval> {
+    let a = kernel_mean(points, baseline)?;
+    let c = kernel_mean(points, candidate)?;
+    let mut squares = Vec::with_capacity(points.len());
+    let mut dof = 0_usize;
+    for kernel in kernels_in_order(points) {
+        let boots = kernel_boots(points, &kernel);
+        if boots.len() < 2 {
+            continue;
+        }
+        let mean = kernel_mean(points, &kernel)?;
+        squares.extend(boots.iter().map(|&i| (points[i].mean - mean).powi(2)));
+        dof += boots.len() - 1;
+    }
+    if dof == 0 {
+        return None;
+    }
+    let dof = dof as f64;
+    let between = compensated_sum(squares) / dof;
+    let v_a = between / kernel_boots(points, baseline).len() as f64;
+    let v_c = between / kernel_boots(points, candidate).len() as f64;
+    Some(RatioInterval {
+        kind: IntervalKind::BootLevel,
+        dof,
+        bounds: fieller_change_pct(a, c, v_a, v_c, t_quantile_975(dof)),
+    })
+}
+
+/// Within-only interval (`ci95_within_only`): V_k = (1/m_k²)·Σ_j s_j²/n_j and the
+/// Welch–Satterthwaite ν = (V_A+V_C)² / Σ_k V_k²/ν_k with ν_k = Σ_j (n_j − 1).
+///
+/// `None` when a kernel is absent or a boot of either kernel lacks an SD or has n < 2. When
+/// both variances are 0 the interval collapses to the point estimate and ν is ν_A + ν_C
+/// (any ν gives the same zero-width interval; this avoids printing NaN).
+#[must_use]
+pub fn ci_within(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<RatioInterval> {
+    let a = kernel_mean(points, baseline)?;
+    let c = kernel_mean(points, candidate)?;
+    let (v_a, nu_a) = mean_variance_within(points, baseline)?;
+    let (v_c, nu_c) = mean_variance_within(points, candidate)?;
+    let total = v_a + v_c;
+    let dof = if total > 0.0 {
+        total * total / (v_a * v_a / nu_a + v_c * v_c / nu_c)
+    } else {
+        nu_a + nu_c
+    };
+    Some(RatioInterval {
+        kind: IntervalKind::WithinOnly,
+        dof,
+        bounds: fieller_change_pct(a, c, v_a, v_c, t_quantile_975(dof)),
+    })
+}
+
+/// (V_k, ν_k) of one kernel's mean from within-boot noise only.
+fn mean_variance_within(points: &[BootPoint], kernel: &str) -> Option<(f64, f64)> {
+    let boots = kernel_boots(points, kernel);
+    let m = boots.len() as f64;
+    let mut terms = Vec::with_capacity(boots.len());
+    let mut dof = 0_usize;
+    for &i in &boots {
+        let point = &points[i];
+        let sd = point.sd.filter(|_| point.n >= 2)?;
+        terms.push(sd * sd / point.n as f64);
+        dof += point.n - 1;
+    }
+    (!boots.is_empty()).then(|| (compensated_sum(terms) / (m * m), dof as f64))
+}
+
+/// Fieller's interval for R = c/a with independent estimates, as change % = 100·(R − 1):
+/// q = a² − t²V_A, D = (ac)² − q(c² − t²V_C), R = (ac ∓ √D)/q. `None` when q ≤ 0 (the
+/// denominator's interval contains 0, so R is unbounded) or D < 0.
+fn fieller_change_pct(a: f64, c: f64, v_a: f64, v_c: f64, t: f64) -> Option<(f64, f64)> {
+    let t2 = t * t;
+    let q = a * a - t2 * v_a;
+    // Written so that a NaN q (from a NaN t) is rejected too.
+    if q.is_nan() || q <= 0.0 {
+        return None;
+    }
+    let ac = a * c;
+    let d = ac * ac - q * (c * c - t2 * v_c);
+    if d.is_nan() || d < 0.0 {
+        return None;
+    }
+    let root = d.sqrt();
+    let (r1, r2) = ((ac - root) / q, (ac + root) / q);
+    Some((100.0 * (r1.min(r2) - 1.0), 100.0 * (r1.max(r2) - 1.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{IntervalKind, RatioInterval, ci_boot, ci_within, t_quantile_975};
+    use crate::stats::{
+        compare::change_pct,
+        kernel::BootPoint,
+        summary::summarize,
+        testdata::{EXACT_CAC1, LOOKUP_BASE_PAGE, MECHANISM, PEDRO_V3, points},
+    };
+
+    fn pct2(x: f64) -> String {
+        format!("{x:+.2}")
+    }
+
+    fn bounds2(ci: &RatioInterval) -> (String, String) {
+        let (lo, hi) = ci.bounds.expect("estimable");
+        (pct2(lo), pct2(hi))
+    }
+
+    /// One row of the worked-values table in STATISTICS.md 3.5.
+    #[track_caller]
+    fn case(
+        points: &[BootPoint],
+        candidate: &str,
+        baseline: &str,
+        change: &str,
+        boot: (&str, &str, f64),
+        within: Option<(&str, &str, &str)>,
+    ) {
+        let got = change_pct(points, candidate, baseline).expect("present");
+        assert_eq!(pct2(got), change);
+        let ci = ci_boot(points, candidate, baseline).expect("a kernel booted twice");
+        assert_eq!(ci.kind, IntervalKind::BootLevel);
+        assert_eq!(bounds2(&ci), (boot.0.to_owned(), boot.1.to_owned()));
+        assert_eq!(ci.dof, boot.2);
+        if let Some((lo, hi, dof)) = within {
+            let ci = ci_within(points, candidate, baseline).expect("sd known");
+            assert_eq!(ci.kind, IntervalKind::WithinOnly);
+            assert_eq!(bounds2(&ci), (lo.to_owned(), hi.to_owned()));
+            assert_eq!(format!("{:.1}", ci.dof), dof);
+        }
+    }
+
+    #[test]
+    fn worked_values_table() {
+        let cac1 = points(&EXACT_CAC1, false);
+        let within = Some(("+38.61", "+40.95", "36.0"));
+        case(
+            &cac1,
+            "child",
+            "parent",
+            "+39.77",
+            ("+29.18", "+51.22", 1.0),
+            within,
+        );
+        let pedro = points(&PEDRO_V3, false);
+        let within = Some(("+5.51", "+6.90", "30.0"));
+        case(
+            &pedro,
+            "child",
+            "parent",
+            "+6.20",
+            ("-14.25", "+29.96", 1.0),
+            within,
+        );
+        let lookup = points(&LOOKUP_BASE_PAGE, false);
+        let boot = ("-20.97", "-13.67", 1.0);
+        case(&lookup, "candidate", "baseline", "-17.36", boot, None);
+        let mechanism = points(&MECHANISM, false);
+        let boot = ("+35.88", "+37.15", 4.0);
+        case(&mechanism, "child", "parent", "+36.51", boot, None);
+        let boot = ("-0.37", "+0.51", 4.0);
+        case(&mechanism, "folioonly", "fastpath", "+0.07", boot, None);
+        let boot = ("+3.98", "+5.30", 4.0);
+        case(&mechanism, "nofolio", "parent", "+4.64", boot, None);
+    }
+
+    #[test]
+    fn t_quantiles() {
+        assert_eq!(format!("{:.3}", t_quantile_975(1.0)), "12.706");
+        assert_eq!(format!("{:.3}", t_quantile_975(4.0)), "2.776");
+        assert_eq!(format!("{:.4}", t_quantile_975(1e6)), "1.9600");
+        assert!(t_quantile_975(0.0).is_nan());
+        // Fractional ν lies between its integer neighbours.
+        let t = t_quantile_975(2.5);
+        assert!(t < t_quantile_975(2.0) && t > t_quantile_975(3.0));
+    }
+
+    #[test]
+    fn unbounded_and_missing() {
+        // Baseline boots 1 and 100: the denominator's interval contains 0 at ν = 1.
+        let wild = vec![
+            bare("a1", "a", 1.0),
+            bare("b", "b", 50.0),
+            bare("a2", "a", 100.0),
+        ];
+        let ci = ci_boot(&wild, "b", "a").expect("ν = 1");
+        assert_eq!(
+            (ci.bounds, ci.half_width(), ci.excludes_zero()),
+            (None, None, None)
+        );
+        // Plain A/B: no boot-level interval, within-only needs SDs.
+        let plain = vec![bare("a", "a", 1.0), bare("b", "b", 2.0)];
+        assert_eq!(ci_boot(&plain, "b", "a"), None);
+        assert_eq!(ci_within(&plain, "b", "a"), None);
+    }
+
+    #[test]
+    fn zero_within_noise_collapses() {
+        let flat = summarize(&[23.0; 15]).expect("not empty");
+        let other = summarize(&[46.0; 15]).expect("not empty");
+        let points = vec![
+            BootPoint::from_summary("a", "a", &flat),
+            BootPoint::from_summary("b", "b", &other),
+        ];
+        let ci = ci_within(&points, "b", "a").expect("sd known");
+        assert_eq!(ci.dof, 28.0);
+        assert_eq!(ci.bounds, Some((100.0, 100.0)));
+    }
+
+    fn bare(label: &str, kernel: &str, mean: f64) -> BootPoint {
+        BootPoint {
+            label: label.to_owned(),
+            kernel: kernel.to_owned(),
+            mean,
+            n: 0,
+            sd: None,
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! Statistics core: per-point summaries, per-kernel pooling, comparisons, ratio intervals and
+//! verdicts, exactly as specified in `STATISTICS.md` (sections 0 and 3) and checked against the
+//! published figures in `tests/fixtures/golden/`.
+//!
+//! This module is a leaf: it depends on nothing else in the crate, only on `statrs` (wrapped
+//! here and nowhere else) and `serde` (so the report layer can render the result structs). All
+//! functions are pure and take points in boot order; nothing is cached and nothing is rounded
+//! before output.
+
+pub mod compare;
+pub mod fsnotify;
+pub mod interval;
+pub mod kernel;
+pub mod outliers;
+pub mod summary;
+#[cfg(test)]
+mod testdata;
+pub mod verdict;
+
+pub use compare::{
+    Bracket, Comparison, brackets, change_pct, compare, diff, point_change_pct, recovery_pct,
+};
+pub use fsnotify::{FsnotifyKind, FsnotifyParams, classify_fsnotify_v1};
+pub use interval::{IntervalKind, RatioInterval, ci_boot, ci_within, t_quantile_975};
+pub use kernel::{
+    BootEffect, BootEffectTest, BootPoint, KernelSummary, kernel_boots, kernel_mean,
+    kernel_summary, kernels_in_order,
+};
+pub use outliers::{Outliers, mad, modified_z_scores};
+pub use summary::{SdDenominator, Summary, median, summarize, summarize_with};
+pub use verdict::{
+    Better, Confidence, Direction, Verdict, VerdictInput, VerdictLabel, VerdictParams, verdict,
+};

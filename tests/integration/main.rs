@@ -1,0 +1,3 @@
+//! aba integration tests: one binary, one module per area.
+
+mod golden;
