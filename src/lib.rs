@@ -10,5 +10,6 @@ pub mod cli;
 pub mod error;
 pub mod inventory;
 pub mod recipe;
+pub mod results;
 pub mod stats;
 pub mod target;

@@ -76,24 +76,45 @@ impl fmt::Display for Diagnostics {
     }
 }
 
+/// Where `[files]` entries are read from.
+#[derive(Clone, Copy, Debug)]
+pub enum FilesFrom<'a> {
+    /// Relative to the recipe file, as written (a recipe being authored or run).
+    RecipeDir,
+    /// `<dir>/<remote name>`: the copies a results directory keeps, so that resume runs the
+    /// very programs the campaign started with.
+    Copied(&'a Path),
+}
+
 /// Reads and validates the recipe at `path`.
 pub fn load(path: &Path) -> Result<Recipe, RecipeError> {
+    load_with(path, FilesFrom::RecipeDir)
+}
+
+/// Reads and validates the recipe at `path`, taking `[files]` from `files`.
+pub fn load_with(path: &Path, files: FilesFrom<'_>) -> Result<Recipe, RecipeError> {
     let source = std::fs::read_to_string(path).map_err(|source| RecipeError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(path, &source)
+    parse_with(path, &source, files)
 }
 
 /// Validates recipe text as if it were read from `path` (which names the file in errors and
 /// anchors relative `[files]` paths).
 pub fn parse(path: &Path, source: &str) -> Result<Recipe, RecipeError> {
+    parse_with(path, source, FilesFrom::RecipeDir)
+}
+
+/// Validates recipe text, taking `[files]` from `files`.
+pub fn parse_with(path: &Path, source: &str, files: FilesFrom<'_>) -> Result<Recipe, RecipeError> {
     let file: RecipeFile = toml::from_str(source).map_err(|err| {
         RecipeError::Invalid(Diagnostics(vec![Diagnostic::from_toml(path, source, &err)]))
     })?;
     let mut checker = Checker {
         path,
         source,
+        files,
         diags: Vec::new(),
     };
     let recipe = checker.resolve(file);
@@ -127,6 +148,7 @@ fn fingerprint(source: &str, files: &[FileCopy]) -> Result<String, RecipeError> 
 struct Checker<'a> {
     path: &'a Path,
     source: &'a str,
+    files: FilesFrom<'a>,
     diags: Vec<Diagnostic>,
 }
 
@@ -343,7 +365,10 @@ impl Checker<'_> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let mut out = Vec::new();
         for (remote, local) in &file.files {
-            let path = dir.join(local.get_ref());
+            let path = match self.files {
+                FilesFrom::RecipeDir => dir.join(local.get_ref()),
+                FilesFrom::Copied(root) => root.join(remote.as_str()),
+            };
             match std::fs::metadata(&path) {
                 Ok(meta) if meta.is_file() => out.push(FileCopy {
                     remote: remote.clone(),

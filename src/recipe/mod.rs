@@ -6,5 +6,5 @@ pub mod load;
 pub mod model;
 pub mod resolved;
 
-pub use load::{Diagnostics, RecipeError, load, parse};
+pub use load::{Diagnostics, FilesFrom, RecipeError, load, load_with, parse, parse_with};
 pub use resolved::{Case, Kernel, Metric, Recipe, Workload};

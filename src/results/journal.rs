@@ -1,0 +1,534 @@
+//! The journal: an append-only, versioned JSON-lines log of everything a campaign did, fsynced
+//! record by record. It is the campaign's state: `status`, `resume` and `report` replay it.
+//!
+//! A runner killed mid-write leaves at most one partial last line; readers skip it (and say so)
+//! and writers cut it off before appending, so the journal always stays parseable.
+
+use std::{
+    collections::BTreeMap,
+    fs::{File, OpenOptions},
+    io::{BufRead, BufReader, Write},
+    path::{Path, PathBuf},
+};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Journal format version written in the first record; readers refuse other versions.
+pub const JOURNAL_FORMAT: u32 = 1;
+
+/// Why the journal could not be read or written.
+#[derive(Debug, Error)]
+pub enum JournalError {
+    /// An I/O error on the journal file.
+    #[error("cannot {action} journal {}", path.display())]
+    Io {
+        /// `read`, `append to`, …
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A complete line that is not a journal record.
+    #[error("journal {}:{line}: not a journal record", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The parse error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The first record is missing or of another format version.
+    #[error("journal {} has format {found:?}; this aba reads format {JOURNAL_FORMAT}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What the first record said, if anything.
+        found: Option<u32>,
+    },
+}
+
+/// Key/value facts about the machine, recorded as they were read.
+pub type Facts = BTreeMap<String, String>;
+
+/// One journal record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// First record: what this campaign is.
+    Campaign {
+        /// [`JOURNAL_FORMAT`].
+        format: u32,
+        /// aba's version.
+        aba: String,
+        /// Recipe name.
+        name: String,
+        /// SHA-256 of the recipe and its files.
+        recipe_sha256: String,
+        /// Target name.
+        target: String,
+        /// Point labels in plan order.
+        points: Vec<String>,
+        /// When the campaign was created (RFC 3339, UTC).
+        time: String,
+    },
+    /// `aba resume` picked the campaign up again.
+    Resumed {
+        /// When.
+        time: String,
+    },
+    /// The kernel command line of the target's default boot, without `BOOT_IMAGE`/`initrd`,
+    /// captured at the first connection; kexec builds every command line from it.
+    BaseCmdline {
+        /// The parameters.
+        cmdline: String,
+    },
+    /// A point attempt starts.
+    PointStarted {
+        /// Point label.
+        point: String,
+        /// 1-based attempt.
+        attempt: u32,
+        /// When.
+        time: String,
+    },
+    /// The target is switching to the point's kernel.
+    Switching {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// `kexec`, `power`, …
+        method: String,
+        /// `boot_id` before the switch, when known.
+        previous_boot_id: Option<String>,
+    },
+    /// The boot was proven: boot_id, release and cmdline match.
+    BootProven {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// `/proc/sys/kernel/random/boot_id`.
+        boot_id: String,
+        /// `uname -r`.
+        release: String,
+        /// `/proc/cmdline`.
+        cmdline: String,
+        /// Seconds from the switch trigger to a completed proof (0 without a switch).
+        switch_s: f64,
+        /// Seconds from the switch trigger to the first successful login.
+        login_s: f64,
+    },
+    /// Settings applied and read back.
+    Tuned {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// Setting → value read back.
+        settings: Facts,
+        /// Knobs that are absent on this machine and optional in the recipe.
+        skipped: Vec<String>,
+    },
+    /// One workload run finished (successfully or not); its rows are in `samples.csv`.
+    Sample {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// Workload.
+        workload: String,
+        /// Case.
+        case: String,
+        /// `warmup` or `sample`.
+        phase: String,
+        /// 1-based index within the phase.
+        index: u32,
+        /// 0 for the first try of this index, then 1, 2, … for retries after failures.
+        retry: u32,
+        /// `ok` or `failed`.
+        status: String,
+        /// Wall seconds of the run.
+        elapsed_s: f64,
+        /// Why it failed, if it did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// Saved raw output (relative to the results directory), for failed runs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raw: Option<String>,
+    },
+    /// The connection dropped; what aba found when it came back.
+    ConnectionLost {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// What was observed.
+        reason: String,
+        /// Whether boot_id was unchanged after reconnecting (None: could not reconnect).
+        same_boot: Option<bool>,
+    },
+    /// A point attempt finished and all its rows are valid.
+    PointDone {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// New kernel warnings in dmesg during the point.
+        dmesg_warnings: u32,
+        /// Failed systemd units at the end of the point.
+        failed_units: Vec<String>,
+        /// When.
+        time: String,
+    },
+    /// A point attempt failed; its rows are invalid.
+    PointFailed {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// Kernel label.
+        kernel: String,
+        /// What went wrong.
+        reason: String,
+        /// When.
+        time: String,
+    },
+    /// A point attempt that never finished was discarded on resume; its rows are marked.
+    PointDiscarded {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// Rows marked `discarded` in `samples.csv`.
+        rows: u64,
+    },
+    /// A remark for the report (a skipped knob, a slow boot, a reconnect).
+    Warning {
+        /// Point label, if the warning belongs to one.
+        point: Option<String>,
+        /// The text.
+        text: String,
+    },
+    /// The campaign stopped before the end; it is resumable.
+    Stopped {
+        /// Why.
+        reason: String,
+        /// When.
+        time: String,
+    },
+    /// Interrupted by a signal; resumable.
+    Interrupted {
+        /// When.
+        time: String,
+    },
+    /// Every point is done.
+    Finished {
+        /// When.
+        time: String,
+    },
+}
+
+/// Appends records and fsyncs each one before returning.
+#[derive(Debug)]
+pub struct JournalWriter {
+    file: File,
+    path: PathBuf,
+}
+
+impl JournalWriter {
+    /// Opens `path` for appending, creating it; a partial last line (from a killed writer) is
+    /// cut off first.
+    pub fn open(path: &Path) -> Result<JournalWriter, JournalError> {
+        let io = |source| JournalError::Io {
+            action: "open",
+            path: path.to_path_buf(),
+            source,
+        };
+        crate::results::atomic::truncate_partial_line(path).map_err(io)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        Ok(JournalWriter {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends one record and makes it durable.
+    pub fn append(&mut self, event: &Event) -> Result<(), JournalError> {
+        let mut line = serde_json::to_vec(event).expect("invariant: events serialise");
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|()| self.file.sync_data())
+            .map_err(|source| JournalError::Io {
+                action: "append to",
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// A journal as read back.
+#[derive(Clone, Debug, Default)]
+pub struct Journal {
+    /// Every complete record, in order.
+    pub events: Vec<Event>,
+    /// True when a partial last line was skipped.
+    pub truncated_tail: bool,
+}
+
+impl Journal {
+    /// Reads the journal at `path`; the first record must be a `campaign` record of
+    /// [`JOURNAL_FORMAT`].
+    pub fn read(path: &Path) -> Result<Journal, JournalError> {
+        let file = File::open(path).map_err(|source| JournalError::Io {
+            action: "read",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut reader = BufReader::new(file);
+        let mut journal = Journal::default();
+        let mut line = Vec::new();
+        let mut number = 0;
+        loop {
+            line.clear();
+            let n = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|source| JournalError::Io {
+                    action: "read",
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            if n == 0 {
+                break;
+            }
+            number += 1;
+            if line.last() != Some(&b'\n') {
+                journal.truncated_tail = true;
+                break;
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let event = serde_json::from_slice(&line).map_err(|source| JournalError::Corrupt {
+                path: path.to_path_buf(),
+                line: number,
+                source,
+            })?;
+            journal.events.push(event);
+        }
+        match journal.events.first() {
+            Some(Event::Campaign { format, .. }) if *format == JOURNAL_FORMAT => Ok(journal),
+            Some(Event::Campaign { format, .. }) => Err(JournalError::Format {
+                path: path.to_path_buf(),
+                found: Some(*format),
+            }),
+            _ => Err(JournalError::Format {
+                path: path.to_path_buf(),
+                found: None,
+            }),
+        }
+    }
+
+    /// The campaign record.
+    pub fn header(&self) -> Option<&Event> {
+        self.events.first()
+    }
+
+    /// Replays the records into the state of every point.
+    pub fn state(&self) -> CampaignState {
+        let mut state = CampaignState::default();
+        for event in &self.events {
+            match event {
+                Event::Campaign { points, .. } => {
+                    state.points = points
+                        .iter()
+                        .map(|p| PointState {
+                            label: p.clone(),
+                            ..PointState::default()
+                        })
+                        .collect();
+                }
+                Event::BaseCmdline { cmdline } => state.base_cmdline = Some(cmdline.clone()),
+                Event::PointStarted { point, attempt, .. } => {
+                    if let Some(p) = state.point_mut(point) {
+                        p.attempts = p.attempts.max(*attempt);
+                        p.open = Some(*attempt);
+                    }
+                }
+                Event::BootProven {
+                    point,
+                    attempt,
+                    boot_id,
+                    release,
+                    ..
+                } => {
+                    if let Some(p) = state.point_mut(point) {
+                        p.boots.push((*attempt, boot_id.clone(), release.clone()));
+                    }
+                }
+                Event::PointDone { point, attempt, .. } => {
+                    if let Some(p) = state.point_mut(point) {
+                        p.done = Some(*attempt);
+                        p.open = None;
+                    }
+                }
+                Event::PointFailed {
+                    point,
+                    attempt,
+                    reason,
+                    ..
+                } => {
+                    if let Some(p) = state.point_mut(point) {
+                        p.failures.push((*attempt, reason.clone()));
+                        p.open = None;
+                    }
+                }
+                Event::PointDiscarded { point, attempt, .. } => {
+                    if let Some(p) = state.point_mut(point) {
+                        p.discarded.push(*attempt);
+                        if p.open == Some(*attempt) {
+                            p.open = None;
+                        }
+                    }
+                }
+                Event::Finished { .. } => state.finished = true,
+                Event::Stopped { reason, .. } => state.stopped = Some(reason.clone()),
+                Event::Interrupted { .. } => state.stopped = Some("interrupted".to_owned()),
+                Event::Resumed { .. } => state.stopped = None,
+                _ => {}
+            }
+        }
+        state
+    }
+}
+
+/// What the journal says about one point.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PointState {
+    /// Point label.
+    pub label: String,
+    /// Highest attempt number started.
+    pub attempts: u32,
+    /// The attempt whose rows are valid, once the point is done.
+    pub done: Option<u32>,
+    /// An attempt that started and neither finished, failed nor was discarded: the runner
+    /// died during it.
+    pub open: Option<u32>,
+    /// Failed attempts with their reasons.
+    pub failures: Vec<(u32, String)>,
+    /// Attempts discarded on resume.
+    pub discarded: Vec<u32>,
+    /// Proven boots: (attempt, boot_id, release).
+    pub boots: Vec<(u32, String, String)>,
+}
+
+/// What the journal says about the whole campaign.
+#[derive(Clone, Debug, Default)]
+pub struct CampaignState {
+    /// Points in plan order.
+    pub points: Vec<PointState>,
+    /// The captured default cmdline (kexec targets).
+    pub base_cmdline: Option<String>,
+    /// Every point is done.
+    pub finished: bool,
+    /// Why the last run stopped, if it did not finish.
+    pub stopped: Option<String>,
+}
+
+impl CampaignState {
+    fn point_mut(&mut self, label: &str) -> Option<&mut PointState> {
+        self.points.iter_mut().find(|p| p.label == label)
+    }
+
+    /// The point with this label.
+    pub fn point(&self, label: &str) -> Option<&PointState> {
+        self.points.iter().find(|p| p.label == label)
+    }
+
+    /// The valid attempt of each finished point.
+    pub fn done_attempts(&self) -> BTreeMap<String, u32> {
+        self.points
+            .iter()
+            .filter_map(|p| p.done.map(|a| (p.label.clone(), a)))
+            .collect()
+    }
+}
+
+/// Now, as RFC 3339 UTC with seconds.
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .unwrap_or_else(|_| time::OffsetDateTime::now_utc())
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::{Event, JOURNAL_FORMAT, Journal, JournalWriter};
+
+    fn header() -> Event {
+        Event::Campaign {
+            format: JOURNAL_FORMAT,
+            aba: "0".into(),
+            name: "t".into(),
+            recipe_sha256: "x".into(),
+            target: "local".into(),
+            points: vec!["a-a".into(), "b".into()],
+            time: "t".into(),
+        }
+    }
+
+    #[test]
+    fn a_partial_last_line_is_skipped_then_cut_before_appending() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("journal.jsonl");
+        let mut w = JournalWriter::open(&path).expect("open");
+        w.append(&header()).expect("append");
+        w.append(&Event::PointStarted {
+            point: "a-a".into(),
+            attempt: 1,
+            time: "t".into(),
+        })
+        .expect("append");
+        drop(w);
+        // A killed writer left half a record.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open");
+        f.write_all(b"{\"event\":\"point_do").expect("write");
+        drop(f);
+
+        let j = Journal::read(&path).expect("readable");
+        assert!(j.truncated_tail);
+        assert_eq!(j.state().point("a-a").expect("point").open, Some(1));
+
+        let mut w = JournalWriter::open(&path).expect("reopen");
+        w.append(&Event::PointDone {
+            point: "a-a".into(),
+            attempt: 1,
+            dmesg_warnings: 0,
+            failed_units: vec![],
+            time: "t".into(),
+        })
+        .expect("append");
+        let j = Journal::read(&path).expect("readable");
+        assert!(!j.truncated_tail);
+        let state = j.state();
+        assert_eq!(state.point("a-a").expect("point").done, Some(1));
+        assert_eq!(state.point("b").expect("point").done, None);
+    }
+}

@@ -1,0 +1,135 @@
+//! The results directory: where everything of one campaign lives, and how it is created.
+//!
+//! ```text
+//! results/<name>-<UTC stamp>/
+//!   recipe.toml, files/…   exact copies; resume and report use these, not the originals
+//!   journal.jsonl          the campaign's state (append-only)
+//!   samples.csv            the raw data (append-only)
+//!   env/<point>-<attempt>.json   environment snapshot per point attempt
+//!   raw/…                  output of failed runs
+//!   work/                  the local target's work directory
+//!   points.tsv comparison.tsv run-audit.tsv report.txt README.md samples.svg
+//! ```
+
+use std::{
+    io,
+    path::{Path, PathBuf},
+};
+
+use crate::recipe::{FilesFrom, Recipe, RecipeError, load_with};
+
+/// A campaign's results directory.
+#[derive(Clone, Debug)]
+pub struct ResultsDir {
+    /// Its root.
+    pub root: PathBuf,
+}
+
+impl ResultsDir {
+    /// Creates `base/<name>-<stamp>/` (with `-2`, `-3`… if it exists) and copies the recipe
+    /// and its files into it.
+    pub fn create(base: &Path, recipe: &Recipe, stamp: &str) -> io::Result<ResultsDir> {
+        std::fs::create_dir_all(base)?;
+        let mut root = base.join(format!("{}-{stamp}", recipe.name));
+        let mut n = 1;
+        while root.exists() {
+            n += 1;
+            root = base.join(format!("{}-{stamp}-{n}", recipe.name));
+        }
+        std::fs::create_dir(&root)?;
+        let dir = ResultsDir { root };
+        std::fs::write(dir.recipe_path(), &recipe.source)?;
+        for file in &recipe.files {
+            let dest = dir.files_dir().join(file.remote.as_str());
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::copy(&file.local, &dest)?;
+        }
+        for sub in [dir.env_dir(), dir.raw_dir()] {
+            std::fs::create_dir_all(sub)?;
+        }
+        crate::results::atomic::sync_dir(&dir.root)?;
+        Ok(dir)
+    }
+
+    /// An existing results directory.
+    pub fn open(root: &Path) -> ResultsDir {
+        ResultsDir {
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// The copied recipe.
+    pub fn recipe_path(&self) -> PathBuf {
+        self.root.join("recipe.toml")
+    }
+
+    /// The copied `[files]`.
+    pub fn files_dir(&self) -> PathBuf {
+        self.root.join("files")
+    }
+
+    /// `journal.jsonl`.
+    pub fn journal_path(&self) -> PathBuf {
+        self.root.join("journal.jsonl")
+    }
+
+    /// `samples.csv`.
+    pub fn samples_path(&self) -> PathBuf {
+        self.root.join("samples.csv")
+    }
+
+    /// `env/`.
+    pub fn env_dir(&self) -> PathBuf {
+        self.root.join("env")
+    }
+
+    /// `raw/`.
+    pub fn raw_dir(&self) -> PathBuf {
+        self.root.join("raw")
+    }
+
+    /// `work/`: the local target's work directory.
+    pub fn work_dir(&self) -> PathBuf {
+        self.root.join("work")
+    }
+
+    /// The environment record of a point attempt.
+    pub fn env_path(&self, point: &str, attempt: u32) -> PathBuf {
+        self.env_dir().join(format!("{point}-{attempt}.json"))
+    }
+
+    /// Loads the copied recipe with its copied files.
+    pub fn load_recipe(&self) -> Result<Recipe, RecipeError> {
+        load_with(&self.recipe_path(), FilesFrom::Copied(&self.files_dir()))
+    }
+}
+
+/// A path component made from free text (a case name): anything but `[A-Za-z0-9._-]` becomes
+/// `_`.
+pub fn path_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `20261130T004133Z`: sortable, and free of `:` so it works in any file name.
+pub fn utc_stamp() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second()
+    )
+}

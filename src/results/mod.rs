@@ -1,0 +1,7 @@
+//! The results directory and its raw files: layout, the journal, `samples.csv`, and durable
+//! writes. Nothing here interprets numbers; the analysis does that.
+
+pub mod atomic;
+pub mod journal;
+pub mod layout;
+pub mod samples;

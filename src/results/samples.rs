@@ -1,0 +1,571 @@
+//! `samples.csv`: the raw data, one row per metric per workload run, warm-ups included, failed
+//! runs included, every row labelled with its point, attempt, kernel and boot.
+//!
+//! Rows are appended and fsynced before the next run starts. The only rewrite ever made is on
+//! resume, when the rows of a point attempt that never finished are marked `discarded` (by an
+//! atomic whole-file replacement); nothing is deleted. The reader interns the repetitive
+//! columns, so a million rows fit in a few tens of megabytes.
+
+use std::{
+    collections::HashMap,
+    fs::{File, OpenOptions},
+    io::Write,
+    path::{Path, PathBuf},
+};
+
+use thiserror::Error;
+
+use crate::results::atomic::{truncate_partial_line, write_atomic};
+
+/// The header, which doubles as the format version: a reader refuses any other.
+pub const HEADER: [&str; 16] = [
+    "point", "order", "attempt", "kernel", "release", "boot_id", "workload", "case", "metric",
+    "phase", "index", "retry", "status", "value", "unit", "time",
+];
+
+/// Warm-up or measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Not analysed; kept to show what the machine did.
+    Warmup,
+    /// Analysed.
+    Sample,
+}
+
+impl Phase {
+    /// The CSV spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warmup",
+            Phase::Sample => "sample",
+        }
+    }
+
+    fn parse(text: &[u8]) -> Option<Phase> {
+        match text {
+            b"warmup" => Some(Phase::Warmup),
+            b"sample" => Some(Phase::Sample),
+            _ => None,
+        }
+    }
+}
+
+/// What a row is worth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// A valid value (if its point attempt finished).
+    Ok,
+    /// The run failed (exit status, check, parse, timeout); no value.
+    Failed,
+    /// The row belongs to a point attempt that never finished; redone from a fresh boot.
+    Discarded,
+}
+
+impl Status {
+    /// The CSV spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Discarded => "discarded",
+        }
+    }
+
+    fn parse(text: &[u8]) -> Option<Status> {
+        match text {
+            b"ok" => Some(Status::Ok),
+            b"failed" => Some(Status::Failed),
+            b"discarded" => Some(Status::Discarded),
+            _ => None,
+        }
+    }
+}
+
+/// One row to write.
+#[derive(Clone, Debug)]
+pub struct SampleRow<'a> {
+    /// Point label.
+    pub point: &'a str,
+    /// 1-based point order.
+    pub order: usize,
+    /// 1-based attempt of the point.
+    pub attempt: u32,
+    /// Kernel label.
+    pub kernel: &'a str,
+    /// Release seen by the proof.
+    pub release: &'a str,
+    /// boot_id seen by the proof.
+    pub boot_id: &'a str,
+    /// Workload.
+    pub workload: &'a str,
+    /// Case (empty without a matrix).
+    pub case: &'a str,
+    /// Metric.
+    pub metric: &'a str,
+    /// Warm-up or measured.
+    pub phase: Phase,
+    /// 1-based index within the phase.
+    pub index: u32,
+    /// 0 for the first try, 1… for retries.
+    pub retry: u32,
+    /// Status.
+    pub status: Status,
+    /// The value, for `ok` rows.
+    pub value: Option<f64>,
+    /// Unit.
+    pub unit: &'a str,
+    /// RFC 3339 time the run ended.
+    pub time: &'a str,
+}
+
+/// Why `samples.csv` could not be read or written.
+#[derive(Debug, Error)]
+pub enum SamplesError {
+    /// I/O.
+    #[error("cannot {action} {}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A malformed file (not a truncated tail: that is tolerated).
+    #[error("{}:{line}: {reason}", path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: u64,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Appends rows, fsyncing after each batch (one workload run).
+#[derive(Debug)]
+pub struct SampleWriter {
+    file: File,
+    path: PathBuf,
+    buf: Vec<u8>,
+}
+
+impl SampleWriter {
+    /// Opens `path` for appending; cuts a partial last line left by a killed writer and writes
+    /// the header into a new file.
+    pub fn open(path: &Path) -> Result<SampleWriter, SamplesError> {
+        let io = |action, source| SamplesError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        };
+        truncate_partial_line(path).map_err(|e| io("repair", e))?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| io("open", e))?;
+        let empty = file.metadata().map_err(|e| io("stat", e))?.len() == 0;
+        if empty {
+            let mut header = HEADER.join(",");
+            header.push('\n');
+            file.write_all(header.as_bytes())
+                .and_then(|()| file.sync_data())
+                .map_err(|e| io("write", e))?;
+        }
+        Ok(SampleWriter {
+            file,
+            path: path.to_path_buf(),
+            buf: Vec::with_capacity(4096),
+        })
+    }
+
+    /// Appends `rows` in one write and makes them durable before returning.
+    pub fn append(&mut self, rows: &[SampleRow<'_>]) -> Result<(), SamplesError> {
+        self.buf.clear();
+        {
+            let mut w = csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(&mut self.buf);
+            for r in rows {
+                let value = r.value.map(|v| v.to_string()).unwrap_or_default();
+                let record = [
+                    r.point,
+                    &r.order.to_string(),
+                    &r.attempt.to_string(),
+                    r.kernel,
+                    r.release,
+                    r.boot_id,
+                    r.workload,
+                    r.case,
+                    r.metric,
+                    r.phase.as_str(),
+                    &r.index.to_string(),
+                    &r.retry.to_string(),
+                    r.status.as_str(),
+                    &value,
+                    r.unit,
+                    r.time,
+                ];
+                w.write_record(record)
+                    .expect("invariant: writing CSV into memory cannot fail");
+            }
+            w.flush()
+                .expect("invariant: flushing into memory cannot fail");
+        }
+        self.file
+            .write_all(&self.buf)
+            .and_then(|()| self.file.sync_data())
+            .map_err(|source| SamplesError::Io {
+                action: "append to",
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// An interned string's index into [`SampleTable::strings`].
+pub type Sym = u32;
+
+/// One row as read back; text columns are interned.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Row {
+    /// Point label.
+    pub point: Sym,
+    /// 1-based point order.
+    pub order: u32,
+    /// Attempt.
+    pub attempt: u32,
+    /// Kernel label.
+    pub kernel: Sym,
+    /// Release.
+    pub release: Sym,
+    /// boot_id.
+    pub boot_id: Sym,
+    /// Workload.
+    pub workload: Sym,
+    /// Case.
+    pub case: Sym,
+    /// Metric.
+    pub metric: Sym,
+    /// Phase.
+    pub phase: Phase,
+    /// Index within the phase.
+    pub index: u32,
+    /// Retry number.
+    pub retry: u32,
+    /// Status.
+    pub status: Status,
+    /// Value (ok rows).
+    pub value: Option<f64>,
+    /// Unit.
+    pub unit: Sym,
+    /// 1-based line in the file, for messages.
+    pub line: u64,
+}
+
+/// `samples.csv` as read back.
+#[derive(Clone, Debug, Default)]
+pub struct SampleTable {
+    /// Interned strings.
+    pub strings: Vec<String>,
+    /// Rows in file order.
+    pub rows: Vec<Row>,
+    /// Rows rejected because their value is not a finite number: (line, reason).
+    pub rejected: Vec<(u64, String)>,
+    /// True when a partial last line was skipped.
+    pub truncated_tail: bool,
+}
+
+impl SampleTable {
+    /// The text of an interned string.
+    pub fn text(&self, sym: Sym) -> &str {
+        &self.strings[sym as usize]
+    }
+
+    /// Reads `samples.csv`.
+    pub fn read(path: &Path) -> Result<SampleTable, SamplesError> {
+        let data = std::fs::read(path).map_err(|source| SamplesError::Io {
+            action: "read",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        SampleTable::parse(path, &data)
+    }
+
+    /// Parses `samples.csv` content (named `path` in errors).
+    pub fn parse(path: &Path, data: &[u8]) -> Result<SampleTable, SamplesError> {
+        let malformed = |line: u64, reason: String| SamplesError::Malformed {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        };
+        let mut table = SampleTable::default();
+        let complete = match data.iter().rposition(|&b| b == b'\n') {
+            Some(end) => &data[..=end],
+            None => &data[..0],
+        };
+        table.truncated_tail = complete.len() != data.len();
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(complete);
+        let header = reader
+            .byte_headers()
+            .map_err(|e| malformed(1, e.to_string()))?
+            .clone();
+        if header.len() != HEADER.len() || header.iter().zip(HEADER).any(|(a, b)| a != b.as_bytes())
+        {
+            return Err(malformed(
+                1,
+                format!("unexpected header; this aba reads `{}`", HEADER.join(",")),
+            ));
+        }
+        let mut interner: HashMap<Vec<u8>, Sym> = HashMap::new();
+        let mut record = csv::ByteRecord::new();
+        let mut line = 1u64;
+        loop {
+            match reader.read_byte_record(&mut record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(e) => return Err(malformed(line + 1, e.to_string())),
+            }
+            line = record.position().map_or(line + 1, |p| p.line());
+            if record.len() != HEADER.len() {
+                return Err(malformed(
+                    line,
+                    format!("{} fields, expected {}", record.len(), HEADER.len()),
+                ));
+            }
+            let mut intern = |i: usize| -> Sym {
+                let field = &record[i];
+                if let Some(&s) = interner.get(field) {
+                    return s;
+                }
+                let sym =
+                    Sym::try_from(table.strings.len()).expect("invariant: < 4G distinct strings");
+                table
+                    .strings
+                    .push(String::from_utf8_lossy(field).into_owned());
+                interner.insert(field.to_vec(), sym);
+                sym
+            };
+            let (point, kernel, release, boot_id, workload, case, metric, unit) = (
+                intern(0),
+                intern(3),
+                intern(4),
+                intern(5),
+                intern(6),
+                intern(7),
+                intern(8),
+                intern(14),
+            );
+            let number = |i: usize, what: &str| -> Result<u32, SamplesError> {
+                std::str::from_utf8(&record[i])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| malformed(line, format!("`{what}` is not a number")))
+            };
+            let phase = Phase::parse(&record[9]).ok_or_else(|| {
+                malformed(line, "`phase` is neither warmup nor sample".to_owned())
+            })?;
+            let status = Status::parse(&record[12]).ok_or_else(|| {
+                malformed(line, "`status` is not ok, failed or discarded".to_owned())
+            })?;
+            let value = if record[13].is_empty() {
+                None
+            } else {
+                let parsed = std::str::from_utf8(&record[13])
+                    .ok()
+                    .and_then(|s| s.parse::<f64>().ok());
+                match parsed {
+                    Some(v) if v.is_finite() => Some(v),
+                    _ => {
+                        table.rejected.push((
+                            line,
+                            format!(
+                                "value `{}` is not a finite number",
+                                String::from_utf8_lossy(&record[13])
+                            ),
+                        ));
+                        continue;
+                    }
+                }
+            };
+            table.rows.push(Row {
+                point,
+                order: number(1, "order")?,
+                attempt: number(2, "attempt")?,
+                kernel,
+                release,
+                boot_id,
+                workload,
+                case,
+                metric,
+                phase,
+                index: number(10, "index")?,
+                retry: number(11, "retry")?,
+                status,
+                value,
+                unit,
+                line,
+            });
+        }
+        Ok(table)
+    }
+}
+
+/// Marks every non-discarded row of `point`'s `attempt` as `discarded`, by rewriting the file
+/// atomically. Returns how many rows changed. Used by resume before redoing the point.
+pub fn mark_discarded(path: &Path, point: &str, attempt: u32) -> Result<u64, SamplesError> {
+    let io = |action, source| SamplesError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    };
+    truncate_partial_line(path).map_err(|e| io("repair", e))?;
+    let data = std::fs::read(path).map_err(|e| io("read", e))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(&data[..]);
+    let mut out = Vec::with_capacity(data.len());
+    let mut changed = 0u64;
+    {
+        let mut writer = csv::WriterBuilder::new().from_writer(&mut out);
+        let attempt_text = attempt.to_string();
+        let mut record = csv::ByteRecord::new();
+        let mut first = true;
+        while reader
+            .read_byte_record(&mut record)
+            .map_err(|e| SamplesError::Malformed {
+                path: path.to_path_buf(),
+                line: record.position().map_or(0, |p| p.line()),
+                reason: e.to_string(),
+            })?
+        {
+            let hit = !first
+                && record.len() == HEADER.len()
+                && &record[0] == point.as_bytes()
+                && &record[2] == attempt_text.as_bytes()
+                && &record[12] != b"discarded";
+            first = false;
+            if hit {
+                let fields: Vec<&[u8]> = record
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| if i == 12 { &b"discarded"[..] } else { f })
+                    .collect();
+                writer
+                    .write_record(&fields)
+                    .expect("invariant: writing CSV into memory cannot fail");
+                changed += 1;
+            } else {
+                writer
+                    .write_byte_record(&record)
+                    .expect("invariant: writing CSV into memory cannot fail");
+            }
+        }
+        writer
+            .flush()
+            .expect("invariant: flushing into memory cannot fail");
+    }
+    if changed > 0 {
+        write_atomic(path, &out).map_err(|e| io("rewrite", e))?;
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::{Phase, SampleRow, SampleTable, SampleWriter, Status, mark_discarded};
+
+    fn row<'a>(point: &'a str, attempt: u32, index: u32, value: Option<f64>) -> SampleRow<'a> {
+        SampleRow {
+            point,
+            order: 1,
+            attempt,
+            kernel: "a",
+            release: "6.1",
+            boot_id: "b1",
+            workload: "w",
+            case: "level=1,flags=-d",
+            metric: "m",
+            phase: Phase::Sample,
+            index,
+            retry: 0,
+            status: if value.is_some() {
+                Status::Ok
+            } else {
+                Status::Failed
+            },
+            value,
+            unit: "ns",
+            time: "2026-11-30T00:00:00Z",
+        }
+    }
+
+    #[test]
+    fn rows_round_trip_and_partial_tails_are_tolerated() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("samples.csv");
+        let mut w = SampleWriter::open(&path).expect("open");
+        w.append(&[row("a-a", 1, 1, Some(8547.294)), row("a-a", 1, 2, None)])
+            .expect("append");
+        drop(w);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open");
+        f.write_all(b"a-a,1,1,a,6.1,b1,w,").expect("partial");
+        drop(f);
+
+        let t = SampleTable::read(&path).expect("read");
+        assert!(t.truncated_tail);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[0].value, Some(8547.294));
+        assert_eq!(t.text(t.rows[0].case), "level=1,flags=-d");
+        assert_eq!(t.rows[1].status, Status::Failed);
+
+        // Reopening repairs the tail before appending.
+        let mut w = SampleWriter::open(&path).expect("reopen");
+        w.append(&[row("b", 1, 1, Some(1.0))]).expect("append");
+        let t = SampleTable::read(&path).expect("read");
+        assert!(!t.truncated_tail);
+        assert_eq!(t.rows.len(), 3);
+    }
+
+    #[test]
+    fn discarding_marks_only_that_attempt() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("samples.csv");
+        let mut w = SampleWriter::open(&path).expect("open");
+        w.append(&[
+            row("a-a", 1, 1, Some(1.0)),
+            row("a-a", 2, 1, Some(2.0)),
+            row("b", 1, 1, Some(3.0)),
+        ])
+        .expect("append");
+        assert_eq!(mark_discarded(&path, "a-a", 1).expect("mark"), 1);
+        assert_eq!(mark_discarded(&path, "a-a", 1).expect("idempotent"), 0);
+        let t = SampleTable::read(&path).expect("read");
+        let statuses: Vec<Status> = t.rows.iter().map(|r| r.status).collect();
+        assert_eq!(statuses, [Status::Discarded, Status::Ok, Status::Ok]);
+    }
+
+    #[test]
+    fn non_finite_values_are_rejected_with_their_line() {
+        let text = format!(
+            "{}\na,1,1,a,r,b,w,,m,sample,1,0,ok,NaN,ns,t\na,1,1,a,r,b,w,,m,sample,2,0,ok,2.5,ns,t\n",
+            super::HEADER.join(",")
+        );
+        let t = SampleTable::parse(std::path::Path::new("s.csv"), text.as_bytes()).expect("parse");
+        assert_eq!(t.rows.len(), 1);
+        assert_eq!(
+            t.rejected,
+            [(2, "value `NaN` is not a finite number".to_owned())]
+        );
+    }
+}
