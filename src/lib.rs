@@ -8,8 +8,11 @@
 pub mod campaign;
 pub mod cli;
 pub mod error;
+pub mod interrupt;
 pub mod inventory;
+pub mod kernel;
 pub mod recipe;
 pub mod results;
 pub mod stats;
 pub mod target;
+pub mod ui;

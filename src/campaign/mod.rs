@@ -1,3 +1,8 @@
 //! Campaigns: planning a recipe on a target and running the plan.
 
+pub mod engine;
+pub mod environment;
+pub mod events;
+pub mod extract;
 pub mod plan;
+pub mod tuning;

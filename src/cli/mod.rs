@@ -2,12 +2,16 @@
 //! subcommand. Only this layer prints; everything below returns values or emits events.
 
 mod check;
+mod finish;
+mod run;
+mod status;
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
 use crate::{
+    campaign::engine::RunOptions,
     error::Error,
     inventory::{Inventory, LOCAL, Target},
 };
@@ -51,12 +55,75 @@ pub enum Command {
         #[command(flatten)]
         target: TargetArgs,
     },
+    /// Run a campaign: boot each point's kernel, prove it, tune, measure, write every sample
+    /// as it comes, then the reports.
+    Run {
+        /// The recipe file.
+        recipe: PathBuf,
+        /// Target selection.
+        #[command(flatten)]
+        target: TargetArgs,
+        /// Directory under which `<name>-<UTC stamp>/` is created.
+        #[arg(
+            long,
+            value_name = "DIR",
+            default_value = "results",
+            env = "ABA_RESULTS",
+            help_heading = "Campaign"
+        )]
+        results: PathBuf,
+        /// Campaign options.
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Continue a stopped, interrupted or killed campaign: finished points are kept, an
+    /// unfinished point is redone from a fresh boot.
+    Resume {
+        /// The results directory.
+        dir: PathBuf,
+        /// Target inventory file (the target's name comes from the journal).
+        #[arg(long, value_name = "FILE", help_heading = "Target")]
+        targets: Option<PathBuf>,
+        /// Campaign options.
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Show where a campaign stands.
+    Status {
+        /// The results directory.
+        dir: PathBuf,
+    },
+}
+
+/// Options shared by `run` and `resume`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Allow changing sysctls and CPU frequency settings of a machine that is not rebooted
+    /// between points (the local target); previous values are restored at the end and on Ctrl-C.
+    #[arg(long, help_heading = "Campaign")]
+    pub allow_tuning: bool,
+}
+
+impl RunArgs {
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            allow_tuning: self.allow_tuning,
+        }
+    }
 }
 
 /// Runs the parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         Command::Check { recipe, target } => check::check(&recipe, &target),
+        Command::Run {
+            recipe,
+            target,
+            results,
+            run,
+        } => run::run(&recipe, &target, &results, run.options()),
+        Command::Resume { dir, targets, run } => run::resume(&dir, targets.as_ref(), run.options()),
+        Command::Status { dir } => status::status(&dir),
     }
 }
 

@@ -1,4 +1,7 @@
 //! Machines aba drives: the transport seam and its implementations.
 
+pub mod connect;
+pub mod host;
+pub mod local;
 pub mod quote;
 pub mod transport;

@@ -114,6 +114,12 @@ pub enum TransportError {
         /// What went wrong.
         reason: String,
     },
+    /// An interrupt (Ctrl-C, SIGTERM) was requested; the command's process group was killed.
+    #[error("interrupted while running a command on {target}")]
+    Interrupted {
+        /// `user@host:port` or `local`.
+        target: String,
+    },
     /// A local I/O error (spawning a process, reading a key file, …).
     #[error("{context}")]
     Io {

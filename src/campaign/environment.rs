@@ -1,0 +1,143 @@
+//! What the machine looked like at a point (the environment record a maintainer asks for when
+//! numbers look odd) and what went wrong during it (new kernel warnings, failed units).
+//!
+//! One script, one round trip: each fact is printed after an `@@name` marker line, so a
+//! missing tool (no systemd, no `/proc/config.gz`) only leaves its fact empty.
+
+use std::time::Duration;
+
+use crate::{
+    results::journal::Facts,
+    target::transport::{Transport, TransportError},
+};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Lines in dmesg that mean the kernel complained.
+pub const DMESG_WARNING_PATTERN: &str =
+    "WARNING:|BUG:|Oops|Call Trace:|cut here|general protection fault|Kernel panic";
+
+fn script(sysctls: &[String]) -> String {
+    let mut s = String::from(
+        "echo @@uname; uname -a\n\
+         echo @@release; uname -r\n\
+         echo @@cmdline; cat /proc/cmdline\n\
+         echo @@version; cat /proc/version\n\
+         echo @@boot_id; cat /proc/sys/kernel/random/boot_id\n\
+         echo @@config_sha256; if [ -r /proc/config.gz ]; then zcat /proc/config.gz | sha256sum | cut -d' ' -f1; elif [ -r /boot/config-$(uname -r) ]; then sha256sum /boot/config-$(uname -r) | cut -d' ' -f1; fi\n\
+         echo @@cpu_model; grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-\n\
+         echo @@cpus_online; cat /sys/devices/system/cpu/online\n\
+         echo @@governors; cat /sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\\n' ';'\n\
+         echo @@epp; cat /sys/devices/system/cpu/cpu[0-9]*/cpufreq/energy_performance_preference 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\\n' ';'\n\
+         echo @@no_turbo; cat /sys/devices/system/cpu/intel_pstate/no_turbo 2>/dev/null\n\
+         echo @@boost; cat /sys/devices/system/cpu/cpufreq/boost 2>/dev/null\n\
+         echo @@clocksource; cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null\n\
+         echo @@uptime; cat /proc/uptime\n\
+         echo @@loadavg; cat /proc/loadavg\n",
+    );
+    s.push_str(&format!(
+        "echo @@dmesg_warnings; dmesg 2>/dev/null | grep -cE '{DMESG_WARNING_PATTERN}'\n"
+    ));
+    s.push_str(
+        "echo @@failed_units; if [ -d /run/systemd/system ]; then systemctl --failed --plain --no-legend 2>/dev/null | awk '{print $1}' | tr '\\n' ' '; fi\n",
+    );
+    for name in sysctls {
+        let path = format!("/proc/sys/{}", name.replace('.', "/"));
+        s.push_str(&format!("echo @@sysctl.{name}; cat {path} 2>/dev/null\n"));
+    }
+    s.push_str("true\n");
+    s
+}
+
+/// Reads the environment facts; `sysctls` are dotted names (already validated).
+pub fn snapshot(
+    transport: &mut dyn Transport,
+    sysctls: &[String],
+) -> Result<Facts, TransportError> {
+    let out = transport.exec(&script(sysctls), TIMEOUT)?;
+    Ok(parse(&out.stdout_text()))
+}
+
+fn parse(text: &str) -> Facts {
+    let mut facts = Facts::new();
+    let mut key: Option<String> = None;
+    let mut value = String::new();
+    let mut flush = |key: &mut Option<String>, value: &mut String| {
+        if let Some(k) = key.take() {
+            facts.insert(k, value.trim().to_owned());
+        }
+        value.clear();
+    };
+    for line in text.lines() {
+        if let Some(k) = line.strip_prefix("@@") {
+            flush(&mut key, &mut value);
+            key = Some(k.to_owned());
+        } else if key.is_some() {
+            if !value.is_empty() {
+                value.push('\n');
+            }
+            value.push_str(line);
+        }
+    }
+    flush(&mut key, &mut value);
+    facts
+}
+
+/// What the audit found at the end of a point.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Audit {
+    /// Kernel warning lines in dmesg now.
+    pub dmesg_warnings: u32,
+    /// The newest warning lines, for the report.
+    pub dmesg_tail: Vec<String>,
+    /// Failed systemd units now.
+    pub failed_units: Vec<String>,
+}
+
+/// Counts kernel warnings and failed units now.
+pub fn audit(transport: &mut dyn Transport) -> Result<Audit, TransportError> {
+    let out = transport.exec(
+        &format!(
+            "echo @@count; dmesg 2>/dev/null | grep -cE '{DMESG_WARNING_PATTERN}'\n\
+             echo @@tail; dmesg 2>/dev/null | grep -E '{DMESG_WARNING_PATTERN}' | tail -n 5\n\
+             echo @@units; if [ -d /run/systemd/system ]; then systemctl --failed --plain --no-legend 2>/dev/null | awk '{{print $1}}'; fi\n\
+             true"
+        ),
+        TIMEOUT,
+    )?;
+    let facts = parse(&out.stdout_text());
+    Ok(Audit {
+        dmesg_warnings: facts
+            .get("count")
+            .and_then(|c| c.trim().parse().ok())
+            .unwrap_or(0),
+        dmesg_tail: facts
+            .get("tail")
+            .map(|t| t.lines().map(str::to_owned).collect())
+            .unwrap_or_default(),
+        failed_units: facts
+            .get("units")
+            .map(|t| t.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{audit, snapshot};
+    use crate::target::local::LocalTransport;
+
+    #[test]
+    fn snapshot_of_this_machine_has_the_basics() {
+        let mut t = LocalTransport::new();
+        let facts = snapshot(&mut t, &["kernel.ostype".to_owned()]).expect("runs");
+        assert!(!facts["release"].is_empty());
+        assert_eq!(facts["boot_id"].len(), 36);
+        assert_eq!(facts["sysctl.kernel.ostype"], "Linux");
+        let _ = Duration::ZERO;
+        let a = audit(&mut t).expect("runs");
+        assert!(a.dmesg_tail.len() <= 5);
+    }
+}

@@ -1,0 +1,276 @@
+//! Reading numbers out of a workload's output and judging a run: the recipe's metrics (JSON
+//! pointer, regex capture, "the output is one number", then divide/multiply) and checks
+//! (expected exit status, regexes that must or must not match).
+//!
+//! Pure functions over bytes, so every failure mode is unit-tested here and the engine only
+//! decides what a failure costs.
+
+use crate::{
+    recipe::{
+        Metric,
+        model::Stream,
+        resolved::{Check, Extract},
+    },
+    target::transport::{CommandOutput, ExitOutcome},
+};
+
+/// Why a run does not count.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunFailure {
+    /// The process did not exit as the recipe expects.
+    Exit {
+        /// What happened.
+        outcome: ExitOutcome,
+        /// What the recipe expects.
+        expected: i32,
+    },
+    /// A `must_match` regex did not match.
+    MissingMatch(String),
+    /// A `must_not_match` regex matched.
+    ForbiddenMatch {
+        /// The regex.
+        pattern: String,
+        /// The matching line.
+        line: String,
+    },
+    /// A metric could not be read.
+    Unparsable {
+        /// Metric name.
+        metric: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for RunFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunFailure::Exit { outcome, expected } => {
+                write!(f, "{outcome} (expected exit status {expected})")
+            }
+            RunFailure::MissingMatch(p) => {
+                write!(f, "output does not match `{p}` (check.must_match)")
+            }
+            RunFailure::ForbiddenMatch { pattern, line } => {
+                write!(
+                    f,
+                    "output matches `{pattern}` (check.must_not_match): {line}"
+                )
+            }
+            RunFailure::Unparsable { metric, reason } => {
+                write!(f, "cannot read metric `{metric}`: {reason}")
+            }
+        }
+    }
+}
+
+/// Judges a finished run and extracts every metric, in the recipe's order.
+pub fn evaluate(
+    output: &CommandOutput,
+    check: &Check,
+    metrics: &[Metric],
+) -> Result<Vec<f64>, RunFailure> {
+    if output.outcome != ExitOutcome::Exited(check.exit) {
+        return Err(RunFailure::Exit {
+            outcome: output.outcome.clone(),
+            expected: check.exit,
+        });
+    }
+    let stdout = output.stdout_text();
+    let stderr = output.stderr_text();
+    for re in &check.must_match {
+        if !re.is_match(&stdout) && !re.is_match(&stderr) {
+            return Err(RunFailure::MissingMatch(re.as_str().to_owned()));
+        }
+    }
+    for re in &check.must_not_match {
+        for text in [&stdout, &stderr] {
+            if let Some(m) = re.find(text) {
+                let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+                let end = text[m.end()..]
+                    .find('\n')
+                    .map_or(text.len(), |i| m.end() + i);
+                return Err(RunFailure::ForbiddenMatch {
+                    pattern: re.as_str().to_owned(),
+                    line: text[start..end].chars().take(200).collect(),
+                });
+            }
+        }
+    }
+    metrics
+        .iter()
+        .map(|m| {
+            let text = match m.stream {
+                Stream::Stdout => &stdout,
+                Stream::Stderr => &stderr,
+            };
+            extract(m, text).map_err(|reason| RunFailure::Unparsable {
+                metric: m.name.to_string(),
+                reason,
+            })
+        })
+        .collect()
+}
+
+/// Extracts one metric from one stream's text.
+pub fn extract(metric: &Metric, text: &str) -> Result<f64, String> {
+    let raw = match &metric.extract {
+        Extract::Number => {
+            let t = text.trim();
+            if t.is_empty() {
+                return Err("the output is empty; `number = true` expects one number".to_owned());
+            }
+            parse_number(t)?
+        }
+        Extract::Regex(re) => {
+            let caps = re
+                .captures(text)
+                .ok_or_else(|| format!("regex `{}` does not match the output", re.as_str()))?;
+            let group = caps.name("value").or_else(|| caps.get(1)).ok_or_else(|| {
+                format!(
+                    "regex `{}` matched but its capture group did not",
+                    re.as_str()
+                )
+            })?;
+            parse_number(group.as_str().trim())?
+        }
+        Extract::Json(pointer) => {
+            let doc: serde_json::Value = serde_json::from_str(text.trim())
+                .map_err(|e| format!("the output is not one JSON document: {e}"))?;
+            let node = doc
+                .pointer(pointer)
+                .ok_or_else(|| format!("JSON pointer `{pointer}` finds nothing"))?;
+            match node {
+                serde_json::Value::Number(n) => n
+                    .as_f64()
+                    .ok_or_else(|| format!("`{pointer}` is not representable as a number"))?,
+                serde_json::Value::String(s) => parse_number(s.trim())?,
+                other => return Err(format!("`{pointer}` is {other}, not a number")),
+            }
+        }
+    };
+    let value = raw / metric.divide * metric.multiply;
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(format!("the value {value} is not finite"))
+    }
+}
+
+fn parse_number(text: &str) -> Result<f64, String> {
+    let shown: String = text.chars().take(60).collect();
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!("`{shown}` is not a finite number")),
+        Err(_) => Err(format!("`{shown}` is not a number")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use regex::Regex;
+
+    use super::{RunFailure, evaluate, extract};
+    use crate::{
+        recipe::{
+            Metric,
+            ident::MetricName,
+            model::{BetterSpec, Stream},
+            resolved::{Check, Extract},
+        },
+        target::transport::{CommandOutput, ExitOutcome},
+    };
+
+    fn metric(extract: Extract, divide: f64) -> Metric {
+        Metric {
+            name: MetricName::new("m").expect("valid"),
+            extract,
+            stream: Stream::Stdout,
+            divide,
+            multiply: 1.0,
+            unit: "ns".into(),
+            better: BetterSpec::Lower,
+        }
+    }
+
+    fn output(code: i32, stdout: &str) -> CommandOutput {
+        CommandOutput {
+            outcome: ExitOutcome::Exited(code),
+            stdout: stdout.as_bytes().to_vec(),
+            stderr: Vec::new(),
+            elapsed: Duration::from_millis(1),
+        }
+    }
+
+    #[test]
+    fn json_pointer_with_division() {
+        let m = metric(Extract::Json("/wall_ns".into()), 4096.0);
+        let v = extract(&m, "{\"wall_ns\": 35008316, \"reads\": 4096}\n").expect("number");
+        assert!((v - 35_008_316.0 / 4096.0).abs() < 1e-9);
+        assert!(
+            extract(&m, "{\"x\":1}")
+                .expect_err("missing")
+                .contains("finds nothing")
+        );
+        assert!(
+            extract(&m, "garbage")
+                .expect_err("bad")
+                .contains("not one JSON document")
+        );
+    }
+
+    #[test]
+    fn regex_uses_named_or_first_group() {
+        let out = "Finish up\nRan for 105278 times\nTotal wait time: 7.657703  (avg: 0.000072)\n";
+        let ran = metric(
+            Extract::Regex(Regex::new(r"Ran for (\d+) times").expect("re")),
+            1.0,
+        );
+        assert_eq!(extract(&ran, out), Ok(105_278.0));
+        let wait = metric(
+            Extract::Regex(Regex::new(r"wait time: (?P<value>[0-9.]+)").expect("re")),
+            1.0,
+        );
+        assert_eq!(extract(&wait, out), Ok(7.657_703));
+    }
+
+    #[test]
+    fn whole_output_number() {
+        let m = metric(Extract::Number, 1.0);
+        assert_eq!(extract(&m, " 42.5\n"), Ok(42.5));
+        assert!(extract(&m, "").is_err());
+        assert!(
+            extract(&m, "NaN")
+                .expect_err("nan")
+                .contains("not a finite number")
+        );
+        assert!(extract(&m, "4 2").is_err());
+    }
+
+    #[test]
+    fn checks_run_before_metrics() {
+        let m = [metric(Extract::Number, 1.0)];
+        let check = Check {
+            exit: 0,
+            must_match: vec![Regex::new("RESULT: PASS").expect("re")],
+            must_not_match: vec![Regex::new("WARNING").expect("re")],
+        };
+        assert_eq!(
+            evaluate(&output(1, "1"), &check, &m),
+            Err(RunFailure::Exit {
+                outcome: ExitOutcome::Exited(1),
+                expected: 0
+            })
+        );
+        assert!(matches!(
+            evaluate(&output(0, "1"), &check, &m),
+            Err(RunFailure::MissingMatch(_))
+        ));
+        let bad = evaluate(&output(0, "RESULT: PASS\nWARNING: x\n"), &check, &m);
+        assert!(
+            matches!(bad, Err(RunFailure::ForbiddenMatch { ref line, .. }) if line == "WARNING: x")
+        );
+    }
+}

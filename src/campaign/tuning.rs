@@ -1,0 +1,287 @@
+//! Applying the recipe's sysctls and CPU frequency knobs after a boot, and reading every value
+//! back: a setting that did not stick fails the point before any sample is taken.
+//!
+//! Where the target does not reboot between points (the `local` target, `switch = "none"`),
+//! the previous values are kept so that the campaign can restore them at the end and on
+//! interruption.
+
+use std::time::Duration;
+
+use crate::{
+    recipe::{
+        Recipe,
+        resolved::{Knob, Tuning},
+    },
+    results::journal::Facts,
+    target::{
+        quote::sh_quote,
+        transport::{Transport, TransportError},
+    },
+};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A value to put back: (file, previous content).
+pub type Saved = Vec<(String, String)>;
+
+/// What tuning did.
+#[derive(Clone, Debug, Default)]
+pub struct Tuned {
+    /// Setting → value read back (sysctls by name, knobs by name).
+    pub settings: Facts,
+    /// Optional knobs this machine does not have.
+    pub skipped: Vec<String>,
+    /// Previous values, for restoring.
+    pub saved: Saved,
+}
+
+/// Why tuning failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    /// The transport failed.
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    /// A write was rejected or did not read back.
+    #[error("{what}: {reason}")]
+    Rejected {
+        /// `sysctl kernel.x = 5`, `governor = performance`.
+        what: String,
+        /// The kernel's answer or the read-back mismatch.
+        reason: String,
+    },
+    /// A required knob does not exist on this machine.
+    #[error("{knob} is required but this machine has no {files}")]
+    Missing {
+        /// Knob name.
+        knob: String,
+        /// Which files were looked for.
+        files: String,
+        /// Hint.
+        hint: String,
+    },
+}
+
+impl TuneError {
+    /// How to fix it.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            TuneError::Missing { hint, .. } => Some(hint),
+            _ => None,
+        }
+    }
+}
+
+/// Files of a per-CPU knob that exist, with their current values.
+fn read_knob(
+    transport: &mut dyn Transport,
+    glob: &str,
+) -> Result<Vec<(String, String)>, TuneError> {
+    let out = transport.exec(
+        &format!("for f in {glob}; do [ -e \"$f\" ] && printf '%s\\t%s\\n' \"$f\" \"$(cat \"$f\" 2>/dev/null)\"; done; true"),
+        TIMEOUT,
+    )?;
+    Ok(out
+        .stdout_text()
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(f, v)| (f.to_owned(), v.trim().to_owned()))
+        .collect())
+}
+
+/// Writes `value` to every file and reads them back; returns the read-back values.
+fn write_files(
+    transport: &mut dyn Transport,
+    files: &[String],
+    value: &str,
+    what: &str,
+) -> Result<Vec<String>, TuneError> {
+    let quoted: Vec<String> = files.iter().map(|f| sh_quote(f)).collect();
+    let script = format!(
+        "for f in {list}; do printf '%s\\n' {v} > \"$f\" || {{ echo \"write to $f rejected\" >&2; exit 1; }}; done; for f in {list}; do cat \"$f\"; done",
+        list = quoted.join(" "),
+        v = sh_quote(value),
+    );
+    let out = transport.exec(&script, TIMEOUT)?;
+    if !out.outcome.success() {
+        return Err(TuneError::Rejected {
+            what: what.to_owned(),
+            reason: format!("{} ({})", out.stderr_text().trim(), out.outcome),
+        });
+    }
+    let back: Vec<String> = out.stdout_text().lines().map(normalize).collect();
+    if back.len() != files.len() || back.iter().any(|b| *b != normalize(value)) {
+        return Err(TuneError::Rejected {
+            what: what.to_owned(),
+            reason: format!("wrote `{value}` but read back `{}`", back.join(", ")),
+        });
+    }
+    Ok(back)
+}
+
+/// Multi-value sysctls print tabs; compare on single spaces.
+fn normalize(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+struct KnobSpec<'a> {
+    name: &'a str,
+    globs: &'a [&'a str],
+    value: String,
+    required: bool,
+    hint: &'a str,
+}
+
+fn apply_knob(
+    transport: &mut dyn Transport,
+    spec: &KnobSpec<'_>,
+    tuned: &mut Tuned,
+) -> Result<(), TuneError> {
+    let mut files = Vec::new();
+    for glob in spec.globs {
+        files = read_knob(transport, glob)?;
+        if !files.is_empty() {
+            break;
+        }
+    }
+    if files.is_empty() {
+        if spec.required {
+            return Err(TuneError::Missing {
+                knob: spec.name.to_owned(),
+                files: spec.globs.join(" or "),
+                hint: format!(
+                    "{}; or list \"{}\" in [tuning] optional if this machine may lack it",
+                    spec.hint, spec.name
+                ),
+            });
+        }
+        tuned.skipped.push(spec.name.to_owned());
+        return Ok(());
+    }
+    let paths: Vec<String> = files.iter().map(|(f, _)| f.clone()).collect();
+    tuned.saved.extend(files);
+    write_files(
+        transport,
+        &paths,
+        &spec.value,
+        &format!("{} = {}", spec.name, spec.value),
+    )?;
+    tuned
+        .settings
+        .insert(spec.name.to_owned(), spec.value.clone());
+    Ok(())
+}
+
+/// Applies sysctls (in recipe order), then governor, EPP and turbo; reads everything back.
+pub fn apply(transport: &mut dyn Transport, recipe: &Recipe) -> Result<Tuned, TuneError> {
+    let mut tuned = Tuned::default();
+    for (name, value) in &recipe.sysctls {
+        let path = name.proc_path();
+        let current = read_knob(transport, &sh_quote(&path))?;
+        let Some((_, old)) = current.into_iter().next() else {
+            return Err(TuneError::Rejected {
+                what: format!("sysctl {name} = {value}"),
+                reason: format!("{path} does not exist on this kernel"),
+            });
+        };
+        tuned.saved.push((path.clone(), old));
+        write_files(
+            transport,
+            &[path],
+            value,
+            &format!("sysctl {name} = {value}"),
+        )?;
+        tuned.settings.insert(name.to_string(), value.clone());
+    }
+    apply_tuning(transport, &recipe.tuning, &mut tuned)?;
+    Ok(tuned)
+}
+
+fn apply_tuning(
+    transport: &mut dyn Transport,
+    tuning: &Tuning,
+    tuned: &mut Tuned,
+) -> Result<(), TuneError> {
+    let knob = |k: &Option<Knob<crate::recipe::ident::KnobValue>>| {
+        k.as_ref().map(|k| (k.value.to_string(), k.required))
+    };
+    if let Some((value, required)) = knob(&tuning.governor) {
+        apply_knob(
+            transport,
+            &KnobSpec {
+                name: "governor",
+                globs: &["/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"],
+                value,
+                required,
+                hint: "this machine has no cpufreq driver (VMs usually do not)",
+            },
+            tuned,
+        )?;
+    }
+    if let Some((value, required)) = knob(&tuning.epp) {
+        apply_knob(
+            transport,
+            &KnobSpec {
+                name: "epp",
+                globs: &["/sys/devices/system/cpu/cpu[0-9]*/cpufreq/energy_performance_preference"],
+                value,
+                required,
+                hint: "EPP needs intel_pstate or amd-pstate in active mode",
+            },
+            tuned,
+        )?;
+    }
+    if let Some(turbo) = &tuning.turbo {
+        // intel_pstate says "no_turbo" (1 = off); cpufreq says "boost" (0 = off).
+        let intel = read_knob(transport, "/sys/devices/system/cpu/intel_pstate/no_turbo")?;
+        let (glob, value) = if intel.is_empty() {
+            (
+                "/sys/devices/system/cpu/cpufreq/boost",
+                if turbo.value { "1" } else { "0" },
+            )
+        } else {
+            (
+                "/sys/devices/system/cpu/intel_pstate/no_turbo",
+                if turbo.value { "0" } else { "1" },
+            )
+        };
+        apply_knob(
+            transport,
+            &KnobSpec {
+                name: "turbo",
+                globs: &[glob],
+                value: value.to_owned(),
+                required: turbo.required,
+                hint: "neither intel_pstate/no_turbo nor cpufreq/boost exists",
+            },
+            tuned,
+        )?;
+        if let Some(v) = tuned.settings.remove("turbo") {
+            tuned.settings.insert(
+                format!("turbo ({})", glob.rsplit('/').next().unwrap_or(glob)),
+                v,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Puts saved values back, last change first. Best effort: every file is tried.
+pub fn restore(transport: &mut dyn Transport, saved: &Saved) -> Result<(), TuneError> {
+    let mut failures = Vec::new();
+    for (path, value) in saved.iter().rev() {
+        let script = format!("printf '%s\\n' {} > {}", sh_quote(value), sh_quote(path));
+        match transport.exec(&script, TIMEOUT) {
+            Ok(out) if out.outcome.success() => {}
+            Ok(out) => failures.push(format!("{path}: {}", out.stderr_text().trim())),
+            Err(e) => failures.push(format!("{path}: {e}")),
+        }
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(TuneError::Rejected {
+            what: "restoring previous settings".to_owned(),
+            reason: failures.join("; "),
+        })
+    }
+}

@@ -1,0 +1,157 @@
+//! `aba run` and `aba resume`: execute a campaign and finish with its reports.
+
+use std::path::{Path, PathBuf};
+
+use crate::{
+    campaign::{
+        engine::{Engine, EngineError, Outcome, RunOptions, check_tuning_consent},
+        plan::Plan,
+    },
+    cli::TargetArgs,
+    error::{Error, exit_code},
+    interrupt,
+    inventory::Inventory,
+    recipe,
+    results::{
+        journal::{Event, Journal},
+        layout::{ResultsDir, utc_stamp},
+    },
+    target::connect::transport_for,
+    ui::progress::Progress,
+};
+
+fn engine_error(e: EngineError) -> Error {
+    let hint = e.hint();
+    let err = Error::context("cannot run the campaign", e);
+    match hint {
+        Some(h) => err.with_hint(h),
+        None => err,
+    }
+}
+
+/// `aba run RECIPE`.
+pub fn run(
+    recipe_path: &Path,
+    target_args: &TargetArgs,
+    results: &Path,
+    options: RunOptions,
+) -> Result<u8, Error> {
+    let recipe = recipe::load(recipe_path)?;
+    let target = target_args.resolve()?;
+    let plan = Plan::new(&recipe, &target)?;
+    check_tuning_consent(&recipe, &target, &options).map_err(engine_error)?;
+    for warning in &plan.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let dir = ResultsDir::create(results, &recipe, &utc_stamp()).map_err(|e| {
+        Error::context(
+            format!(
+                "cannot create a results directory under {}",
+                results.display()
+            ),
+            e,
+        )
+    })?;
+    // From here on the campaign runs the copies it recorded, so resume and report see
+    // exactly what ran.
+    let recipe = dir.load_recipe()?;
+    let plan = Plan::new(&recipe, &target)?;
+    let mut transport = transport_for(&target).map_err(Error::msg)?;
+    interrupt::install();
+    let mut progress = Progress::for_stderr();
+    let outcome = Engine::create(
+        &recipe,
+        &plan,
+        &target,
+        &dir,
+        transport.as_mut(),
+        &mut progress,
+        options,
+    )
+    .map_err(engine_error)?
+    .run()
+    .map_err(engine_error)?;
+    drop(progress);
+    conclude(&dir, &outcome)
+}
+
+/// `aba resume DIR`.
+pub fn resume(
+    dir_path: &Path,
+    targets: Option<&PathBuf>,
+    options: RunOptions,
+) -> Result<u8, Error> {
+    let dir = ResultsDir::open(dir_path);
+    let journal = Journal::read(&dir.journal_path()).map_err(|e| {
+        Error::context(
+            format!(
+                "{} is not a resumable results directory",
+                dir_path.display()
+            ),
+            e,
+        )
+        .with_hint("pass the directory `aba run` printed, e.g. results/<name>-<stamp>")
+    })?;
+    let Some(Event::Campaign {
+        target: target_name,
+        ..
+    }) = journal.header().cloned()
+    else {
+        return Err(Error::msg("the journal has no campaign header"));
+    };
+    if journal.state().finished {
+        eprintln!("the campaign in {} is already finished", dir_path.display());
+        return conclude(&dir, &Outcome::Finished);
+    }
+    let recipe = dir.load_recipe()?;
+    let target = Inventory::discover(targets.map(PathBuf::as_path))?.target(&target_name)?;
+    let plan = Plan::new(&recipe, &target)?;
+    let mut transport = transport_for(&target).map_err(Error::msg)?;
+    interrupt::install();
+    let mut progress = Progress::for_stderr();
+    let outcome = Engine::resume(
+        &recipe,
+        &plan,
+        &target,
+        &dir,
+        transport.as_mut(),
+        &mut progress,
+        options,
+    )
+    .map_err(engine_error)?
+    .run()
+    .map_err(engine_error)?;
+    drop(progress);
+    conclude(&dir, &outcome)
+}
+
+/// Writes the reports, prints the mail table, and maps the outcome to an exit code.
+fn conclude(dir: &ResultsDir, outcome: &Outcome) -> Result<u8, Error> {
+    let printed = crate::cli::finish::write_and_print(dir);
+    match outcome {
+        Outcome::Finished => {
+            let code = printed?;
+            eprintln!("campaign finished: {}", dir.root.display());
+            Ok(code)
+        }
+        Outcome::Stopped { reason } => {
+            if let Err(e) = printed {
+                eprintln!("{}", e.render());
+            }
+            Err(Error::msg(format!("the campaign stopped: {reason}"))
+                .with_hint(format!(
+                    "fix the cause, then continue with `aba resume {}`; finished points are kept",
+                    dir.root.display()
+                ))
+                .with_code(exit_code::CAMPAIGN_STOPPED))
+        }
+        Outcome::Interrupted => {
+            if let Err(e) = printed {
+                eprintln!("{}", e.render());
+            }
+            Err(Error::msg("interrupted")
+                .with_hint(format!("continue with `aba resume {}`", dir.root.display()))
+                .with_code(exit_code::INTERRUPTED))
+        }
+    }
+}

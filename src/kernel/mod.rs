@@ -1,0 +1,4 @@
+//! Kernels on the target: switching to a point's kernel and proving which one booted.
+
+pub mod proof;
+pub mod switch;

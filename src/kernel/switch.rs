@@ -1,0 +1,385 @@
+//! Switching the target to a point's kernel and waiting until it is back: kexec, a one-shot
+//! boot-loader entry plus reboot, host-side power commands, or nothing.
+//!
+//! Every method ends the same way: the old boot must be gone and a fresh login must show a
+//! `boot_id` that differs from the previous one. An open port proves nothing (QEMU accepts TCP
+//! while the guest is down) and the old kernel may answer for a moment after the trigger, so
+//! the wait loop logs in and compares `boot_id`. A boot that never comes back gets the
+//! inventory's power-cycle command, once, and the wait starts over.
+
+use std::time::{Duration, Instant};
+
+use crate::{
+    interrupt,
+    inventory::{Switch, Target},
+    kernel::proof::{BootFacts, FactsError, read_facts},
+    recipe::Kernel,
+    target::{
+        host::{HostCommandError, run_host},
+        quote::sh_quote,
+        transport::{Transport, TransportError},
+    },
+};
+
+/// Deadline for commands that prepare a switch (`kexec -l` reads ~30 MB under emulation).
+const PREPARE_TIMEOUT: Duration = Duration::from_secs(180);
+/// Deadline for host-side power commands.
+const HOST_TIMEOUT: Duration = Duration::from_secs(300);
+/// Pause between logins that still reach the old boot.
+const OLD_BOOT_PAUSE: Duration = Duration::from_millis(200);
+
+/// What the engine wants booted.
+#[derive(Clone, Debug)]
+pub struct SwitchRequest<'a> {
+    /// The kernel.
+    pub kernel: &'a Kernel,
+    /// Parameters to add (`[boot] cmdline` + the kernel's), each verified afterwards.
+    pub params: &'a [String],
+    /// The default boot's parameters (kexec builds its command line from them).
+    pub base_cmdline: &'a str,
+    /// The boot_id of the boot being left, if known.
+    pub previous_boot_id: Option<&'a str>,
+}
+
+impl SwitchRequest<'_> {
+    /// `base + params`, the command line the new kernel gets.
+    pub fn full_cmdline(&self) -> String {
+        let mut words: Vec<&str> = self.base_cmdline.split_whitespace().collect();
+        for p in self.params {
+            if !words.contains(&p.as_str()) {
+                words.push(p);
+            }
+        }
+        words.join(" ")
+    }
+}
+
+/// Progress inside a switch, for the progress display and the journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchPhase {
+    /// Loading the kernel / setting the boot entry.
+    Preparing,
+    /// The switch was triggered.
+    Triggered,
+    /// Waiting for a fresh login.
+    Waiting,
+    /// The boot did not come back; running the power-cycle command.
+    PowerCycling,
+}
+
+/// A switch that completed with a login to a new boot.
+#[derive(Clone, Debug)]
+pub struct Switched {
+    /// The new boot's facts (not yet proven against the request).
+    pub facts: BootFacts,
+    /// Seconds from the trigger to the first login into the new boot.
+    pub login_s: f64,
+    /// Whether the power-cycle command had to be used.
+    pub power_cycled: bool,
+}
+
+/// Why a switch did not reach a new boot.
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchError {
+    /// The host key changed or is unknown: never talk to this machine again in this run.
+    #[error(transparent)]
+    HostKey(TransportError),
+    /// Ctrl-C / SIGTERM.
+    #[error("interrupted")]
+    Interrupted,
+    /// The target could not be reached to start the switch.
+    #[error("cannot reach the target to switch kernels")]
+    Unreachable(#[source] TransportError),
+    /// Preparing the switch on the target failed (image missing, kexec refused…).
+    #[error("`{command}` failed on the target: {outcome}{}", stderr_tail(stderr))]
+    Prepare {
+        /// The command.
+        command: String,
+        /// How it ended.
+        outcome: String,
+        /// Its stderr.
+        stderr: String,
+    },
+    /// A host-side command failed.
+    #[error(transparent)]
+    Host(#[from] HostCommandError),
+    /// No new boot answered before the deadline.
+    #[error("no new boot answered within {}s{}", timeout.as_secs(), if *power_cycled { " (even after the power-cycle command)" } else { "" })]
+    NoReturn {
+        /// The boot timeout.
+        timeout: Duration,
+        /// Whether the power-cycle command ran.
+        power_cycled: bool,
+    },
+    /// The new boot answered but its facts could not be read.
+    #[error(transparent)]
+    Facts(FactsError),
+}
+
+fn stderr_tail(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(5);
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", lines[start..].join(" / "))
+    }
+}
+
+fn classify(err: TransportError) -> SwitchError {
+    match err {
+        TransportError::HostKey { .. } => SwitchError::HostKey(err),
+        TransportError::Interrupted { .. } => SwitchError::Interrupted,
+        other => SwitchError::Unreachable(other),
+    }
+}
+
+/// Runs a preparation command on the target; a non-zero exit is a `Prepare` error.
+fn prepare(transport: &mut dyn Transport, command: &str) -> Result<(), SwitchError> {
+    let out = transport.exec(command, PREPARE_TIMEOUT).map_err(classify)?;
+    if out.outcome.success() {
+        Ok(())
+    } else {
+        Err(SwitchError::Prepare {
+            command: command.to_owned(),
+            outcome: out.outcome.to_string(),
+            stderr: out.stderr_text(),
+        })
+    }
+}
+
+/// Starts `command` on the target detached from the session (new session, no terminal, no
+/// pipes), so the triggering exec returns before the machine goes away.
+fn detached(command: &str) -> String {
+    format!(
+        "setsid sh -c {} </dev/null >/dev/null 2>&1 &",
+        sh_quote(&format!("sleep 1; {command}"))
+    )
+}
+
+/// The kexec load command for a request.
+pub fn kexec_load_command(req: &SwitchRequest<'_>) -> String {
+    let image = req.kernel.image.as_str();
+    let initrd = req.kernel.initrd.as_str();
+    format!(
+        "for f in {img} {ird}; do [ -r \"$f\" ] || {{ echo \"$f: no such file on the target\" >&2; exit 2; }}; done; command -v kexec >/dev/null || {{ echo 'kexec not found (install kexec-tools)' >&2; exit 2; }}; kexec -l {img} --initrd={ird} --command-line={cmd}",
+        img = sh_quote(image),
+        ird = sh_quote(initrd),
+        cmd = sh_quote(&req.full_cmdline()),
+    )
+}
+
+/// The kexec trigger: `systemctl kexec` where systemd runs, else `kexec -e`.
+pub const KEXEC_TRIGGER: &str = "if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then systemctl kexec; else kexec -e; fi";
+
+/// The BLS one-shot entry file's content.
+pub fn bls_entry(req: &SwitchRequest<'_>) -> String {
+    format!(
+        "title aba {label} ({release})\nlinux {image}\ninitrd {initrd}\noptions {options}\n",
+        label = req.kernel.label,
+        release = req.kernel.release,
+        image = req.kernel.image,
+        initrd = req.kernel.initrd,
+        options = req.full_cmdline(),
+    )
+}
+
+/// Switches `transport`'s machine to the requested kernel per `target.switch` and returns the
+/// facts of the boot that answered. `Switch::None` returns the current boot's facts.
+pub fn switch_to(
+    target: &Target,
+    transport: &mut dyn Transport,
+    req: &SwitchRequest<'_>,
+    phase: &mut dyn FnMut(SwitchPhase),
+) -> Result<Switched, SwitchError> {
+    let vars = [
+        ("kernel", req.kernel.label.as_str()),
+        ("release", req.kernel.release.as_str()),
+        ("image", req.kernel.image.as_str()),
+        ("initrd", req.kernel.initrd.as_str()),
+    ];
+    let full = req.full_cmdline();
+    let params = req.params.join(" ");
+    let mut vars: Vec<(&str, &str)> = vars.to_vec();
+    vars.push(("cmdline", &full));
+    vars.push(("params", &params));
+
+    if target.switch != Switch::None {
+        phase(SwitchPhase::Preparing);
+    }
+    match &target.switch {
+        Switch::None => {
+            let facts = read_facts(transport).map_err(facts_error)?;
+            return Ok(Switched {
+                facts,
+                login_s: 0.0,
+                power_cycled: false,
+            });
+        }
+        Switch::Kexec => {
+            prepare(transport, &kexec_load_command(req))?;
+            prepare(transport, &detached(KEXEC_TRIGGER))?;
+        }
+        Switch::GrubReboot { entry } => {
+            let entry = crate::target::host::expand(entry, &vars)?;
+            prepare(
+                transport,
+                &format!(
+                    "g=$(command -v grub-reboot || command -v grub2-reboot) || {{ echo 'grub-reboot not found' >&2; exit 2; }}; \"$g\" {entry}"
+                ),
+            )?;
+            prepare(transport, &detached("reboot"))?;
+        }
+        Switch::Bls { entries } => {
+            let name = format!("aba-{}.conf", req.kernel.label);
+            let path = format!("{}/{name}", entries.trim_end_matches('/'));
+            transport
+                .upload(bls_entry(req).as_bytes(), &path, 0o644)
+                .map_err(classify)?;
+            prepare(
+                transport,
+                &format!("bootctl set-oneshot {}", sh_quote(&name)),
+            )?;
+            prepare(transport, &detached("reboot"))?;
+        }
+        Switch::Power { set_next, cycle } => {
+            if let Some(cmd) = set_next {
+                run_host(cmd, &vars, &target.base_dir, HOST_TIMEOUT)?;
+            }
+            transport.disconnect();
+            run_host(cycle, &vars, &target.base_dir, HOST_TIMEOUT)?;
+        }
+    }
+    let triggered = Instant::now();
+    phase(SwitchPhase::Triggered);
+    transport.disconnect();
+
+    phase(SwitchPhase::Waiting);
+    match wait_for_new_boot(
+        transport,
+        req.previous_boot_id,
+        triggered + target.boot_timeout,
+    ) {
+        Ok(facts) => Ok(Switched {
+            facts,
+            login_s: triggered.elapsed().as_secs_f64(),
+            power_cycled: false,
+        }),
+        Err(SwitchError::NoReturn { .. }) if target.power_cycle.is_some() => {
+            phase(SwitchPhase::PowerCycling);
+            transport.disconnect();
+            let cmd = target.power_cycle.as_deref().unwrap_or_default();
+            run_host(cmd, &vars, &target.base_dir, HOST_TIMEOUT)?;
+            let cycled = Instant::now();
+            phase(SwitchPhase::Waiting);
+            match wait_for_new_boot(
+                transport,
+                req.previous_boot_id,
+                cycled + target.boot_timeout,
+            ) {
+                Ok(facts) => Ok(Switched {
+                    facts,
+                    login_s: triggered.elapsed().as_secs_f64(),
+                    power_cycled: true,
+                }),
+                Err(SwitchError::NoReturn { timeout, .. }) => Err(SwitchError::NoReturn {
+                    timeout,
+                    power_cycled: true,
+                }),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn facts_error(e: FactsError) -> SwitchError {
+    match e {
+        FactsError::Transport(t) => classify(t),
+        other => SwitchError::Facts(other),
+    }
+}
+
+/// Logs in again and again until a boot other than `previous` answers, or `deadline`.
+pub fn wait_for_new_boot(
+    transport: &mut dyn Transport,
+    previous: Option<&str>,
+    deadline: Instant,
+) -> Result<BootFacts, SwitchError> {
+    let timeout = deadline.saturating_duration_since(Instant::now());
+    loop {
+        if interrupt::requested() {
+            return Err(SwitchError::Interrupted);
+        }
+        if Instant::now() >= deadline {
+            return Err(SwitchError::NoReturn {
+                timeout,
+                power_cycled: false,
+            });
+        }
+        match transport.reconnect(deadline) {
+            Ok(()) => {}
+            Err(e @ TransportError::HostKey { .. }) => return Err(SwitchError::HostKey(e)),
+            Err(TransportError::Interrupted { .. }) => return Err(SwitchError::Interrupted),
+            Err(_) => continue,
+        }
+        match read_facts(transport) {
+            Ok(facts) if Some(facts.boot_id.as_str()) != previous => return Ok(facts),
+            Ok(_) => {
+                // The old kernel still answers: it has not gone down yet.
+                transport.disconnect();
+                std::thread::sleep(OLD_BOOT_PAUSE);
+            }
+            Err(FactsError::Transport(e @ TransportError::HostKey { .. })) => {
+                return Err(SwitchError::HostKey(e));
+            }
+            Err(FactsError::Transport(TransportError::Interrupted { .. })) => {
+                return Err(SwitchError::Interrupted);
+            }
+            Err(_) => transport.disconnect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SwitchRequest, bls_entry, kexec_load_command};
+    use crate::recipe::{
+        Kernel,
+        ident::{KernelLabel, Release, TargetPath},
+    };
+
+    fn kernel() -> Kernel {
+        Kernel {
+            label: KernelLabel::new("patched").expect("valid"),
+            release: Release::new("6.1.0-50-cloud-amd64").expect("valid"),
+            image: TargetPath::new("/boot/vmlinuz-6.1.0-50-cloud-amd64").expect("valid"),
+            initrd: TargetPath::new("/boot/initrd.img-6.1.0-50-cloud-amd64").expect("valid"),
+            cmdline: vec![],
+        }
+    }
+
+    #[test]
+    fn kexec_command_line_is_base_plus_params_quoted_once() {
+        let k = kernel();
+        let params = vec!["quiet".to_owned(), "aba.kernel=patched".to_owned()];
+        let req = SwitchRequest {
+            kernel: &k,
+            params: &params,
+            base_cmdline: "console=ttyS0,115200 panic=-1 quiet",
+            previous_boot_id: None,
+        };
+        assert_eq!(
+            req.full_cmdline(),
+            "console=ttyS0,115200 panic=-1 quiet aba.kernel=patched"
+        );
+        let cmd = kexec_load_command(&req);
+        assert!(cmd.ends_with(
+            "kexec -l /boot/vmlinuz-6.1.0-50-cloud-amd64 --initrd=/boot/initrd.img-6.1.0-50-cloud-amd64 --command-line='console=ttyS0,115200 panic=-1 quiet aba.kernel=patched'"
+        ), "{cmd}");
+        assert!(
+            bls_entry(&req)
+                .contains("options console=ttyS0,115200 panic=-1 quiet aba.kernel=patched\n")
+        );
+    }
+}

@@ -1,0 +1,329 @@
+//! The built-in `local` target: commands run on this machine through `sh -c`, each in its own
+//! process group, with the same deadline and kill semantics as over SSH.
+
+use std::{
+    io::Read,
+    os::{
+        fd::AsRawFd,
+        unix::process::{CommandExt, ExitStatusExt},
+    },
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use crate::{
+    interrupt,
+    target::transport::{CommandOutput, ExitOutcome, Transport, TransportError},
+};
+
+/// How often the read loop wakes up to check the deadline and for an interrupt.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Runs commands on this machine.
+#[derive(Debug, Default)]
+pub struct LocalTransport;
+
+impl LocalTransport {
+    /// The local transport.
+    pub fn new() -> Self {
+        LocalTransport
+    }
+}
+
+fn io_error(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> TransportError {
+    let context = context.into();
+    move |source| TransportError::Io { context, source }
+}
+
+/// Signal number → name without `SIG`, for messages and `ExitOutcome::Signaled`.
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGHUP => "HUP",
+        libc::SIGINT => "INT",
+        libc::SIGQUIT => "QUIT",
+        libc::SIGILL => "ILL",
+        libc::SIGABRT => "ABRT",
+        libc::SIGBUS => "BUS",
+        libc::SIGFPE => "FPE",
+        libc::SIGKILL => "KILL",
+        libc::SIGSEGV => "SEGV",
+        libc::SIGPIPE => "PIPE",
+        libc::SIGALRM => "ALRM",
+        libc::SIGTERM => "TERM",
+        libc::SIGUSR1 => "USR1",
+        libc::SIGUSR2 => "USR2",
+        _ => return signal.to_string(),
+    }
+    .to_owned()
+}
+
+fn kill_group(child: &Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created for the
+        // child; it has no memory-safety preconditions.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+fn set_nonblocking(fd: i32) {
+    // SAFETY: fcntl on a file descriptor we own; failure leaves it blocking, which poll()
+    // still handles because we only read after POLLIN.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
+impl Transport for LocalTransport {
+    fn describe(&self) -> String {
+        "local".to_owned()
+    }
+
+    fn exec(&mut self, command: &str, timeout: Duration) -> Result<CommandOutput, TransportError> {
+        let start = Instant::now();
+        let deadline = start + timeout;
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(io_error(format!("cannot start `sh -c {command}`")))?;
+        let mut pipes = [
+            child.stdout.take().map(|p| Box::new(p) as Box<dyn ReadFd>),
+            child.stderr.take().map(|p| Box::new(p) as Box<dyn ReadFd>),
+        ];
+        for p in pipes.iter().flatten() {
+            set_nonblocking(p.fd());
+        }
+        let mut out = [Vec::new(), Vec::new()];
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut status = None;
+        let mut timed_out = false;
+        loop {
+            let open: Vec<usize> = (0..2).filter(|&i| pipes[i].is_some()).collect();
+            if open.is_empty() {
+                break;
+            }
+            if interrupt::requested() {
+                kill_group(&child);
+                let _ = child.wait();
+                return Err(TransportError::Interrupted {
+                    target: "local".to_owned(),
+                });
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                kill_group(&child);
+                timed_out = true;
+                break;
+            }
+            // Once the leader exited, whatever still holds the pipes is a leftover of the
+            // command: drain what is there, then the group is killed below.
+            if status.is_none() {
+                status = child
+                    .try_wait()
+                    .map_err(io_error("cannot wait for a local command"))?;
+            }
+            let mut fds: Vec<libc::pollfd> = open
+                .iter()
+                .map(|&i| libc::pollfd {
+                    fd: pipes[i].as_ref().map_or(-1, |p| p.fd()),
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect();
+            let wait = if status.is_some() {
+                0
+            } else {
+                POLL.min(deadline - now)
+                    .as_millis()
+                    .try_into()
+                    .unwrap_or(100)
+            };
+            // SAFETY: `fds` is a valid, initialised array of pollfd of the given length.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait) };
+            if ready < 0 {
+                let err = std::io::Error::last_os_error();
+                if err.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                kill_group(&child);
+                return Err(io_error("poll failed")(err));
+            }
+            let mut progressed = false;
+            for (slot, pfd) in open.iter().zip(&fds) {
+                if pfd.revents == 0 {
+                    continue;
+                }
+                let Some(pipe) = pipes[*slot].as_mut() else {
+                    continue;
+                };
+                match pipe.read(&mut buf) {
+                    Ok(0) => pipes[*slot] = None,
+                    Ok(n) => {
+                        out[*slot].extend_from_slice(&buf[..n]);
+                        progressed = true;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => pipes[*slot] = None,
+                }
+            }
+            if status.is_some() && !progressed && ready == 0 {
+                break;
+            }
+        }
+        kill_group(&child);
+        let exit = match status {
+            Some(s) => s,
+            None => child
+                .wait()
+                .map_err(io_error("cannot wait for a local command"))?,
+        };
+        let outcome = if timed_out {
+            ExitOutcome::TimedOut
+        } else if let Some(code) = exit.code() {
+            ExitOutcome::Exited(code)
+        } else {
+            ExitOutcome::Signaled(signal_name(exit.signal().unwrap_or(0)))
+        };
+        let [stdout, stderr] = out;
+        Ok(CommandOutput {
+            outcome,
+            stdout,
+            stderr,
+            elapsed: start.elapsed(),
+        })
+    }
+
+    fn upload(&mut self, data: &[u8], remote_path: &str, mode: u32) -> Result<(), TransportError> {
+        use std::os::unix::fs::PermissionsExt;
+        let path = Path::new(remote_path);
+        let copy_err = |reason: String| TransportError::Copy {
+            path: remote_path.to_owned(),
+            target: "local".to_owned(),
+            reason,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| copy_err(e.to_string()))?;
+        }
+        std::fs::write(path, data).map_err(|e| copy_err(e.to_string()))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| copy_err(e.to_string()))
+    }
+
+    fn download(&mut self, remote_path: &str) -> Result<Vec<u8>, TransportError> {
+        std::fs::read(remote_path).map_err(|e| TransportError::Copy {
+            path: remote_path.to_owned(),
+            target: "local".to_owned(),
+            reason: e.to_string(),
+        })
+    }
+
+    fn reconnect(&mut self, _deadline: Instant) -> Result<(), TransportError> {
+        Ok(())
+    }
+
+    fn disconnect(&mut self) {}
+}
+
+/// A readable pipe with its raw fd.
+trait ReadFd: Read {
+    fn fd(&self) -> i32;
+}
+
+impl ReadFd for std::process::ChildStdout {
+    fn fd(&self) -> i32 {
+        self.as_raw_fd()
+    }
+}
+
+impl ReadFd for std::process::ChildStderr {
+    fn fd(&self) -> i32 {
+        self.as_raw_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::LocalTransport;
+    use crate::target::transport::{ExitOutcome, Transport};
+
+    #[test]
+    fn captures_streams_and_status() {
+        let mut t = LocalTransport::new();
+        let out = t
+            .exec("echo out; echo err >&2; exit 3", Duration::from_secs(10))
+            .expect("runs");
+        assert_eq!(out.outcome, ExitOutcome::Exited(3));
+        assert_eq!(out.stdout, b"out\n");
+        assert_eq!(out.stderr, b"err\n");
+    }
+
+    #[test]
+    fn large_output_on_both_streams_does_not_deadlock() {
+        let mut t = LocalTransport::new();
+        let out = t
+            .exec(
+                "head -c 5000000 /dev/zero; head -c 5000000 /dev/zero >&2",
+                Duration::from_secs(30),
+            )
+            .expect("runs");
+        assert_eq!(out.stdout.len(), 5_000_000);
+        assert_eq!(out.stderr.len(), 5_000_000);
+    }
+
+    #[test]
+    fn deadline_kills_the_whole_group() {
+        let marker = format!("aba-local-timeout-{}", std::process::id());
+        let mut t = LocalTransport::new();
+        let start = Instant::now();
+        let out = t
+            .exec(
+                &format!("sh -c 'sleep 30; echo {marker}' & sleep 30"),
+                Duration::from_millis(300),
+            )
+            .expect("runs");
+        assert_eq!(out.outcome, ExitOutcome::TimedOut);
+        assert!(start.elapsed() < Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(100));
+        let left = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .expect("pgrep");
+        assert!(
+            left.stdout.is_empty(),
+            "survivors: {:?}",
+            String::from_utf8_lossy(&left.stdout)
+        );
+    }
+
+    #[test]
+    fn signals_are_reported_by_name() {
+        let mut t = LocalTransport::new();
+        let out = t
+            .exec("kill -TERM $$", Duration::from_secs(10))
+            .expect("runs");
+        assert_eq!(out.outcome, ExitOutcome::Signaled("TERM".to_owned()));
+    }
+
+    #[test]
+    fn leftover_background_processes_do_not_hold_the_run() {
+        let mut t = LocalTransport::new();
+        let start = Instant::now();
+        let out = t
+            .exec("sleep 20 & echo done", Duration::from_secs(10))
+            .expect("runs");
+        assert_eq!(out.outcome, ExitOutcome::Exited(0));
+        assert_eq!(out.stdout, b"done\n");
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+}

@@ -1,0 +1,3 @@
+//! What the user sees while a campaign runs.
+
+pub mod progress;
