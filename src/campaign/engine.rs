@@ -870,9 +870,10 @@ impl<'a> Engine<'a> {
             if !out.outcome.success() {
                 let raw = self.save_raw(point, attempt, &format!("{what}-{}", i + 1), &full, &out);
                 return Err(PointError::Failed(format!(
-                    "{what} command `{command}` failed: {}{}; raw output saved in {raw}",
+                    "{what} command `{command}` failed: {}{}; raw output saved in {}",
                     out.outcome,
-                    stderr_tail(&out)
+                    stderr_tail(&out),
+                    self.dir.root.join(raw).display()
                 )));
             }
         }
@@ -1056,13 +1057,14 @@ impl<'a> Engine<'a> {
                 elapsed: output.elapsed,
             });
             let Some(failure) = error else { return Ok(()) };
+            let shown = self.dir.root.join(raw.as_deref().unwrap_or_default());
             let message = run_failure_message(
                 case,
                 point,
                 phase,
                 index,
                 &failure,
-                raw.as_deref().unwrap_or(""),
+                &shown.display().to_string(),
             );
             if retry < workload.retries {
                 retry += 1;
