@@ -1,5 +1,7 @@
 //! aba integration tests: one binary, one module per area.
 
 mod engine_local;
+mod faults_local;
 mod golden;
+mod recipe_fuzz;
 mod support;
