@@ -501,9 +501,20 @@ impl<'a> Engine<'a> {
             )),
         })?;
         if self.target.switch.method() == SwitchMethod::Kexec && self.base_cmdline.is_none() {
-            let facts =
-                read_facts(self.transport).map_err(|e| PointError::Fatal(error_chain(&e)))?;
-            let base = base_cmdline(&facts.cmdline);
+            let base = match &self.target.base_cmdline {
+                Some(pinned) => pinned.clone(),
+                None => {
+                    let facts = read_facts(self.transport)
+                        .map_err(|e| PointError::Fatal(error_chain(&e)))?;
+                    let ours: Vec<String> = self
+                        .recipe
+                        .kernels
+                        .keys()
+                        .flat_map(|k| self.recipe.cmdline_for(k))
+                        .collect();
+                    base_cmdline(&facts.cmdline, &ours)
+                }
+            };
             self.journal.append(&Event::BaseCmdline {
                 cmdline: base.clone(),
             })?;
@@ -705,7 +716,8 @@ impl<'a> Engine<'a> {
         } else {
             point.release.to_string()
         };
-        let fresh = if switches { previous.as_deref() } else { None };
+        let left = switched.previous_boot_id.clone().or(previous);
+        let fresh = if switches { left.as_deref() } else { None };
         prove(&facts, &expected, &point.cmdline, fresh).map_err(|e| {
             PointError::Failed(format!(
                 "boot not proven for kernel `{}`{}: {e}",

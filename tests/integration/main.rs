@@ -4,4 +4,5 @@ mod engine_local;
 mod faults_local;
 mod golden;
 mod recipe_fuzz;
+mod ssh;
 mod support;
