@@ -3,6 +3,7 @@
 mod engine_local;
 mod faults_local;
 mod golden;
+mod lab;
 mod recipe_fuzz;
 mod ssh;
 mod support;
