@@ -108,6 +108,9 @@ enum PointError {
     Failed(String),
     /// Stop the campaign (host key, results disk, journal).
     Fatal(String),
+    /// The connection dropped during a step: worth a reconnect and a `boot_id` check before
+    /// the step is repeated; counts as `Failed` when it cannot be recovered.
+    Lost(String),
     /// Ctrl-C.
     Interrupted,
 }
@@ -146,6 +149,9 @@ fn transport_failure(e: TransportError, doing: &str) -> PointError {
         TransportError::HostKey { .. } => PointError::Fatal(format!(
             "{doing}: {e}; aba stopped and sends no further command to this target"
         )),
+        TransportError::ConnectionLost { .. } => {
+            PointError::Lost(format!("{doing}: {}", error_chain(&e)))
+        }
         other => PointError::Failed(format!("{doing}: {}", error_chain(&other))),
     }
 }
@@ -380,7 +386,9 @@ impl<'a> Engine<'a> {
         if let Err(e) = self.connect_first() {
             return match e {
                 PointError::Interrupted => Outcome::Interrupted,
-                PointError::Failed(r) | PointError::Fatal(r) => Outcome::Stopped { reason: r },
+                PointError::Failed(r) | PointError::Fatal(r) | PointError::Lost(r) => {
+                    Outcome::Stopped { reason: r }
+                }
             };
         }
         let plan = self.plan;
@@ -413,7 +421,7 @@ impl<'a> Engine<'a> {
                             reason: format!("point `{}` attempt {attempt}: {reason}", point.label),
                         };
                     }
-                    Err(PointError::Failed(reason)) => {
+                    Err(PointError::Failed(reason) | PointError::Lost(reason)) => {
                         let failures = {
                             let list = self
                                 .kernel_failures
@@ -603,10 +611,12 @@ impl<'a> Engine<'a> {
 
         let boot = self.switch_and_prove(point, attempt)?;
         self.settle()?;
-        self.tune(point, attempt)?;
-        self.snapshot(point, attempt)?;
-        self.prepare_workdir(point, attempt)?;
-        let before = self.audit()?;
+        // Every step below is safe to repeat, so a dropped connection costs a reconnect and
+        // a boot_id check, not the point.
+        self.with_reconnect(point, attempt, &boot, |e| e.tune(point, attempt))?;
+        self.with_reconnect(point, attempt, &boot, |e| e.snapshot(point, attempt))?;
+        self.with_reconnect(point, attempt, &boot, |e| e.prepare_workdir(point, attempt))?;
+        let before = self.with_reconnect(point, attempt, &boot, Self::audit)?;
 
         let total = point.cases.len();
         for (i, case) in point.cases.iter().enumerate() {
@@ -621,16 +631,19 @@ impl<'a> Engine<'a> {
 
         if !self.recipe.teardown.commands.is_empty() {
             self.step(Step::Teardown);
-            self.run_steps(
-                point,
-                attempt,
-                "teardown",
-                &self.recipe.teardown.commands.clone(),
-                self.recipe.teardown.timeout,
-            )?;
+            let teardown = self.recipe.teardown.clone();
+            self.with_reconnect(point, attempt, &boot, |e| {
+                e.run_steps(
+                    point,
+                    attempt,
+                    "teardown",
+                    &teardown.commands,
+                    teardown.timeout,
+                )
+            })?;
         }
         self.step(Step::Audit);
-        let after = self.audit()?;
+        let after = self.with_reconnect(point, attempt, &boot, Self::audit)?;
         let new_warnings = after.dmesg_warnings.saturating_sub(before.dmesg_warnings);
         if new_warnings > 0 {
             let text = format!(
@@ -1090,6 +1103,27 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Runs `step`, and after a dropped connection reconnects, checks that the machine did
+    /// not reboot and runs it again (a few times at most).
+    fn with_reconnect<T>(
+        &mut self,
+        point: &PlannedPoint,
+        attempt: u32,
+        boot: &Boot,
+        mut step: impl FnMut(&mut Self) -> Result<T, PointError>,
+    ) -> Result<T, PointError> {
+        let mut reconnects = 0;
+        loop {
+            match step(self) {
+                Err(PointError::Lost(reason)) if reconnects < MAX_RECONNECTS_PER_RUN => {
+                    reconnects += 1;
+                    self.recover_connection(point, attempt, boot, &reason)?;
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// After a dropped connection: reconnect, and carry on only if the machine did not reboot.
     fn recover_connection(
         &mut self,
@@ -1114,7 +1148,7 @@ impl<'a> Engine<'a> {
                 Ok(facts) => Some(facts.boot_id == boot.boot_id),
                 Err(_) => None,
             },
-            Err(PointError::Failed(_)) => None,
+            Err(PointError::Failed(_) | PointError::Lost(_)) => None,
             Err(other) => return Err(other),
         };
         self.journal.append(&Event::ConnectionLost {

@@ -74,22 +74,46 @@ fn kexec_aba_in_the_lab_proves_three_boots() {
         let kernel = if point == "b" { "b" } else { "a" };
         let params: Vec<&str> = cmdline.split_whitespace().collect();
         assert!(params.contains(&"aba.lab=1"), "{cmdline}");
-        assert!(params.contains(&format!("aba.kernel={kernel}").as_str()), "{cmdline}");
-        assert_eq!(params.iter().filter(|p| p.starts_with("aba.kernel=")).count(), 1, "{cmdline}");
+        assert!(
+            params.contains(&format!("aba.kernel={kernel}").as_str()),
+            "{cmdline}"
+        );
+        assert_eq!(
+            params
+                .iter()
+                .filter(|p| p.starts_with("aba.kernel="))
+                .count(),
+            1,
+            "{cmdline}"
+        );
     }
     // Every sample is labelled with the boot that took it.
     let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
     for (point, release, boot_id, _) in &boots {
-        let rows: Vec<_> = table.rows.iter().filter(|r| table.text(r.point) == point).collect();
-        assert_eq!(rows.len(), 12, "2 cases x (1 warm-up + 5 samples) at {point}");
+        let rows: Vec<_> = table
+            .rows
+            .iter()
+            .filter(|r| table.text(r.point) == point)
+            .collect();
+        assert_eq!(
+            rows.len(),
+            12,
+            "2 cases x (1 warm-up + 5 samples) at {point}"
+        );
         assert!(rows.iter().all(|r| r.status == Status::Ok));
-        assert!(rows.iter().all(|r| table.text(r.boot_id) == boot_id && table.text(r.release) == release));
+        assert!(
+            rows.iter()
+                .all(|r| table.text(r.boot_id) == boot_id && table.text(r.release) == release)
+        );
         assert_eq!(rows.iter().filter(|r| r.phase == Phase::Sample).count(), 10);
     }
     // The guest really runs the last point's kernel now.
     assert_eq!(vm.ssh("uname -r").trim(), KERNEL_A);
     for env in ["a-a-1.json", "b-1.json", "a-b-1.json"] {
-        assert!(dir.join("env").join(env).is_file(), "environment record {env}");
+        assert!(
+            dir.join("env").join(env).is_file(),
+            "environment record {env}"
+        );
     }
 }
 
@@ -138,7 +162,11 @@ fn a_power_switch_boots_the_other_kernel() {
     let boots = proven(&dir);
     let releases: Vec<&str> = boots.iter().map(|b| b.1.as_str()).collect();
     assert_eq!(releases, [KERNEL_A, KERNEL_B, KERNEL_A]);
-    assert!(boots[1].3.split_whitespace().any(|p| p == "aba.kernel=b"), "{:?}", boots[1]);
+    assert!(
+        boots[1].3.split_whitespace().any(|p| p == "aba.kernel=b"),
+        "{:?}",
+        boots[1]
+    );
     assert_eq!(boots.iter().map(|b| &b.2).collect::<BTreeSet<_>>().len(), 3);
     let pid_after = std::fs::read_to_string(&pidfile).expect("pid");
     assert_ne!(pid_before, pid_after, "QEMU was power-cycled");
@@ -177,7 +205,9 @@ fn a_wrong_release_is_refused_by_the_proof_and_records_no_sample() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(&format!("the target runs {KERNEL_B}, not 6.1.0-99-cloud-amd64 (uname -r)")),
+        stderr.contains(&format!(
+            "the target runs {KERNEL_B}, not 6.1.0-99-cloud-amd64 (uname -r)"
+        )),
         "{stderr}"
     );
     let dir = campaign_dir(&tmp.path().join("results"));
@@ -188,6 +218,13 @@ fn a_wrong_release_is_refused_by_the_proof_and_records_no_sample() {
         "a sample was recorded on an unproven boot"
     );
     let journal = Journal::read(&dir.join("journal.jsonl")).expect("journal");
-    assert!(!journal.events.iter().any(|e| matches!(e, Event::BootProven { point, .. } if point == "b")));
-    assert!(journal.events.iter().any(|e| matches!(e, Event::PointFailed { point, kernel, .. } if point == "b" && kernel == "b")));
+    assert!(
+        !journal
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::BootProven { point, .. } if point == "b"))
+    );
+    assert!(journal.events.iter().any(
+        |e| matches!(e, Event::PointFailed { point, kernel, .. } if point == "b" && kernel == "b")
+    ));
 }

@@ -2,6 +2,7 @@
 
 mod engine_local;
 mod faults_local;
+mod faults_ssh;
 mod golden;
 mod lab;
 mod recipe_fuzz;

@@ -75,26 +75,41 @@ impl LabVm {
         let port = free_port();
         let port_text = port.to_string();
         let out = run("start-vm.sh", &[name, &port_text, kernel]);
-        assert!(out.status.success(), "start-vm.sh: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "start-vm.sh: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let vm = LabVm {
             name: name.to_owned(),
             port,
             _guard: guard,
         };
         let wait = run("wait-ssh.sh", &[&port_text, "120"]);
-        assert!(wait.status.success(), "the lab VM did not come up: {}", String::from_utf8_lossy(&wait.stderr));
+        assert!(
+            wait.status.success(),
+            "the lab VM did not come up: {}",
+            String::from_utf8_lossy(&wait.stderr)
+        );
         vm
     }
 
     /// The serial console log.
     pub fn console_log(&self) -> PathBuf {
-        lab_dir().join("out/run").join(&self.name).join("console.log")
+        lab_dir()
+            .join("out/run")
+            .join(&self.name)
+            .join("console.log")
     }
 
     /// Runs a command in the guest with the lab's ssh client; returns stdout.
     pub fn ssh(&self, command: &str) -> String {
         let out = run("lab-ssh.sh", &[&self.port.to_string(), command]);
-        assert!(out.status.success(), "lab-ssh.sh {command}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "lab-ssh.sh {command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 

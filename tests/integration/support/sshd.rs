@@ -299,6 +299,51 @@ impl Sshd {
         }
     }
 
+    /// Every sshd process below the listener that serves a logged-in connection
+    /// (`sshd: user@notty`), without the pre-auth and privilege-separation helpers.
+    pub fn sessions(&self) -> Vec<u32> {
+        let Some(child) = &self.child else {
+            return Vec::new();
+        };
+        descendants(child.id())
+            .into_iter()
+            .filter(|pid| {
+                let title = cmdline(*pid);
+                title.starts_with("sshd") && title.contains('@') && !title.contains('[')
+            })
+            .collect()
+    }
+
+    /// Replaces the host key with a new one and restarts sshd on the same port: what a
+    /// reinstalled or impersonated machine looks like. known_hosts keeps the old key.
+    pub fn change_host_key(&mut self) {
+        self.kill();
+        let key = self.dir.path().join("ssh_host_ed25519_key");
+        let _ = fs::remove_file(&key);
+        let _ = fs::remove_file(key.with_extension("pub"));
+        keygen(&key, "aba-test-host-2");
+        let known = fs::read_to_string(self.known_hosts()).expect("read known_hosts");
+        self.start_again();
+        fs::write(self.known_hosts(), known).expect("keep the old known_hosts");
+    }
+
+    /// An aba target inventory for this sshd (`switch = "none"`) in `dir/targets.toml`, as
+    /// target `box`; `extra` lines go into the target table.
+    pub fn inventory(&self, dir: &Path, extra: &str) -> PathBuf {
+        let text = format!(
+            "[targets.box]\nhost = \"127.0.0.1\"\nport = {port}\nuser = \"{user}\"\nidentity = \"{key}\"\nknown_hosts = \"{known}\"\nssh_config = \"{config}\"\nswitch = \"none\"\nworkdir = \"{work}\"\n{extra}\n",
+            port = self.port,
+            user = self.user,
+            key = self.client_key().display(),
+            known = self.known_hosts().display(),
+            config = self.empty_ssh_config().display(),
+            work = dir.join("remote-work").display(),
+        );
+        let path = dir.join("targets.toml");
+        fs::write(&path, text).expect("write inventory");
+        path
+    }
+
     /// Everything sshd logged so far, for failure messages.
     pub fn log(&self) -> String {
         fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()

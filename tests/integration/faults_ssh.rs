@@ -1,0 +1,415 @@
+//! Faults against a real OpenSSH server on 127.0.0.1 (a `switch = "none"` target): a
+//! connection killed mid-sample, a host key that changes between points, settings the target
+//! refuses, and the notification commands.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use aba::results::{
+    journal::{Event, Journal},
+    samples::{Phase, SampleTable, Status},
+};
+
+use crate::support::{
+    cli::{aba, aba_bin, campaign_dir, text, write},
+    sshd::{Sshd, signal},
+};
+
+fn spawn_run(cwd: &Path, recipe: &Path, targets: &Path, extra: &[&str]) -> Child {
+    Command::new(aba_bin())
+        .args(["run"])
+        .arg(recipe)
+        .args(["--targets"])
+        .arg(targets)
+        .args(["--target", "box", "--results", "results"])
+        .args(extra)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("aba run starts")
+}
+
+/// Waits until the campaign's journal satisfies `ready`; returns the campaign directory.
+fn wait_for(results: &Path, what: &str, ready: impl Fn(&[Event]) -> bool) -> PathBuf {
+    let started = Instant::now();
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+        let Ok(mut entries) = std::fs::read_dir(results) else {
+            continue;
+        };
+        let Some(Ok(entry)) = entries.next() else {
+            continue;
+        };
+        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else {
+            continue;
+        };
+        if ready(&journal.events) {
+            return entry.path();
+        }
+    }
+}
+
+fn samples_done(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e, Event::Sample { .. }))
+        .count()
+}
+
+const SLOW: &str = r#"
+version = 1
+name = "ssh-faults"
+description = "slow samples over ssh"
+sequence = ["this", "this", "this"]
+warmup = 0
+samples = 3
+point_retries = 0
+[kernels.this]
+release = "running"
+[[workload]]
+name = "slow"
+run = "sleep 0.8; echo $ABA_SAMPLE"
+retries = 0
+metric = { number = true, unit = "n", better = "lower" }
+"#;
+
+#[test]
+fn a_connection_killed_mid_sample_is_reconnected_and_the_sample_retried_once() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = sshd.inventory(tmp.path(), "");
+    let recipe = write(tmp.path(), "r.toml", SLOW);
+    let child = spawn_run(tmp.path(), &recipe, &targets, &[]);
+
+    // The second sample of point 1 is running: kill the sshd process serving aba.
+    wait_for(&tmp.path().join("results"), "the first sample", |e| {
+        samples_done(e) >= 1
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let sessions = sshd.sessions();
+    assert!(!sessions.is_empty(), "aba is not connected");
+    for pid in sessions {
+        signal(pid, libc::SIGKILL);
+    }
+
+    let out = child.wait_with_output().expect("aba finishes");
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let events = Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .events;
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::ConnectionLost {
+                same_boot: Some(true),
+                ..
+            }
+        )),
+        "no reconnect recorded: {events:?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::PointFailed { .. }))
+    );
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    for point in ["this-a", "this-b", "this-c"] {
+        let indices: Vec<u32> = table
+            .rows
+            .iter()
+            .filter(|r| table.text(r.point) == point && r.phase == Phase::Sample)
+            .map(|r| {
+                assert_eq!(r.status, Status::Ok);
+                r.index
+            })
+            .collect();
+        assert_eq!(
+            indices,
+            [1, 2, 3],
+            "point {point}: no lost and no duplicate row"
+        );
+    }
+}
+
+#[test]
+fn a_changed_host_key_stops_the_run_before_any_further_command() {
+    let mut sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = sshd.inventory(tmp.path(), "");
+    let recipe = write(tmp.path(), "r.toml", SLOW);
+    let child = spawn_run(tmp.path(), &recipe, &targets, &[]);
+
+    wait_for(&tmp.path().join("results"), "point 1 done", |events| {
+        events.iter().any(|e| matches!(e, Event::PointDone { .. }))
+    });
+    let old = sshd.host_fingerprint();
+    sshd.change_host_key();
+    let new = sshd.host_fingerprint();
+    assert_ne!(old, new);
+    let log_before = sshd.log().len();
+
+    let out = child.wait_with_output().expect("aba finishes");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&new),
+        "the message shows the new fingerprint: {stderr}"
+    );
+    assert!(stderr.contains("sends no further command"), "{stderr}");
+    let after = &sshd.log()[log_before..];
+    assert!(
+        !after.contains("Accepted publickey"),
+        "aba logged in to a host with a changed key:\n{after}"
+    );
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let state = Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .state();
+    assert_eq!(state.points.iter().filter(|p| p.done.is_some()).count(), 1);
+    assert!(state.stopped.is_some());
+}
+
+fn refused(extra_recipe: &str) -> (String, PathBuf, tempfile::TempDir, Sshd) {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = sshd.inventory(tmp.path(), "");
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &format!(
+            r#"
+version = 1
+name = "refused"
+description = "settings the target refuses"
+sequence = ["this"]
+warmup = 0
+samples = 1
+point_retries = 0
+[kernels.this]
+release = "running"
+{extra_recipe}
+[[workload]]
+name = "noop"
+run = "echo 1"
+metric = {{ number = true, better = "lower" }}
+"#
+        ),
+    );
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "box",
+            "--results",
+            "results",
+            "--allow-tuning",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let journal = Journal::read(&dir.join("journal.jsonl")).expect("journal");
+    assert!(
+        !journal
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Sample { .. })),
+        "a sample was taken"
+    );
+    (
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        dir,
+        tmp,
+        sshd,
+    )
+}
+
+#[test]
+fn a_rejected_sysctl_stops_the_point_before_any_sample() {
+    let before = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").expect("sysctl");
+    // A runtime longer than the period is invalid.
+    let (stderr, _dir, _tmp, _sshd) =
+        refused("[sysctl]\n\"kernel.sched_rt_runtime_us\" = 2000000\n");
+    assert!(
+        stderr.contains(
+            "tuning failed before any sample: sysctl kernel.sched_rt_runtime_us = 2000000"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("rejected"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").expect("sysctl"),
+        before
+    );
+}
+
+#[test]
+fn a_missing_required_knob_stops_the_point_before_any_sample() {
+    if Path::new("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").exists() {
+        eprintln!("note: this machine has cpufreq; the missing-knob case is proven in the lab");
+        return;
+    }
+    let (stderr, _dir, _tmp, _sshd) = refused("[tuning]\ngovernor = \"performance\"\n");
+    assert!(
+        stderr.contains("governor is required but this machine has no"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("optional"),
+        "the hint names [tuning] optional: {stderr}"
+    );
+}
+
+#[test]
+fn notification_commands_run_on_the_host_with_the_results_dir() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = sshd.inventory(
+        tmp.path(),
+        "on_finish = \"printf '%s' {dir} > finished.txt\"\non_failure = \"printf '%s|%s' {dir} {reason} > failed.txt\"",
+    );
+    let ok = write(
+        tmp.path(),
+        "ok.toml",
+        &SLOW
+            .replace("sleep 0.8; ", "")
+            .replace("samples = 3", "samples = 1"),
+    );
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            ok.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "box",
+            "--results",
+            "results",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("finished.txt")).expect("on_finish ran"),
+        dir.strip_prefix(tmp.path())
+            .expect("relative")
+            .display()
+            .to_string()
+    );
+    assert!(!tmp.path().join("failed.txt").exists());
+
+    let bad = write(
+        tmp.path(),
+        "bad.toml",
+        &SLOW.replace("sleep 0.8; echo $ABA_SAMPLE", "exit 7"),
+    );
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            bad.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "box",
+            "--results",
+            "results-bad",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let failed = std::fs::read_to_string(tmp.path().join("failed.txt")).expect("on_failure ran");
+    assert!(failed.starts_with("results-bad/"), "{failed}");
+    assert!(failed.contains("exit status 7"), "{failed}");
+}
+
+#[test]
+fn values_reach_the_remote_shell_as_data_and_timeouts_kill_the_remote_run() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = sshd.inventory(tmp.path(), "");
+    let pwned = tmp.path().join("pwned");
+    let marker = format!("aba-remote-timeout-{}", sshd.port());
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &format!(
+            r#"
+version = 1
+name = "remote-quoting"
+description = "hostile values and a timeout over ssh"
+sequence = ["this"]
+warmup = 0
+samples = 1
+point_retries = 0
+[kernels.this]
+release = "running"
+[[workload]]
+name = "echo"
+run = 'printf "%s\n" "$HOSTILE"; echo 42'
+env = {{ HOSTILE = "; touch {pwned}; $(touch {pwned})" }}
+metric = {{ regex = '(?m)^(\d+)$', better = "lower" }}
+check = {{ must_match = ["^; touch "] }}
+[[workload]]
+name = "hang"
+run = "sh -c 'sleep 60; echo {marker}' & sleep 60"
+timeout = "2s"
+retries = 0
+metric = {{ number = true, better = "lower" }}
+"#,
+            pwned = pwned.display()
+        ),
+    );
+    let started = Instant::now();
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "box",
+            "--results",
+            "results",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(started.elapsed() < Duration::from_secs(45));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("workload `hang` at point `this` (sample 1): timed out"),
+        "{stderr}"
+    );
+    assert!(!pwned.exists(), "a value was executed by the remote shell");
+    std::thread::sleep(Duration::from_millis(500));
+    let survivors = Command::new("pgrep")
+        .args(["-f", &marker])
+        .output()
+        .expect("pgrep");
+    assert!(
+        survivors.stdout.is_empty(),
+        "the timed-out remote run survived"
+    );
+    // The hostile value arrived verbatim (the check passed, the metric was read).
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    assert!(
+        table
+            .rows
+            .iter()
+            .any(|r| table.text(r.workload) == "echo" && r.value == Some(42.0))
+    );
+}
