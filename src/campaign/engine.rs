@@ -479,7 +479,7 @@ impl<'a> Engine<'a> {
                 Ok(bytes) => {
                     let text_log = String::from_utf8_lossy(&bytes);
                     let lines: Vec<&str> = text_log.lines().collect();
-                    let tail = &lines[lines.len().saturating_sub(25)..];
+                    let tail = &lines[lines.len().saturating_sub(40)..];
                     text.push_str(&format!(
                         "\nlast {} lines of the console log {}:\n    {}",
                         tail.len(),
@@ -509,20 +509,21 @@ impl<'a> Engine<'a> {
             )),
         })?;
         if self.target.switch.method() == SwitchMethod::Kexec && self.base_cmdline.is_none() {
-            let base = match &self.target.base_cmdline {
+            let captured = match &self.target.base_cmdline {
                 Some(pinned) => pinned.clone(),
                 None => {
-                    let facts = read_facts(self.transport)
-                        .map_err(|e| PointError::Fatal(error_chain(&e)))?;
-                    let ours: Vec<String> = self
-                        .recipe
-                        .kernels
-                        .keys()
-                        .flat_map(|k| self.recipe.cmdline_for(k))
-                        .collect();
-                    base_cmdline(&facts.cmdline, &ours)
+                    read_facts(self.transport)
+                        .map_err(|e| PointError::Fatal(error_chain(&e)))?
+                        .cmdline
                 }
             };
+            let ours: Vec<String> = self
+                .recipe
+                .kernels
+                .keys()
+                .flat_map(|k| self.recipe.cmdline_for(k))
+                .collect();
+            let base = base_cmdline(&captured, &ours);
             self.journal.append(&Event::BaseCmdline {
                 cmdline: base.clone(),
             })?;

@@ -1,6 +1,7 @@
 //! aba integration tests: one binary, one module per area.
 
 mod engine_local;
+mod faults_lab;
 mod faults_local;
 mod faults_ssh;
 mod golden;

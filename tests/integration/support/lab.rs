@@ -116,6 +116,11 @@ impl LabVm {
     /// An inventory for this VM in `dir/targets.toml`, with targets `kexec` and `power`
     /// (`extra` is appended to both target tables).
     pub fn inventory(&self, dir: &Path, extra: &str) -> PathBuf {
+        self.inventory_with_timeout(dir, "120s", extra)
+    }
+
+    /// Like [`LabVm::inventory`] with another `boot_timeout`.
+    pub fn inventory_with_timeout(&self, dir: &Path, boot_timeout: &str, extra: &str) -> PathBuf {
         let lab = lab_dir();
         let lab = lab.display();
         let (name, port) = (&self.name, self.port);
@@ -128,7 +133,7 @@ user = "root"
 identity = "{lab}/id_ed25519"
 known_hosts = "{lab}/known_hosts"
 switch = "kexec"
-boot_timeout = "120s"
+boot_timeout = "{boot_timeout}"
 base_cmdline = "console=ttyS0,115200 panic=-1 quiet"
 console_log = "{lab}/out/run/{name}/console.log"
 power_cycle = "{lab}/power-cycle.sh {name} {port} {KERNEL_A}"
@@ -141,7 +146,7 @@ user = "root"
 identity = "{lab}/id_ed25519"
 known_hosts = "{lab}/known_hosts"
 switch = "power"
-boot_timeout = "120s"
+boot_timeout = "{boot_timeout}"
 console_log = "{lab}/out/run/{name}/console.log"
 {extra}
 [targets.power.power]
