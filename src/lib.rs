@@ -5,11 +5,13 @@
 //! every sample lands in the results directory as it is taken, and the analysis recomputes
 //! everything from those raw files.
 
+pub mod analysis;
 pub mod campaign;
 pub mod cli;
 pub mod error;
 pub mod inventory;
 pub mod recipe;
+pub mod report;
 pub mod results;
 pub mod stats;
 pub mod target;
