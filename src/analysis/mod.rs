@@ -19,5 +19,5 @@ pub use error::AnalysisError;
 pub use model::{
     Analysis, AnalysisKind, AttemptAudit, AttemptOutcome, Audit, Campaign, CampaignSummary,
     CandidateResult, ExpectCheck, KernelInfo, PointInfo, RecoveryResult, RecoveryStep,
-    RecoveryStepKind, Series, SeriesPoint, SeriesResult, VerdictLine, Worst,
+    RecoveryStepKind, RunIssue, Series, SeriesPoint, SeriesResult, VerdictLine, Worst,
 };

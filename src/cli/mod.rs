@@ -2,6 +2,7 @@
 //! subcommand. Only this layer prints; everything below returns values or emits events.
 
 mod check;
+mod report;
 
 use std::path::PathBuf;
 
@@ -51,12 +52,19 @@ pub enum Command {
         #[command(flatten)]
         target: TargetArgs,
     },
+    /// Recompute a campaign's figures from its raw files, write the report files into the
+    /// results directory and print report.txt.
+    Report {
+        /// The results directory (`results/<name>-<time>/`).
+        dir: PathBuf,
+    },
 }
 
 /// Runs the parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         Command::Check { recipe, target } => check::check(&recipe, &target),
+        Command::Report { dir } => report::report(&dir),
     }
 }
 

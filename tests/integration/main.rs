@@ -1,3 +1,5 @@
 //! aba integration tests: one binary, one module per area.
 
 mod golden;
+mod report;
+mod support;
