@@ -413,3 +413,35 @@ fn a_missed_expectation_exits_with_its_code() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("NOT reproduced"), "{stdout}");
 }
+
+#[test]
+fn rt_mail_table_has_the_seed_shape() {
+    let run = report("mail-rt-sysctl");
+    // seeds/000: the same point means side by side, in boot order.
+    for row in [
+        "                         original-a  patched  original-b",
+        "  sched_rt_period_us       8547.294  264.575    8576.337",
+        "  sched_rt_runtime_us      8574.240  263.690    8566.828",
+        "  sched_rr_timeslice_ms     253.400  250.268     251.304",
+    ] {
+        assert!(run.stdout.lines().any(|l| l == row), "no line {row:?}");
+    }
+    says(
+        &run,
+        "patched is 96.91% faster than the original midpoint (SIGNAL)",
+    );
+    says(
+        &run,
+        "patched is 96.92% faster than the original midpoint (SIGNAL)",
+    );
+    says(&run, "original's drift was at most 0.34%");
+    says(
+        &run,
+        "The control sched_rr_timeslice_ms changed by -0.83% (NO_MATERIAL_SIGNAL)",
+    );
+    says(
+        &run,
+        "Dropping the first measured sample at each point gave the same conclusion",
+    );
+    assert_fits_72(&run, "mail-rt-sysctl");
+}

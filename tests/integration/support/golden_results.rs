@@ -20,12 +20,13 @@ use aba::results::{
 };
 
 /// The fixtures, by directory name.
-pub const FIXTURES: [&str; 5] = [
+pub const FIXTURES: [&str; 6] = [
     "mprotect-exact-cac1",
     "mprotect-mechanism",
     "mprotect-pedro-v3",
     "local-null",
     "exact-cac1-audit",
+    "mail-rt-sysctl",
 ];
 
 /// `tests/fixtures/results/`.
@@ -42,6 +43,7 @@ pub fn build(name: &str, dest: &Path) {
         "mprotect-mechanism" => golden(dest, "mprotect-mechanism", Some("36.51"), &MECHANISM),
         "local-null" => local_null(dest),
         "exact-cac1-audit" => audited(dest),
+        "mail-rt-sysctl" => rt_mail(dest),
         other => panic!("unknown fixture {other}"),
     }
 }
@@ -53,6 +55,148 @@ name = "mechanism"
 gap = ["child", "parent"]
 path = ["child", "fastpath", "folioonly", "nofolio"]
 "#];
+
+/// A published point mean: (point label, kernel, mean).
+type PublishedMean = (String, String, f64);
+
+/// The published point means of a `rounded` golden case (`input_value`), in boot order.
+fn golden_means(case: &str) -> Vec<PublishedMean> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden/points.tsv");
+    let text = fs::read_to_string(&path).expect("golden points.tsv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect("column");
+    lines
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|c| c[col("case_id")] == case)
+        .map(|c| {
+            (
+                c[col("point")].to_owned(),
+                c[col("kernel")].to_owned(),
+                c[col("input_value")].parse().expect("input_value"),
+            )
+        })
+        .collect()
+}
+
+/// The RT sysctl mail (`seeds/000`): three workloads (two measured, the RR control), the
+/// mail's published point means, 3 warm-ups and 9 samples per point. The mail published no
+/// samples, so each point gets nine synthetic values spread ±0.4% around its published mean
+/// (their mean is the published mean to the last printed digit), and a slow first warm-up.
+fn rt_mail(dest: &Path) {
+    let recipe = r#"version = 1
+name = "mail-rt-sysctl"
+description = """
+RT sysctl read latency on v7.2, original A -> patched -> original B, a fresh boot
+at each point (seeds/000). Point means are the mail's; the samples around them
+are synthetic."""
+sequence = ["original", "patched", "original"]
+warmup = 3
+samples = 9
+
+[kernels.original]
+release = "7.2.0-orig"
+
+[kernels.patched]
+release = "7.2.0-rtfix"
+
+[boot]
+cmdline = "preempt=full"
+
+[sysctl]
+"kernel.sched_rt_period_us" = 1000000
+"kernel.sched_rt_runtime_us" = 950000
+
+[tuning]
+governor = "performance"
+epp = "performance"
+turbo = false
+
+[[workload]]
+name = "sched_rt_period_us"
+run = "./rt_sysctl_read timing period 4096 2 1000000"
+cpu = "2"
+env = { KS_ALLOW_SYSCTL_TIMING = "1" }
+metric = { json = "/wall_ns", divide = 4096, unit = "ns/read", better = "lower" }
+
+[[workload]]
+name = "sched_rt_runtime_us"
+run = "./rt_sysctl_read timing runtime 4096 2 950000"
+cpu = "2"
+env = { KS_ALLOW_SYSCTL_TIMING = "1" }
+metric = { json = "/wall_ns", divide = 4096, unit = "ns/read", better = "lower" }
+
+[[workload]]
+name = "sched_rr_timeslice_ms"
+role = "control"
+run = "./rt_sysctl_read timing rr 4096 2 100"
+cpu = "2"
+env = { KS_ALLOW_SYSCTL_TIMING = "1" }
+metric = { json = "/wall_ns", divide = 4096, unit = "ns/read", better = "lower" }
+
+[analysis]
+baseline = "original"
+
+[[expect]]
+workload = "sched_rt_period_us"
+change_pct = -96.91
+tolerance = 0.005
+
+[[expect]]
+workload = "sched_rt_runtime_us"
+change_pct = -96.92
+tolerance = 0.005
+"#;
+    let cases = [
+        ("sched_rt_period_us", "mail-rt-sysctl-period"),
+        ("sched_rt_runtime_us", "mail-rt-sysctl-runtime"),
+        ("sched_rr_timeslice_ms", "mail-rt-sysctl-rr"),
+    ];
+    let means: Vec<(&str, Vec<PublishedMean>)> = cases
+        .iter()
+        .map(|(workload, case)| (*workload, golden_means(case)))
+        .collect();
+    let labels: Vec<String> = means[0].1.iter().map(|(p, _, _)| p.clone()).collect();
+    let mut w = Campaign::create(dest, recipe, "lab1", &labels);
+    // Offsets in units of 0.1% of the mean, summing to 0: the mean is exact.
+    const SPREAD: [i32; 9] = [2, -1, 0, 3, -3, 1, -4, 4, -2];
+    for (i, label) in labels.iter().enumerate() {
+        let order = i + 1;
+        let kernel = &means[0].1[i].1;
+        let release = if kernel == "original" {
+            "7.2.0-orig"
+        } else {
+            "7.2.0-rtfix"
+        };
+        let boot = boot_id(order as u32 + 16);
+        w.start(label, 1);
+        w.prove(label, 1, &boot, release, 44.0, 40.5);
+        let at = Attempt {
+            point: label,
+            order,
+            attempt: 1,
+            kernel,
+            release,
+            boot_id: &boot,
+        };
+        for (workload, points) in &means {
+            let mean = points[i].2;
+            let step = (mean * 0.001 * 1000.0).round() / 1000.0;
+            let warmups: Vec<f64> = [1.08, 1.01, 1.003]
+                .iter()
+                .map(|f| (mean * f * 1000.0).round() / 1000.0)
+                .collect();
+            let values: Vec<f64> = SPREAD
+                .iter()
+                .map(|k| ((mean + f64::from(*k) * step) * 1000.0).round() / 1000.0)
+                .collect();
+            w.samples(&at, workload, workload, "ns/read", Phase::Warmup, &warmups);
+            w.samples(&at, workload, workload, "ns/read", Phase::Sample, &values);
+        }
+        w.done(label, 1, 0, &[]);
+    }
+    w.finish();
+}
 
 /// One golden point: label, kernel, release, values.
 struct GoldenPoint {
