@@ -10,7 +10,10 @@ use serde::Serialize;
 
 use crate::{
     analysis::Analysis,
-    report::{mail_prose, mail_tables, markdown},
+    report::{
+        layout::{WIDTH, fit_width},
+        mail_prose, mail_tables, markdown,
+    },
 };
 
 /// The template context.
@@ -77,7 +80,13 @@ pub struct Markdown {
     pub files: String,
 }
 
+/// A text block for `report.txt`: no trailing newline, no line over 72 columns.
 fn block(text: String) -> String {
+    fit_width(text.trim_end(), WIDTH)
+}
+
+/// A Markdown block: no trailing newline (Markdown lines may be long).
+fn md(text: String) -> String {
     text.trim_end().to_owned()
 }
 
@@ -106,10 +115,10 @@ impl<'a> Context<'a> {
                 footer: block(mail_prose::footer(analysis)),
             },
             markdown: Markdown {
-                kernels: block(markdown::kernels(analysis)),
-                points: block(markdown::points(analysis)),
-                verdicts: block(markdown::verdicts(analysis)),
-                files: block(markdown::files(root)),
+                kernels: md(markdown::kernels(analysis)),
+                points: md(markdown::points(analysis)),
+                verdicts: md(markdown::verdicts(analysis)),
+                files: md(markdown::files(root)),
             },
             report_txt: None,
         }

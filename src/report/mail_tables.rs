@@ -250,11 +250,13 @@ pub fn changes(analysis: &Analysis) -> String {
         if i > 0 {
             table.span("");
         }
-        table.span(format!(
-            "{} ({unit}{}{role})",
-            s.label,
-            better_text(s.better)
-        ));
+        let what = format!("({unit}{}{role})", better_text(s.better));
+        if s.label.chars().count() + 1 + what.chars().count() + 2 > WIDTH {
+            table.span(s.label.clone());
+            table.span(format!("  {what}"));
+        } else {
+            table.span(format!("{} {what}", s.label));
+        }
         table.row(["  kernel", "change", "drop-first", "verdict"]);
         for c in &all.comparisons {
             let df = s
@@ -334,4 +336,61 @@ pub fn recovery(analysis: &Analysis) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{changes, design, means};
+    use crate::report::{layout::WIDTH, testdata::fixture};
+
+    fn fits(text: &str) {
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= WIDTH,
+                "{} columns: {line}",
+                line.len()
+            );
+        }
+    }
+
+    #[test]
+    fn nine_points_wrap_into_blocks_in_boot_order() {
+        let analysis = fixture("mprotect-mechanism");
+        assert_eq!(design(&analysis), "A/B/C/D/E/D/C/B/A");
+        let text = means(&analysis);
+        fits(&text);
+        let headers: Vec<Vec<&str>> = text
+            .lines()
+            .filter(|l| l.contains("parent-") || l.contains("nofolio") && !l.contains('.'))
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let order: Vec<&str> = headers.concat();
+        assert_eq!(
+            order,
+            [
+                "parent-a",
+                "child-a",
+                "fastpath-a",
+                "folioonly-a",
+                "nofolio",
+                "folioonly-b",
+                "fastpath-b",
+                "child-b",
+                "parent-b"
+            ]
+        );
+        assert!(headers.len() > 1, "wrapped into several blocks");
+    }
+
+    #[test]
+    fn a_long_series_label_gets_its_own_line() {
+        let mut analysis = fixture("mprotect-exact-cac1");
+        let long = "a_very_long_workload_name[level=3,flags=-d]/iterations_per_second".to_owned();
+        analysis.series[0].label.clone_from(&long);
+        let text = means(&analysis);
+        fits(&text);
+        assert!(text.lines().any(|l| l.trim() == long), "{text}");
+        assert!(text.contains("38.133"));
+        fits(&changes(&analysis));
+    }
 }

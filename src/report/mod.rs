@@ -18,6 +18,8 @@ pub mod number;
 pub mod points_tsv;
 pub mod svg;
 pub mod template;
+#[cfg(test)]
+mod testdata;
 pub mod tsv;
 pub mod write;
 

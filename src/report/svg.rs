@@ -349,10 +349,11 @@ fn panel(
 
 #[cfg(test)]
 mod tests {
-    use super::{escape, tick_step};
+    use super::{escape, render, tick_step};
+    use crate::report::testdata::{FIXTURES, fixture};
 
     /// Minimal well-formedness check: balanced tags, quoted attributes, escaped text.
-    pub(crate) fn well_formed(xml: &str) -> Result<(), String> {
+    fn well_formed(xml: &str) -> Result<(), String> {
         let mut stack: Vec<String> = Vec::new();
         let mut rest = xml;
         while let Some(open) = rest.find('<') {
@@ -413,6 +414,23 @@ mod tests {
         assert!(well_formed("<a><b></a>").is_err());
         assert!(well_formed("<a>x & y</a>").is_err());
         assert!(well_formed(&format!("<a>{}</a>", escape("x & <y>"))).is_ok());
+    }
+
+    #[test]
+    fn every_fixture_renders_well_formed_svg() {
+        for name in FIXTURES {
+            let svg = String::from_utf8(render(&fixture(name))).expect("utf-8");
+            well_formed(&svg).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(svg.starts_with("<?xml") && svg.ends_with("</svg>\n"));
+            let circles = svg.matches("<circle").count();
+            let samples: usize = fixture(name)
+                .series
+                .iter()
+                .flat_map(|s| &s.points)
+                .map(|p| p.values.len() + p.warmups.len())
+                .sum();
+            assert_eq!(circles, samples, "{name}: one circle per sample");
+        }
     }
 
     #[test]

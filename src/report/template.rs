@@ -115,3 +115,70 @@ fn environment() -> Result<Environment<'static>, minijinja::Error> {
 pub fn source_dir() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/templates"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{REPORT_TXT, Templates};
+    use crate::report::{
+        context::Context,
+        error::ReportError,
+        testdata::{fixture, fixture_dir},
+    };
+
+    fn render(templates: &Templates) -> Result<String, ReportError> {
+        let analysis = fixture("mprotect-exact-cac1");
+        let context = Context::new(&analysis, &fixture_dir("mprotect-exact-cac1"));
+        templates.render(REPORT_TXT, &context)
+    }
+
+    #[test]
+    fn a_user_directory_overrides_only_the_files_it_has() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let templates = Templates {
+            dir: Some(dir.path().to_path_buf()),
+        };
+        // No file there yet: the built-in template is used.
+        let (_, origin) = templates.source(REPORT_TXT).expect("built-in");
+        assert_eq!(origin, "built-in");
+        assert!(
+            render(&templates)
+                .expect("renders")
+                .starts_with("mprotect-exact-cac1: A/B/A")
+        );
+
+        std::fs::write(
+            dir.path().join(REPORT_TXT),
+            "{{ analysis.campaign.baseline | upper }} {{ text.summary | wrap(30, \"> \") }}\n",
+        )
+        .expect("write");
+        let (_, origin) = templates.source(REPORT_TXT).expect("user file");
+        assert!(origin.ends_with("report.txt.j2"));
+        let text = render(&templates).expect("renders");
+        assert!(text.starts_with("PARENT > mprotect/"), "{text}");
+        assert!(
+            text.lines()
+                .skip(1)
+                .all(|l| l.starts_with("> ") && l.chars().count() <= 30),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn printing_an_undefined_value_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join(REPORT_TXT),
+            "{{ analysis.campaign.nmae }}\n",
+        )
+        .expect("write");
+        let templates = Templates {
+            dir: Some(dir.path().to_path_buf()),
+        };
+        let err = render(&templates).expect_err("undefined");
+        assert!(matches!(err, ReportError::Template { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("cannot render template report.txt.j2 (")
+        );
+    }
+}
