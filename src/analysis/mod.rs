@@ -13,6 +13,8 @@ pub mod recovery;
 pub mod select;
 pub mod series;
 pub mod summary;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 pub use analyze::{Inputs, analyze, analyze_inputs};
 pub use error::AnalysisError;

@@ -102,3 +102,28 @@ fn worst_drift(series: &[&Series], kernel: Option<&str>) -> Option<Worst> {
         })
         .reduce(|a, b| if b.value.abs() > a.value.abs() { b } else { a })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::testkit::roles;
+
+    #[test]
+    fn aux_never_drives_the_summary_and_a_moving_control_is_an_alert() {
+        let analysis = roles();
+        let s = &analysis.summary;
+        let series: Vec<&str> = s.verdicts.iter().map(|v| v.series.as_str()).collect();
+        assert_eq!(series, ["main"]);
+        assert_eq!(s.verdicts[0].label, "SIGNAL");
+        assert_eq!(s.aux.len(), 1);
+        assert_eq!(s.aux[0].label, "AUX_SIGNAL");
+        // Higher is better and it halved: slower.
+        assert_eq!(s.aux[0].direction.as_deref(), Some("slower"));
+        assert_eq!(s.control_alerts.len(), 1);
+        assert_eq!(s.control_alerts[0].series, "ctl");
+        // The measured series' baseline drift, not the control's.
+        let drift = s.baseline_drift.as_ref().expect("a booted twice");
+        assert_eq!(drift.series, "main");
+        assert!((drift.value - 0.2).abs() < 1e-9);
+        assert_eq!(s.drop_first_same, Some(true));
+    }
+}
