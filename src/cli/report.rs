@@ -10,12 +10,17 @@ use crate::{
     results::layout::ResultsDir,
 };
 
-/// Analyses `dir`, writes its reports and prints `report.txt`. Exits with
-/// [`exit_code::EXPECT_MISSED`] when a published result in `[[expect]]` was not reproduced.
+/// `aba report DIR`.
 pub fn report(dir: &Path) -> Result<u8, Error> {
-    let results = ResultsDir::open(dir);
-    let analysis = analyze(&results).map_err(analysis_error)?;
-    let reports = write_reports(&results, &analysis).map_err(report_error)?;
+    write_and_print(&ResultsDir::open(dir))
+}
+
+/// Analyses `results`, writes its reports and prints `report.txt`; also the end of
+/// `aba run` and `aba resume`. Exits with [`exit_code::EXPECT_MISSED`] when a published
+/// result in `[[expect]]` was not reproduced.
+pub fn write_and_print(results: &ResultsDir) -> Result<u8, Error> {
+    let analysis = analyze(results).map_err(analysis_error)?;
+    let reports = write_reports(results, &analysis).map_err(report_error)?;
     print!("{}", reports.report_txt());
     if analysis.summary.expects_reproduced == Some(false) {
         eprintln!("warning: a published result in [[expect]] was not reproduced");

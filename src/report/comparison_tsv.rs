@@ -5,8 +5,10 @@
 //! stay the same for all of them. `quantity` and `args` use the golden data's vocabulary
 //! (`mean parent-a`, `kernel_mean parent`, `change_pct child,parent`, `drift_pct parent`,
 //! `recovery_pct child,fastpath,child,parent`), so a published figure is found with one grep.
-//! Rows come per series and analysis: point means, then per kernel, then per candidate against
-//! the baseline, then recovery rows. Numbers have 6 decimals; `-` marks a value that does not
+//! Rows come per series and analysis: point means, then per kernel (boots, boot-weighted
+//! mean, within-boot variance; for kernels booted twice or more also between-boot variance,
+//! the Kalibera–Jones boot-level component `boot_var`, drift, range and the boot-effect
+//! test's p), then per candidate against the baseline, then recovery rows. Numbers have 6 decimals; `-` marks a value that does not
 //! exist (an interval that is not estimable).
 
 use serde::Serialize;
@@ -66,7 +68,10 @@ fn rows_of<'a>(series: &'a Series, result: &SeriesResult, rows: &mut Vec<Row<'a>
     for k in &result.kernels {
         push("boots", k.kernel.clone(), k.boots.len().to_string());
         push("kernel_mean", k.kernel.clone(), tsv(Some(k.mean)));
+        push("within_var", k.kernel.clone(), tsv(k.within_var));
         if k.boots.len() >= 2 {
+            push("between_var", k.kernel.clone(), tsv(k.between_var));
+            push("boot_var", k.kernel.clone(), tsv(k.boot_var));
             push("drift_pct", k.kernel.clone(), tsv(k.drift_pct));
             push("range_pct", k.kernel.clone(), tsv(k.range_pct));
             if let Some(effect) = &k.boot_effect {

@@ -639,3 +639,42 @@ pub fn footer(analysis: &Analysis) -> String {
         "",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{audit, shared_boot, summary};
+    use crate::{analysis::testkit::roles, report::testdata::fixture};
+
+    fn flat(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn controls_that_move_are_alerts_and_aux_is_set_apart() {
+        let text = flat(&summary(&roles()));
+        assert!(
+            text.starts_with("main: b is 49.85% slower than the a midpoint (SIGNAL)."),
+            "{text}"
+        );
+        assert!(text.contains("a's drift was at most 0.20%"), "{text}");
+        assert!(
+            text.contains("ALERT: the control ctl moved by +100.00% (SIGNAL)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Auxiliary (not part of the conclusion): side: b is 50.00% slower"),
+            "{text}"
+        );
+        assert!(text.contains("(AUX_SIGNAL)"), "{text}");
+    }
+
+    #[test]
+    fn a_clean_run_says_so_and_a_shared_boot_is_explained() {
+        let clean = flat(&audit(&fixture("mprotect-exact-cac1")));
+        assert!(clean.contains("No failed or retried runs"), "{clean}");
+        assert_eq!(shared_boot(&fixture("mprotect-exact-cac1")), "");
+        let null = flat(&shared_boot(&fixture("local-null")));
+        assert!(null.starts_with("All 3 points ran in one boot"), "{null}");
+        assert!(null.contains("calibrates the noise floor"), "{null}");
+    }
+}

@@ -42,14 +42,16 @@ pub fn pct(value: f64) -> String {
 /// The smallest 2-decimal number ≥ `value`, printed: the honest "at most" of a bound.
 ///
 /// `format!` rounds correctly, so the rounded text is the ceiling whenever it is not below
-/// `value`; otherwise the ceiling is one hundredth above it.
+/// `value`; otherwise the ceiling is one hundredth above it. A value within 10⁻⁹ (relative)
+/// above a 2-decimal number is that number plus floating-point error (100·0.2/100 computes
+/// as 0.2000000000000003), not a reason to print the next hundredth.
 #[must_use]
 pub fn ceil2(value: f64) -> String {
     let rounded = fixed(value, 2);
     let parsed: f64 = rounded
         .parse()
         .expect("invariant: a formatted float parses");
-    if parsed >= value {
+    if parsed >= value - 1e-9 * value.abs().max(1.0) {
         rounded
     } else {
         fixed(parsed + 0.01, 2)
@@ -117,7 +119,8 @@ mod tests {
     fn ceilings_never_understate() {
         assert_eq!(ceil2(0.874_126), "0.88");
         assert_eq!(ceil2(0.34), "0.34");
-        assert_eq!(ceil2(0.340_000_1), "0.35");
+        assert_eq!(ceil2(0.340_001), "0.35");
+        assert_eq!(ceil2(0.200_000_000_000_002_8), "0.20");
         assert_eq!(ceil2(0.0), "0.00");
         assert_eq!(ceil2(1.999), "2.00");
     }
