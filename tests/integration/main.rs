@@ -2,4 +2,3 @@
 
 mod golden;
 mod report;
-mod support;

@@ -1,3 +1,0 @@
-//! Helpers shared by the integration tests.
-
-pub mod golden_results;
