@@ -182,15 +182,29 @@ pub fn summary(analysis: &Analysis) -> String {
             analysis.campaign.baseline
         );
     }
+    let params = &analysis.params;
+    let above = |value: f64, limit: f64, name: &str| {
+        if value > limit {
+            format!(" (above {name} {})", fixed(limit, 2))
+        } else {
+            String::new()
+        }
+    };
     if let Some(cv) = &s.max_cv {
-        let _ = write!(text, "Maximum within-boot CV was {}", pct(cv.value));
+        let _ = write!(
+            text,
+            "Maximum within-boot CV was {}{}",
+            pct(cv.value),
+            above(cv.value, params.max_cv_pct, "max_cv_pct")
+        );
         match &s.baseline_drift {
             Some(drift) => {
                 let _ = write!(
                     text,
-                    ", and {}'s drift was at most {}%. ",
+                    ", and the drift of {} was at most {}%{}. ",
                     analysis.campaign.baseline,
-                    ceil2(drift.value.abs())
+                    ceil2(drift.value.abs()),
+                    above(drift.value.abs(), params.max_drift_pct, "max_drift_pct")
                 );
             }
             None => {
@@ -656,7 +670,7 @@ mod tests {
             text.starts_with("main: b is 49.85% slower than the a midpoint (SIGNAL)."),
             "{text}"
         );
-        assert!(text.contains("a's drift was at most 0.20%"), "{text}");
+        assert!(text.contains("the drift of a was at most 0.20%."), "{text}");
         assert!(
             text.contains("ALERT: the control ctl moved by +100.00% (SIGNAL)"),
             "{text}"

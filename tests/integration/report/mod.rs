@@ -221,7 +221,7 @@ fn exact_cac1_reproduces_the_published_change() {
         "child is 39.77% slower than the parent midpoint (SIGNAL)",
     );
     says(&run, "parent +0.87%");
-    says(&run, "drift was at most 0.88%");
+    says(&run, "the drift of parent was at most 0.88%");
     says(&run, "gave the same conclusion");
     says(&run, "Drop-first +39.53%: SIGNAL, the same conclusion.");
     says(&run, "[+29.18%, +51.22%] (ν = 1)");
@@ -436,7 +436,7 @@ fn rt_mail_table_has_the_seed_shape() {
         &run,
         "patched is 96.92% faster than the original midpoint (SIGNAL)",
     );
-    says(&run, "original's drift was at most 0.34%");
+    says(&run, "the drift of original was at most 0.34%");
     says(
         &run,
         "The control sched_rr_timeslice_ms changed by -0.83% (NO_MATERIAL_SIGNAL)",
