@@ -17,7 +17,6 @@ type Entry = (u32, u32, f64);
 /// The valid rows of a campaign, grouped by point and series.
 #[derive(Debug)]
 pub struct ValidRows<'a> {
-    table: &'a SampleTable,
     symbols: HashMap<&'a str, Sym>,
     samples: HashMap<Key, Vec<Entry>>,
     warmups: HashMap<Key, Vec<Entry>>,
@@ -70,7 +69,6 @@ impl<'a> ValidRows<'a> {
                 .push((row.index, row.retry, value));
         }
         ValidRows {
-            table,
             symbols,
             samples,
             warmups,
@@ -94,12 +92,6 @@ impl<'a> ValidRows<'a> {
             warmups,
             duplicates: dup_samples + dup_warmups,
         }
-    }
-
-    /// The table the rows come from.
-    #[must_use]
-    pub fn table(&self) -> &SampleTable {
-        self.table
     }
 }
 

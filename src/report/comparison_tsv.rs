@@ -91,8 +91,10 @@ fn rows_of<'a>(series: &'a Series, result: &SeriesResult, rows: &mut Vec<Row<'a>
                 tsv(Some(b.pct)),
             );
         }
-        interval(&mut push, "ci95_boot", &pair, cmp.ci_boot.as_ref());
-        interval(&mut push, "ci95_within", &pair, cmp.ci_within.as_ref());
+        let boot = ["ci95_boot_lo", "ci95_boot_hi", "ci95_boot_nu"];
+        interval(&mut push, boot, &pair, cmp.ci_boot.as_ref());
+        let within = ["ci95_within_lo", "ci95_within_hi", "ci95_within_nu"];
+        interval(&mut push, within, &pair, cmp.ci_within.as_ref());
         push("max_cv_pct", pair.clone(), tsv(c.max_cv_pct));
         push("verdict", pair.clone(), c.label.clone());
         push(
@@ -128,17 +130,14 @@ fn rows_of<'a>(series: &'a Series, result: &SeriesResult, rows: &mut Vec<Row<'a>
     }
 }
 
-/// lo, hi and ν rows of an interval; `-` when it does not exist or is not estimable.
+/// The lo, hi and ν rows of an interval (named by `names`); `-` when it does not exist or
+/// is not estimable.
 fn interval(
     push: &mut impl FnMut(&'static str, String, String),
-    prefix: &'static str,
+    [lo, hi, nu]: [&'static str; 3],
     pair: &str,
     ci: Option<&RatioInterval>,
 ) {
-    let (lo, hi, nu) = match prefix {
-        "ci95_boot" => ("ci95_boot_lo", "ci95_boot_hi", "ci95_boot_nu"),
-        _ => ("ci95_within_lo", "ci95_within_hi", "ci95_within_nu"),
-    };
     let bounds = ci.and_then(|c| c.bounds);
     push(lo, pair.to_owned(), tsv(bounds.map(|b| b.0)));
     push(hi, pair.to_owned(), tsv(bounds.map(|b| b.1)));
