@@ -5,6 +5,7 @@
 //! every sample lands in the results directory as it is taken, and the analysis recomputes
 //! everything from those raw files.
 
+pub mod analysis;
 pub mod campaign;
 pub mod cli;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod interrupt;
 pub mod inventory;
 pub mod kernel;
 pub mod recipe;
+pub mod report;
 pub mod results;
 pub mod stats;
 pub mod target;

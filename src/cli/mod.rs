@@ -2,7 +2,7 @@
 //! subcommand. Only this layer prints; everything below returns values or emits events.
 
 mod check;
-mod finish;
+mod report;
 mod run;
 mod status;
 
@@ -93,6 +93,12 @@ pub enum Command {
         /// The results directory.
         dir: PathBuf,
     },
+    /// Recompute a campaign's figures from its raw files, write the report files into the
+    /// results directory and print report.txt.
+    Report {
+        /// The results directory (`results/<name>-<time>/`).
+        dir: PathBuf,
+    },
 }
 
 /// Options shared by `run` and `resume`.
@@ -124,6 +130,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         } => run::run(&recipe, &target, &results, run.options()),
         Command::Resume { dir, targets, run } => run::resume(&dir, targets.as_ref(), run.options()),
         Command::Status { dir } => status::status(&dir),
+        Command::Report { dir } => report::report(&dir),
     }
 }
 

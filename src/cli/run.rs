@@ -129,7 +129,7 @@ pub fn resume(
 
 /// Writes the reports, prints the mail table, and maps the outcome to an exit code.
 fn conclude(dir: &ResultsDir, outcome: &Outcome) -> Result<u8, Error> {
-    let printed = crate::cli::finish::write_and_print(dir);
+    let printed = crate::cli::report::write_and_print(dir);
     match outcome {
         Outcome::Finished => {
             let code = printed?;

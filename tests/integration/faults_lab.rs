@@ -41,11 +41,22 @@ metric = {{ number = true, unit = "ns", better = "lower" }}
 }
 
 fn run_args<'a>(recipe: &'a str, targets: &'a str, target: &'a str) -> Vec<&'a str> {
-    vec!["run", recipe, "--targets", targets, "--target", target, "--results", "results"]
+    vec![
+        "run",
+        recipe,
+        "--targets",
+        targets,
+        "--target",
+        target,
+        "--results",
+        "results",
+    ]
 }
 
 fn events(dir: &Path) -> Vec<Event> {
-    Journal::read(&dir.join("journal.jsonl")).expect("journal").events
+    Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .events
 }
 
 #[test]
@@ -53,34 +64,58 @@ fn a_kernel_that_panics_falls_back_and_stops_the_campaign_naming_it() {
     let vm = LabVm::start("t-panic", KERNEL_A);
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory(tmp.path(), "");
-    let r = write(tmp.path(), "r.toml", &recipe("aba.kernel=b rdinit=/nonexistent", 2, "labbench 5", 1));
+    let r = write(
+        tmp.path(),
+        "r.toml",
+        &recipe("aba.kernel=b rdinit=/nonexistent", 2, "labbench 5", 1),
+    );
     let out = aba(
         tmp.path(),
-        &run_args(r.to_str().expect("utf-8"), targets.to_str().expect("utf-8"), "kexec"),
+        &run_args(
+            r.to_str().expect("utf-8"),
+            targets.to_str().expect("utf-8"),
+            "kexec",
+        ),
     );
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(&format!("kernel `b` ({KERNEL_B}) failed 2 times, at point `b`")),
+        stderr.contains(&format!(
+            "kernel `b` ({KERNEL_B}) failed 2 times, at point `b`"
+        )),
         "{stderr}"
     );
     assert!(
-        stderr.contains(&format!("the target runs {KERNEL_A}, not {KERNEL_B} (uname -r)")),
+        stderr.contains(&format!(
+            "the target runs {KERNEL_A}, not {KERNEL_B} (uname -r)"
+        )),
         "the default kernel answered, and the proof caught it: {stderr}"
     );
     assert!(stderr.contains("lines of the console log"), "{stderr}");
-    assert!(stderr.contains("Kernel panic"), "the console tail shows the panic: {stderr}");
+    assert!(
+        stderr.contains("Kernel panic"),
+        "the console tail shows the panic: {stderr}"
+    );
 
     let dir = campaign_dir(&tmp.path().join("results"));
-    let state = Journal::read(&dir.join("journal.jsonl")).expect("journal").state();
+    let state = Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .state();
     assert_eq!(state.point("a-a").and_then(|p| p.done), Some(1));
     assert_eq!(state.point("b").map(|p| p.failures.len()), Some(2));
     assert!(state.stopped.is_some());
     let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
-    assert!(!table.rows.iter().any(|r| table.text(r.point) == "b"), "no sample on a failed boot");
+    assert!(
+        !table.rows.iter().any(|r| table.text(r.point) == "b"),
+        "no sample on a failed boot"
+    );
     // Still a resumable campaign.
     let status = aba(tmp.path(), &["status", dir.to_str().expect("utf-8")]);
-    assert!(String::from_utf8_lossy(&status.stdout).contains("state: stopped"), "{}", text(&status));
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("state: stopped"),
+        "{}",
+        text(&status)
+    );
 }
 
 #[test]
@@ -89,17 +124,31 @@ fn a_kernel_that_hangs_is_power_cycled_after_the_boot_timeout() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory_with_timeout(tmp.path(), "30s", "");
     // panic=0: wait forever after the panic, like a machine whose kernel never comes up.
-    let r = write(tmp.path(), "r.toml", &recipe("rdinit=/nonexistent panic=0", 2, "labbench 5", 0));
+    let r = write(
+        tmp.path(),
+        "r.toml",
+        &recipe("rdinit=/nonexistent panic=0", 2, "labbench 5", 0),
+    );
     let started = Instant::now();
     let out = aba(
         tmp.path(),
-        &run_args(r.to_str().expect("utf-8"), targets.to_str().expect("utf-8"), "kexec"),
+        &run_args(
+            r.to_str().expect("utf-8"),
+            targets.to_str().expect("utf-8"),
+            "kexec",
+        ),
     );
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert!(started.elapsed() > Duration::from_secs(30), "the boot timeout was not waited out");
+    assert!(
+        started.elapsed() > Duration::from_secs(30),
+        "the boot timeout was not waited out"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("after a power cycle"), "{stderr}");
-    assert!(stderr.contains(&format!("the target runs {KERNEL_A}, not {KERNEL_B}")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the target runs {KERNEL_A}, not {KERNEL_B}")),
+        "{stderr}"
+    );
     let dir = campaign_dir(&tmp.path().join("results"));
     assert!(events(&dir).iter().any(|e| matches!(
         e,
@@ -113,9 +162,17 @@ fn a_sigkilled_runner_resumes_the_point_from_a_fresh_boot() {
     let vm = LabVm::start("t-sigkill", KERNEL_A);
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory(tmp.path(), "");
-    let r = write(tmp.path(), "r.toml", &recipe("aba.kernel=b", 4, "sleep 1; labbench 5", 1));
+    let r = write(
+        tmp.path(),
+        "r.toml",
+        &recipe("aba.kernel=b", 4, "sleep 1; labbench 5", 1),
+    );
     let mut child = Command::new(aba_bin())
-        .args(run_args(r.to_str().expect("utf-8"), targets.to_str().expect("utf-8"), "kexec"))
+        .args(run_args(
+            r.to_str().expect("utf-8"),
+            targets.to_str().expect("utf-8"),
+            "kexec",
+        ))
         .current_dir(tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -124,11 +181,20 @@ fn a_sigkilled_runner_resumes_the_point_from_a_fresh_boot() {
     let results = tmp.path().join("results");
     let started = Instant::now();
     let dir = loop {
-        assert!(started.elapsed() < Duration::from_secs(240), "point b never took samples");
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "point b never took samples"
+        );
         std::thread::sleep(Duration::from_millis(100));
-        let Ok(mut entries) = std::fs::read_dir(&results) else { continue };
-        let Some(Ok(entry)) = entries.next() else { continue };
-        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else { continue };
+        let Ok(mut entries) = std::fs::read_dir(&results) else {
+            continue;
+        };
+        let Some(Ok(entry)) = entries.next() else {
+            continue;
+        };
+        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else {
+            continue;
+        };
         let in_b = journal
             .events
             .iter()
@@ -142,28 +208,54 @@ fn a_sigkilled_runner_resumes_the_point_from_a_fresh_boot() {
     child.kill().expect("SIGKILL");
     let _ = child.wait();
 
-    let out = aba(tmp.path(), &["resume", dir.to_str().expect("utf-8"), "--targets", targets.to_str().expect("utf-8")]);
+    let out = aba(
+        tmp.path(),
+        &[
+            "resume",
+            dir.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let events = events(&dir);
     let boots: Vec<(String, u32, String)> = events
         .iter()
         .filter_map(|e| match e {
-            Event::BootProven { point, attempt, boot_id, .. } => Some((point.clone(), *attempt, boot_id.clone())),
+            Event::BootProven {
+                point,
+                attempt,
+                boot_id,
+                ..
+            } => Some((point.clone(), *attempt, boot_id.clone())),
             _ => None,
         })
         .collect();
     let b: Vec<&(String, u32, String)> = boots.iter().filter(|x| x.0 == "b").collect();
     assert_eq!(b.len(), 2, "{boots:?}");
     assert_ne!(b[0].2, b[1].2, "point b was redone from a fresh boot");
-    assert_eq!(boots.iter().filter(|x| x.0 == "a-a").count(), 1, "the finished point was kept");
+    assert_eq!(
+        boots.iter().filter(|x| x.0 == "a-a").count(),
+        1,
+        "the finished point was kept"
+    );
     let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
-    let b1: Vec<_> = table.rows.iter().filter(|r| table.text(r.point) == "b" && r.attempt == 1).collect();
+    let b1: Vec<_> = table
+        .rows
+        .iter()
+        .filter(|r| table.text(r.point) == "b" && r.attempt == 1)
+        .collect();
     assert!(!b1.is_empty() && b1.iter().all(|r| r.status == Status::Discarded));
     for (point, attempt) in [("a-a", 1), ("b", 2), ("a-b", 1)] {
         let indices: Vec<u32> = table
             .rows
             .iter()
-            .filter(|r| table.text(r.point) == point && r.attempt == attempt && r.phase == Phase::Sample && r.status == Status::Ok)
+            .filter(|r| {
+                table.text(r.point) == point
+                    && r.attempt == attempt
+                    && r.phase == Phase::Sample
+                    && r.status == Status::Ok
+            })
             .map(|r| r.index)
             .collect();
         assert_eq!(indices, [1, 2, 3, 4], "{point}");
@@ -175,9 +267,17 @@ fn a_target_that_reboots_on_its_own_gets_the_point_redone() {
     let vm = LabVm::start("t-reboot", KERNEL_A);
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory(tmp.path(), "");
-    let r = write(tmp.path(), "r.toml", &recipe("aba.kernel=b", 4, "sleep 1; labbench 5", 1));
+    let r = write(
+        tmp.path(),
+        "r.toml",
+        &recipe("aba.kernel=b", 4, "sleep 1; labbench 5", 1),
+    );
     let child = Command::new(aba_bin())
-        .args(run_args(r.to_str().expect("utf-8"), targets.to_str().expect("utf-8"), "kexec"))
+        .args(run_args(
+            r.to_str().expect("utf-8"),
+            targets.to_str().expect("utf-8"),
+            "kexec",
+        ))
         .current_dir(tmp.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -186,17 +286,32 @@ fn a_target_that_reboots_on_its_own_gets_the_point_redone() {
     let results = tmp.path().join("results");
     let started = Instant::now();
     loop {
-        assert!(started.elapsed() < Duration::from_secs(240), "point a-a never took samples");
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "point a-a never took samples"
+        );
         std::thread::sleep(Duration::from_millis(100));
-        let Ok(mut entries) = std::fs::read_dir(&results) else { continue };
-        let Some(Ok(entry)) = entries.next() else { continue };
-        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else { continue };
-        if journal.events.iter().filter(|e| matches!(e, Event::Sample { .. })).count() >= 1 {
+        let Ok(mut entries) = std::fs::read_dir(&results) else {
+            continue;
+        };
+        let Some(Ok(entry)) = entries.next() else {
+            continue;
+        };
+        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else {
+            continue;
+        };
+        if journal
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::Sample { .. }))
+            .count()
+            >= 1
+        {
             break;
         }
     }
     // The machine reboots behind aba's back (busybox reboot: the default kernel comes back).
-    vm.ssh("reboot -f");
+    let _ = vm.ssh_unchecked("reboot -f");
     let out = child.wait_with_output().expect("aba finishes");
     assert!(out.status.success(), "{}", text(&out));
     let dir = campaign_dir(&results);
@@ -205,12 +320,22 @@ fn a_target_that_reboots_on_its_own_gets_the_point_redone() {
         events.iter().any(|e| matches!(e, Event::ConnectionLost { point, same_boot: Some(false), .. } if point == "a-a")),
         "the new boot_id was noticed: {events:?}"
     );
-    assert!(events.iter().any(|e| matches!(e, Event::PointFailed { point, attempt: 1, .. } if point == "a-a")));
-    assert!(events.iter().any(|e| matches!(e, Event::PointDone { point, attempt: 2, .. } if point == "a-a")));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::PointFailed { point, attempt: 1, .. } if point == "a-a"))
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::PointDone { point, attempt: 2, .. } if point == "a-a"))
+    );
     let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
-    assert!(table
-        .rows
-        .iter()
-        .filter(|r| table.text(r.point) == "a-a" && r.attempt == 1)
-        .all(|r| r.status == Status::Discarded));
+    assert!(
+        table
+            .rows
+            .iter()
+            .filter(|r| table.text(r.point) == "a-a" && r.attempt == 1)
+            .all(|r| r.status == Status::Discarded)
+    );
 }

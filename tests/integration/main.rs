@@ -7,5 +7,6 @@ mod faults_ssh;
 mod golden;
 mod lab;
 mod recipe_fuzz;
+mod report;
 mod ssh;
 mod support;

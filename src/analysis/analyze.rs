@@ -1,0 +1,501 @@
+//! The entry point: read a results directory's raw files (recipe copy, journal, samples) and
+//! recompute everything from them.
+//!
+//! [`analyze`] does the reading; [`analyze_inputs`] is the pure part, which unit tests drive
+//! with in-memory journals and sample tables. Nothing is cached between runs and nothing here
+//! prints.
+
+use std::{collections::BTreeSet, path::PathBuf};
+
+use crate::{
+    analysis::{
+        audit::{AuditInput, PlannedPoint, audit},
+        error::AnalysisError,
+        expect::check,
+        model::{Analysis, Campaign, KernelInfo, PointInfo, Series, SeriesPoint},
+        select::ValidRows,
+        series::{SeriesContext, analyze_series},
+        summary::summarize_campaign,
+    },
+    recipe::{Recipe, model::BetterSpec, resolved::point_labels},
+    results::{
+        journal::{Event, Journal},
+        layout::ResultsDir,
+        samples::SampleTable,
+    },
+    stats::{Better, VerdictParams, summarize},
+};
+
+/// The raw material of an analysis, already read.
+#[derive(Clone, Copy, Debug)]
+pub struct Inputs<'a> {
+    /// The campaign's recipe (the copy in the results directory).
+    pub recipe: &'a Recipe,
+    /// The journal.
+    pub journal: &'a Journal,
+    /// `samples.csv`.
+    pub samples: &'a SampleTable,
+    /// The results directory's name.
+    pub directory: &'a str,
+    /// The journal's path, for messages.
+    pub journal_path: &'a std::path::Path,
+    /// Environment snapshots present, relative to the results directory.
+    pub env_files: &'a BTreeSet<String>,
+}
+
+/// Reads `results` and recomputes its analysis from the raw files.
+///
+/// Valid rows are `ok` measured rows of each point's done attempt (from the journal); every
+/// other row is only counted in the audit. A missing `samples.csv` is read as an empty table
+/// (a campaign that stopped before its first sample).
+pub fn analyze(results: &ResultsDir) -> Result<Analysis, AnalysisError> {
+    let journal_path = results.journal_path();
+    for required in [&journal_path, &results.recipe_path()] {
+        if !required.is_file() {
+            return Err(AnalysisError::NotResultsDir {
+                path: required.clone(),
+            });
+        }
+    }
+    let recipe = results
+        .load_recipe()
+        .map_err(|source| AnalysisError::Recipe {
+            path: results.recipe_path(),
+            source,
+        })?;
+    let journal = Journal::read(&journal_path)?;
+    let samples_path = results.samples_path();
+    let samples = if samples_path.is_file() {
+        SampleTable::read(&samples_path)?
+    } else {
+        SampleTable::default()
+    };
+    let env_files = env_files(results);
+    let directory = results
+        .root
+        .canonicalize()
+        .unwrap_or_else(|_| results.root.clone())
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    analyze_inputs(&Inputs {
+        recipe: &recipe,
+        journal: &journal,
+        samples: &samples,
+        directory: &directory,
+        journal_path: &journal_path,
+        env_files: &env_files,
+    })
+}
+
+/// `env/<file>` for every file in the environment directory (empty when it does not exist).
+fn env_files(results: &ResultsDir) -> BTreeSet<String> {
+    std::fs::read_dir(results.env_dir())
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| format!("env/{}", e.file_name().to_string_lossy()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Recomputes the analysis from raw material that is already in memory.
+pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
+    let recipe = inputs.recipe;
+    let labels = point_labels(&recipe.sequence);
+    let header = header(inputs.journal);
+    if let Some(journal_points) = &header.points
+        && *journal_points != labels
+    {
+        return Err(AnalysisError::PlanMismatch {
+            path: PathBuf::from(inputs.journal_path),
+            journal: journal_points.clone(),
+            recipe: labels,
+        });
+    }
+    let plan: Vec<PlannedPoint> = labels
+        .iter()
+        .zip(&recipe.sequence)
+        .enumerate()
+        .map(|(i, (label, kernel))| PlannedPoint {
+            label: label.clone(),
+            order: i + 1,
+            kernel: kernel.to_string(),
+        })
+        .collect();
+    let state = inputs.journal.state();
+    let done = state.done_attempts();
+    let rows = ValidRows::select(inputs.samples, &done);
+
+    let baseline = recipe.analysis.baseline.to_string();
+    let mut candidates: Vec<String> = Vec::new();
+    for k in &recipe.sequence {
+        if k.as_str() != baseline && !candidates.iter().any(|c| c == k.as_str()) {
+            candidates.push(k.to_string());
+        }
+    }
+    let params = VerdictParams {
+        gate_pct: recipe.analysis.gate_pct,
+        drift_margin: recipe.analysis.drift_margin,
+        max_drift_pct: recipe.analysis.max_drift_pct,
+        max_cv_pct: recipe.analysis.max_cv_pct,
+        require_boot_ci: recipe.analysis.require_boot_ci,
+    };
+
+    let mut series = Vec::new();
+    let mut duplicate_rows = 0;
+    for workload in &recipe.workloads {
+        for case in workload.cases() {
+            for metric in &workload.metrics {
+                let mut points = Vec::new();
+                let mut missing = Vec::new();
+                for planned in plan.iter().filter(|p| done.contains_key(&p.label)) {
+                    let values = rows.values(
+                        &planned.label,
+                        workload.name.as_str(),
+                        &case.name,
+                        metric.name.as_str(),
+                    );
+                    duplicate_rows += values.duplicates;
+                    let Some(all) = summarize(&values.samples) else {
+                        missing.push(planned.label.clone());
+                        continue;
+                    };
+                    points.push(SeriesPoint {
+                        order: planned.order,
+                        label: planned.label.clone(),
+                        kernel: planned.kernel.clone(),
+                        drop_first: summarize(&values.samples[1..]),
+                        values: values.samples,
+                        warmups: values.warmups,
+                        all,
+                    });
+                }
+                let better = match metric.better {
+                    BetterSpec::Lower => Better::Lower,
+                    BetterSpec::Higher => Better::Higher,
+                };
+                let analyses = analyze_series(
+                    &points,
+                    &SeriesContext {
+                        baseline: &baseline,
+                        candidates: &candidates,
+                        params: &params,
+                        better,
+                        aux: workload.aux,
+                        recoveries: &recipe.analysis.recovery,
+                    },
+                );
+                series.push(Series {
+                    label: series_label(workload.name.as_str(), &case.name, metric.name.as_str()),
+                    workload: workload.name.to_string(),
+                    case: case.name.clone(),
+                    metric: metric.name.to_string(),
+                    unit: metric.unit.clone(),
+                    better,
+                    role: workload.role,
+                    aux: workload.aux,
+                    warmup: workload.warmup,
+                    samples: workload.samples,
+                    points,
+                    missing,
+                    all: analyses.all,
+                    drop_first: analyses.drop_first,
+                    drop_first_unavailable: analyses.drop_first_unavailable,
+                });
+            }
+        }
+    }
+
+    let audit = audit(&AuditInput {
+        journal: inputs.journal,
+        table: inputs.samples,
+        plan: &plan,
+        env_files: inputs.env_files,
+        duplicate_rows,
+    });
+    let points: Vec<PointInfo> = plan
+        .iter()
+        .map(|p| {
+            let attempt = done.get(&p.label).copied();
+            let proof = audit
+                .attempts
+                .iter()
+                .find(|a| a.point == p.label && Some(a.attempt) == attempt);
+            PointInfo {
+                order: p.order,
+                label: p.label.clone(),
+                kernel: p.kernel.clone(),
+                done_attempt: attempt,
+                boot_id: proof.and_then(|a| a.boot_id.clone()),
+                release: proof.and_then(|a| a.release.clone()),
+                cmdline: proof.and_then(|a| a.cmdline.clone()),
+            }
+        })
+        .collect();
+    let kernels = recipe
+        .kernels
+        .values()
+        .map(|k| KernelInfo {
+            label: k.label.to_string(),
+            release: k.release.to_string(),
+            cmdline: recipe.cmdline_for(&k.label),
+            planned: plan.iter().filter(|p| p.kernel == k.label.as_str()).count(),
+            booted: points
+                .iter()
+                .filter(|p| p.kernel == k.label.as_str() && p.done_attempt.is_some())
+                .map(|p| p.label.clone())
+                .collect(),
+        })
+        .collect();
+    let expects: Vec<_> = recipe.expect.iter().map(|e| check(e, &series)).collect();
+    let summary = summarize_campaign(&series, &expects, &baseline);
+    Ok(Analysis {
+        campaign: Campaign {
+            name: recipe.name.to_string(),
+            description: recipe.description.trim().to_owned(),
+            directory: inputs.directory.to_owned(),
+            target: header.target,
+            aba_version: header.aba,
+            report_version: env!("CARGO_PKG_VERSION").to_owned(),
+            recipe_sha256: header.sha256,
+            started: header.time,
+            finished: state.finished,
+            stopped: state.stopped.clone(),
+            baseline,
+            candidates,
+            boot_cmdline: recipe.boot_cmdline.clone(),
+            sysctls: recipe
+                .sysctls
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect(),
+            tuning: tuning(recipe),
+        },
+        params,
+        kernels,
+        missing_points: points
+            .iter()
+            .filter(|p| p.done_attempt.is_none())
+            .map(|p| p.label.clone())
+            .collect(),
+        points,
+        series,
+        expects,
+        audit,
+        summary,
+    })
+}
+
+/// `workload`, `workload[case]`, plus `/metric` when the metric is not named after the
+/// workload (a single metric defaults to the workload's name).
+fn series_label(workload: &str, case: &str, metric: &str) -> String {
+    let mut label = workload.to_owned();
+    if !case.is_empty() {
+        label = format!("{label}[{case}]");
+    }
+    if metric != workload {
+        label = format!("{label}/{metric}");
+    }
+    label
+}
+
+/// The recipe's tuning as `knob=value`.
+fn tuning(recipe: &Recipe) -> Vec<String> {
+    let t = &recipe.tuning;
+    let mut out = Vec::new();
+    if let Some(g) = &t.governor {
+        out.push(format!("governor={}", g.value));
+    }
+    if let Some(e) = &t.epp {
+        out.push(format!("epp={}", e.value));
+    }
+    if let Some(turbo) = &t.turbo {
+        out.push(format!("turbo={}", if turbo.value { "on" } else { "off" }));
+    }
+    out
+}
+
+/// What the journal's first record says.
+struct Header {
+    points: Option<Vec<String>>,
+    target: String,
+    aba: String,
+    sha256: String,
+    time: String,
+}
+
+fn header(journal: &Journal) -> Header {
+    match journal.header() {
+        Some(Event::Campaign {
+            aba,
+            recipe_sha256,
+            target,
+            points,
+            time,
+            ..
+        }) => Header {
+            points: Some(points.clone()),
+            target: target.clone(),
+            aba: aba.clone(),
+            sha256: recipe_sha256.clone(),
+            time: time.clone(),
+        },
+        _ => Header {
+            points: None,
+            target: String::new(),
+            aba: String::new(),
+            sha256: String::new(),
+            time: String::new(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{collections::BTreeSet, path::Path};
+
+    use super::{Inputs, analyze_inputs, series_label};
+    use crate::{
+        analysis::{error::AnalysisError, model::AttemptOutcome},
+        recipe::parse,
+        results::{
+            journal::{Event, JOURNAL_FORMAT, Journal},
+            samples::{HEADER, SampleTable},
+        },
+    };
+
+    const RECIPE: &str = r#"
+version = 1
+name = "t"
+description = "unit"
+sequence = ["a", "b", "a"]
+warmup = 1
+samples = 3
+[kernels.a]
+release = "6.1.0-a"
+[kernels.b]
+release = "6.1.0-b"
+[[workload]]
+name = "w"
+run = "true"
+metric = { number = true, unit = "ns", better = "lower" }
+[[expect]]
+workload = "w"
+change_pct = 50.0
+tolerance = 0.5
+"#;
+
+    fn journal(points: &[&str], done: &[(&str, u32)]) -> Journal {
+        let mut events = vec![Event::Campaign {
+            format: JOURNAL_FORMAT,
+            aba: "0.1.0".into(),
+            name: "t".into(),
+            recipe_sha256: "x".into(),
+            target: "lab".into(),
+            points: points.iter().map(|p| (*p).to_owned()).collect(),
+            time: "t".into(),
+        }];
+        for (point, attempt) in done {
+            events.push(Event::PointDone {
+                point: (*point).into(),
+                attempt: *attempt,
+                dmesg_warnings: 0,
+                failed_units: vec![],
+                time: "t".into(),
+            });
+        }
+        Journal {
+            events,
+            truncated_tail: false,
+        }
+    }
+
+    fn rows(lines: &[String]) -> SampleTable {
+        let text = format!("{}\n{}\n", HEADER.join(","), lines.join("\n"));
+        SampleTable::parse(Path::new("samples.csv"), text.as_bytes()).expect("valid")
+    }
+
+    fn sample(point: &str, attempt: u32, index: u32, status: &str, value: f64) -> String {
+        format!(
+            "{point},1,{attempt},k,r,b-{point}-{attempt},w,,w,sample,{index},0,{status},{value},ns,t"
+        )
+    }
+
+    #[test]
+    fn figures_come_from_valid_rows_only() {
+        let recipe = parse(Path::new("recipe.toml"), RECIPE).expect("valid");
+        let mut lines = Vec::new();
+        for (point, value) in [("a-a", 10.0), ("b", 15.0), ("a-b", 10.0)] {
+            for i in 1..=3 {
+                lines.push(sample(point, 2, i, "ok", value));
+                // Rows that must never count: another attempt, discarded and failed rows.
+                lines.push(sample(point, 1, i, "ok", 1000.0));
+                lines.push(sample(point, 2, i + 10, "discarded", 1000.0));
+            }
+        }
+        lines.push("b,1,2,k,r,x,w,,w,warmup,1,0,ok,99,ns,t".to_owned());
+        let table = rows(&lines);
+        let journal = journal(&["a-a", "b", "a-b"], &[("a-a", 2), ("b", 2), ("a-b", 2)]);
+        let env = BTreeSet::new();
+        let analysis = analyze_inputs(&Inputs {
+            recipe: &recipe,
+            journal: &journal,
+            samples: &table,
+            directory: "t-1",
+            journal_path: Path::new("journal.jsonl"),
+            env_files: &env,
+        })
+        .expect("analysable");
+        let series = &analysis.series[0];
+        assert_eq!(series.label, "w");
+        assert_eq!(series.points[1].values, [15.0; 3]);
+        assert_eq!(series.points[1].warmups, [99.0]);
+        let all = series.all.as_ref().expect("points");
+        assert_eq!(all.comparisons[0].comparison.change_pct, 50.0);
+        assert!(analysis.expects[0].reproduced);
+        assert_eq!(analysis.summary.expects_reproduced, Some(true));
+        assert_eq!(analysis.summary.verdicts.len(), 1);
+        assert!(analysis.missing_points.is_empty());
+        // The audit still sees the other attempt and the discarded rows.
+        let first = &analysis.audit.attempts[0];
+        assert_eq!(
+            (first.attempt, first.outcome, first.samples_ok),
+            (1, AttemptOutcome::Unfinished, 3)
+        );
+        assert_eq!(analysis.audit.discarded_rows, 9);
+    }
+
+    #[test]
+    fn missing_points_are_named_and_plan_mismatch_is_an_error() {
+        let recipe = parse(Path::new("recipe.toml"), RECIPE).expect("valid");
+        let lines: Vec<String> = (1..=3).map(|i| sample("a-a", 1, i, "ok", 10.0)).collect();
+        let table = rows(&lines);
+        let env = BTreeSet::new();
+        let inputs = |journal| Inputs {
+            recipe: &recipe,
+            journal,
+            samples: &table,
+            directory: "t-1",
+            journal_path: Path::new("journal.jsonl"),
+            env_files: &env,
+        };
+        let partial = journal(&["a-a", "b", "a-b"], &[("a-a", 1)]);
+        let analysis = analyze_inputs(&inputs(&partial)).expect("analysable");
+        assert_eq!(analysis.missing_points, ["b", "a-b"]);
+        let all = analysis.series[0].all.as_ref().expect("a point");
+        assert_eq!(all.not_compared, ["b: no done point with values"]);
+        assert!(!analysis.expects[0].reproduced);
+
+        let other = journal(&["a-a", "b"], &[]);
+        let err = analyze_inputs(&inputs(&other)).expect_err("mismatch");
+        assert!(matches!(err, AnalysisError::PlanMismatch { .. }), "{err}");
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(series_label("w", "", "w"), "w");
+        assert_eq!(series_label("w", "level=1", "ops"), "w[level=1]/ops");
+    }
+}

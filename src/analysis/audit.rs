@@ -1,0 +1,413 @@
+//! The run audit: what happened at every point attempt, replayed from the journal and counted
+//! in `samples.csv`. It is what a reviewer reads before trusting the numbers: which boot ran,
+//! with which command line and tuning, which runs failed or were retried, which rows were
+//! discarded or rejected, what the kernel complained about.
+//!
+//! Reads only what the engine recorded; it judges nothing (the report decides what to
+//! highlight).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::{
+    analysis::model::{AttemptAudit, AttemptOutcome, Audit, RejectedRow, RunIssue, SharedBoot},
+    results::{
+        journal::{Event, Journal},
+        samples::{Phase, SampleTable, Status},
+    },
+};
+
+/// A planned point: its label, 1-based order and kernel.
+#[derive(Clone, Debug)]
+pub struct PlannedPoint {
+    /// Point label.
+    pub label: String,
+    /// 1-based boot order.
+    pub order: usize,
+    /// Kernel label.
+    pub kernel: String,
+}
+
+/// Everything the audit reads.
+#[derive(Clone, Copy, Debug)]
+pub struct AuditInput<'a> {
+    /// The journal.
+    pub journal: &'a Journal,
+    /// `samples.csv`.
+    pub table: &'a SampleTable,
+    /// The planned points.
+    pub plan: &'a [PlannedPoint],
+    /// Environment snapshots present, relative to the results directory (`env/a-1.json`).
+    pub env_files: &'a BTreeSet<String>,
+    /// Valid rows that repeated an index (counted during selection).
+    pub duplicate_rows: usize,
+}
+
+/// Builds the audit.
+#[must_use]
+pub fn audit(input: &AuditInput<'_>) -> Audit {
+    let mut book = Book::new(input.plan);
+    let mut warnings = Vec::new();
+    for event in &input.journal.events {
+        book.apply(event, &mut warnings);
+    }
+    book.count_rows(input.table);
+    let mut attempts: Vec<AttemptAudit> = book.attempts.into_values().collect();
+    attempts.sort_by_key(|a| (a.order, a.attempt));
+    for a in &mut attempts {
+        let env = format!("env/{}-{}.json", a.point, a.attempt);
+        a.env_file = input.env_files.contains(&env).then_some(env);
+    }
+    let shared_boot = shared_boot(&attempts);
+    let done: Vec<&AttemptAudit> = attempts
+        .iter()
+        .filter(|a| a.outcome == AttemptOutcome::Done)
+        .collect();
+    let failed_units: BTreeSet<String> = done
+        .iter()
+        .flat_map(|a| a.failed_units.iter().cloned())
+        .collect();
+    Audit {
+        failed_runs: attempts.iter().map(|a| a.failed_runs.len()).sum(),
+        retried_runs: attempts.iter().map(|a| a.retried_runs.len()).sum(),
+        discarded_rows: attempts.iter().map(|a| a.rows_discarded).sum(),
+        dmesg_warnings: done.iter().filter_map(|a| a.dmesg_warnings).sum(),
+        failed_units: failed_units.into_iter().collect(),
+        shared_boot,
+        rejected_rows: input
+            .table
+            .rejected
+            .iter()
+            .map(|(line, reason)| RejectedRow {
+                line: *line,
+                reason: reason.clone(),
+            })
+            .collect(),
+        warnings,
+        duplicate_rows: input.duplicate_rows,
+        journal_truncated: input.journal.truncated_tail,
+        samples_truncated: input.table.truncated_tail,
+        base_cmdline: input.journal.state().base_cmdline,
+        attempts,
+    }
+}
+
+/// Set when at least two points are done and all of them report the same boot_id.
+fn shared_boot(attempts: &[AttemptAudit]) -> Option<SharedBoot> {
+    let ids: Vec<&str> = attempts
+        .iter()
+        .filter(|a| a.outcome == AttemptOutcome::Done)
+        .map(|a| a.boot_id.as_deref().unwrap_or(""))
+        .collect();
+    let first = *ids.first()?;
+    (ids.len() >= 2 && !first.is_empty() && ids.iter().all(|id| *id == first)).then(|| SharedBoot {
+        boot_id: first.to_owned(),
+        points: ids.len(),
+    })
+}
+
+/// The attempts being assembled, by (point, attempt).
+struct Book<'a> {
+    plan: HashMap<&'a str, &'a PlannedPoint>,
+    attempts: BTreeMap<(String, u32), AttemptAudit>,
+    /// Latest attempt per point, for warnings that name only the point.
+    latest: HashMap<String, u32>,
+}
+
+impl<'a> Book<'a> {
+    fn new(plan: &'a [PlannedPoint]) -> Self {
+        Book {
+            plan: plan.iter().map(|p| (p.label.as_str(), p)).collect(),
+            attempts: BTreeMap::new(),
+            latest: HashMap::new(),
+        }
+    }
+
+    fn entry(&mut self, point: &str, attempt: u32) -> &mut AttemptAudit {
+        let planned = self.plan.get(point);
+        let latest = self.latest.entry(point.to_owned()).or_insert(attempt);
+        *latest = (*latest).max(attempt);
+        self.attempts
+            .entry((point.to_owned(), attempt))
+            .or_insert_with(|| AttemptAudit {
+                // Unplanned points (a journal that disagrees with the recipe) sort last.
+                order: planned.map_or(usize::MAX, |p| p.order),
+                point: point.to_owned(),
+                attempt,
+                kernel: planned.map(|p| p.kernel.clone()).unwrap_or_default(),
+                outcome: AttemptOutcome::Unfinished,
+                reason: None,
+                boot_id: None,
+                release: None,
+                cmdline: None,
+                switch_s: None,
+                login_s: None,
+                tuning: BTreeMap::new(),
+                skipped_knobs: Vec::new(),
+                samples_ok: 0,
+                warmups_ok: 0,
+                rows_failed: 0,
+                rows_discarded: 0,
+                failed_runs: Vec::new(),
+                retried_runs: Vec::new(),
+                dmesg_warnings: None,
+                failed_units: Vec::new(),
+                connection_lost: Vec::new(),
+                warnings: Vec::new(),
+                env_file: None,
+            })
+    }
+
+    fn apply(&mut self, event: &Event, campaign_warnings: &mut Vec<String>) {
+        match event {
+            Event::PointStarted { point, attempt, .. } => {
+                self.entry(point, *attempt);
+            }
+            Event::BootProven {
+                point,
+                attempt,
+                boot_id,
+                release,
+                cmdline,
+                switch_s,
+                login_s,
+            } => {
+                let a = self.entry(point, *attempt);
+                a.boot_id = Some(boot_id.clone());
+                a.release = Some(release.clone());
+                a.cmdline = Some(cmdline.clone());
+                a.switch_s = Some(*switch_s);
+                a.login_s = Some(*login_s);
+            }
+            Event::Tuned {
+                point,
+                attempt,
+                settings,
+                skipped,
+            } => {
+                let a = self.entry(point, *attempt);
+                a.tuning.clone_from(settings);
+                a.skipped_knobs.clone_from(skipped);
+            }
+            Event::Sample {
+                point,
+                attempt,
+                workload,
+                case,
+                phase,
+                index,
+                retry,
+                status,
+                error,
+                raw,
+                ..
+            } => {
+                let issue = RunIssue {
+                    workload: workload.clone(),
+                    case: case.clone(),
+                    phase: phase.clone(),
+                    index: *index,
+                    retry: *retry,
+                    error: error.clone(),
+                    raw: raw.clone(),
+                };
+                let a = self.entry(point, *attempt);
+                if status == "failed" {
+                    a.failed_runs.push(issue);
+                } else if *retry > 0 {
+                    a.retried_runs.push(issue);
+                }
+            }
+            Event::ConnectionLost {
+                point,
+                attempt,
+                reason,
+                same_boot,
+            } => {
+                let after = match same_boot {
+                    Some(true) => "same boot after reconnecting",
+                    Some(false) => "a different boot after reconnecting",
+                    None => "could not reconnect",
+                };
+                self.entry(point, *attempt)
+                    .connection_lost
+                    .push(format!("{reason} ({after})"));
+            }
+            Event::PointDone {
+                point,
+                attempt,
+                dmesg_warnings,
+                failed_units,
+                ..
+            } => {
+                let a = self.entry(point, *attempt);
+                a.outcome = AttemptOutcome::Done;
+                a.dmesg_warnings = Some(*dmesg_warnings);
+                a.failed_units.clone_from(failed_units);
+            }
+            Event::PointFailed {
+                point,
+                attempt,
+                reason,
+                ..
+            } => {
+                let a = self.entry(point, *attempt);
+                a.outcome = AttemptOutcome::Failed;
+                a.reason = Some(reason.clone());
+            }
+            Event::PointDiscarded { point, attempt, .. } => {
+                self.entry(point, *attempt).outcome = AttemptOutcome::Discarded;
+            }
+            Event::Warning { point, text } => match point {
+                Some(p) => {
+                    let attempt = self.latest.get(p).copied().unwrap_or(1);
+                    self.entry(p, attempt).warnings.push(text.clone());
+                }
+                None => campaign_warnings.push(text.clone()),
+            },
+            _ => {}
+        }
+    }
+
+    fn count_rows(&mut self, table: &SampleTable) {
+        for row in &table.rows {
+            let point = table.text(row.point).to_owned();
+            let a = self.entry(&point, row.attempt);
+            if a.boot_id.is_none() && !table.text(row.boot_id).is_empty() {
+                a.boot_id = Some(table.text(row.boot_id).to_owned());
+            }
+            match (row.status, row.phase) {
+                (Status::Ok, Phase::Sample) => a.samples_ok += 1,
+                (Status::Ok, Phase::Warmup) => a.warmups_ok += 1,
+                (Status::Failed, _) => a.rows_failed += 1,
+                (Status::Discarded, _) => a.rows_discarded += 1,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{collections::BTreeSet, path::Path};
+
+    use super::{AuditInput, PlannedPoint, audit};
+    use crate::{
+        analysis::model::AttemptOutcome,
+        results::{
+            journal::{Event, Journal},
+            samples::{HEADER, SampleTable},
+        },
+    };
+
+    fn plan() -> Vec<PlannedPoint> {
+        ["a-a", "b", "a-b"]
+            .iter()
+            .enumerate()
+            .map(|(i, l)| PlannedPoint {
+                label: (*l).to_owned(),
+                order: i + 1,
+                kernel: l.split('-').next().expect("label").to_owned(),
+            })
+            .collect()
+    }
+
+    fn proven(point: &str, attempt: u32, boot: &str) -> Event {
+        Event::BootProven {
+            point: point.into(),
+            attempt,
+            boot_id: boot.into(),
+            release: "6.1".into(),
+            cmdline: "quiet".into(),
+            switch_s: 0.0,
+            login_s: 0.0,
+        }
+    }
+
+    fn done(point: &str, attempt: u32) -> Event {
+        Event::PointDone {
+            point: point.into(),
+            attempt,
+            dmesg_warnings: 0,
+            failed_units: vec![],
+            time: "t".into(),
+        }
+    }
+
+    #[test]
+    fn outcomes_rows_and_shared_boot() {
+        let journal = Journal {
+            events: vec![
+                proven("a-a", 1, "boot"),
+                done("a-a", 1),
+                proven("b", 1, "boot"),
+                Event::PointDiscarded {
+                    point: "b".into(),
+                    attempt: 1,
+                    rows: 1,
+                },
+                proven("b", 2, "boot"),
+                Event::Sample {
+                    point: "b".into(),
+                    attempt: 2,
+                    workload: "w".into(),
+                    case: String::new(),
+                    phase: "sample".into(),
+                    index: 1,
+                    retry: 0,
+                    status: "failed".into(),
+                    elapsed_s: 1.0,
+                    error: Some("exit status 1".into()),
+                    raw: Some("raw/b-2/w-1-0.txt".into()),
+                },
+                done("b", 2),
+                Event::Warning {
+                    point: Some("b".into()),
+                    text: "slow".into(),
+                },
+                Event::Warning {
+                    point: None,
+                    text: "campaign".into(),
+                },
+            ],
+            truncated_tail: false,
+        };
+        let text = format!(
+            "{}\nb,2,1,b,6.1,boot,w,,m,sample,1,0,discarded,9,ns,t\n\
+             b,2,2,b,6.1,boot,w,,m,sample,1,0,failed,,ns,t\n\
+             b,2,2,b,6.1,boot,w,,m,sample,1,1,ok,1,ns,t\n\
+             b,2,2,b,6.1,boot,w,,m,sample,2,0,ok,inf,ns,t\n",
+            HEADER.join(",")
+        );
+        let table = SampleTable::parse(Path::new("samples.csv"), text.as_bytes()).expect("valid");
+        let env = BTreeSet::from(["env/b-2.json".to_owned()]);
+        let a = audit(&AuditInput {
+            journal: &journal,
+            table: &table,
+            plan: &plan(),
+            env_files: &env,
+            duplicate_rows: 0,
+        });
+        let outcomes: Vec<(&str, u32, AttemptOutcome)> = a
+            .attempts
+            .iter()
+            .map(|x| (x.point.as_str(), x.attempt, x.outcome))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                ("a-a", 1, AttemptOutcome::Done),
+                ("b", 1, AttemptOutcome::Discarded),
+                ("b", 2, AttemptOutcome::Done),
+            ]
+        );
+        let b2 = &a.attempts[2];
+        assert_eq!((b2.samples_ok, b2.rows_failed), (1, 1));
+        assert_eq!(b2.failed_runs[0].error.as_deref(), Some("exit status 1"));
+        assert_eq!(b2.warnings, ["slow"]);
+        assert_eq!(b2.env_file.as_deref(), Some("env/b-2.json"));
+        assert_eq!(a.attempts[1].rows_discarded, 1);
+        assert_eq!((a.failed_runs, a.discarded_rows), (1, 1));
+        assert_eq!(a.rejected_rows.len(), 1);
+        assert_eq!(a.warnings, ["campaign"]);
+        assert_eq!(a.shared_boot.map(|s| s.points), Some(2));
+    }
+}

@@ -1,0 +1,80 @@
+//! Why a results directory could not be analysed. Each variant names the file at fault, so
+//! the message alone tells the user where to look.
+//!
+//! Problems inside the data that still allow an analysis (a failed run, a rejected row, a
+//! missing point) are not errors: they go into the audit and the report says so.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::{
+    recipe::RecipeError,
+    results::{journal::JournalError, samples::SamplesError},
+};
+
+/// Why `analyze` could not produce an analysis.
+#[derive(Debug, Error)]
+pub enum AnalysisError {
+    /// The directory lacks one of the raw files every campaign writes first.
+    #[error("not a results directory: {} missing", path.display())]
+    NotResultsDir {
+        /// The missing file.
+        path: PathBuf,
+    },
+    /// The copied recipe is unreadable or invalid.
+    #[error("cannot load the campaign's recipe {}", path.display())]
+    Recipe {
+        /// `recipe.toml` in the results directory.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: RecipeError,
+    },
+    /// The journal is unreadable or corrupt.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// `samples.csv` is unreadable or malformed.
+    #[error(transparent)]
+    Samples(#[from] SamplesError),
+    /// The journal's points are not the ones the copied recipe plans.
+    #[error(
+        "journal {} lists the points [{}], but its recipe plans [{}]",
+        path.display(),
+        journal.join(", "),
+        recipe.join(", ")
+    )]
+    PlanMismatch {
+        /// The journal.
+        path: PathBuf,
+        /// Point labels in the journal's campaign record.
+        journal: Vec<String>,
+        /// Point labels the recipe's sequence gives.
+        recipe: Vec<String>,
+    },
+}
+
+impl AnalysisError {
+    /// What the user can do about it, naming the file or command that fixes it.
+    #[must_use]
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            AnalysisError::NotResultsDir { .. } => Some(
+                "pass the directory `aba run` created (results/<name>-<time>/); it holds \
+                 journal.jsonl, samples.csv and recipe.toml"
+                    .to_owned(),
+            ),
+            AnalysisError::Recipe { .. } => Some(
+                "the results directory keeps its own copy of the recipe; restore it from the \
+                 original recipe file the campaign was started with"
+                    .to_owned(),
+            ),
+            AnalysisError::PlanMismatch { .. } => Some(
+                "recipe.toml in the results directory was edited after the campaign started; \
+                 restore the copy the campaign ran with"
+                    .to_owned(),
+            ),
+            AnalysisError::Journal(_) | AnalysisError::Samples(_) => None,
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! The analysis: everything a report shows, recomputed from a results directory's raw files
+//! (recipe copy, journal, samples) through the public `stats` API.
+//!
+//! Pure apart from reading those files: it never prints, never writes and never talks to a
+//! target, so `aba report` can re-run on an old campaign offline.
+
+pub mod analyze;
+pub mod audit;
+pub mod error;
+pub mod expect;
+pub mod model;
+pub mod recovery;
+pub mod select;
+pub mod series;
+pub mod summary;
+#[cfg(test)]
+pub(crate) mod testkit;
+
+pub use analyze::{Inputs, analyze, analyze_inputs};
+pub use error::AnalysisError;
+pub use model::{
+    Analysis, AnalysisKind, AttemptAudit, AttemptOutcome, Audit, Campaign, CampaignSummary,
+    CandidateResult, ExpectCheck, KernelInfo, PointInfo, RecoveryResult, RecoveryStep,
+    RecoveryStepKind, RunIssue, Series, SeriesPoint, SeriesResult, VerdictLine, Worst,
+};

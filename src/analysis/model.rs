@@ -1,0 +1,486 @@
+//! The analysis of one campaign as plain data: what every exporter and template reads.
+//!
+//! Everything here is computed by [`crate::analysis::analyze`] from the raw files and is
+//! `Serialize`, because the whole [`Analysis`] is the context of the report templates: a user
+//! who writes their own layout finds every number here, unrounded. Nothing is formatted and
+//! nothing is rounded in this model; the report layer does that at output time.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::{
+    recipe::model::Role,
+    stats::{Better, Comparison, KernelSummary, Summary, Verdict, VerdictParams},
+};
+
+/// A whole campaign, recomputed from its results directory.
+#[derive(Clone, Debug, Serialize)]
+pub struct Analysis {
+    /// What was run, where and when.
+    pub campaign: Campaign,
+    /// The preregistered verdict parameters from the recipe's `[analysis]`.
+    pub params: VerdictParams,
+    /// The kernels in recipe order.
+    pub kernels: Vec<KernelInfo>,
+    /// Every planned point in plan (boot) order, done or not.
+    pub points: Vec<PointInfo>,
+    /// Labels of planned points that are not done; their kernels' numbers lack those boots.
+    pub missing_points: Vec<String>,
+    /// One entry per workload case and metric, in recipe order.
+    pub series: Vec<Series>,
+    /// The recipe's `[[expect]]` entries and whether each was reproduced.
+    pub expects: Vec<ExpectCheck>,
+    /// What happened during the run, point attempt by point attempt.
+    pub audit: Audit,
+    /// The campaign-level conclusions.
+    pub summary: CampaignSummary,
+}
+
+/// What was run, where and when.
+#[derive(Clone, Debug, Serialize)]
+pub struct Campaign {
+    /// Recipe name.
+    pub name: String,
+    /// Recipe description.
+    pub description: String,
+    /// The results directory's own name (not its path, so reports do not depend on where
+    /// the bundle is unpacked).
+    pub directory: String,
+    /// Target the campaign ran on (`local` for this machine without kernel switches).
+    pub target: String,
+    /// aba version that ran the campaign (from the journal).
+    pub aba_version: String,
+    /// aba version that computed this analysis.
+    pub report_version: String,
+    /// SHA-256 of the recipe and its files.
+    pub recipe_sha256: String,
+    /// When the campaign was created (RFC 3339).
+    pub started: String,
+    /// Every point is done and the journal says the campaign finished.
+    pub finished: bool,
+    /// Why the last run stopped early, when it did.
+    pub stopped: Option<String>,
+    /// The baseline kernel every candidate is compared with.
+    pub baseline: String,
+    /// Candidate kernels in order of first boot.
+    pub candidates: Vec<String>,
+    /// `[boot] cmdline` parameters appended for every kernel.
+    pub boot_cmdline: Vec<String>,
+    /// Sysctls the recipe sets, as `name=value`.
+    pub sysctls: Vec<String>,
+    /// Tuning the recipe asks for, as `knob=value`.
+    pub tuning: Vec<String>,
+}
+
+/// One kernel of the recipe and what the run saw of it.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelInfo {
+    /// Label.
+    pub label: String,
+    /// Release the recipe expects (`uname -r`).
+    pub release: String,
+    /// Every cmdline parameter requested for it (`[boot]` plus its own).
+    pub cmdline: Vec<String>,
+    /// Points planned for it.
+    pub planned: usize,
+    /// Labels of its done points, in boot order.
+    pub booted: Vec<String>,
+}
+
+/// One planned point.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointInfo {
+    /// 1-based boot order.
+    pub order: usize,
+    /// Point label (`parent-a`).
+    pub label: String,
+    /// Kernel label.
+    pub kernel: String,
+    /// The attempt whose rows are valid; `None` when the point is not done.
+    pub done_attempt: Option<u32>,
+    /// boot_id of the done attempt.
+    pub boot_id: Option<String>,
+    /// `uname -r` of the done attempt.
+    pub release: Option<String>,
+    /// `/proc/cmdline` of the done attempt.
+    pub cmdline: Option<String>,
+}
+
+/// Which samples an analysis uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnalysisKind {
+    /// Every measured sample.
+    All,
+    /// x₁ removed at every point: a check that warm-up did not leak into the samples.
+    DropFirst,
+}
+
+impl AnalysisKind {
+    /// The spelling in TSV files (`all`, `drop_first`), as in the golden data.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnalysisKind::All => "all",
+            AnalysisKind::DropFirst => "drop_first",
+        }
+    }
+}
+
+/// One workload case and metric across the campaign.
+#[derive(Clone, Debug, Serialize)]
+pub struct Series {
+    /// Workload name.
+    pub workload: String,
+    /// Matrix case (`key=value,…`), empty without a matrix.
+    pub case: String,
+    /// Metric name.
+    pub metric: String,
+    /// Display label: `workload`, `workload[case]`, plus `/metric` when the metric is not
+    /// named after the workload.
+    pub label: String,
+    /// Unit of the values.
+    pub unit: String,
+    /// Which direction is an improvement.
+    pub better: Better,
+    /// Measured or control.
+    pub role: Role,
+    /// Auxiliary: `AUX_` verdicts that never drive the campaign summary.
+    pub aux: bool,
+    /// Planned warm-ups per point.
+    pub warmup: u32,
+    /// Planned measured samples per point.
+    pub samples: u32,
+    /// Done points with valid values, in boot order.
+    pub points: Vec<SeriesPoint>,
+    /// Done points that have no valid value for this series.
+    pub missing: Vec<String>,
+    /// The analysis of every measured sample; `None` when no point has values.
+    pub all: Option<SeriesResult>,
+    /// The drop-first analysis; `None` when unavailable (see `drop_first_unavailable`).
+    pub drop_first: Option<SeriesResult>,
+    /// Why there is no drop-first analysis.
+    pub drop_first_unavailable: Option<String>,
+}
+
+/// One point of one series.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeriesPoint {
+    /// 1-based boot order.
+    pub order: usize,
+    /// Point label.
+    pub label: String,
+    /// Kernel label.
+    pub kernel: String,
+    /// Measured values in index order.
+    pub values: Vec<f64>,
+    /// Warm-up values in index order (never analysed; plotted).
+    pub warmups: Vec<f64>,
+    /// Summary of all measured values.
+    pub all: Summary,
+    /// Summary without x₁; `None` when n < 2.
+    pub drop_first: Option<Summary>,
+}
+
+/// One analysis (all or drop-first) of one series.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeriesResult {
+    /// All or drop-first.
+    pub kind: AnalysisKind,
+    /// The point statistics used, in boot order.
+    pub points: Vec<crate::stats::BootPoint>,
+    /// Every kernel with a done point, in order of first boot.
+    pub kernels: Vec<KernelSummary>,
+    /// Largest point CV of the series.
+    pub max_cv_pct: Option<f64>,
+    /// Each candidate against the baseline, in order of first boot.
+    pub comparisons: Vec<CandidateResult>,
+    /// Candidates that could not be compared, with the reason.
+    pub not_compared: Vec<String>,
+    /// The recipe's recovery decompositions.
+    pub recoveries: Vec<RecoveryResult>,
+}
+
+/// One candidate kernel against the baseline in one analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct CandidateResult {
+    /// Candidate kernel.
+    pub candidate: String,
+    /// Baseline kernel.
+    pub baseline: String,
+    /// Change, brackets and intervals.
+    pub comparison: Comparison,
+    /// Largest CV over the candidate's and the baseline's points (the verdict's CV input).
+    pub max_cv_pct: Option<f64>,
+    /// The verdict and every condition behind it.
+    pub verdict: Verdict,
+    /// The label as printed: `SIGNAL`, or `AUX_SIGNAL` for an auxiliary workload.
+    pub label: String,
+    /// `slower` or `faster` (from the sign of the change and `better`); `None` at exactly 0.
+    pub direction: Option<String>,
+    /// The candidate was booted once and its boot-level interval borrows the pooled boot
+    /// variance of the kernels that were booted several times.
+    pub borrowed_from: Vec<String>,
+    /// The other analysis (drop-first for `all`, `all` for drop-first) reaches the same
+    /// label; `None` when the other analysis is unavailable.
+    pub same_conclusion: Option<bool>,
+}
+
+/// Whether a recovery step is one step of the path, the whole path, or what is left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryStepKind {
+    /// path\[i\] → path\[i+1\].
+    Step,
+    /// path\[0\] → path\[last\].
+    Combined,
+    /// path\[last\] → gap\[1\]: the part of the gap the path does not explain.
+    Residual,
+}
+
+/// One row of a recovery decomposition.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecoveryStep {
+    /// Step, combined or residual.
+    pub kind: RecoveryStepKind,
+    /// From kernel.
+    pub from: String,
+    /// To kernel.
+    pub to: String,
+    /// 100·(mean(from) − mean(to))/(mean(gap.0) − mean(gap.1)); `None` when a kernel is
+    /// missing or the gap is 0.
+    pub pct: Option<f64>,
+}
+
+/// A recovery decomposition of one series in one analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecoveryResult {
+    /// Its name in the recipe.
+    pub name: String,
+    /// `[from, to]`.
+    pub gap: (String, String),
+    /// kernel_mean(gap.0) − kernel_mean(gap.1); `None` when a kernel is missing.
+    pub gap_size: Option<f64>,
+    /// The steps in path order, then the combined row (paths of 3+ kernels), then the
+    /// residual (when the path does not end at gap.1).
+    pub steps: Vec<RecoveryStep>,
+}
+
+/// One `[[expect]]` entry, checked.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExpectCheck {
+    /// Label of the series it is about.
+    pub series: String,
+    /// Candidate kernel.
+    pub kernel: String,
+    /// The published change, percent.
+    pub expected_pct: f64,
+    /// Allowed distance, percentage points.
+    pub tolerance: f64,
+    /// The reproduced change (all samples); `None` when it could not be computed.
+    pub got_pct: Option<f64>,
+    /// |got − expected| ≤ tolerance.
+    pub reproduced: bool,
+}
+
+/// What happened to one point attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// Finished; its rows are the valid ones.
+    Done,
+    /// Failed; its rows are ignored.
+    Failed,
+    /// Discarded on resume (the runner died during it); its rows are marked.
+    Discarded,
+    /// Started and never finished, failed or discarded: the runner died and was not resumed.
+    Unfinished,
+}
+
+impl AttemptOutcome {
+    /// The spelling in `run-audit.tsv`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Done => "done",
+            AttemptOutcome::Failed => "failed",
+            AttemptOutcome::Discarded => "discarded",
+            AttemptOutcome::Unfinished => "unfinished",
+        }
+    }
+}
+
+/// A workload run that failed, or succeeded only after retries.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunIssue {
+    /// Workload.
+    pub workload: String,
+    /// Case.
+    pub case: String,
+    /// `warmup` or `sample`.
+    pub phase: String,
+    /// 1-based index within the phase.
+    pub index: u32,
+    /// Retry number (0 = first try).
+    pub retry: u32,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Saved raw output, relative to the results directory.
+    pub raw: Option<String>,
+}
+
+/// One point attempt, as the journal and `samples.csv` tell it.
+#[derive(Clone, Debug, Serialize)]
+pub struct AttemptAudit {
+    /// 1-based boot order of the point.
+    pub order: usize,
+    /// Point label.
+    pub point: String,
+    /// 1-based attempt.
+    pub attempt: u32,
+    /// Kernel label.
+    pub kernel: String,
+    /// Done, failed, discarded or unfinished.
+    pub outcome: AttemptOutcome,
+    /// Why it failed.
+    pub reason: Option<String>,
+    /// Proven boot_id.
+    pub boot_id: Option<String>,
+    /// Proven release.
+    pub release: Option<String>,
+    /// `/proc/cmdline` as proven.
+    pub cmdline: Option<String>,
+    /// Seconds from the switch trigger to the completed proof.
+    pub switch_s: Option<f64>,
+    /// Seconds from the switch trigger to the first login.
+    pub login_s: Option<f64>,
+    /// Tuning read back after it was applied.
+    pub tuning: BTreeMap<String, String>,
+    /// Optional knobs absent on the machine.
+    pub skipped_knobs: Vec<String>,
+    /// Valid measured rows (`ok`, `sample`) in `samples.csv`.
+    pub samples_ok: usize,
+    /// `ok` warm-up rows.
+    pub warmups_ok: usize,
+    /// Rows marked `failed`.
+    pub rows_failed: usize,
+    /// Rows marked `discarded`.
+    pub rows_discarded: usize,
+    /// Runs that failed.
+    pub failed_runs: Vec<RunIssue>,
+    /// Runs that succeeded on a retry.
+    pub retried_runs: Vec<RunIssue>,
+    /// New kernel warnings in dmesg (done attempts).
+    pub dmesg_warnings: Option<u32>,
+    /// Failed systemd units at the end (done attempts).
+    pub failed_units: Vec<String>,
+    /// Connection losses and what aba found after reconnecting.
+    pub connection_lost: Vec<String>,
+    /// Journal warnings about this point.
+    pub warnings: Vec<String>,
+    /// The environment snapshot, relative to the results directory, when it exists.
+    pub env_file: Option<String>,
+}
+
+/// A `samples.csv` row that was rejected because its value is not a finite number.
+#[derive(Clone, Debug, Serialize)]
+pub struct RejectedRow {
+    /// 1-based line in `samples.csv`.
+    pub line: u64,
+    /// Why.
+    pub reason: String,
+}
+
+/// All done points ran in one boot: the target did not switch kernels.
+#[derive(Clone, Debug, Serialize)]
+pub struct SharedBoot {
+    /// The boot.
+    pub boot_id: String,
+    /// How many done points shared it.
+    pub points: usize,
+}
+
+/// What happened during the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Audit {
+    /// Every point attempt in journal order.
+    pub attempts: Vec<AttemptAudit>,
+    /// Set when every done point shares one boot_id (the `local` target).
+    pub shared_boot: Option<SharedBoot>,
+    /// Rows of `samples.csv` rejected as non-finite.
+    pub rejected_rows: Vec<RejectedRow>,
+    /// Warnings in the journal that belong to no point.
+    pub warnings: Vec<String>,
+    /// Valid rows whose (point, series, index) repeats: the later retry was used.
+    pub duplicate_rows: usize,
+    /// The journal ended in a partial line (a killed writer); it was skipped.
+    pub journal_truncated: bool,
+    /// `samples.csv` ended in a partial line; it was skipped.
+    pub samples_truncated: bool,
+    /// The captured default cmdline of the target (kexec targets).
+    pub base_cmdline: Option<String>,
+    /// Sum of failed runs over all attempts.
+    pub failed_runs: usize,
+    /// Sum of runs that needed retries.
+    pub retried_runs: usize,
+    /// Sum of discarded rows.
+    pub discarded_rows: usize,
+    /// Sum of dmesg warnings over done attempts.
+    pub dmesg_warnings: u32,
+    /// Failed units seen at the end of any done attempt, deduplicated.
+    pub failed_units: Vec<String>,
+}
+
+/// One line of the campaign verdict: one candidate in one series.
+#[derive(Clone, Debug, Serialize)]
+pub struct VerdictLine {
+    /// Series label.
+    pub series: String,
+    /// Candidate kernel.
+    pub candidate: String,
+    /// Change in percent (all samples).
+    pub change_pct: f64,
+    /// Verdict label as printed.
+    pub label: String,
+    /// `slower` / `faster`.
+    pub direction: Option<String>,
+    /// Same conclusion with drop-first.
+    pub same_conclusion: Option<bool>,
+}
+
+/// The largest value of some statistic and where it occurred.
+#[derive(Clone, Debug, Serialize)]
+pub struct Worst {
+    /// Series label.
+    pub series: String,
+    /// Point or kernel label.
+    pub at: String,
+    /// The value.
+    pub value: f64,
+}
+
+/// The campaign-level conclusions.
+#[derive(Clone, Debug, Serialize)]
+pub struct CampaignSummary {
+    /// Measured, non-auxiliary series: these drive the campaign's conclusion.
+    pub verdicts: Vec<VerdictLine>,
+    /// Auxiliary series (`AUX_` labels).
+    pub aux: Vec<VerdictLine>,
+    /// Control series.
+    pub controls: Vec<VerdictLine>,
+    /// Control lines whose verdict is not NO_MATERIAL_SIGNAL: a control moved.
+    pub control_alerts: Vec<VerdictLine>,
+    /// Largest point CV over the measured series.
+    pub max_cv: Option<Worst>,
+    /// Largest |drift| of the baseline over the measured series.
+    pub baseline_drift: Option<Worst>,
+    /// Largest point CV over every series.
+    pub worst_cv: Option<Worst>,
+    /// Largest |drift| of any kernel in any series.
+    pub worst_drift: Option<Worst>,
+    /// Every drop-first verdict equals its all-samples verdict.
+    pub drop_first_same: Option<bool>,
+    /// Every `[[expect]]` was reproduced; `None` without expectations.
+    pub expects_reproduced: Option<bool>,
+}

@@ -1,0 +1,305 @@
+//! The statistics of one series (one workload case and metric): point summaries → kernel
+//! pooling → each candidate against the baseline → verdicts, for all samples and for
+//! drop-first, through the public `stats` API only.
+//!
+//! The two analyses judge each other: the all-samples verdict takes drop-first as its
+//! robustness check (STATISTICS.md 3.6), and the drop-first verdict takes the all-samples
+//! comparison as its own, so "same conclusion" compares two verdicts reached the same way.
+
+use crate::{
+    analysis::{
+        model::{AnalysisKind, CandidateResult, SeriesPoint, SeriesResult},
+        recovery::decompose,
+    },
+    recipe::resolved::Recovery,
+    stats::{
+        Better, BootPoint, Comparison, Direction, KernelSummary, VerdictInput, VerdictParams,
+        compare, kernel_summary, kernels_in_order, verdict,
+    },
+};
+
+/// What a series' analysis depends on besides its points.
+#[derive(Clone, Copy, Debug)]
+pub struct SeriesContext<'a> {
+    /// Baseline kernel.
+    pub baseline: &'a str,
+    /// Candidate kernels in order of first boot.
+    pub candidates: &'a [String],
+    /// Verdict parameters.
+    pub params: &'a VerdictParams,
+    /// Which direction is an improvement.
+    pub better: Better,
+    /// Auxiliary workload: labels get the `AUX_` prefix.
+    pub aux: bool,
+    /// Recovery decompositions.
+    pub recoveries: &'a [Recovery],
+}
+
+/// Both analyses of a series.
+#[derive(Clone, Debug)]
+pub struct SeriesAnalyses {
+    /// All samples; `None` without points.
+    pub all: Option<SeriesResult>,
+    /// Drop-first; `None` when unavailable.
+    pub drop_first: Option<SeriesResult>,
+    /// Why drop-first is unavailable.
+    pub drop_first_unavailable: Option<String>,
+}
+
+/// Per-analysis intermediate: points, kernels and raw comparisons before verdicts.
+struct Stage {
+    kind: AnalysisKind,
+    points: Vec<BootPoint>,
+    cvs: Vec<Option<f64>>,
+    kernels: Vec<KernelSummary>,
+    comparisons: Vec<Option<Comparison>>,
+}
+
+/// Analyses `points` (a series' done points in boot order).
+#[must_use]
+pub fn analyze_series(points: &[SeriesPoint], ctx: &SeriesContext<'_>) -> SeriesAnalyses {
+    if points.is_empty() {
+        return SeriesAnalyses {
+            all: None,
+            drop_first: None,
+            drop_first_unavailable: Some("no point has values".to_owned()),
+        };
+    }
+    let all = stage(AnalysisKind::All, points, ctx);
+    let short: Vec<&str> = points
+        .iter()
+        .filter(|p| p.drop_first.is_none())
+        .map(|p| p.label.as_str())
+        .collect();
+    let drop_first = short
+        .is_empty()
+        .then(|| stage(AnalysisKind::DropFirst, points, ctx));
+    let drop_first_unavailable = (!short.is_empty()).then(|| {
+        format!(
+            "{} {} a single sample, nothing is left after dropping the first",
+            short.join(", "),
+            if short.len() == 1 { "has" } else { "have" }
+        )
+    });
+    let all_result = finish(&all, drop_first.as_ref(), ctx);
+    let df_result = drop_first.as_ref().map(|df| finish(df, Some(&all), ctx));
+    SeriesAnalyses {
+        all: Some(all_result),
+        drop_first: df_result,
+        drop_first_unavailable,
+    }
+}
+
+fn stage(kind: AnalysisKind, points: &[SeriesPoint], ctx: &SeriesContext<'_>) -> Stage {
+    let summaries: Vec<_> = points
+        .iter()
+        .map(|p| match kind {
+            AnalysisKind::All => &p.all,
+            AnalysisKind::DropFirst => p
+                .drop_first
+                .as_ref()
+                .expect("invariant: drop-first is staged only when every point has it"),
+        })
+        .collect();
+    let boot_points: Vec<BootPoint> = points
+        .iter()
+        .zip(&summaries)
+        .map(|(p, s)| BootPoint::from_summary(&p.label, &p.kernel, s))
+        .collect();
+    let kernels = kernels_in_order(&boot_points)
+        .iter()
+        .filter_map(|k| kernel_summary(&boot_points, k))
+        .collect();
+    let comparisons = ctx
+        .candidates
+        .iter()
+        .map(|c| compare(&boot_points, c, ctx.baseline))
+        .collect();
+    Stage {
+        kind,
+        cvs: summaries.iter().map(|s| s.cv_pct).collect(),
+        points: boot_points,
+        kernels,
+        comparisons,
+    }
+}
+
+fn finish(own: &Stage, other: Option<&Stage>, ctx: &SeriesContext<'_>) -> SeriesResult {
+    let mut comparisons = Vec::new();
+    let mut not_compared = Vec::new();
+    for (i, candidate) in ctx.candidates.iter().enumerate() {
+        let Some(cmp) = &own.comparisons[i] else {
+            not_compared.push(why_not_compared(&own.points, candidate, ctx.baseline));
+            continue;
+        };
+        let other_cmp = other.and_then(|o| o.comparisons[i].as_ref());
+        let own_verdict = judge(own, cmp, other_cmp, ctx);
+        let same_conclusion = other
+            .zip(other_cmp)
+            .map(|(o, other_cmp)| judge(o, other_cmp, Some(cmp), ctx).label == own_verdict.label);
+        let label = if ctx.aux {
+            format!("AUX_{}", own_verdict.label)
+        } else {
+            own_verdict.label.to_string()
+        };
+        let borrowed_from = if cmp.ci_boot.is_some() && cmp.candidate_boots == 1 {
+            own.kernels
+                .iter()
+                .filter(|k| k.boots.len() >= 2)
+                .map(|k| k.kernel.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        comparisons.push(CandidateResult {
+            candidate: candidate.clone(),
+            baseline: ctx.baseline.to_owned(),
+            comparison: cmp.clone(),
+            max_cv_pct: max_cv(own, &[candidate, ctx.baseline]),
+            direction: own_verdict.direction.map(|d| {
+                match d {
+                    Direction::Worse => "slower",
+                    Direction::Better => "faster",
+                }
+                .to_owned()
+            }),
+            verdict: own_verdict,
+            label,
+            borrowed_from,
+            same_conclusion,
+        });
+    }
+    SeriesResult {
+        kind: own.kind,
+        max_cv_pct: own.cvs.iter().flatten().copied().reduce(f64::max),
+        points: own.points.clone(),
+        kernels: own.kernels.clone(),
+        comparisons,
+        not_compared,
+        recoveries: ctx
+            .recoveries
+            .iter()
+            .map(|r| decompose(&own.points, r))
+            .collect(),
+    }
+}
+
+/// The verdict of `cmp` (from `own`), with `robust_against` as its drop-first check.
+fn judge(
+    own: &Stage,
+    cmp: &Comparison,
+    robust_against: Option<&Comparison>,
+    ctx: &SeriesContext<'_>,
+) -> crate::stats::Verdict {
+    let input = VerdictInput {
+        all: cmp,
+        drop_first: robust_against,
+        kernels: &own.kernels,
+        max_cv_pct: max_cv(own, &[&cmp.candidate, &cmp.baseline]),
+        better: ctx.better,
+    };
+    verdict(ctx.params, &input)
+}
+
+/// Largest CV over the points of `kernels`; `None` when no such point has a CV.
+fn max_cv(stage: &Stage, kernels: &[&str]) -> Option<f64> {
+    stage
+        .points
+        .iter()
+        .zip(&stage.cvs)
+        .filter(|(p, _)| kernels.contains(&p.kernel.as_str()))
+        .filter_map(|(_, cv)| *cv)
+        .reduce(f64::max)
+}
+
+fn why_not_compared(points: &[BootPoint], candidate: &str, baseline: &str) -> String {
+    let has = |k: &str| points.iter().any(|p| p.kernel == k);
+    if !has(baseline) {
+        format!("{candidate}: the baseline {baseline} has no done point with values")
+    } else if !has(candidate) {
+        format!("{candidate}: no done point with values")
+    } else {
+        format!("{candidate}: the baseline mean is 0, a percentage does not exist")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SeriesContext, analyze_series};
+    use crate::{
+        analysis::model::SeriesPoint,
+        stats::{Better, VerdictParams, summarize},
+    };
+
+    fn point(order: usize, label: &str, kernel: &str, values: &[f64]) -> SeriesPoint {
+        SeriesPoint {
+            order,
+            label: label.to_owned(),
+            kernel: kernel.to_owned(),
+            values: values.to_vec(),
+            warmups: Vec::new(),
+            all: summarize(values).expect("not empty"),
+            drop_first: summarize(&values[1..]),
+        }
+    }
+
+    fn ctx<'a>(
+        candidates: &'a [String],
+        params: &'a VerdictParams,
+        aux: bool,
+    ) -> SeriesContext<'a> {
+        SeriesContext {
+            baseline: "a",
+            candidates,
+            params,
+            better: Better::Lower,
+            aux,
+            recoveries: &[],
+        }
+    }
+
+    #[test]
+    fn drop_first_removes_the_first_value_at_every_point() {
+        // A slow first run at every point: all samples differ from drop-first.
+        let points = [
+            point(1, "a-a", "a", &[20.0, 10.0, 10.2, 9.8]),
+            point(2, "b", "b", &[30.0, 15.0, 15.1, 14.9]),
+            point(3, "a-b", "a", &[20.0, 10.1, 10.0, 10.2]),
+        ];
+        let candidates = ["b".to_owned()];
+        let params = VerdictParams::default();
+        let result = analyze_series(&points, &ctx(&candidates, &params, false));
+        let df = result.drop_first.expect("n ≥ 2 everywhere");
+        let means: Vec<f64> = df.points.iter().map(|p| p.mean).collect();
+        assert!((means[0] - 10.0).abs() < 1e-12 && (means[1] - 15.0).abs() < 1e-12);
+        let all = result.all.expect("points");
+        assert!((all.points[0].mean - 12.5).abs() < 1e-12);
+        let c = &df.comparisons[0];
+        assert!((c.comparison.baseline_mean - (10.0 + 10.1) / 2.0).abs() < 1e-12);
+        assert_eq!(c.candidate, "b");
+        assert_eq!(c.borrowed_from, ["a"]);
+    }
+
+    #[test]
+    fn aux_labels_and_single_samples() {
+        let points = [
+            point(1, "a-a", "a", &[10.0]),
+            point(2, "b", "b", &[20.0, 20.0]),
+            point(3, "a-b", "a", &[10.0, 10.0]),
+        ];
+        let candidates = ["b".to_owned(), "c".to_owned()];
+        let params = VerdictParams::default();
+        let result = analyze_series(&points, &ctx(&candidates, &params, true));
+        assert!(result.drop_first.is_none());
+        assert_eq!(
+            result.drop_first_unavailable.as_deref(),
+            Some("a-a has a single sample, nothing is left after dropping the first")
+        );
+        let all = result.all.expect("points");
+        // No drop-first: robustness fails, so no SIGNAL, and the label is AUX_.
+        assert!(all.comparisons[0].label.starts_with("AUX_"));
+        assert_ne!(all.comparisons[0].label, "AUX_SIGNAL");
+        assert_eq!(all.comparisons[0].same_conclusion, None);
+        assert_eq!(all.not_compared, ["c: no done point with values"]);
+    }
+}

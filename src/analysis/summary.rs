@@ -1,0 +1,129 @@
+//! The campaign-level conclusion: one verdict line per measured series and candidate, the
+//! auxiliary and control lines apart (STATISTICS.md 3.6: auxiliary workloads never drive the
+//! summary; a control is expected to show NO_MATERIAL_SIGNAL and anything else is an alert),
+//! and the worst CV and drift.
+
+use crate::{
+    analysis::model::{CampaignSummary, ExpectCheck, Series, VerdictLine, Worst},
+    recipe::model::Role,
+    stats::VerdictLabel,
+};
+
+/// Summarizes the analysed series and expectations; `baseline` is the baseline kernel.
+#[must_use]
+pub fn summarize_campaign(
+    series: &[Series],
+    expects: &[ExpectCheck],
+    baseline: &str,
+) -> CampaignSummary {
+    let mut verdicts = Vec::new();
+    let mut aux = Vec::new();
+    let mut controls = Vec::new();
+    let mut control_alerts = Vec::new();
+    for s in series {
+        let Some(all) = &s.all else { continue };
+        for c in &all.comparisons {
+            let line = VerdictLine {
+                series: s.label.clone(),
+                candidate: c.candidate.clone(),
+                change_pct: c.comparison.change_pct,
+                label: c.label.clone(),
+                direction: c.direction.clone(),
+                same_conclusion: c.same_conclusion,
+            };
+            if s.role == Role::Control {
+                if c.verdict.label != VerdictLabel::NoMaterialSignal {
+                    control_alerts.push(line.clone());
+                }
+                controls.push(line);
+            } else if s.aux {
+                aux.push(line);
+            } else {
+                verdicts.push(line);
+            }
+        }
+    }
+    let measured: Vec<&Series> = series
+        .iter()
+        .filter(|s| s.role == Role::Measured && !s.aux)
+        .collect();
+    let every: Vec<&Series> = series.iter().collect();
+    let same: Vec<bool> = series
+        .iter()
+        .filter_map(|s| s.all.as_ref())
+        .flat_map(|all| all.comparisons.iter().filter_map(|c| c.same_conclusion))
+        .collect();
+    CampaignSummary {
+        verdicts,
+        aux,
+        controls,
+        control_alerts,
+        max_cv: worst_cv(&measured),
+        baseline_drift: worst_drift(&measured, Some(baseline)),
+        worst_cv: worst_cv(&every),
+        worst_drift: worst_drift(&every, None),
+        drop_first_same: (!same.is_empty()).then(|| same.iter().all(|s| *s)),
+        expects_reproduced: (!expects.is_empty()).then(|| expects.iter().all(|e| e.reproduced)),
+    }
+}
+
+/// Largest point CV (all samples) over `series`.
+fn worst_cv(series: &[&Series]) -> Option<Worst> {
+    series
+        .iter()
+        .flat_map(|s| {
+            s.points.iter().filter_map(move |p| {
+                Some(Worst {
+                    series: s.label.clone(),
+                    at: p.label.clone(),
+                    value: p.all.cv_pct?,
+                })
+            })
+        })
+        .reduce(|a, b| if b.value > a.value { b } else { a })
+}
+
+/// Largest |drift| (signed value kept) of `kernel`, or of any kernel, over `series`.
+fn worst_drift(series: &[&Series], kernel: Option<&str>) -> Option<Worst> {
+    series
+        .iter()
+        .filter_map(|s| Some((s, s.all.as_ref()?)))
+        .flat_map(|(s, all)| {
+            all.kernels
+                .iter()
+                .filter(move |k| kernel.is_none_or(|name| k.kernel == name))
+                .filter_map(move |k| {
+                    Some(Worst {
+                        series: s.label.clone(),
+                        at: k.kernel.clone(),
+                        value: k.drift_pct?,
+                    })
+                })
+        })
+        .reduce(|a, b| if b.value.abs() > a.value.abs() { b } else { a })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::testkit::roles;
+
+    #[test]
+    fn aux_never_drives_the_summary_and_a_moving_control_is_an_alert() {
+        let analysis = roles();
+        let s = &analysis.summary;
+        let series: Vec<&str> = s.verdicts.iter().map(|v| v.series.as_str()).collect();
+        assert_eq!(series, ["main"]);
+        assert_eq!(s.verdicts[0].label, "SIGNAL");
+        assert_eq!(s.aux.len(), 1);
+        assert_eq!(s.aux[0].label, "AUX_SIGNAL");
+        // Higher is better and it halved: slower.
+        assert_eq!(s.aux[0].direction.as_deref(), Some("slower"));
+        assert_eq!(s.control_alerts.len(), 1);
+        assert_eq!(s.control_alerts[0].series, "ctl");
+        // The measured series' baseline drift, not the control's.
+        let drift = s.baseline_drift.as_ref().expect("a booted twice");
+        assert_eq!(drift.series, "main");
+        assert!((drift.value - 0.2).abs() < 1e-9);
+        assert_eq!(s.drop_first_same, Some(true));
+    }
+}

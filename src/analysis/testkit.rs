@@ -1,0 +1,118 @@
+//! Small in-memory campaigns for unit tests: a recipe text and the measured values of each
+//! point and workload become an [`Analysis`] through [`analyze_inputs`], with a journal that
+//! says every point is done at attempt 1.
+
+use std::{collections::BTreeSet, fmt::Write as _, path::Path};
+
+use crate::{
+    analysis::{Analysis, Inputs, analyze_inputs},
+    recipe::{parse, resolved::point_labels},
+    results::{
+        journal::{Event, JOURNAL_FORMAT, Journal},
+        samples::{HEADER, SampleTable},
+    },
+};
+
+/// Analyses `recipe` with `values[(point label, workload)]` as each point's samples (the
+/// metric is named after its workload).
+pub fn campaign(recipe: &str, values: &[(&str, &str, &[f64])]) -> Analysis {
+    let recipe = parse(Path::new("recipe.toml"), recipe).expect("valid test recipe");
+    let labels = point_labels(&recipe.sequence);
+    let mut events = vec![Event::Campaign {
+        format: JOURNAL_FORMAT,
+        aba: "0.0.0".into(),
+        name: recipe.name.to_string(),
+        recipe_sha256: recipe.sha256.clone(),
+        target: "lab".into(),
+        points: labels.clone(),
+        time: "t".into(),
+    }];
+    let mut csv = format!("{}\n", HEADER.join(","));
+    for (order, label) in labels.iter().enumerate() {
+        events.push(Event::BootProven {
+            point: label.clone(),
+            attempt: 1,
+            boot_id: format!("boot-{order}"),
+            release: "r".into(),
+            cmdline: "quiet".into(),
+            switch_s: 1.0,
+            login_s: 1.0,
+        });
+        events.push(Event::PointDone {
+            point: label.clone(),
+            attempt: 1,
+            dmesg_warnings: 0,
+            failed_units: vec![],
+            time: "t".into(),
+        });
+        for (point, workload, xs) in values.iter().filter(|(p, _, _)| p == label) {
+            for (i, x) in xs.iter().enumerate() {
+                let _ = writeln!(
+                    csv,
+                    "{point},{},1,k,r,boot-{order},{workload},,{workload},sample,{},0,ok,{x},ns,t",
+                    order + 1,
+                    i + 1
+                );
+            }
+        }
+    }
+    events.push(Event::Finished { time: "t".into() });
+    let journal = Journal {
+        events,
+        truncated_tail: false,
+    };
+    let table = SampleTable::parse(Path::new("samples.csv"), csv.as_bytes()).expect("valid");
+    analyze_inputs(&Inputs {
+        recipe: &recipe,
+        journal: &journal,
+        samples: &table,
+        directory: "test",
+        journal_path: Path::new("journal.jsonl"),
+        env_files: &BTreeSet::new(),
+    })
+    .expect("analysable")
+}
+
+/// A measured workload that moves, a control that moves too, and an auxiliary one.
+pub const ROLES_RECIPE: &str = r#"
+version = 1
+name = "roles"
+description = "measured, control and auxiliary workloads"
+sequence = ["a", "b", "a"]
+[kernels.a]
+release = "6.1.0-a"
+[kernels.b]
+release = "6.1.0-b"
+[[workload]]
+name = "main"
+run = "true"
+metric = { number = true, unit = "ns", better = "lower" }
+[[workload]]
+name = "ctl"
+role = "control"
+run = "true"
+metric = { number = true, unit = "ns", better = "lower" }
+[[workload]]
+name = "side"
+aux = true
+run = "true"
+metric = { number = true, unit = "ops/s", better = "higher" }
+"#;
+
+pub fn roles() -> crate::analysis::Analysis {
+    let flat = |x: f64| [x, x * 1.001, x * 0.999];
+    campaign(
+        ROLES_RECIPE,
+        &[
+            ("a-a", "main", &flat(100.0)),
+            ("b", "main", &flat(150.0)),
+            ("a-b", "main", &flat(100.2)),
+            ("a-a", "ctl", &flat(10.0)),
+            ("b", "ctl", &flat(20.0)),
+            ("a-b", "ctl", &flat(10.0)),
+            ("a-a", "side", &flat(1000.0)),
+            ("b", "side", &flat(500.0)),
+            ("a-b", "side", &flat(1000.0)),
+        ],
+    )
+}

@@ -1,0 +1,145 @@
+//! `comparison.tsv`: every derived figure of every series, in long form, one figure per row:
+//! `workload case metric unit analysis quantity args value`.
+//!
+//! Long form because designs differ (3 points or 9, one baseline boot or three): the columns
+//! stay the same for all of them. `quantity` and `args` use the golden data's vocabulary
+//! (`mean parent-a`, `kernel_mean parent`, `change_pct child,parent`, `drift_pct parent`,
+//! `recovery_pct child,fastpath,child,parent`), so a published figure is found with one grep.
+//! Rows come per series and analysis: point means, then per kernel (boots, boot-weighted
+//! mean, within-boot variance; for kernels booted twice or more also between-boot variance,
+//! the Kalibera–Jones boot-level component `boot_var`, drift, range and the boot-effect
+//! test's p), then per candidate against the baseline, then recovery rows. Numbers have 6 decimals; `-` marks a value that does not
+//! exist (an interval that is not estimable).
+
+use serde::Serialize;
+
+use crate::{
+    analysis::{Analysis, Series, SeriesResult},
+    report::{number::tsv, tsv::to_tsv},
+    stats::RatioInterval,
+};
+
+/// The columns.
+pub const HEADER: [&str; 8] = [
+    "workload", "case", "metric", "unit", "analysis", "quantity", "args", "value",
+];
+
+#[derive(Serialize)]
+struct Row<'a> {
+    workload: &'a str,
+    case: &'a str,
+    metric: &'a str,
+    unit: &'a str,
+    analysis: &'static str,
+    quantity: &'static str,
+    args: String,
+    value: String,
+}
+
+/// Renders `comparison.tsv`.
+#[must_use]
+pub fn render(analysis: &Analysis) -> Vec<u8> {
+    let mut rows = Vec::new();
+    for series in &analysis.series {
+        for result in [&series.all, &series.drop_first].into_iter().flatten() {
+            rows_of(series, result, &mut rows);
+        }
+    }
+    to_tsv(&HEADER, &rows)
+}
+
+fn rows_of<'a>(series: &'a Series, result: &SeriesResult, rows: &mut Vec<Row<'a>>) {
+    let mut push = |quantity: &'static str, args: String, value: String| {
+        rows.push(Row {
+            workload: &series.workload,
+            case: &series.case,
+            metric: &series.metric,
+            unit: &series.unit,
+            analysis: result.kind.as_str(),
+            quantity,
+            args,
+            value,
+        });
+    };
+    for point in &result.points {
+        push("mean", point.label.clone(), tsv(Some(point.mean)));
+    }
+    push("max_cv_pct", String::new(), tsv(result.max_cv_pct));
+    for k in &result.kernels {
+        push("boots", k.kernel.clone(), k.boots.len().to_string());
+        push("kernel_mean", k.kernel.clone(), tsv(Some(k.mean)));
+        push("within_var", k.kernel.clone(), tsv(k.within_var));
+        if k.boots.len() >= 2 {
+            push("between_var", k.kernel.clone(), tsv(k.between_var));
+            push("boot_var", k.kernel.clone(), tsv(k.boot_var));
+            push("drift_pct", k.kernel.clone(), tsv(k.drift_pct));
+            push("range_pct", k.kernel.clone(), tsv(k.range_pct));
+            if let Some(effect) = &k.boot_effect {
+                push("boot_effect_p", k.kernel.clone(), tsv(Some(effect.p_value)));
+            }
+        }
+    }
+    for c in &result.comparisons {
+        let pair = format!("{},{}", c.candidate, c.baseline);
+        let cmp = &c.comparison;
+        push("change_pct", pair.clone(), tsv(Some(cmp.change_pct)));
+        push("diff", pair.clone(), tsv(Some(cmp.diff)));
+        for b in &cmp.brackets {
+            push(
+                "bracket_pct",
+                format!("{},{}", c.candidate, b.baseline_point),
+                tsv(Some(b.pct)),
+            );
+        }
+        let boot = ["ci95_boot_lo", "ci95_boot_hi", "ci95_boot_nu"];
+        interval(&mut push, boot, &pair, cmp.ci_boot.as_ref());
+        let within = ["ci95_within_lo", "ci95_within_hi", "ci95_within_nu"];
+        interval(&mut push, within, &pair, cmp.ci_within.as_ref());
+        push("max_cv_pct", pair.clone(), tsv(c.max_cv_pct));
+        push("verdict", pair.clone(), c.label.clone());
+        push(
+            "direction",
+            pair.clone(),
+            c.direction.clone().unwrap_or_else(|| "-".to_owned()),
+        );
+        push(
+            "same_conclusion",
+            pair.clone(),
+            match c.same_conclusion {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            }
+            .to_owned(),
+        );
+        let reason = if c.verdict.reasons.is_empty() {
+            "-".to_owned()
+        } else {
+            c.verdict.reasons.join("; ")
+        };
+        push("reason", pair, reason);
+    }
+    for r in &result.recoveries {
+        for step in &r.steps {
+            push(
+                "recovery_pct",
+                format!("{},{},{},{}", step.from, step.to, r.gap.0, r.gap.1),
+                tsv(step.pct),
+            );
+        }
+    }
+}
+
+/// The lo, hi and ν rows of an interval (named by `names`); `-` when it does not exist or
+/// is not estimable.
+fn interval(
+    push: &mut impl FnMut(&'static str, String, String),
+    [lo, hi, nu]: [&'static str; 3],
+    pair: &str,
+    ci: Option<&RatioInterval>,
+) {
+    let bounds = ci.and_then(|c| c.bounds);
+    push(lo, pair.to_owned(), tsv(bounds.map(|b| b.0)));
+    push(hi, pair.to_owned(), tsv(bounds.map(|b| b.1)));
+    push(nu, pair.to_owned(), tsv(ci.map(|c| c.dof)));
+}

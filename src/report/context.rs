@@ -1,0 +1,126 @@
+//! The context the report templates render: the whole [`Analysis`] (raw, unrounded numbers,
+//! for users who build their own layout) plus ready blocks of text (`tables.*`, `text.*`,
+//! `markdown.*`) so the built-in layouts need no arithmetic or formatting logic.
+//!
+//! Every text block has no trailing newline; the template decides the spacing.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::{
+    analysis::Analysis,
+    report::{
+        layout::{WIDTH, fit_width},
+        mail_prose, mail_tables, markdown,
+    },
+};
+
+/// The template context.
+#[derive(Clone, Debug, Serialize)]
+pub struct Context<'a> {
+    /// Every number, unrounded.
+    pub analysis: &'a Analysis,
+    /// Pre-formatted text tables (each line ≤ 72 columns).
+    pub tables: Tables,
+    /// Pre-formatted, wrapped prose (each line ≤ 72 columns).
+    pub text: Prose,
+    /// Markdown tables for `README.md`.
+    pub markdown: Markdown,
+    /// The rendered `report.txt`, once it exists (for `README.md`).
+    pub report_txt: Option<String>,
+}
+
+/// Text tables of `report.txt`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Tables {
+    /// Kernels with release and boots.
+    pub kernels: String,
+    /// Point means side by side in boot order, per unit.
+    pub means: String,
+    /// Each candidate's change, drop-first change and verdict.
+    pub changes: String,
+    /// Recovery decompositions.
+    pub recovery: String,
+}
+
+/// Prose blocks of `report.txt`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Prose {
+    /// `name: A/B/A on target …, n points`.
+    pub title: String,
+    /// The recipe's description.
+    pub description: String,
+    /// Points, samples and settings.
+    pub setup: String,
+    /// The conclusion.
+    pub summary: String,
+    /// Per-series details: CV, drift, intervals, reasons, drop-first.
+    pub details: String,
+    /// `[[expect]]` checks.
+    pub expect: String,
+    /// The run audit.
+    pub audit: String,
+    /// The shared-boot caveat (empty unless all points shared one boot).
+    pub shared_boot: String,
+    /// How to reproduce.
+    pub footer: String,
+}
+
+/// Markdown tables of `README.md`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Markdown {
+    /// Kernels.
+    pub kernels: String,
+    /// Points with their proven boots.
+    pub points: String,
+    /// Verdicts.
+    pub verdicts: String,
+    /// Files of the bundle.
+    pub files: String,
+}
+
+/// A text block for `report.txt`: no trailing newline, no line over 72 columns.
+fn block(text: String) -> String {
+    fit_width(text.trim_end(), WIDTH)
+}
+
+/// A Markdown block: no trailing newline (Markdown lines may be long).
+fn md(text: String) -> String {
+    text.trim_end().to_owned()
+}
+
+impl<'a> Context<'a> {
+    /// Builds the context of `analysis`, whose results directory is `root` (to list the
+    /// bundle's files).
+    #[must_use]
+    pub fn new(analysis: &'a Analysis, root: &Path) -> Context<'a> {
+        Context {
+            analysis,
+            tables: Tables {
+                kernels: block(mail_tables::kernels(analysis)),
+                means: block(mail_tables::means(analysis)),
+                changes: block(mail_tables::changes(analysis)),
+                recovery: block(mail_tables::recovery(analysis)),
+            },
+            text: Prose {
+                title: block(mail_prose::title(analysis)),
+                description: block(mail_prose::description(analysis)),
+                setup: block(mail_prose::setup(analysis)),
+                summary: block(mail_prose::summary(analysis)),
+                details: block(mail_prose::details(analysis)),
+                expect: block(mail_prose::expect(analysis)),
+                audit: block(mail_prose::audit(analysis)),
+                shared_boot: block(mail_prose::shared_boot(analysis)),
+                footer: block(mail_prose::footer(analysis)),
+            },
+            markdown: Markdown {
+                kernels: md(markdown::kernels(analysis)),
+                points: md(markdown::points(analysis)),
+                verdicts: md(markdown::verdicts(analysis)),
+                files: md(markdown::files(root)),
+            },
+            report_txt: None,
+        }
+    }
+}

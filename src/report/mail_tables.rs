@@ -1,0 +1,396 @@
+//! The tables of `report.txt`, pre-formatted as text blocks for the template: kernels, point
+//! means side by side in boot order (as in the mails of `seeds/000` and `seeds/001`), the
+//! change of each candidate, and recovery decompositions.
+//!
+//! Every line is at most [`WIDTH`] columns: a means table with more points than fit is
+//! wrapped into several blocks of columns, and a series label too long for its column gets a
+//! line of its own.
+
+use crate::{
+    analysis::{Analysis, RecoveryStepKind, Series, SeriesResult},
+    recipe::model::Role,
+    report::{
+        layout::{Align, Table, WIDTH},
+        number::{fixed, mean_decimals, pct, signed_pct},
+    },
+    stats::{Better, kernel_mean},
+};
+
+/// Series labels longer than this get their own line above their row of values.
+const LABEL_MAX: usize = 30;
+
+/// `A/B/A`: the boot sequence with one letter per kernel, in order of first appearance.
+#[must_use]
+pub fn design(analysis: &Analysis) -> String {
+    let mut kernels: Vec<&str> = Vec::new();
+    let mut letters = Vec::new();
+    for p in &analysis.points {
+        let i = match kernels.iter().position(|k| *k == p.kernel) {
+            Some(i) => i,
+            None => {
+                kernels.push(&p.kernel);
+                kernels.len() - 1
+            }
+        };
+        letters.push(u8::try_from(i).ok().filter(|i| *i < 26).map_or_else(
+            || format!("K{}", i + 1),
+            |i| char::from(b'A' + i).to_string(),
+        ));
+    }
+    letters.join("/")
+}
+
+/// How the baseline's reference value is called: its midpoint (2 boots), its mean over m
+/// boots, or just its name (1 boot).
+#[must_use]
+pub fn baseline_reference(analysis: &Analysis) -> String {
+    let baseline = &analysis.campaign.baseline;
+    let boots = analysis
+        .kernels
+        .iter()
+        .find(|k| &k.label == baseline)
+        .map_or(0, |k| k.booted.len());
+    match boots {
+        2 => format!("the {baseline} midpoint"),
+        0 | 1 => baseline.clone(),
+        m => format!("the {baseline} mean over {m} boots"),
+    }
+}
+
+/// The kernels: label, release (the proven one for `running`), and boots done.
+#[must_use]
+pub fn kernels(analysis: &Analysis) -> String {
+    let mut table = Table::new(&[Align::Left, Align::Left, Align::Right]);
+    table.row(["kernel", "release", "boots"]);
+    for k in &analysis.kernels {
+        let proven: Vec<&str> = analysis
+            .points
+            .iter()
+            .filter(|p| p.kernel == k.label)
+            .filter_map(|p| p.release.as_deref())
+            .collect();
+        let release = match proven.first() {
+            Some(seen) if k.release == "running" && proven.iter().all(|r| r == seen) => {
+                format!("{seen} (running)")
+            }
+            _ => k.release.clone(),
+        };
+        let boots = if k.booted.len() == k.planned {
+            k.planned.to_string()
+        } else {
+            format!("{} of {}", k.booted.len(), k.planned)
+        };
+        table.row([k.label.clone(), release, boots]);
+        let own: Vec<&String> = k
+            .cmdline
+            .iter()
+            .filter(|p| !analysis.campaign.boot_cmdline.contains(p))
+            .collect();
+        if !own.is_empty() {
+            let own: Vec<&str> = own.iter().map(|s| s.as_str()).collect();
+            table.span(format!("  cmdline: {}", own.join(" ")));
+        }
+    }
+    table.render(2)
+}
+
+/// Point means side by side in boot order, one block per unit, wrapped into several blocks of
+/// columns when the points do not fit in one.
+#[must_use]
+pub fn means(analysis: &Analysis) -> String {
+    let done: Vec<&str> = analysis
+        .points
+        .iter()
+        .filter(|p| p.done_attempt.is_some())
+        .map(|p| p.label.as_str())
+        .collect();
+    let mut units: Vec<&str> = Vec::new();
+    for s in &analysis.series {
+        if !s.points.is_empty() && !units.contains(&s.unit.as_str()) {
+            units.push(&s.unit);
+        }
+    }
+    let mut out = String::new();
+    for unit in units {
+        let group: Vec<&Series> = analysis
+            .series
+            .iter()
+            .filter(|s| s.unit == unit && !s.points.is_empty())
+            .collect();
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        if unit.is_empty() {
+            out.push_str("Mean results were:\n\n");
+        } else {
+            out.push_str(&format!("Mean results in {unit} were:\n\n"));
+        }
+        out.push_str(&means_group(&group, &done));
+    }
+    out
+}
+
+fn means_group(group: &[&Series], done: &[&str]) -> String {
+    let decimals = mean_decimals(
+        group
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.all.mean)),
+    );
+    let cells: Vec<Vec<String>> = group
+        .iter()
+        .map(|s| {
+            done.iter()
+                .map(|label| {
+                    s.points
+                        .iter()
+                        .find(|p| p.label == *label)
+                        .map_or_else(|| "-".to_owned(), |p| fixed(p.all.mean, decimals))
+                })
+                .collect()
+        })
+        .collect();
+    let label_width = group
+        .iter()
+        .map(|s| s.label.chars().count())
+        .filter(|w| *w <= LABEL_MAX)
+        .max()
+        .unwrap_or(0);
+    let widths: Vec<usize> = done
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            cells
+                .iter()
+                .map(|row| row[i].chars().count())
+                .chain([label.chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    // Greedy blocks of columns: as many points as fit after the label column.
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    let mut used = 2 + label_width;
+    for (i, w) in widths.iter().enumerate() {
+        if i > start && used + 2 + w > WIDTH {
+            blocks.push((start, i));
+            start = i;
+            used = 2 + label_width;
+        }
+        used += 2 + w;
+    }
+    blocks.push((start, done.len()));
+    let mut out = String::new();
+    for (b, (from, to)) in blocks.into_iter().enumerate() {
+        if b > 0 {
+            out.push('\n');
+        }
+        let mut aligns = vec![Align::Left];
+        aligns.extend(std::iter::repeat_n(Align::Right, to - from));
+        let mut table = Table::new(&aligns);
+        table.row(
+            std::iter::once(String::new()).chain(done[from..to].iter().map(|l| (*l).to_owned())),
+        );
+        for (s, row) in group.iter().zip(&cells) {
+            let label = if s.label.chars().count() > LABEL_MAX {
+                table.span(s.label.clone());
+                String::new()
+            } else {
+                s.label.clone()
+            };
+            table.row(std::iter::once(label).chain(row[from..to].iter().cloned()));
+        }
+        out.push_str(&table.render(2));
+    }
+    out
+}
+
+/// `lower is better` / `higher is better`.
+#[must_use]
+pub fn better_text(better: Better) -> &'static str {
+    match better {
+        Better::Lower => "lower is better",
+        Better::Higher => "higher is better",
+    }
+}
+
+/// `VERDICT, direction`.
+fn verdict_cell(label: &str, direction: Option<&str>) -> String {
+    match direction {
+        Some(d) => format!("{label}, {d}"),
+        None => label.to_owned(),
+    }
+}
+
+/// Each candidate's change against the baseline, with the drop-first change and the verdict,
+/// grouped by series.
+#[must_use]
+pub fn changes(analysis: &Analysis) -> String {
+    let compared: Vec<(&Series, &SeriesResult)> = analysis
+        .series
+        .iter()
+        .filter_map(|s| Some((s, s.all.as_ref()?)))
+        .filter(|(_, all)| !all.comparisons.is_empty())
+        .collect();
+    if compared.is_empty() {
+        return String::new();
+    }
+    let mut table = Table::new(&[Align::Left, Align::Right, Align::Right, Align::Left]);
+    for (i, (s, all)) in compared.into_iter().enumerate() {
+        let role = match (s.role, s.aux) {
+            (Role::Control, _) => ", control",
+            (Role::Measured, true) => ", auxiliary",
+            (Role::Measured, false) => "",
+        };
+        let unit = if s.unit.is_empty() {
+            String::new()
+        } else {
+            format!("{}, ", s.unit)
+        };
+        if i > 0 {
+            table.span("");
+        }
+        let what = format!("({unit}{}{role})", better_text(s.better));
+        if s.label.chars().count() + 1 + what.chars().count() + 2 > WIDTH {
+            table.span(s.label.clone());
+            table.span(format!("  {what}"));
+        } else {
+            table.span(format!("{} {what}", s.label));
+        }
+        table.row(["  kernel", "change", "drop-first", "verdict"]);
+        for c in &all.comparisons {
+            let df = s
+                .drop_first
+                .as_ref()
+                .and_then(|df| df.comparisons.iter().find(|d| d.candidate == c.candidate))
+                .map_or_else(|| "-".to_owned(), |d| signed_pct(d.comparison.change_pct));
+            table.row([
+                format!("  {}", c.candidate),
+                signed_pct(c.comparison.change_pct),
+                df,
+                verdict_cell(&c.label, c.direction.as_deref()),
+            ]);
+        }
+    }
+    format!(
+        "Change against {}:\n\n{}",
+        baseline_reference(analysis),
+        table.render(2)
+    )
+}
+
+/// Recovery decompositions: each step's share of the gap, all samples and drop-first.
+#[must_use]
+pub fn recovery(analysis: &Analysis) -> String {
+    let mut out = String::new();
+    for s in &analysis.series {
+        let Some(all) = &s.all else { continue };
+        for (i, r) in all.recoveries.iter().enumerate() {
+            let df = s.drop_first.as_ref().and_then(|d| d.recoveries.get(i));
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            let decimals = mean_decimals(all.points.iter().map(|p| p.mean));
+            let means = kernel_mean(&all.points, &r.gap.0).zip(kernel_mean(&all.points, &r.gap.1));
+            let span = means.map_or_else(String::new, |(a, b)| {
+                format!(
+                    ", {} -> {} {}",
+                    fixed(a, decimals),
+                    fixed(b, decimals),
+                    s.unit
+                )
+            });
+            out.push_str(&crate::report::layout::wrap(
+                &format!(
+                    "Recovery of the {} -> {} gap (\"{}\", {}{}):",
+                    r.gap.0,
+                    r.gap.1,
+                    r.name,
+                    s.label,
+                    span.trim_end()
+                ),
+                WIDTH,
+                "",
+            ));
+            out.push('\n');
+            let mut table = Table::new(&[Align::Left, Align::Right, Align::Right, Align::Left]);
+            table.row(["step", "all", "drop-first", ""]);
+            for (j, step) in r.steps.iter().enumerate() {
+                let df_pct = df
+                    .and_then(|d| d.steps.get(j))
+                    .and_then(|d| d.pct)
+                    .map_or_else(|| "-".to_owned(), pct);
+                let kind = match step.kind {
+                    RecoveryStepKind::Step => "",
+                    RecoveryStepKind::Combined => "combined",
+                    RecoveryStepKind::Residual => "residual",
+                };
+                table.row([
+                    format!("{} -> {}", step.from, step.to),
+                    step.pct.map_or_else(|| "-".to_owned(), pct),
+                    df_pct,
+                    kind.to_owned(),
+                ]);
+            }
+            out.push_str(&table.render(2));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{changes, design, means};
+    use crate::report::{layout::WIDTH, testdata::fixture};
+
+    fn fits(text: &str) {
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= WIDTH,
+                "{} columns: {line}",
+                line.len()
+            );
+        }
+    }
+
+    #[test]
+    fn nine_points_wrap_into_blocks_in_boot_order() {
+        let analysis = fixture("mprotect-mechanism");
+        assert_eq!(design(&analysis), "A/B/C/D/E/D/C/B/A");
+        let text = means(&analysis);
+        fits(&text);
+        let headers: Vec<Vec<&str>> = text
+            .lines()
+            .filter(|l| l.contains("parent-") || l.contains("nofolio") && !l.contains('.'))
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let order: Vec<&str> = headers.concat();
+        assert_eq!(
+            order,
+            [
+                "parent-a",
+                "child-a",
+                "fastpath-a",
+                "folioonly-a",
+                "nofolio",
+                "folioonly-b",
+                "fastpath-b",
+                "child-b",
+                "parent-b"
+            ]
+        );
+        assert!(headers.len() > 1, "wrapped into several blocks");
+    }
+
+    #[test]
+    fn a_long_series_label_gets_its_own_line() {
+        let mut analysis = fixture("mprotect-exact-cac1");
+        let long = "a_very_long_workload_name[level=3,flags=-d]/iterations_per_second".to_owned();
+        analysis.series[0].label.clone_from(&long);
+        let text = means(&analysis);
+        fits(&text);
+        assert!(text.lines().any(|l| l.trim() == long), "{text}");
+        assert!(text.contains("38.133"));
+        fits(&changes(&analysis));
+    }
+}

@@ -1,0 +1,197 @@
+//! Markdown tables for the evidence bundle's `README.md`: kernels, points with their proven
+//! boots, verdicts, and the files of the bundle. Cells are escaped (`|`), numbers rounded
+//! as in the mail report.
+
+use std::path::Path;
+
+use crate::{
+    analysis::Analysis,
+    report::number::{nu, signed_pct},
+    stats::RatioInterval,
+};
+
+/// A Markdown table: header, separator, rows.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+    let mut out = line(header.iter().map(|h| (*h).to_owned()).collect());
+    out.push_str(&line(header.iter().map(|_| "---".to_owned()).collect()));
+    for row in rows {
+        out.push_str(&line(row.iter().map(|c| escape(c)).collect()));
+    }
+    out
+}
+
+/// Escapes what would break a table cell.
+fn escape(cell: &str) -> String {
+    if cell.is_empty() {
+        return "-".to_owned();
+    }
+    cell.replace('|', "\\|").replace('\n', " ")
+}
+
+fn code(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!("`{text}`")
+    }
+}
+
+/// Kernels: label, release, boots done, points, requested command line.
+#[must_use]
+pub fn kernels(analysis: &Analysis) -> String {
+    let rows: Vec<Vec<String>> = analysis
+        .kernels
+        .iter()
+        .map(|k| {
+            vec![
+                k.label.clone(),
+                code(&k.release),
+                format!("{} of {}", k.booted.len(), k.planned),
+                k.booted.join(", "),
+                code(&k.cmdline.join(" ")),
+            ]
+        })
+        .collect();
+    table(
+        &["kernel", "release", "boots", "points", "requested cmdline"],
+        &rows,
+    )
+}
+
+/// Points in boot order with the proven boot of their done attempt.
+#[must_use]
+pub fn points(analysis: &Analysis) -> String {
+    let rows: Vec<Vec<String>> = analysis
+        .points
+        .iter()
+        .map(|p| {
+            vec![
+                p.order.to_string(),
+                p.label.clone(),
+                p.kernel.clone(),
+                p.done_attempt
+                    .map_or_else(|| "not done".to_owned(), |a| a.to_string()),
+                code(p.boot_id.as_deref().unwrap_or("")),
+                code(p.release.as_deref().unwrap_or("")),
+                code(p.cmdline.as_deref().unwrap_or("")),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "#",
+            "point",
+            "kernel",
+            "attempt",
+            "boot_id",
+            "release",
+            "/proc/cmdline",
+        ],
+        &rows,
+    )
+}
+
+fn interval(ci: Option<&RatioInterval>) -> String {
+    match ci {
+        Some(RatioInterval {
+            bounds: Some((lo, hi)),
+            dof,
+            ..
+        }) => format!(
+            "[{}, {}] (ν = {})",
+            signed_pct(*lo),
+            signed_pct(*hi),
+            nu(*dof)
+        ),
+        Some(ci) => format!("not estimable (ν = {})", nu(ci.dof)),
+        None => String::new(),
+    }
+}
+
+/// One row per series and candidate: change, drop-first change, intervals, verdict.
+#[must_use]
+pub fn verdicts(analysis: &Analysis) -> String {
+    let mut rows = Vec::new();
+    for s in &analysis.series {
+        let Some(all) = &s.all else { continue };
+        for c in &all.comparisons {
+            let df = s
+                .drop_first
+                .as_ref()
+                .and_then(|d| d.comparisons.iter().find(|d| d.candidate == c.candidate));
+            rows.push(vec![
+                s.label.clone(),
+                c.candidate.clone(),
+                signed_pct(c.comparison.change_pct),
+                df.map_or_else(String::new, |d| signed_pct(d.comparison.change_pct)),
+                interval(c.comparison.ci_boot.as_ref()),
+                interval(c.comparison.ci_within.as_ref()),
+                match &c.direction {
+                    Some(d) => format!("**{}**, {d}", c.label),
+                    None => format!("**{}**", c.label),
+                },
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    table(
+        &[
+            "series",
+            "kernel",
+            "change",
+            "drop-first",
+            "boot-level 95% CI",
+            "within-boot 95% CI",
+            "verdict",
+        ],
+        &rows,
+    )
+}
+
+/// The bundle's files that exist next to the report files, with what each holds.
+#[must_use]
+pub fn files(root: &Path) -> String {
+    const FILES: [(&str, &str); 12] = [
+        (
+            "recipe.toml",
+            "the recipe exactly as run (its sha256 is in the journal)",
+        ),
+        ("files/", "copies of the recipe's `[files]`"),
+        ("journal.jsonl", "every event of the campaign, append-only"),
+        (
+            "samples.csv",
+            "every sample, warm-ups, failed and discarded rows included",
+        ),
+        ("env/", "environment snapshot per point attempt"),
+        ("raw/", "raw output of failed runs"),
+        ("report.txt", "the mail-ready summary (72 columns)"),
+        (
+            "points.tsv",
+            "per-point statistics, all samples and drop-first",
+        ),
+        ("comparison.tsv", "every derived figure, one per row"),
+        (
+            "run-audit.tsv",
+            "every point attempt: boot, cmdline, tuning, failures",
+        ),
+        ("samples.svg", "every sample in boot order"),
+        ("README.md", "this summary"),
+    ];
+    let always = [
+        "report.txt",
+        "points.tsv",
+        "comparison.tsv",
+        "run-audit.tsv",
+        "samples.svg",
+        "README.md",
+    ];
+    let rows: Vec<Vec<String>> = FILES
+        .iter()
+        .filter(|(name, _)| always.contains(name) || root.join(name).exists())
+        .map(|(name, what)| vec![format!("`{name}`"), (*what).to_owned()])
+        .collect();
+    table(&["file", "contents"], &rows)
+}

@@ -1,0 +1,28 @@
+//! The report layer: the evidence tables (`points.tsv`, `comparison.tsv`, `run-audit.tsv`),
+//! the mail-ready `report.txt`, the bundle's `README.md` and `samples.svg`, all from an
+//! [`crate::analysis::Analysis`].
+//!
+//! Rounding happens here and nowhere else (`number`). The layouts of `report.txt` and
+//! `README.md` are minijinja templates (`template`); the numbers and text blocks they show
+//! are prepared in Rust (`context`). Nothing here computes a statistic or reads raw files.
+
+pub mod audit_tsv;
+pub mod comparison_tsv;
+pub mod context;
+pub mod error;
+pub mod layout;
+pub mod mail_prose;
+pub mod mail_tables;
+pub mod markdown;
+pub mod number;
+pub mod points_tsv;
+pub mod svg;
+pub mod template;
+#[cfg(test)]
+mod testdata;
+pub mod tsv;
+pub mod write;
+
+pub use error::ReportError;
+pub use template::Templates;
+pub use write::{FILES, Reports, render_reports, write_reports, write_reports_with};

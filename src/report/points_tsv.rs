@@ -1,0 +1,116 @@
+//! `points.tsv`: one row per series, analysis (all, drop_first) and point, with the point's
+//! statistics and its values. Outlier columns list 1-based sample indices (the `index` of
+//! `samples.csv`); they flag, never drop.
+
+use serde::Serialize;
+
+use crate::{
+    analysis::{Analysis, AnalysisKind},
+    report::{number::tsv, tsv::to_tsv},
+    stats::Summary,
+};
+
+/// The columns.
+pub const HEADER: [&str; 20] = [
+    "workload",
+    "case",
+    "metric",
+    "unit",
+    "analysis",
+    "order",
+    "point",
+    "kernel",
+    "n",
+    "mean",
+    "sd",
+    "cv_pct",
+    "min",
+    "max",
+    "median",
+    "mad",
+    "outliers",
+    "lenient_outliers",
+    "first_is_outlier",
+    "values",
+];
+
+#[derive(Serialize)]
+struct Row<'a> {
+    workload: &'a str,
+    case: &'a str,
+    metric: &'a str,
+    unit: &'a str,
+    analysis: &'static str,
+    order: usize,
+    point: &'a str,
+    kernel: &'a str,
+    n: usize,
+    mean: String,
+    sd: String,
+    cv_pct: String,
+    min: String,
+    max: String,
+    median: String,
+    mad: String,
+    outliers: String,
+    lenient_outliers: String,
+    first_is_outlier: &'static str,
+    values: String,
+}
+
+/// Renders `points.tsv`.
+#[must_use]
+pub fn render(analysis: &Analysis) -> Vec<u8> {
+    let mut rows = Vec::new();
+    for series in &analysis.series {
+        for kind in [AnalysisKind::All, AnalysisKind::DropFirst] {
+            for point in &series.points {
+                let (summary, values, first_index): (&Summary, &[f64], usize) = match kind {
+                    AnalysisKind::All => (&point.all, &point.values, 1),
+                    AnalysisKind::DropFirst => match &point.drop_first {
+                        Some(s) => (s, &point.values[1..], 2),
+                        None => continue,
+                    },
+                };
+                let indices = |flags: &[usize]| {
+                    flags
+                        .iter()
+                        .map(|i| (i + first_index).to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                };
+                rows.push(Row {
+                    workload: &series.workload,
+                    case: &series.case,
+                    metric: &series.metric,
+                    unit: &series.unit,
+                    analysis: kind.as_str(),
+                    order: point.order,
+                    point: &point.label,
+                    kernel: &point.kernel,
+                    n: summary.n,
+                    mean: tsv(Some(summary.mean)),
+                    sd: tsv(summary.sd),
+                    cv_pct: tsv(summary.cv_pct),
+                    min: tsv(Some(summary.min)),
+                    max: tsv(Some(summary.max)),
+                    median: tsv(Some(summary.median)),
+                    mad: tsv(summary.mad),
+                    outliers: indices(&summary.outliers),
+                    lenient_outliers: indices(&summary.lenient_outliers),
+                    first_is_outlier: if summary.first_is_outlier {
+                        "yes"
+                    } else {
+                        "no"
+                    },
+                    values: values
+                        .iter()
+                        .map(f64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                });
+            }
+        }
+    }
+    to_tsv(&HEADER, &rows)
+}

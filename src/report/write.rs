@@ -1,0 +1,95 @@
+//! Renders all six report files and writes them into the results directory, each atomically
+//! (a reader sees the old file or the new one, never half of one).
+
+use std::path::{Path, PathBuf};
+
+use crate::{
+    analysis::Analysis,
+    report::{
+        audit_tsv, comparison_tsv,
+        context::Context,
+        error::ReportError,
+        layout::{WIDTH, fit_width},
+        points_tsv, svg,
+        template::{README_MD, REPORT_TXT, Templates},
+    },
+    results::{atomic::write_atomic, layout::ResultsDir},
+};
+
+/// The report files, in the order they are written.
+pub const FILES: [&str; 6] = [
+    "points.tsv",
+    "comparison.tsv",
+    "run-audit.tsv",
+    "samples.svg",
+    "report.txt",
+    "README.md",
+];
+
+/// The rendered report files.
+#[derive(Clone, Debug)]
+pub struct Reports {
+    /// (file name, content), in [`FILES`] order.
+    pub files: Vec<(&'static str, Vec<u8>)>,
+}
+
+impl Reports {
+    /// The content of `name`, if it was rendered.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&[u8]> {
+        self.files
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| c.as_slice())
+    }
+
+    /// `report.txt` as text.
+    #[must_use]
+    pub fn report_txt(&self) -> String {
+        String::from_utf8_lossy(self.get("report.txt").unwrap_or_default()).into_owned()
+    }
+}
+
+/// Renders every report file of `analysis` in memory; `root` is the results directory (the
+/// README lists the files present there).
+pub fn render_reports(
+    analysis: &Analysis,
+    root: &Path,
+    templates: &Templates,
+) -> Result<Reports, ReportError> {
+    let mut context = Context::new(analysis, root);
+    // Whatever a user's template does, no line of the mail report exceeds 72 columns.
+    let report_txt = fit_width(&templates.render(REPORT_TXT, &context)?, WIDTH);
+    context.report_txt = Some(report_txt.clone());
+    let readme = templates.render(README_MD, &context)?;
+    Ok(Reports {
+        files: vec![
+            ("points.tsv", points_tsv::render(analysis)),
+            ("comparison.tsv", comparison_tsv::render(analysis)),
+            ("run-audit.tsv", audit_tsv::render(analysis)),
+            ("samples.svg", svg::render(analysis)),
+            ("report.txt", report_txt.into_bytes()),
+            ("README.md", readme.into_bytes()),
+        ],
+    })
+}
+
+/// Renders the reports with the templates of [`Templates::from_env`] and writes them into
+/// `results`, each file atomically. Returns what was written.
+pub fn write_reports(results: &ResultsDir, analysis: &Analysis) -> Result<Reports, ReportError> {
+    write_reports_with(results, analysis, &Templates::from_env())
+}
+
+/// [`write_reports`] with explicit templates.
+pub fn write_reports_with(
+    results: &ResultsDir,
+    analysis: &Analysis,
+    templates: &Templates,
+) -> Result<Reports, ReportError> {
+    let reports = render_reports(analysis, &results.root, templates)?;
+    for (name, content) in &reports.files {
+        let path: PathBuf = results.root.join(name);
+        write_atomic(&path, content).map_err(|source| ReportError::Write { path, source })?;
+    }
+    Ok(reports)
+}

@@ -1,0 +1,449 @@
+//! `aba report` on results directories built from the golden data: the published figures
+//! must appear in what it writes, every line of report.txt fits 72 columns, and every
+//! exporter's output is snapshotted.
+
+use std::{
+    collections::HashMap,
+    fs,
+    path::{Path, PathBuf},
+};
+
+use assert_cmd::Command;
+
+mod golden_results;
+
+use golden_results::{FIXTURES, build, fixtures_dir};
+
+/// The raw files a fixture consists of (the report files are outputs, never committed).
+const RAW_FILES: [&str; 3] = ["recipe.toml", "journal.jsonl", "samples.csv"];
+
+/// What `aba report` writes.
+const REPORT_FILES: [&str; 6] = [
+    "report.txt",
+    "points.tsv",
+    "comparison.tsv",
+    "run-audit.tsv",
+    "README.md",
+    "samples.svg",
+];
+
+#[test]
+fn fixtures_are_generated_from_golden_data() {
+    let bless = std::env::var_os("ABA_BLESS").is_some();
+    for name in FIXTURES {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let fresh = tmp.path().join(name);
+        build(name, &fresh);
+        let committed = fixtures_dir().join(name);
+        for file in RAW_FILES {
+            let want = fs::read_to_string(fresh.join(file)).expect("generated");
+            if bless {
+                fs::create_dir_all(&committed).expect("fixture dir");
+                fs::write(committed.join(file), &want).expect("bless");
+                continue;
+            }
+            let have = fs::read_to_string(committed.join(file)).unwrap_or_default();
+            assert!(
+                have == want,
+                "{name}/{file} differs from what the generator writes; rerun with ABA_BLESS=1"
+            );
+        }
+    }
+}
+
+/// A copy of a committed fixture: reports are written next to the raw files, and the
+/// committed fixtures must stay raw.
+struct Run {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    stdout: String,
+}
+
+/// Prose is wrapped at 72 columns: compare with runs of whitespace collapsed.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Asserts that report.txt says `phrase` (across line breaks).
+#[track_caller]
+fn says(run: &Run, phrase: &str) {
+    assert!(
+        flat(&run.stdout).contains(phrase),
+        "report.txt does not say {phrase:?}:\n{}",
+        run.stdout
+    );
+}
+
+impl Run {
+    fn file(&self, name: &str) -> String {
+        fs::read_to_string(self.dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+}
+
+fn copy_fixture(name: &str, dest: &Path) {
+    fs::create_dir_all(dest).expect("dest");
+    for file in RAW_FILES {
+        fs::copy(fixtures_dir().join(name).join(file), dest.join(file)).expect("copy fixture");
+    }
+}
+
+/// Runs `aba report` on a copy of fixture `name` and expects success.
+fn report(name: &str) -> Run {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join(name);
+    copy_fixture(name, &dir);
+    let out = Command::cargo_bin("aba")
+        .expect("binary")
+        .env_remove("ABA_TEMPLATES")
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .expect("run aba");
+    assert!(
+        out.status.success(),
+        "aba report {name} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Run {
+        _tmp: tmp,
+        dir,
+        stdout: String::from_utf8(out.stdout).expect("utf-8"),
+    }
+}
+
+/// `(analysis, quantity, args)` → value, from comparison.tsv and points.tsv (n, mean, sd,
+/// cv_pct per point), in the golden data's vocabulary.
+fn figures(run: &Run) -> HashMap<(String, String, String), String> {
+    let mut map = HashMap::new();
+    for line in run.file("comparison.tsv").lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        map.insert((c[4].into(), c[5].into(), c[6].into()), c[7].to_owned());
+    }
+    for line in run.file("points.tsv").lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        for (quantity, col) in [("n", 8), ("mean", 9), ("sd", 10), ("cv_pct", 11)] {
+            map.insert(
+                (c[4].into(), quantity.into(), c[6].into()),
+                c[col].to_owned(),
+            );
+        }
+    }
+    map
+}
+
+/// Every published figure of golden case `case` that compares with the baseline (or is a
+/// per-point or per-kernel figure) is in the TSV files, to its published precision.
+fn published_figures_match(run: &Run, case: &str, baseline: &str) -> usize {
+    let figures = figures(run);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden/expected.tsv");
+    let text = fs::read_to_string(path).expect("expected.tsv");
+    let mut checked = 0;
+    for line in text.lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        let (id, analysis, quantity, args, params, relation, published, decimals) =
+            (c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
+        if id != case || relation != "eq" || !params.is_empty() {
+            continue;
+        }
+        let wanted = match quantity {
+            "change_pct" if args.ends_with(&format!(",{baseline}")) => true,
+            "change_pct" => false,
+            _ => true,
+        };
+        if !wanted {
+            continue;
+        }
+        let decimals: usize = decimals.parse().expect("decimals");
+        let have = figures
+            .get(&(analysis.to_owned(), quantity.to_owned(), args.to_owned()))
+            .unwrap_or_else(|| panic!("{case}: no {analysis} {quantity}({args}) in the TSV files"));
+        let value: f64 = have.parse().expect("a number");
+        let printed = format!("{value:.decimals$}");
+        let printed = printed
+            .strip_prefix('-')
+            .filter(|rest| rest.bytes().all(|b| b == b'0' || b == b'.'))
+            .map_or(printed.clone(), str::to_owned);
+        assert_eq!(
+            printed, published,
+            "{case} {analysis} {quantity}({args}): TSV has {have}"
+        );
+        checked += 1;
+    }
+    checked
+}
+
+fn assert_fits_72(run: &Run, name: &str) {
+    for (i, line) in run.file("report.txt").lines().enumerate() {
+        assert!(
+            line.chars().count() <= 72,
+            "{name}/report.txt:{}: {} columns: {line}",
+            i + 1,
+            line.chars().count()
+        );
+    }
+}
+
+#[test]
+fn mechanism_reproduces_the_published_decomposition() {
+    let run = report("mprotect-mechanism");
+    // The published prose: 36.51% regression, recovery 43.06 / 44.47 / 87.29.
+    for text in ["+36.51%", "43.06%", "44.47%", "87.29%", "12.71%", "-0.24%"] {
+        says(&run, text);
+    }
+    says(&run, "child 36.51% slower (SIGNAL)");
+    says(&run, "nofolio 4.64% slower (BELOW_GATE)");
+    says(&run, "parent +0.34%");
+    says(&run, "(ν = 4)");
+    let comparison = run.file("comparison.tsv");
+    for row in [
+        "all\tchange_pct\tchild,parent\t36.512027",
+        "all\tdrift_pct\tparent\t0.344234",
+        "all\trecovery_pct\tchild,fastpath,child,parent\t43.058824",
+        "all\trecovery_pct\tfastpath,folioonly,child,parent\t-0.235294",
+        "all\trecovery_pct\tfolioonly,nofolio,child,parent\t44.470588",
+        "all\trecovery_pct\tchild,nofolio,child,parent\t87.294118",
+        "all\trecovery_pct\tnofolio,parent,child,parent\t12.705882",
+        "drop_first\trecovery_pct\tchild,nofolio,child,parent\t87.848101",
+    ] {
+        assert!(comparison.contains(row), "comparison.tsv lacks {row:?}");
+    }
+    let checked = published_figures_match(&run, "mprotect-mechanism", "parent");
+    assert!(checked >= 90, "only {checked} published figures checked");
+    assert_eq!(run.stdout, run.file("report.txt"));
+    assert_fits_72(&run, "mprotect-mechanism");
+}
+
+#[test]
+fn exact_cac1_reproduces_the_published_change() {
+    let run = report("mprotect-exact-cac1");
+    says(
+        &run,
+        "child is 39.77% slower than the parent midpoint (SIGNAL)",
+    );
+    says(&run, "parent +0.87%");
+    says(&run, "the drift of parent was at most 0.88%");
+    says(&run, "gave the same conclusion");
+    says(&run, "Drop-first +39.53%: SIGNAL, the same conclusion.");
+    says(&run, "[+29.18%, +51.22%] (ν = 1)");
+    says(
+        &run,
+        "1 boot of child: its boot variance is borrowed from parent",
+    );
+    says(&run, "reproduced.");
+    let comparison = run.file("comparison.tsv");
+    for row in [
+        "all\tchange_pct\tchild,parent\t39.773716",
+        "all\tdrift_pct\tparent\t0.874126",
+        "drop_first\tchange_pct\tchild,parent\t39.534884",
+        "drop_first\tdrift_pct\tparent\t0.934579",
+        "all\tverdict\tchild,parent\tSIGNAL",
+    ] {
+        assert!(comparison.contains(row), "comparison.tsv lacks {row:?}");
+    }
+    let checked = published_figures_match(&run, "mprotect-exact-cac1", "parent");
+    assert!(checked >= 20, "only {checked} published figures checked");
+    assert_fits_72(&run, "mprotect-exact-cac1");
+}
+
+#[test]
+fn pedro_v3_reproduces_the_change_and_names_the_tripped_limit() {
+    let run = report("mprotect-pedro-v3");
+    says(
+        &run,
+        "child is 6.20% slower than the parent midpoint (UNSTABLE)",
+    );
+    says(&run, "drift of parent -1.93% exceeds max_drift_pct 1.00");
+    says(&run, "boot-to-boot variation dominates");
+    let comparison = run.file("comparison.tsv");
+    assert!(comparison.contains("all\tchange_pct\tchild,parent\t6.204380"));
+    assert!(comparison.contains("all\tdrift_pct\tparent\t-1.927711"));
+    let checked = published_figures_match(&run, "mprotect-pedro-v3", "parent");
+    assert!(checked >= 20, "only {checked} published figures checked");
+    assert_fits_72(&run, "mprotect-pedro-v3");
+}
+
+#[test]
+fn local_null_campaign_says_the_boot_was_shared() {
+    let run = report("local-null");
+    says(&run, "All 3 points ran in one boot");
+    says(&run, "calibrates the noise");
+    says(&run, "all in one boot on");
+    assert!(run.file("run-audit.tsv").contains("share boot 9b0c1d2e"));
+    assert_fits_72(&run, "local-null");
+}
+
+#[test]
+fn audit_fixture_reports_incidents_and_the_same_figures() {
+    let run = report("exact-cac1-audit");
+    for text in [
+        "3 points done in 5 attempts, 4 distinct boot_ids",
+        "child attempt 1 never finished and was discarded on resume",
+        "parent-b attempt 1 failed: boot not proven",
+        "run failed: mprotect sample 4: exit status 1",
+        "(raw/parent-b-2/mprotect-sample-4-0.txt)",
+        "succeeded on retry 1",
+        "1 new kernel warning in dmesg",
+        "failed units: mcelog.service",
+        "samples.csv line 22 rejected",
+        "Warning: the target's clock stepped",
+    ] {
+        says(&run, text);
+    }
+    // The valid rows are exact-cac1's: discarded, failed and other attempts never count.
+    let clean = report("mprotect-exact-cac1");
+    assert_eq!(run.file("comparison.tsv"), clean.file("comparison.tsv"));
+    assert_eq!(run.file("points.tsv"), clean.file("points.tsv"));
+    let audit = run.file("run-audit.tsv");
+    assert_eq!(
+        audit
+            .lines()
+            .filter(|l| l.contains("\tdiscarded\t"))
+            .count(),
+        1
+    );
+    assert_eq!(
+        audit.lines().filter(|l| l.contains("\tfailed\t")).count(),
+        1
+    );
+    assert_fits_72(&run, "exact-cac1-audit");
+}
+
+#[test]
+fn snapshots_of_every_exporter() {
+    let version = format!("aba {}", env!("CARGO_PKG_VERSION"));
+    for name in FIXTURES {
+        let run = report(name);
+        for file in REPORT_FILES {
+            let content = run.file(file).replace(&version, "aba [version]");
+            insta::assert_snapshot!(format!("{name}__{file}"), content);
+        }
+    }
+}
+
+#[test]
+fn a_directory_without_a_journal_is_named_with_a_hint() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = Command::cargo_bin("aba")
+        .expect("binary")
+        .arg("report")
+        .arg(tmp.path())
+        .output()
+        .expect("run aba");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr =
+        String::from_utf8_lossy(&out.stderr).replace(&tmp.path().display().to_string(), "DIR");
+    insta::assert_snapshot!("missing_journal_stderr", stderr);
+}
+
+#[test]
+fn user_templates_replace_the_builtin_layout() {
+    let templates = tempfile::tempdir().expect("tempdir");
+    fs::write(
+        templates.path().join("report.txt.j2"),
+        "{{ analysis.campaign.name }}: {{ analysis.series[0].label }} \
+         {{ analysis.series[0].all.comparisons[0].label }}\n{{ tables.means }}\n",
+    )
+    .expect("template");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("cac1");
+    copy_fixture("mprotect-exact-cac1", &dir);
+    let out = Command::cargo_bin("aba")
+        .expect("binary")
+        .env("ABA_TEMPLATES", templates.path())
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .expect("run aba");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(stdout.starts_with("mprotect-exact-cac1: mprotect/iteration_ns_per_page SIGNAL\n"));
+    assert!(stdout.contains("Mean results in ns/page were:"));
+    // README.md.j2 was not overridden: the built-in one is used.
+    assert!(
+        fs::read_to_string(dir.join("README.md"))
+            .expect("README")
+            .starts_with("# mprotect-exact-cac1")
+    );
+
+    // A template with an error names itself.
+    fs::write(
+        templates.path().join("report.txt.j2"),
+        "{{ analysis.nope }}\n",
+    )
+    .expect("template");
+    let out = Command::cargo_bin("aba")
+        .expect("binary")
+        .env("ABA_TEMPLATES", templates.path())
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .expect("run aba");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot render template report.txt.j2"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("unset ABA_TEMPLATES"), "{stderr}");
+}
+
+#[test]
+fn a_missed_expectation_exits_with_its_code() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("cac1");
+    copy_fixture("mprotect-exact-cac1", &dir);
+    // Pretend the published change was 30%: the journal hashes the recipe, but the
+    // analysis reads the copy as it is, so this stays a valid results directory.
+    let recipe = fs::read_to_string(dir.join("recipe.toml")).expect("recipe");
+    fs::write(
+        dir.join("recipe.toml"),
+        recipe.replace("change_pct = 39.77", "change_pct = 30.0"),
+    )
+    .expect("edit");
+    let out = Command::cargo_bin("aba")
+        .expect("binary")
+        .env_remove("ABA_TEMPLATES")
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .expect("run aba");
+    assert_eq!(out.status.code(), Some(4));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("NOT reproduced"), "{stdout}");
+}
+
+#[test]
+fn rt_mail_table_has_the_seed_shape() {
+    let run = report("mail-rt-sysctl");
+    // seeds/000: the same point means side by side, in boot order.
+    for row in [
+        "                         original-a  patched  original-b",
+        "  sched_rt_period_us       8547.294  264.575    8576.337",
+        "  sched_rt_runtime_us      8574.240  263.690    8566.828",
+        "  sched_rr_timeslice_ms     253.400  250.268     251.304",
+    ] {
+        assert!(run.stdout.lines().any(|l| l == row), "no line {row:?}");
+    }
+    says(
+        &run,
+        "patched is 96.91% faster than the original midpoint (SIGNAL)",
+    );
+    says(
+        &run,
+        "patched is 96.92% faster than the original midpoint (SIGNAL)",
+    );
+    says(&run, "the drift of original was at most 0.34%");
+    says(
+        &run,
+        "The control sched_rr_timeslice_ms changed by -0.83% (NO_MATERIAL_SIGNAL)",
+    );
+    says(
+        &run,
+        "Dropping the first measured sample at each point gave the same conclusion",
+    );
+    assert_fits_72(&run, "mail-rt-sysctl");
+}
