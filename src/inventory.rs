@@ -88,6 +88,8 @@ struct TargetSpec {
     #[serde(default)]
     workdir: Option<Spanned<String>>,
     #[serde(default)]
+    base_cmdline: Option<String>,
+    #[serde(default)]
     console_log: Option<String>,
     #[serde(default)]
     power_cycle: Option<String>,
@@ -212,6 +214,9 @@ pub struct Target {
     /// Work directory on the target (files, setup, workloads run there); `None` for local,
     /// whose work directory lives inside the results directory.
     pub workdir: Option<String>,
+    /// kexec: the parameters every kernel gets before the recipe's, instead of the ones
+    /// captured from the running boot's `/proc/cmdline` at the first connection.
+    pub base_cmdline: Option<String>,
     /// A host-side file holding the target's console output (serial log), quoted in failure
     /// reports.
     pub console_log: Option<PathBuf>,
@@ -236,6 +241,7 @@ impl Target {
             boot_timeout: Duration::ZERO,
             boot_estimate: Duration::ZERO,
             workdir: None,
+            base_cmdline: None,
             console_log: None,
             power_cycle: None,
             on_finish: None,
@@ -247,6 +253,14 @@ impl Target {
     /// True for the built-in target.
     pub fn is_local(&self) -> bool {
         self.ssh.is_none()
+    }
+
+    /// How long to keep trying to reach a machine that should be up (not booting): long
+    /// enough for a loaded sshd, short enough to notice a dead box.
+    pub fn connect_window(&self) -> Duration {
+        self.ssh.as_ref().map_or(Duration::from_secs(1), |s| {
+            (s.connect_timeout * 5).max(Duration::from_secs(20))
+        })
     }
 }
 
@@ -485,6 +499,7 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
         boot_estimate: spec.boot_estimate.map_or(method.boot_estimate(), |d| d.0),
         switch,
         workdir: Some(workdir),
+        base_cmdline: spec.base_cmdline,
         console_log: spec.console_log.as_deref().map(rel),
         power_cycle: spec.power_cycle,
         on_finish: spec.on_finish,

@@ -501,9 +501,20 @@ impl<'a> Engine<'a> {
             )),
         })?;
         if self.target.switch.method() == SwitchMethod::Kexec && self.base_cmdline.is_none() {
-            let facts =
-                read_facts(self.transport).map_err(|e| PointError::Fatal(error_chain(&e)))?;
-            let base = base_cmdline(&facts.cmdline);
+            let base = match &self.target.base_cmdline {
+                Some(pinned) => pinned.clone(),
+                None => {
+                    let facts = read_facts(self.transport)
+                        .map_err(|e| PointError::Fatal(error_chain(&e)))?;
+                    let ours: Vec<String> = self
+                        .recipe
+                        .kernels
+                        .keys()
+                        .flat_map(|k| self.recipe.cmdline_for(k))
+                        .collect();
+                    base_cmdline(&facts.cmdline, &ours)
+                }
+            };
             self.journal.append(&Event::BaseCmdline {
                 cmdline: base.clone(),
             })?;
@@ -705,7 +716,8 @@ impl<'a> Engine<'a> {
         } else {
             point.release.to_string()
         };
-        let fresh = if switches { previous.as_deref() } else { None };
+        let left = switched.previous_boot_id.clone().or(previous);
+        let fresh = if switches { left.as_deref() } else { None };
         prove(&facts, &expected, &point.cmdline, fresh).map_err(|e| {
             PointError::Failed(format!(
                 "boot not proven for kernel `{}`{}: {e}",
@@ -870,9 +882,10 @@ impl<'a> Engine<'a> {
             if !out.outcome.success() {
                 let raw = self.save_raw(point, attempt, &format!("{what}-{}", i + 1), &full, &out);
                 return Err(PointError::Failed(format!(
-                    "{what} command `{command}` failed: {}{}; raw output saved in {raw}",
+                    "{what} command `{command}` failed: {}{}; raw output saved in {}",
                     out.outcome,
-                    stderr_tail(&out)
+                    stderr_tail(&out),
+                    self.dir.root.join(raw).display()
                 )));
             }
         }
@@ -1056,13 +1069,14 @@ impl<'a> Engine<'a> {
                 elapsed: output.elapsed,
             });
             let Some(failure) = error else { return Ok(()) };
+            let shown = self.dir.root.join(raw.as_deref().unwrap_or_default());
             let message = run_failure_message(
                 case,
                 point,
                 phase,
                 index,
                 &failure,
-                raw.as_deref().unwrap_or(""),
+                &shown.display().to_string(),
             );
             if retry < workload.retries {
                 retry += 1;

@@ -56,7 +56,8 @@ pub fn run(
     // exactly what ran.
     let recipe = dir.load_recipe()?;
     let plan = Plan::new(&recipe, &target)?;
-    let mut transport = transport_for(&target).map_err(Error::msg)?;
+    let mut transport = transport_for(&target)
+        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
     interrupt::install();
     let mut progress = Progress::for_stderr();
     let outcome = Engine::create(
@@ -106,7 +107,8 @@ pub fn resume(
     let recipe = dir.load_recipe()?;
     let target = Inventory::discover(targets.map(PathBuf::as_path))?.target(&target_name)?;
     let plan = Plan::new(&recipe, &target)?;
-    let mut transport = transport_for(&target).map_err(Error::msg)?;
+    let mut transport = transport_for(&target)
+        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
     interrupt::install();
     let mut progress = Progress::for_stderr();
     let outcome = Engine::resume(

@@ -112,12 +112,20 @@ pub fn prove(
     Ok(())
 }
 
-/// The default boot's parameters without the boot loader's `BOOT_IMAGE=` and `initrd=`: the
-/// base every kexec command line starts from.
-pub fn base_cmdline(cmdline: &str) -> String {
+/// The default boot's parameters without the boot loader's `BOOT_IMAGE=` and `initrd=`, and
+/// without any parameter whose name the recipe sets itself (`recipe_params`): the base every
+/// kexec command line starts from.
+///
+/// Dropping the recipe's names matters when the machine still runs a kernel an earlier
+/// campaign kexec'd with its own parameters: `aba.kernel=a` must not follow every later kernel
+/// around, and a recipe's `mitigations=off` replaces the default's `mitigations=auto`.
+pub fn base_cmdline(cmdline: &str, recipe_params: &[String]) -> String {
+    let name = |p: &str| p.split_once('=').map_or(p, |(k, _)| k).to_owned();
+    let ours: Vec<String> = recipe_params.iter().map(|p| name(p)).collect();
     cmdline
         .split_whitespace()
         .filter(|p| !p.starts_with("BOOT_IMAGE=") && !p.starts_with("initrd="))
+        .filter(|p| !ours.contains(&name(p)))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -167,10 +175,25 @@ mod tests {
     }
 
     #[test]
-    fn base_cmdline_drops_boot_loader_parameters() {
+    fn base_cmdline_drops_boot_loader_and_recipe_parameters() {
         assert_eq!(
-            base_cmdline("BOOT_IMAGE=/vmlinuz-6.1 root=/dev/sda1 ro initrd=/initrd quiet"),
+            base_cmdline(
+                "BOOT_IMAGE=/vmlinuz-6.1 root=/dev/sda1 ro initrd=/initrd quiet",
+                &[]
+            ),
             "root=/dev/sda1 ro quiet"
+        );
+        let recipe = vec![
+            "aba.kernel=b".to_owned(),
+            "mitigations=off".to_owned(),
+            "quiet".to_owned(),
+        ];
+        assert_eq!(
+            base_cmdline(
+                "console=ttyS0 mitigations=auto quiet aba.kernel=a panic=-1",
+                &recipe
+            ),
+            "console=ttyS0 panic=-1"
         );
     }
 }

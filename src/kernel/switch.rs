@@ -72,6 +72,9 @@ pub enum SwitchPhase {
 pub struct Switched {
     /// The new boot's facts (not yet proven against the request).
     pub facts: BootFacts,
+    /// The boot_id of the boot that was left, as read right before the trigger (`None`
+    /// without a switch, or when the machine was unreachable).
+    pub previous_boot_id: Option<String>,
     /// Seconds from the trigger to the first login into the new boot.
     pub login_s: f64,
     /// Whether the power-cycle command had to be used.
@@ -148,13 +151,10 @@ fn prepare(transport: &mut dyn Transport, command: &str) -> Result<(), SwitchErr
     }
 }
 
-/// Starts `command` on the target detached from the session (new session, no terminal, no
-/// pipes), so the triggering exec returns before the machine goes away.
+/// Starts `command` on the target after a second, outside the exec's process group, so the
+/// triggering exec returns (and its channel closes) before the machine goes away.
 fn detached(command: &str) -> String {
-    format!(
-        "setsid sh -c {} </dev/null >/dev/null 2>&1 &",
-        sh_quote(&format!("sleep 1; {command}"))
-    )
+    crate::target::quote::detached(&format!("sleep 1; {command}"))
 }
 
 /// The kexec load command for a request.
@@ -192,36 +192,108 @@ pub fn switch_to(
     req: &SwitchRequest<'_>,
     phase: &mut dyn FnMut(SwitchPhase),
 ) -> Result<Switched, SwitchError> {
-    let vars = [
+    let full = req.full_cmdline();
+    let params = req.params.join(" ");
+    let vars: Vec<(&str, &str)> = vec![
         ("kernel", req.kernel.label.as_str()),
         ("release", req.kernel.release.as_str()),
         ("image", req.kernel.image.as_str()),
         ("initrd", req.kernel.initrd.as_str()),
+        ("cmdline", &full),
+        ("params", &params),
     ];
-    let full = req.full_cmdline();
-    let params = req.params.join(" ");
-    let mut vars: Vec<(&str, &str)> = vars.to_vec();
-    vars.push(("cmdline", &full));
-    vars.push(("params", &params));
 
-    if target.switch != Switch::None {
-        phase(SwitchPhase::Preparing);
-    }
-    match &target.switch {
-        Switch::None => {
-            let facts = read_facts(transport).map_err(facts_error)?;
-            return Ok(Switched {
-                facts,
-                login_s: 0.0,
-                power_cycled: false,
-            });
+    // The boot being left, read right before the trigger: the wait below accepts only a
+    // boot with another boot_id, so an old kernel that still answers is never mistaken for
+    // the new one.
+    let mut power_cycled = false;
+    let current = match current_facts(target, transport) {
+        Ok(facts) => Some(facts),
+        Err(SwitchError::Unreachable(_))
+            if target.power_cycle.is_some() && target.switch != Switch::None =>
+        {
+            // The machine is gone before the switch even starts (the last kernel hung):
+            // bring it back the way the inventory says, then switch from there.
+            phase(SwitchPhase::PowerCycling);
+            power_cycle(target, transport, &vars)?;
+            power_cycled = true;
+            let deadline = Instant::now() + target.boot_timeout;
+            Some(wait_for_new_boot(
+                transport,
+                req.previous_boot_id,
+                deadline,
+            )?)
         }
+        Err(SwitchError::Unreachable(_)) if matches!(target.switch, Switch::Power { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    if target.switch == Switch::None {
+        let Some(facts) = current else {
+            return Err(SwitchError::NoReturn {
+                timeout: target.connect_window(),
+                power_cycled,
+            });
+        };
+        return Ok(Switched {
+            facts,
+            previous_boot_id: None,
+            login_s: 0.0,
+            power_cycled,
+        });
+    }
+    let previous: Option<String> = current
+        .map(|f| f.boot_id)
+        .or_else(|| req.previous_boot_id.map(str::to_owned));
+
+    phase(SwitchPhase::Preparing);
+    trigger(target, transport, req, &vars)?;
+    let triggered = Instant::now();
+    phase(SwitchPhase::Triggered);
+    transport.disconnect();
+
+    phase(SwitchPhase::Waiting);
+    let deadline = triggered + target.boot_timeout;
+    let facts = match wait_for_new_boot(transport, previous.as_deref(), deadline) {
+        Ok(facts) => facts,
+        Err(SwitchError::NoReturn { .. }) if target.power_cycle.is_some() => {
+            phase(SwitchPhase::PowerCycling);
+            power_cycle(target, transport, &vars)?;
+            power_cycled = true;
+            phase(SwitchPhase::Waiting);
+            let deadline = Instant::now() + target.boot_timeout;
+            wait_for_new_boot(transport, previous.as_deref(), deadline).map_err(|e| match e {
+                SwitchError::NoReturn { timeout, .. } => SwitchError::NoReturn {
+                    timeout,
+                    power_cycled: true,
+                },
+                other => other,
+            })?
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(Switched {
+        facts,
+        previous_boot_id: previous,
+        login_s: triggered.elapsed().as_secs_f64(),
+        power_cycled,
+    })
+}
+
+/// Prepares and triggers the switch; returns as soon as it is under way.
+fn trigger(
+    target: &Target,
+    transport: &mut dyn Transport,
+    req: &SwitchRequest<'_>,
+    vars: &[(&str, &str)],
+) -> Result<(), SwitchError> {
+    match &target.switch {
+        Switch::None => {}
         Switch::Kexec => {
             prepare(transport, &kexec_load_command(req))?;
             prepare(transport, &detached(KEXEC_TRIGGER))?;
         }
         Switch::GrubReboot { entry } => {
-            let entry = crate::target::host::expand(entry, &vars)?;
+            let entry = crate::target::host::expand(entry, vars)?;
             prepare(
                 transport,
                 &format!(
@@ -244,53 +316,42 @@ pub fn switch_to(
         }
         Switch::Power { set_next, cycle } => {
             if let Some(cmd) = set_next {
-                run_host(cmd, &vars, &target.base_dir, HOST_TIMEOUT)?;
+                run_host(cmd, vars, &target.base_dir, HOST_TIMEOUT)?;
             }
             transport.disconnect();
-            run_host(cycle, &vars, &target.base_dir, HOST_TIMEOUT)?;
+            run_host(cycle, vars, &target.base_dir, HOST_TIMEOUT)?;
         }
     }
-    let triggered = Instant::now();
-    phase(SwitchPhase::Triggered);
-    transport.disconnect();
+    Ok(())
+}
 
-    phase(SwitchPhase::Waiting);
-    match wait_for_new_boot(
-        transport,
-        req.previous_boot_id,
-        triggered + target.boot_timeout,
-    ) {
-        Ok(facts) => Ok(Switched {
-            facts,
-            login_s: triggered.elapsed().as_secs_f64(),
-            power_cycled: false,
-        }),
-        Err(SwitchError::NoReturn { .. }) if target.power_cycle.is_some() => {
-            phase(SwitchPhase::PowerCycling);
-            transport.disconnect();
-            let cmd = target.power_cycle.as_deref().unwrap_or_default();
-            run_host(cmd, &vars, &target.base_dir, HOST_TIMEOUT)?;
-            let cycled = Instant::now();
-            phase(SwitchPhase::Waiting);
-            match wait_for_new_boot(
-                transport,
-                req.previous_boot_id,
-                cycled + target.boot_timeout,
-            ) {
-                Ok(facts) => Ok(Switched {
-                    facts,
-                    login_s: triggered.elapsed().as_secs_f64(),
-                    power_cycled: true,
-                }),
-                Err(SwitchError::NoReturn { timeout, .. }) => Err(SwitchError::NoReturn {
-                    timeout,
-                    power_cycled: true,
-                }),
-                Err(e) => Err(e),
-            }
-        }
-        Err(e) => Err(e),
+/// Runs the inventory's power-cycle command on the host.
+fn power_cycle(
+    target: &Target,
+    transport: &mut dyn Transport,
+    vars: &[(&str, &str)],
+) -> Result<(), SwitchError> {
+    transport.disconnect();
+    let cmd = target.power_cycle.as_deref().unwrap_or_default();
+    run_host(cmd, vars, &target.base_dir, HOST_TIMEOUT)?;
+    Ok(())
+}
+
+/// The current boot's facts, reconnecting first if the connection was lost since the last
+/// command (a long idle gap, a previous reboot).
+fn current_facts(target: &Target, transport: &mut dyn Transport) -> Result<BootFacts, SwitchError> {
+    match read_facts(transport) {
+        Ok(facts) => return Ok(facts),
+        Err(FactsError::Transport(
+            TransportError::ConnectionLost { .. } | TransportError::Connect { .. },
+        )) => {}
+        Err(e) => return Err(facts_error(e)),
     }
+    transport.disconnect();
+    transport
+        .reconnect(Instant::now() + target.connect_window())
+        .map_err(classify)?;
+    read_facts(transport).map_err(facts_error)
 }
 
 fn facts_error(e: FactsError) -> SwitchError {

@@ -4,4 +4,5 @@ pub mod connect;
 pub mod host;
 pub mod local;
 pub mod quote;
+pub mod ssh;
 pub mod transport;

@@ -41,6 +41,22 @@ pub fn sh_join<'a>(words: impl IntoIterator<Item = &'a str>) -> String {
         .join(" ")
 }
 
+/// Shell text that starts `command` outside the caller's process group, so that it outlives
+/// the exec that starts it: the way to schedule `sleep 1; kexec -e` or a reboot. Output goes
+/// to `/dev/null`.
+///
+/// `nohup cmd &` is not enough: it stays in the exec's group and dies when the exec ends.
+/// Here the foreground `setsid` is not a group leader, so it calls setsid() in place (no
+/// fork), and only then does its `sh` put `command` in the background, inside the new
+/// session. When the exec returns, `command` is already out of reach of the group kill.
+pub fn detached(command: &str) -> String {
+    let inner = format!("{{ {command}\n}} </dev/null >/dev/null 2>&1 &");
+    format!(
+        "setsid sh -c {} </dev/null >/dev/null 2>&1",
+        sh_quote(&inner)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::{sh_join, sh_quote};

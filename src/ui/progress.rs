@@ -141,11 +141,7 @@ impl Bars {
                 reason,
                 retry,
             } => {
-                let next = if *retry {
-                    "; redoing it from a fresh boot"
-                } else {
-                    ""
-                };
+                let next = if *retry { "; redoing the point" } else { "" };
                 self.log(&format!("point {label} failed: {reason}{next}"));
             }
             CampaignEvent::Info(text) => self.log(text),
@@ -233,11 +229,7 @@ impl Plain {
                 reason,
                 retry,
             } => {
-                let next = if *retry {
-                    "; redoing it from a fresh boot"
-                } else {
-                    ""
-                };
+                let next = if *retry { "; redoing the point" } else { "" };
                 self.line(&format!("point {label} failed: {reason}{next}"));
             }
             CampaignEvent::Info(text) => self.line(text),

@@ -1,0 +1,300 @@
+//! [`SshTransport`]: the [`Transport`] for a machine reached over SSH. It owns one session per
+//! target, opens one channel per command, reconnects on request, and turns low-level failures
+//! into [`TransportError`]s that name the target and the command.
+//!
+//! It must not be shared between threads (libssh2's blocking mode is per session) and never
+//! reconnects on its own: after `ConnectionLost` the engine decides, then calls `reconnect`.
+
+use std::{
+    net::SocketAddr,
+    thread,
+    time::{Duration, Instant},
+};
+
+use crate::{
+    interrupt,
+    target::{
+        quote::sh_quote,
+        ssh::{
+            connect::{Connection, connect_once},
+            run::{self, Finished, Link, Lost},
+            target::{Resolved, SshTarget},
+        },
+        transport::{CommandOutput, ExitOutcome, Transport, TransportError},
+    },
+};
+
+/// Pause after the first failed connection try; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Longest pause between connection tries, so a target is caught soon after sshd is up.
+const MAX_BACKOFF: Duration = Duration::from_millis(500);
+
+/// How much of a command line goes into a message.
+const COMMAND_SHOWN: usize = 120;
+
+/// How much stderr goes into a message.
+const STDERR_TAIL: usize = 600;
+
+/// Drives one machine over SSH (see the module docs of [`crate::target::transport`] for the
+/// guarantees every transport gives).
+pub struct SshTransport {
+    target: Resolved,
+    connection: Option<Connection>,
+}
+
+impl SshTransport {
+    /// Resolves `target` (config file, defaults, pin syntax) without connecting, so that a
+    /// campaign can be validated while its machines are still off.
+    pub fn new(target: &SshTarget) -> Result<Self, TransportError> {
+        Ok(SshTransport {
+            target: target.resolve()?,
+            connection: None,
+        })
+    }
+
+    /// Resolves `target` and makes one connection try (no retries): the usual start.
+    pub fn connect(target: &SshTarget) -> Result<Self, TransportError> {
+        let mut transport = SshTransport::new(target)?;
+        transport.connection = Some(connect_once(&transport.target, Instant::now())?);
+        Ok(transport)
+    }
+
+    /// True while a logged-in session exists (it may still turn out dead on next use).
+    pub fn is_connected(&self) -> bool {
+        self.connection.is_some()
+    }
+
+    /// The local end of the current connection, to find the server process serving it.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.connection.as_ref().map(|c| c.local)
+    }
+
+    /// `SHA256:` fingerprint of the host key the current connection verified, for the journal.
+    pub fn host_key_fingerprint(&self) -> Option<&str> {
+        self.connection.as_ref().map(|c| c.fingerprint.as_str())
+    }
+
+    fn lost(&self, reason: String) -> TransportError {
+        TransportError::ConnectionLost {
+            target: self.target.describe(),
+            reason,
+        }
+    }
+
+    /// Runs already wrapped text; on a lost connection, drops the session (without waiting)
+    /// and reports it with the command and the stderr that had arrived.
+    fn run(
+        &mut self,
+        shown: &str,
+        exec_text: &str,
+        input: Option<&[u8]>,
+        deadline: Instant,
+    ) -> Result<Finished, TransportError> {
+        let Some(connection) = &self.connection else {
+            return Err(self.lost(format!(
+                "not connected (an earlier connection was lost or dropped; reconnect first), \
+                 so {} was not run",
+                show_command(shown)
+            )));
+        };
+        let link = Link {
+            session: &connection.session,
+            fd: connection.fd,
+            dead_after: self.target.dead_after,
+        };
+        match run::run(&link, exec_text, input, deadline) {
+            Ok(finished) if finished.interrupted => Err(TransportError::Interrupted {
+                target: self.target.describe(),
+            }),
+            Ok(finished) => Ok(finished),
+            Err(Lost { reason, stderr }) => {
+                self.connection = None;
+                Err(self.lost(format!(
+                    "{reason}, while running {}{}",
+                    show_command(shown),
+                    stderr_tail(&stderr)
+                )))
+            }
+        }
+    }
+
+    fn copy_error(&self, path: &str, reason: String) -> TransportError {
+        TransportError::Copy {
+            path: path.to_owned(),
+            target: self.target.describe(),
+            reason,
+        }
+    }
+}
+
+impl Transport for SshTransport {
+    fn describe(&self) -> String {
+        self.target.describe()
+    }
+
+    fn exec(&mut self, command: &str, timeout: Duration) -> Result<CommandOutput, TransportError> {
+        let deadline = Instant::now() + timeout;
+        let finished = self.run(command, &run::wrap(command), None, deadline)?;
+        Ok(CommandOutput {
+            outcome: finished.outcome,
+            stdout: finished.stdout,
+            stderr: finished.stderr,
+            elapsed: finished.elapsed,
+        })
+    }
+
+    fn upload(&mut self, data: &[u8], remote_path: &str, mode: u32) -> Result<(), TransportError> {
+        let path = safe_path(remote_path);
+        let tmp = format!("{path}.aba-upload");
+        let (path_q, tmp_q) = (sh_quote(&path), sh_quote(&tmp));
+        // `cat` ends at the channel's EOF; a short file (connection lost, deadline) is
+        // removed instead of replacing the old one.
+        let script = format!(
+            "umask 077; if cat > {tmp_q} && n=$(wc -c < {tmp_q}) && \
+             {{ [ $n -eq {len} ] || {{ echo \"aba: received $n of {len} bytes\" >&2; false; }}; }} && \
+             chmod {mode:o} {tmp_q} && mv -f {tmp_q} {path_q}; then exit 0; fi; rm -f {tmp_q}; exit 1",
+            len = data.len(),
+            mode = mode & 0o7777,
+        );
+        let shown = format!("upload of {} bytes to {path}", data.len());
+        let deadline = Instant::now() + self.target.copy_timeout;
+        let finished = self.run(&shown, &script, Some(data), deadline)?;
+        match finished.outcome {
+            ExitOutcome::Exited(0) => Ok(()),
+            outcome => Err(self.copy_error(
+                remote_path,
+                format!(
+                    "upload {}{}",
+                    outcome_words(&outcome, self.target.copy_timeout),
+                    stderr_tail(&finished.stderr)
+                ),
+            )),
+        }
+    }
+
+    fn download(&mut self, remote_path: &str) -> Result<Vec<u8>, TransportError> {
+        let command = format!("cat {}", sh_quote(&safe_path(remote_path)));
+        let deadline = Instant::now() + self.target.copy_timeout;
+        let finished = self.run(&command, &run::wrap(&command), None, deadline)?;
+        match finished.outcome {
+            ExitOutcome::Exited(0) => Ok(finished.stdout),
+            outcome => Err(self.copy_error(
+                remote_path,
+                format!(
+                    "download {}{}",
+                    outcome_words(&outcome, self.target.copy_timeout),
+                    stderr_tail(&finished.stderr)
+                ),
+            )),
+        }
+    }
+
+    fn reconnect(&mut self, deadline: Instant) -> Result<(), TransportError> {
+        self.connection = None;
+        let started = Instant::now();
+        let mut backoff = FIRST_BACKOFF;
+        let mut tries = 0u32;
+        loop {
+            if interrupt::requested() {
+                return Err(TransportError::Interrupted {
+                    target: self.target.describe(),
+                });
+            }
+            tries += 1;
+            match connect_once(&self.target, deadline) {
+                Ok(connection) => {
+                    self.connection = Some(connection);
+                    return Ok(());
+                }
+                Err(TransportError::Connect { reason, .. }) => {
+                    if Instant::now() + backoff >= deadline {
+                        return Err(TransportError::Connect {
+                            target: self.target.describe(),
+                            reason: format!(
+                                "{reason} (gave up after {tries} tries in {:.1?})",
+                                started.elapsed()
+                            ),
+                        });
+                    }
+                }
+                // Wrong host key or refused login: retrying cannot help and may lock us out.
+                Err(other) => return Err(other),
+            }
+            thread::sleep(backoff);
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    fn disconnect(&mut self) {
+        self.connection = None;
+    }
+}
+
+/// A relative path starting with `-` would read as an option to `cat`, `chmod` and `mv`.
+fn safe_path(path: &str) -> String {
+    if path.starts_with('-') {
+        format!("./{path}")
+    } else {
+        path.to_owned()
+    }
+}
+
+fn outcome_words(outcome: &ExitOutcome, limit: Duration) -> String {
+    match outcome {
+        ExitOutcome::TimedOut => format!("timed out after {limit:.0?}"),
+        other => format!("failed ({other})"),
+    }
+}
+
+/// The command for a message: Rust-quoted (control characters visible), cut to a readable size.
+fn show_command(command: &str) -> String {
+    let mut cut: String = command.chars().take(COMMAND_SHOWN).collect();
+    if cut.len() < command.len() {
+        cut.push('…');
+    }
+    format!("{cut:?}")
+}
+
+/// The end of stderr, between rulers, or nothing when it was empty.
+fn stderr_tail(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let text = text.trim_end();
+    if text.is_empty() {
+        return String::new();
+    }
+    let start = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .find(|i| text.len() - i <= STDERR_TAIL)
+        .unwrap_or(0);
+    let ellipsis = if start > 0 { "…" } else { "" };
+    format!("\n--- stderr (end) ---\n{ellipsis}{}\n---", &text[start..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{safe_path, show_command, stderr_tail};
+
+    #[test]
+    fn commands_are_quoted_and_cut() {
+        assert_eq!(show_command("echo 'a'\nrm x"), "\"echo 'a'\\nrm x\"");
+        let long = "x".repeat(500);
+        let shown = show_command(&long);
+        assert!(shown.len() < 140 && shown.contains('…'), "{shown}");
+    }
+
+    #[test]
+    fn stderr_tail_keeps_the_end() {
+        assert_eq!(stderr_tail(b"  \n"), "");
+        let tail = stderr_tail(format!("{}END", "é".repeat(1000)).as_bytes());
+        assert!(tail.contains("…") && tail.contains("END\n---"), "{tail}");
+        assert!(stderr_tail(b"boom\n").contains("\nboom\n"));
+    }
+
+    #[test]
+    fn option_like_paths_are_made_harmless() {
+        assert_eq!(safe_path("-rf"), "./-rf");
+        assert_eq!(safe_path("/tmp/x"), "/tmp/x");
+    }
+}

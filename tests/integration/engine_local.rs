@@ -1,0 +1,415 @@
+//! The campaign engine on the built-in `local` target, driven through the real binary: a
+//! SIGKILLed runner resumes without losing or mislabelling a sample; failing, unparsable and
+//! timed-out workloads stop with errors that name the workload, the point and the raw output.
+
+use std::{
+    collections::BTreeMap,
+    path::Path,
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use aba::results::{
+    journal::{Event, Journal},
+    samples::{Phase, SampleTable, Status},
+};
+
+use crate::support::cli::{aba, aba_bin, campaign_dir, text, write};
+
+const THREE_POINTS: &str = r#"
+version = 1
+name = "engine-test"
+description = "three points of the running kernel, short shell workloads"
+sequence = ["this", "this", "this"]
+warmup = 1
+samples = 4
+
+[kernels.this]
+release = "running"
+
+[[workload]]
+name = "tick"
+run = "sleep 0.1; echo $ABA_SAMPLE"
+metric = { number = true, unit = "n", better = "lower" }
+
+[[workload]]
+name = "pair"
+run = "sleep 0.1; echo \"mode={mode} a=$ABA_SAMPLE b=2\""
+matrix = { mode = ["x", "y"] }
+metric = [
+    { name = "a", regex = 'a=(\d+)', unit = "n", better = "lower" },
+    { name = "b", regex = 'b=(\d+)', unit = "n", better = "higher" },
+]
+"#;
+
+/// (point, workload, case, metric) → valid rows, using the journal's done attempts.
+fn valid_rows(dir: &Path) -> BTreeMap<(String, String, String, String), usize> {
+    let state = Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .state();
+    let done = state.done_attempts();
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    let mut counts = BTreeMap::new();
+    for r in &table.rows {
+        let point = table.text(r.point).to_owned();
+        if r.status == Status::Ok {
+            assert_eq!(
+                done.get(&point),
+                Some(&r.attempt),
+                "an ok row of point {point} attempt {} (line {}) is not of the point's valid attempt",
+                r.attempt,
+                r.line
+            );
+            *counts
+                .entry((
+                    point,
+                    table.text(r.workload).to_owned(),
+                    table.text(r.case).to_owned(),
+                    table.text(r.metric).to_owned(),
+                ))
+                .or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+fn journal_events(dir: &Path) -> Vec<Event> {
+    Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .events
+}
+
+#[test]
+fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recipe = write(tmp.path(), "r.toml", THREE_POINTS);
+    let results = tmp.path().join("results");
+    let mut child = Command::new(aba_bin())
+        .args(["run", recipe.to_str().expect("utf-8"), "--results"])
+        .arg(&results)
+        .current_dir(tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("aba run starts");
+
+    // Kill it in the middle of the second point, after it took a few samples there.
+    let started = Instant::now();
+    let dir = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the run never reached point 2"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        let Ok(mut entries) = std::fs::read_dir(&results) else {
+            continue;
+        };
+        let Some(Ok(entry)) = entries.next() else {
+            continue;
+        };
+        let dir = entry.path();
+        let Ok(journal) = Journal::read(&dir.join("journal.jsonl")) else {
+            continue;
+        };
+        let after_second = journal
+            .events
+            .iter()
+            .skip_while(|e| !matches!(e, Event::PointStarted { point, .. } if point == "this-b"))
+            .filter(|e| matches!(e, Event::Sample { .. }))
+            .count();
+        if after_second >= 3 {
+            break dir;
+        }
+    };
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+
+    let status = aba(tmp.path(), &["status", dir.to_str().expect("utf-8")]);
+    assert!(status.status.success(), "{}", text(&status));
+    let status_text = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(status_text.contains("this-a"), "{status_text}");
+    assert!(
+        status_text.contains("in progress or interrupted (attempt 1"),
+        "{status_text}"
+    );
+
+    let resumed = aba(tmp.path(), &["resume", dir.to_str().expect("utf-8")]);
+    assert!(resumed.status.success(), "{}", text(&resumed));
+
+    // Exactly warm-up + samples valid rows per workload case and metric per point.
+    let counts = valid_rows(&dir);
+    let mut expected = BTreeMap::new();
+    for point in ["this-a", "this-b", "this-c"] {
+        expected.insert(
+            (point.into(), "tick".into(), String::new(), "tick".into()),
+            5,
+        );
+        for case in ["mode=x", "mode=y"] {
+            for metric in ["a", "b"] {
+                expected.insert((point.into(), "pair".into(), case.into(), metric.into()), 5);
+            }
+        }
+    }
+    assert_eq!(counts, expected);
+
+    // The interrupted attempt's rows are still in the raw data, marked discarded.
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    let discarded: Vec<_> = table
+        .rows
+        .iter()
+        .filter(|r| table.text(r.point) == "this-b" && r.attempt == 1)
+        .collect();
+    assert!(!discarded.is_empty(), "the killed attempt left no rows");
+    assert!(discarded.iter().all(|r| r.status == Status::Discarded));
+    let events = journal_events(&dir);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::PointDiscarded { point, attempt: 1, rows } if point == "this-b" && *rows == discarded.len() as u64
+    )));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::PointDone { point, attempt: 2, .. } if point == "this-b"))
+    );
+    // Point this-a was not redone.
+    assert!(
+        !events.iter().any(
+            |e| matches!(e, Event::PointStarted { point, attempt: 2, .. } if point == "this-a")
+        )
+    );
+    // Every measured index 1..=4 appears once per metric in the valid attempt.
+    let idx: Vec<u32> = table
+        .rows
+        .iter()
+        .filter(|r| {
+            table.text(r.point) == "this-b"
+                && r.attempt == 2
+                && table.text(r.metric) == "tick"
+                && r.phase == Phase::Sample
+        })
+        .map(|r| r.index)
+        .collect();
+    assert_eq!(idx, [1, 2, 3, 4]);
+}
+
+fn failing_recipe(run: &str, metric: &str, extra: &str) -> String {
+    format!(
+        r#"
+version = 1
+name = "failing"
+description = "a workload that does not produce a sample"
+sequence = ["this"]
+warmup = 0
+samples = 2
+point_retries = 0
+
+[kernels.this]
+release = "running"
+
+[[workload]]
+name = "bad"
+run = "{run}"
+retries = 0
+{extra}
+metric = {metric}
+"#
+    )
+}
+
+/// Runs a recipe expected to stop; returns (stderr, results dir).
+fn run_to_failure(recipe_text: &str) -> (String, std::path::PathBuf, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recipe = write(tmp.path(), "r.toml", recipe_text);
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--results",
+            "results",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    (String::from_utf8_lossy(&out.stderr).into_owned(), dir, tmp)
+}
+
+/// The raw-output directory the message names must exist inside the campaign directory.
+fn raw_dir_named_in(stderr: &str, dir: &Path) -> std::path::PathBuf {
+    let start = stderr
+        .find("raw output saved in ")
+        .expect("names the raw output")
+        + "raw output saved in ".len();
+    let named: String = stderr[start..]
+        .chars()
+        .take_while(|c| !c.is_whitespace() && *c != ';')
+        .collect();
+    let campaign = dir
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let rel = named
+        .split_once(&format!("{campaign}/"))
+        .expect("the path is inside the campaign directory")
+        .1;
+    let path = dir.join(rel.trim_end_matches('/'));
+    assert!(path.is_dir(), "raw output dir {} missing", path.display());
+    path
+}
+
+#[test]
+fn a_failing_workload_names_workload_point_and_raw_output() {
+    let (stderr, dir, _tmp) = run_to_failure(&failing_recipe(
+        "echo partial; echo oops >&2; exit 3",
+        r#"{ number = true, better = "lower" }"#,
+        "",
+    ));
+    assert!(
+        stderr.contains(
+            "workload `bad` at point `this` (sample 1): exit status 3 (expected exit status 0)"
+        ),
+        "{stderr}"
+    );
+    let raw = raw_dir_named_in(&stderr, &dir);
+    assert_eq!(
+        std::fs::read_to_string(raw.join("stderr")).expect("saved"),
+        "oops\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(raw.join("stdout")).expect("saved"),
+        "partial\n"
+    );
+    assert!(stderr.contains("aba resume"), "{stderr}");
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    assert_eq!(table.rows.len(), 1);
+    assert_eq!(
+        table.rows[0].status,
+        Status::Discarded,
+        "a failed attempt's rows do not count"
+    );
+}
+
+#[test]
+fn unparsable_output_names_the_metric() {
+    let (stderr, dir, _tmp) = run_to_failure(&failing_recipe(
+        "echo garbage",
+        r#"{ name = "ns", number = true, better = "lower" }"#,
+        "",
+    ));
+    assert!(
+        stderr.contains("workload `bad` at point `this` (sample 1): cannot read metric `ns`: `garbage` is not a number"),
+        "{stderr}"
+    );
+    let raw = raw_dir_named_in(&stderr, &dir);
+    assert_eq!(
+        std::fs::read_to_string(raw.join("stdout")).expect("saved"),
+        "garbage\n"
+    );
+}
+
+#[test]
+fn a_timeout_kills_the_run_and_says_so() {
+    let started = Instant::now();
+    let (stderr, dir, _tmp) = run_to_failure(&failing_recipe(
+        "sleep 30",
+        r#"{ number = true, better = "lower" }"#,
+        "timeout = \"1s\"",
+    ));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the timeout did not cut the run short"
+    );
+    assert!(
+        stderr.contains("workload `bad` at point `this` (sample 1): timed out"),
+        "{stderr}"
+    );
+    let raw = raw_dir_named_in(&stderr, &dir);
+    assert!(
+        std::fs::read_to_string(raw.join("command.txt"))
+            .expect("saved")
+            .contains("outcome: timed out")
+    );
+}
+
+#[test]
+fn tuning_the_local_machine_needs_consent_and_is_restored() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = "/proc/sys/kernel/printk_ratelimit";
+    let Ok(before) = std::fs::read_to_string(path) else {
+        eprintln!("note: {path} is not readable here; skipping the restore check");
+        return;
+    };
+    let wanted: u32 = before.trim().parse::<u32>().unwrap_or(5) + 1;
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &format!(
+            r#"
+version = 1
+name = "tuned"
+description = "sets a harmless sysctl"
+sequence = ["this", "this"]
+warmup = 0
+samples = 1
+[kernels.this]
+release = "running"
+[sysctl]
+"kernel.printk_ratelimit" = {wanted}
+[[workload]]
+name = "read"
+run = "cat /proc/sys/kernel/printk_ratelimit"
+metric = {{ number = true, better = "lower" }}
+"#
+        ),
+    );
+    let refused = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--results",
+            "results",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--allow-tuning"),
+        "{}",
+        text(&refused)
+    );
+    assert!(
+        !tmp.path().join("results").exists(),
+        "a refused run must not create a results directory"
+    );
+
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--results",
+            "results",
+            "--allow-tuning",
+        ],
+    );
+    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("rejected") {
+        eprintln!("note: this machine refuses writes to {path}; skipping");
+        return;
+    }
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(path).expect("readable"),
+        before,
+        "the sysctl was not restored"
+    );
+    // The workload saw the tuned value.
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    assert!(
+        table
+            .rows
+            .iter()
+            .all(|r| r.value == Some(f64::from(wanted)))
+    );
+}

@@ -1,0 +1,193 @@
+//! Kernel switching proven on real kernels: campaigns in the QEMU lab, by kexec and by a
+//! host-side power switch, and a boot the proof must refuse.
+
+use std::collections::BTreeSet;
+
+use aba::results::{
+    journal::{Event, Journal},
+    samples::{Phase, SampleTable, Status},
+};
+
+use crate::support::{
+    cli::{aba, campaign_dir, text, write},
+    lab::{KERNEL_A, KERNEL_B, LabVm, lab_dir},
+};
+
+/// (point, release, boot_id, cmdline) of every proven boot, in order.
+fn proven(dir: &std::path::Path) -> Vec<(String, String, String, String)> {
+    Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::BootProven {
+                point,
+                release,
+                boot_id,
+                cmdline,
+                ..
+            } => Some((point, release, boot_id, cmdline)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn ok_samples(dir: &std::path::Path, point: &str) -> usize {
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    table
+        .rows
+        .iter()
+        .filter(|r| table.text(r.point) == point && r.status == Status::Ok)
+        .count()
+}
+
+#[test]
+fn kexec_aba_in_the_lab_proves_three_boots() {
+    let vm = LabVm::start("t-kexec", KERNEL_A);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path(), "");
+    let recipe = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/lab-aba.toml");
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "kexec",
+            "--results",
+            "results",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+
+    let boots = proven(&dir);
+    let points: Vec<&str> = boots.iter().map(|b| b.0.as_str()).collect();
+    assert_eq!(points, ["a-a", "b", "a-b"]);
+    let releases: Vec<&str> = boots.iter().map(|b| b.1.as_str()).collect();
+    assert_eq!(releases, [KERNEL_A, KERNEL_B, KERNEL_A]);
+    let ids: BTreeSet<&str> = boots.iter().map(|b| b.2.as_str()).collect();
+    assert_eq!(ids.len(), 3, "every point is a fresh boot: {boots:?}");
+    for (point, _, _, cmdline) in &boots {
+        let kernel = if point == "b" { "b" } else { "a" };
+        let params: Vec<&str> = cmdline.split_whitespace().collect();
+        assert!(params.contains(&"aba.lab=1"), "{cmdline}");
+        assert!(params.contains(&format!("aba.kernel={kernel}").as_str()), "{cmdline}");
+        assert_eq!(params.iter().filter(|p| p.starts_with("aba.kernel=")).count(), 1, "{cmdline}");
+    }
+    // Every sample is labelled with the boot that took it.
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    for (point, release, boot_id, _) in &boots {
+        let rows: Vec<_> = table.rows.iter().filter(|r| table.text(r.point) == point).collect();
+        assert_eq!(rows.len(), 12, "2 cases x (1 warm-up + 5 samples) at {point}");
+        assert!(rows.iter().all(|r| r.status == Status::Ok));
+        assert!(rows.iter().all(|r| table.text(r.boot_id) == boot_id && table.text(r.release) == release));
+        assert_eq!(rows.iter().filter(|r| r.phase == Phase::Sample).count(), 10);
+    }
+    // The guest really runs the last point's kernel now.
+    assert_eq!(vm.ssh("uname -r").trim(), KERNEL_A);
+    for env in ["a-a-1.json", "b-1.json", "a-b-1.json"] {
+        assert!(dir.join("env").join(env).is_file(), "environment record {env}");
+    }
+}
+
+const SHORT_ABA: &str = r#"
+version = 1
+name = "lab-short"
+description = "a short A-B-A in the lab"
+sequence = ["a", "b", "a"]
+warmup = 0
+samples = 2
+point_retries = 0
+[kernels.a]
+release = "6.1.0-47-cloud-amd64"
+[kernels.b]
+release = "6.1.0-50-cloud-amd64"
+cmdline = "aba.kernel=b"
+[[workload]]
+name = "labbench"
+run = "labbench 5"
+metric = { number = true, unit = "ns", better = "lower" }
+"#;
+
+#[test]
+fn a_power_switch_boots_the_other_kernel() {
+    let vm = LabVm::start("t-power", KERNEL_A);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path(), "");
+    let recipe = write(tmp.path(), "r.toml", SHORT_ABA);
+    let pidfile = lab_dir().join("out/run/t-power/qemu.pid");
+    let pid_before = std::fs::read_to_string(&pidfile).expect("pid");
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "power",
+            "--results",
+            "results",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let boots = proven(&dir);
+    let releases: Vec<&str> = boots.iter().map(|b| b.1.as_str()).collect();
+    assert_eq!(releases, [KERNEL_A, KERNEL_B, KERNEL_A]);
+    assert!(boots[1].3.split_whitespace().any(|p| p == "aba.kernel=b"), "{:?}", boots[1]);
+    assert_eq!(boots.iter().map(|b| &b.2).collect::<BTreeSet<_>>().len(), 3);
+    let pid_after = std::fs::read_to_string(&pidfile).expect("pid");
+    assert_ne!(pid_before, pid_after, "QEMU was power-cycled");
+    for point in ["a-a", "b", "a-b"] {
+        assert_eq!(ok_samples(&dir, point), 2, "{point}");
+    }
+}
+
+#[test]
+fn a_wrong_release_is_refused_by_the_proof_and_records_no_sample() {
+    let vm = LabVm::start("t-wrongrel", KERNEL_A);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path(), "");
+    // Kernel b boots 6.1.0-50's image but claims another release: the proof must catch it.
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &SHORT_ABA.replace(
+            "[kernels.b]\nrelease = \"6.1.0-50-cloud-amd64\"",
+            "[kernels.b]\nrelease = \"6.1.0-99-cloud-amd64\"\nimage = \"/boot/vmlinuz-6.1.0-50-cloud-amd64\"\ninitrd = \"/boot/initrd.img-6.1.0-50-cloud-amd64\"",
+        ),
+    );
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "kexec",
+            "--results",
+            "results",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("the target runs {KERNEL_B}, not 6.1.0-99-cloud-amd64 (uname -r)")),
+        "{stderr}"
+    );
+    let dir = campaign_dir(&tmp.path().join("results"));
+    assert_eq!(ok_samples(&dir, "a-a"), 2);
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    assert!(
+        !table.rows.iter().any(|r| table.text(r.point) == "b"),
+        "a sample was recorded on an unproven boot"
+    );
+    let journal = Journal::read(&dir.join("journal.jsonl")).expect("journal");
+    assert!(!journal.events.iter().any(|e| matches!(e, Event::BootProven { point, .. } if point == "b")));
+    assert!(journal.events.iter().any(|e| matches!(e, Event::PointFailed { point, kernel, .. } if point == "b" && kernel == "b")));
+}

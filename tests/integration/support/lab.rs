@@ -1,0 +1,146 @@
+//! The QEMU lab for integration tests: real Debian kernels, real kexec, real sshd, under
+//! software emulation on 127.0.0.1 (see lab/README.md).
+//!
+//! Lab tests take a process-wide lock: on a 2-core machine one emulated guest per test at a
+//! time keeps boot times predictable. Each test gets its own VM name and a free port, an
+//! inventory written into its temp dir, and a VM that is killed when the guard drops.
+
+use std::{
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::Command,
+    sync::{Mutex, MutexGuard, OnceLock},
+};
+
+/// The repository's `lab/` directory.
+pub fn lab_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("lab")
+}
+
+/// Default and second kernel of the lab image.
+pub const KERNEL_A: &str = "6.1.0-47-cloud-amd64";
+/// The other kernel.
+pub const KERNEL_B: &str = "6.1.0-50-cloud-amd64";
+
+fn lock() -> MutexGuard<'static, ()> {
+    static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
+    LOCK.get_or_init(|| Mutex::new(()))
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn run(script: &str, args: &[&str]) -> std::process::Output {
+    Command::new(lab_dir().join(script))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run lab/{script}: {e}"))
+}
+
+/// Builds the lab image once per test process (a no-op when it is up to date).
+fn ensure_built() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let check = run("build-target.sh", &["--check"]);
+        if !check.status.success() {
+            let out = run("build-target.sh", &[]);
+            assert!(
+                out.status.success(),
+                "lab/build-target.sh failed (run test.sh, which installs the host packages):\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    });
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// One running lab VM, stopped (hard) on drop.
+pub struct LabVm {
+    /// VM name (run files in lab/out/run/NAME).
+    pub name: String,
+    /// Forwarded SSH port on 127.0.0.1.
+    pub port: u16,
+    _guard: MutexGuard<'static, ()>,
+}
+
+impl LabVm {
+    /// Starts VM `name` on `kernel` and waits until it accepts logins.
+    pub fn start(name: &str, kernel: &str) -> LabVm {
+        let guard = lock();
+        ensure_built();
+        let _ = run("stop-vm.sh", &[name, "--hard"]);
+        let port = free_port();
+        let port_text = port.to_string();
+        let out = run("start-vm.sh", &[name, &port_text, kernel]);
+        assert!(out.status.success(), "start-vm.sh: {}", String::from_utf8_lossy(&out.stderr));
+        let vm = LabVm {
+            name: name.to_owned(),
+            port,
+            _guard: guard,
+        };
+        let wait = run("wait-ssh.sh", &[&port_text, "120"]);
+        assert!(wait.status.success(), "the lab VM did not come up: {}", String::from_utf8_lossy(&wait.stderr));
+        vm
+    }
+
+    /// The serial console log.
+    pub fn console_log(&self) -> PathBuf {
+        lab_dir().join("out/run").join(&self.name).join("console.log")
+    }
+
+    /// Runs a command in the guest with the lab's ssh client; returns stdout.
+    pub fn ssh(&self, command: &str) -> String {
+        let out = run("lab-ssh.sh", &[&self.port.to_string(), command]);
+        assert!(out.status.success(), "lab-ssh.sh {command}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// An inventory for this VM in `dir/targets.toml`, with targets `kexec` and `power`
+    /// (`extra` is appended to both target tables).
+    pub fn inventory(&self, dir: &Path, extra: &str) -> PathBuf {
+        let lab = lab_dir();
+        let lab = lab.display();
+        let (name, port) = (&self.name, self.port);
+        let text = format!(
+            r#"
+[targets.kexec]
+host = "127.0.0.1"
+port = {port}
+user = "root"
+identity = "{lab}/id_ed25519"
+known_hosts = "{lab}/known_hosts"
+switch = "kexec"
+boot_timeout = "120s"
+base_cmdline = "console=ttyS0,115200 panic=-1 quiet"
+console_log = "{lab}/out/run/{name}/console.log"
+power_cycle = "{lab}/power-cycle.sh {name} {port} {KERNEL_A}"
+{extra}
+
+[targets.power]
+host = "127.0.0.1"
+port = {port}
+user = "root"
+identity = "{lab}/id_ed25519"
+known_hosts = "{lab}/known_hosts"
+switch = "power"
+boot_timeout = "120s"
+console_log = "{lab}/out/run/{name}/console.log"
+{extra}
+[targets.power.power]
+cycle = "{lab}/power-cycle.sh {name} {port} {{release}} {{params}}"
+"#
+        );
+        let path = dir.join("targets.toml");
+        std::fs::write(&path, text).expect("write inventory");
+        path
+    }
+}
+
+impl Drop for LabVm {
+    fn drop(&mut self) {
+        let _ = run("stop-vm.sh", &[&self.name, "--hard"]);
+    }
+}
