@@ -5,6 +5,11 @@
 //! must be fixable without reading aba's source. The toml crate gives us a byte span and a
 //! message; we add the key path (found by walking the document's spans) and "did you mean"
 //! suggestions, and render everything in one format for parse and validation errors alike.
+//!
+//! A message may carry its own advice: lines after the first that start with `help: ` (the
+//! convention of [`crate::recipe::ident`] and of values' own `Deserialize` errors) become
+//! help notes, so advice reaches the user the same way whether it came from toml or from a
+//! cross-field check.
 
 use std::{fmt, ops::Range, path::PathBuf};
 
@@ -32,13 +37,15 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    /// Builds a diagnostic for the byte range `span` of `source`.
+    /// Builds a diagnostic for the byte range `span` of `source`. `help: ` lines after the
+    /// message's first line become help notes.
     pub fn at(
         file: impl Into<PathBuf>,
         source: &str,
         span: Option<Range<usize>>,
         message: impl Into<String>,
     ) -> Self {
+        let (message, help) = split_help(&message.into());
         let span = span.unwrap_or(0..0);
         let start = span.start.min(source.len());
         let end = span.end.clamp(start, source.len());
@@ -57,10 +64,10 @@ impl Diagnostic {
             line,
             column,
             key: key_path_at(source, start),
-            message: message.into(),
+            message,
             source_line,
             caret_len,
-            help: Vec::new(),
+            help,
         }
     }
 
@@ -89,9 +96,12 @@ impl Diagnostic {
                 diag.help.push(format!("valid here: {list}"));
             }
             // toml's message already lists the alternatives; keep the headline short.
-            if let Some(cut) = message.find(", expected") {
-                diag.message = message[..cut].to_owned();
+            if let Some(cut) = diag.message.find(", expected") {
+                diag.message.truncate(cut);
             }
+        } else if let Some((headline, help)) = type_help(&diag.message) {
+            diag.message = headline;
+            diag.help.push(help);
         }
         diag
     }
@@ -126,6 +136,45 @@ impl fmt::Display for Diagnostic {
         }
         Ok(())
     }
+}
+
+/// Splits a message into its first line and the `help: ` lines after it; other lines stay in
+/// the message, joined by spaces.
+fn split_help(message: &str) -> (String, Vec<String>) {
+    let mut lines = message.trim().lines();
+    let mut text = lines.next().unwrap_or_default().trim_end().to_owned();
+    let mut help = Vec::new();
+    for line in lines {
+        match line.trim().strip_prefix("help: ") {
+            Some(h) => help.push(h.to_owned()),
+            None => {
+                text.push(' ');
+                text.push_str(line.trim());
+            }
+        }
+    }
+    (text, help)
+}
+
+/// serde's "invalid type: string \"9\", expected u32" in plain words (no Rust type names),
+/// and what to write instead.
+fn type_help(message: &str) -> Option<(String, String)> {
+    let rest = message.strip_prefix("invalid type: ")?;
+    let (found, expected) = rest.split_once(", expected ")?;
+    let wanted = match expected.trim() {
+        "u8" | "u16" | "u32" | "u64" | "i8" | "i16" | "i32" | "i64" | "usize" => "an integer",
+        "f32" | "f64" => "a number",
+        "a boolean" | "bool" => "`true` or `false`",
+        other => other,
+    };
+    let help = if found.starts_with("string") && wanted != "a string" {
+        format!("this key takes {wanted}: write it without quotes")
+    } else if wanted == "a string" {
+        "this key takes a string: put the value in quotes".to_owned()
+    } else {
+        format!("this key takes {wanted}")
+    };
+    Some((format!("invalid type: {found}, expected {wanted}"), help))
 }
 
 /// Splits toml's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant") into the
@@ -207,7 +256,7 @@ fn walk_table(table: &DeTable<'_>, offset: usize, path: &mut String) -> bool {
             if !path.is_empty() {
                 path.push('.');
             }
-            path.push_str(key.get_ref());
+            push_key(path, key.get_ref());
             if !in_key {
                 walk_value(value.get_ref(), offset, path);
             }
@@ -215,6 +264,20 @@ fn walk_table(table: &DeTable<'_>, offset: usize, path: &mut String) -> bool {
         }
     }
     false
+}
+
+/// Appends a key as TOML writes it: bare when it can be, quoted otherwise
+/// (`files."bench.c"`, not `files.bench.c`).
+fn push_key(path: &mut String, key: &str) {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        path.push_str(key);
+    } else {
+        path.push_str(&format!("{key:?}"));
+    }
 }
 
 fn walk_value(value: &DeValue<'_>, offset: usize, path: &mut String) {
@@ -275,6 +338,26 @@ mod tests {
         assert_eq!(at("release").as_deref(), Some("kernels.a.release"));
         assert_eq!(at("\"v\"").as_deref(), Some("workload[2].name"));
         assert_eq!(at("\"/x\"").as_deref(), Some("workload[2].metric.json"));
+    }
+
+    #[test]
+    fn help_lines_in_a_message_become_help_notes() {
+        let src = "samples = \"9\"\n";
+        let diag = Diagnostic::at("r.toml", src, Some(10..13), "bad value\nhelp: write 9");
+        assert_eq!(diag.message, "bad value");
+        assert_eq!(diag.help, ["write 9"]);
+    }
+
+    #[test]
+    fn wrong_types_get_advice() {
+        let (headline, help) =
+            super::type_help("invalid type: string \"9\", expected u32").expect("a type error");
+        assert_eq!(headline, "invalid type: string \"9\", expected an integer");
+        assert_eq!(help, "this key takes an integer: write it without quotes");
+        let (_, help) =
+            super::type_help("invalid type: integer `1`, expected a string").expect("a type error");
+        assert_eq!(help, "this key takes a string: put the value in quotes");
+        assert_eq!(super::type_help("unknown field `x`"), None);
     }
 
     #[test]

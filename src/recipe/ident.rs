@@ -6,6 +6,9 @@
 //! a point label, a sysctl name becomes a `/proc/sys` path, a file name becomes a path under the
 //! target's work directory. None of them may carry a shell metacharacter, a path separator
 //! where none belongs, or `..`.
+//!
+//! An error says what is wrong on its first line and what to write instead on a following
+//! `help: ` line; the diagnostic renderer turns those lines into `= help:` notes.
 
 use std::fmt;
 
@@ -35,12 +38,27 @@ fn check_word(
     if let Some(c) = chars.next()
         && !first(c)
     {
-        return Err(format!("it starts with {c:?}; {allowed}"));
+        return Err(format!("it starts with {c:?}\nhelp: {allowed}"));
     }
-    if let Some(c) = value.chars().find(|&c| !rest(c)) {
-        return Err(format!("it contains {c:?}; {allowed}"));
+    let mut bad: Vec<char> = Vec::new();
+    for c in value.chars().skip(1).filter(|&c| !rest(c)) {
+        if !bad.contains(&c) {
+            bad.push(c);
+        }
+    }
+    if !bad.is_empty() {
+        return Err(format!("it contains {}\nhelp: {allowed}", char_list(&bad)));
     }
     Ok(())
+}
+
+/// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`.
+fn char_list(chars: &[char]) -> String {
+    let quoted: Vec<String> = chars.iter().map(|c| format!("{c:?}")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
 }
 
 fn label_rule(value: &str) -> Result<(), String> {
@@ -82,7 +100,10 @@ fn env_rule(value: &str) -> Result<(), String> {
         "use only letters, digits and `_`, starting with a letter or `_`",
     )?;
     if value.starts_with("ABA_") {
-        return Err("the `ABA_` prefix is reserved for the variables aba sets itself".to_owned());
+        return Err(
+            "the `ABA_` prefix is reserved for the variables aba sets itself\nhelp: choose a name without it"
+                .to_owned(),
+        );
     }
     Ok(())
 }
@@ -96,7 +117,10 @@ fn sysctl_rule(value: &str) -> Result<(), String> {
         "use the dotted form, e.g. `kernel.sched_rt_period_us`, with only letters, digits, `_`, `-` and `.`",
     )?;
     if value.split('.').any(str::is_empty) {
-        return Err("it has an empty component (`..` or a trailing `.`)".to_owned());
+        return Err(
+            "it has an empty component (`..` or a trailing `.`)\nhelp: use the dotted form, e.g. `kernel.sched_rt_period_us`"
+                .to_owned(),
+        );
     }
     Ok(())
 }
@@ -110,22 +134,22 @@ fn remote_file_rule(value: &str) -> Result<(), String> {
         return Err("it is longer than 200 characters".to_owned());
     }
     if value.starts_with('/') {
-        return Err(format!("it is absolute; {ALLOWED}"));
+        return Err(format!("it is absolute\nhelp: {ALLOWED}"));
     }
     for part in value.split('/') {
         if part.is_empty() || part == "." || part == ".." {
-            return Err(format!("it has the component {part:?}; {ALLOWED}"));
+            return Err(format!("it has the component {part:?}\nhelp: {ALLOWED}"));
         }
         if part.starts_with('-') {
             return Err(format!(
-                "the component {part:?} starts with `-` and would read as an option"
+                "the component {part:?} starts with `-` and would read as an option\nhelp: {ALLOWED}"
             ));
         }
         if let Some(c) = part
             .chars()
             .find(|&c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
         {
-            return Err(format!("it contains {c:?}; {ALLOWED}"));
+            return Err(format!("it contains {c:?}\nhelp: {ALLOWED}"));
         }
     }
     Ok(())
@@ -144,7 +168,7 @@ fn release_rule(value: &str) -> Result<(), String> {
 fn cpu_list_rule(value: &str) -> Result<(), String> {
     const ALLOWED: &str = "write a CPU list such as `2`, `0-3` or `1,4-7`";
     if value.is_empty() {
-        return Err(format!("it is empty; {ALLOWED}"));
+        return Err(format!("it is empty\nhelp: {ALLOWED}"));
     }
     for range in value.split(',') {
         let mut ends = range.splitn(2, '-');
@@ -158,26 +182,30 @@ fn cpu_list_rule(value: &str) -> Result<(), String> {
         match (parse(lo), hi.map(parse)) {
             (Some(_), None) => {}
             (Some(a), Some(Some(b))) if a <= b => {}
-            _ => return Err(format!("{range:?} is not a CPU or a range; {ALLOWED}")),
+            _ => {
+                return Err(format!(
+                    "{range:?} is not a CPU or a range\nhelp: {ALLOWED}"
+                ));
+            }
         }
     }
     Ok(())
 }
 
 fn abs_path_rule(value: &str) -> Result<(), String> {
+    const ALLOWED: &str =
+        "write an absolute path on the target of letters, digits and `_ - . / + ~`, without `..`";
     if !value.starts_with('/') {
-        return Err("it must be an absolute path on the target".to_owned());
+        return Err(format!("it is not an absolute path\nhelp: {ALLOWED}"));
     }
     if let Some(c) = value
         .chars()
         .find(|&c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '+' | '~')))
     {
-        return Err(format!(
-            "it contains {c:?}; use letters, digits and `_ - . / + ~`"
-        ));
+        return Err(format!("it contains {c:?}\nhelp: {ALLOWED}"));
     }
     if value.split('/').any(|p| p == "..") {
-        return Err("it contains `..`".to_owned());
+        return Err(format!("it contains `..`\nhelp: {ALLOWED}"));
     }
     Ok(())
 }
@@ -329,7 +357,7 @@ pub fn check_cmdline_param(token: &str) -> Result<(), String> {
         .find(|c| SHELL_METACHARACTERS.contains(c) || c.is_control())
     {
         return Err(format!(
-            "invalid kernel parameter `{}`: it contains {c:?}, which aba does not pass to a kernel command line",
+            "invalid kernel parameter `{}`: it contains {c:?}\nhelp: aba passes parameters to `kexec --command-line` and looks them up in /proc/cmdline, so quotes and shell metacharacters are not allowed",
             token.escape_debug()
         ));
     }
@@ -340,14 +368,17 @@ pub fn check_cmdline_param(token: &str) -> Result<(), String> {
 /// to two arguments), so it may not contain anything a shell would interpret.
 pub fn check_matrix_value(value: &str) -> Result<(), String> {
     if value.len() > 128 {
-        return Err("invalid matrix value: longer than 128 characters".to_owned());
+        return Err(
+            "invalid matrix value: longer than 128 characters\nhelp: move long arguments into a script listed in [files]"
+                .to_owned(),
+        );
     }
     if let Some(c) = value
         .chars()
         .find(|c| SHELL_METACHARACTERS.contains(c) || c.is_control())
     {
         return Err(format!(
-            "invalid matrix value `{}`: it contains {c:?}; matrix values are substituted into `run` unquoted, so shell metacharacters are not allowed",
+            "invalid matrix value `{}`: it contains {c:?}\nhelp: matrix values are substituted into `run` unquoted (so `-d -w` stays two arguments), which is why shell metacharacters are not allowed",
             value.escape_debug()
         ));
     }
@@ -368,7 +399,10 @@ mod tests {
             assert!(KernelLabel::new(bad).is_err(), "{bad:?}");
         }
         let err = KernelLabel::new("6.9/rc1").unwrap_err();
-        assert!(err.contains("invalid kernel label `6.9/rc1`"), "{err}");
+        assert!(
+            err.starts_with("invalid kernel label `6.9/rc1`: it contains '.' and '/'\nhelp: "),
+            "{err}"
+        );
     }
 
     #[test]

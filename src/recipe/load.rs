@@ -40,6 +40,11 @@ const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default ETA guess for one workload run.
 const DEFAULT_ESTIMATE: Duration = Duration::from_secs(1);
 
+/// Help for `samples = 0`.
+const SAMPLES_HELP: &str = "`samples` counts the measured runs per workload case per point (default 9); 3 or more give a usable CV";
+/// Help for a regex that does not compile.
+const REGEX_HELP: &str = "patterns use Rust regex syntax (no look-around, no backreferences); write them as TOML literal strings ('…') so backslashes stay as written";
+
 /// Why a recipe could not be loaded.
 #[derive(Debug, Error)]
 pub enum RecipeError {
@@ -180,6 +185,19 @@ impl Checker<'_> {
         diag.help.push(format!("known kernels: {list}"));
     }
 
+    /// Validates a list of kernel labels, reporting each invalid one at its own position.
+    fn labels(&mut self, list: &[Spanned<String>]) -> Vec<Spanned<KernelLabel>> {
+        list.iter()
+            .filter_map(|raw| match KernelLabel::new(raw.get_ref()) {
+                Ok(label) => Some(Spanned::new(raw.span(), label)),
+                Err(why) => {
+                    self.error(raw.span(), why);
+                    None
+                }
+            })
+            .collect()
+    }
+
     fn cmdline(&mut self, text: &Spanned<String>) -> Vec<String> {
         let tokens: Vec<String> = text
             .get_ref()
@@ -209,14 +227,14 @@ impl Checker<'_> {
         match Regex::new(pattern.get_ref()) {
             Ok(re) => Some(re),
             Err(e) => {
+                // regex's message is a multi-line picture ending in "error: <what>".
                 let msg = e.to_string();
-                let first = msg
-                    .lines()
-                    .last()
-                    .unwrap_or("invalid regex")
-                    .trim()
-                    .to_owned();
-                self.error(pattern.span(), format!("invalid regex: {first}"));
+                let what = msg.lines().last().unwrap_or("invalid regex").trim();
+                let what = what.strip_prefix("error: ").unwrap_or(what);
+                self.error(
+                    pattern.span(),
+                    format!("invalid regex: {what}\nhelp: {REGEX_HELP}"),
+                );
                 None
             }
         }
@@ -224,11 +242,16 @@ impl Checker<'_> {
 
     fn resolve(&mut self, file: RecipeFile) -> Recipe {
         if *file.version.get_ref() != RECIPE_VERSION {
+            let help = if *file.version.get_ref() > RECIPE_VERSION {
+                "the recipe was written for a newer aba; upgrade aba to run it"
+            } else {
+                "version 1 is the first recipe format; write `version = 1`"
+            };
             self.error(
                 file.version.span(),
                 format!(
-                    "unsupported recipe version {}; this aba reads version {RECIPE_VERSION}",
-                    file.version.get_ref()
+                    "unsupported recipe version {}; this aba reads version {RECIPE_VERSION}\nhelp: {help}",
+                    file.version.get_ref(),
                 ),
             );
         }
@@ -238,7 +261,10 @@ impl Checker<'_> {
         let sequence = self.sequence(&file, &known);
         let samples = *file.samples.get_ref();
         if samples == 0 {
-            self.error(file.samples.span(), "`samples` must be at least 1");
+            self.error(
+                file.samples.span(),
+                format!("`samples` must be at least 1\nhelp: {SAMPLES_HELP}"),
+            );
         }
 
         let files = self.files(&file);
@@ -322,20 +348,23 @@ impl Checker<'_> {
     }
 
     fn sequence(&mut self, file: &RecipeFile, known: &[&KernelLabel]) -> Vec<KernelLabel> {
-        let seq = file.sequence.get_ref();
-        if seq.is_empty() {
+        let seq: Vec<Spanned<KernelLabel>> = self.labels(file.sequence.get_ref());
+        if file.sequence.get_ref().is_empty() {
             self.error(
                 file.sequence.span(),
                 "`sequence` is empty; list the kernels in boot order, e.g. [\"a\", \"b\", \"a\"]",
             );
         }
-        for label in seq {
+        for label in &seq {
             if !known.contains(&label.get_ref()) {
                 self.unknown_kernel(label, known, "`sequence`");
             }
         }
+        // With an invalid label in `sequence`, which kernel it meant is unknown: say nothing
+        // about kernels that look unused.
+        let all_valid = seq.len() == file.sequence.get_ref().len();
         for (label, _) in file.kernels.get_ref() {
-            if !seq.iter().any(|s| s.get_ref() == label.get_ref()) {
+            if all_valid && !seq.iter().any(|s| s.get_ref() == label.get_ref()) {
                 self.error(
                     label.span(),
                     format!(
@@ -402,13 +431,12 @@ impl Checker<'_> {
         };
         for knob in &spec.optional {
             if !set(*knob.get_ref()) {
+                let name = knob.get_ref().as_str();
                 self.error(
                     knob.span(),
                     format!(
-                        "`optional` lists `{:?}`, which [tuning] does not set",
-                        knob.get_ref()
-                    )
-                    .to_lowercase(),
+                        "`optional` lists `{name}`, which [tuning] does not set\nhelp: set `{name}` in [tuning] or remove it from `optional`"
+                    ),
                 );
             }
         }
@@ -482,6 +510,9 @@ impl Checker<'_> {
         // or two cases would run the same command under different names.
         let keys: Vec<&str> = spec.matrix.keys().map(|k| k.as_str()).collect();
         let mut used = HashSet::new();
+        // A key suggested for a misspelt placeholder is not reported as unused as well: the
+        // typo is the one problem.
+        let mut suggested = HashSet::new();
         let templates = std::iter::once(&spec.run).chain(spec.env.values());
         for template in templates {
             let probe = render_template(template.get_ref(), &mut |name| {
@@ -497,6 +528,7 @@ impl Checker<'_> {
                 );
                 if let Some(s) = did_you_mean(&unknown, keys.iter().copied()) {
                     diag.help.push(format!("did you mean `{{{s}}}`?"));
+                    suggested.insert(s.to_owned());
                 }
                 diag.help.push(if keys.is_empty() {
                     "this workload has no matrix; write `{{` and `}}` for literal braces".to_owned()
@@ -509,7 +541,7 @@ impl Checker<'_> {
             }
         }
         for key in &keys {
-            if !used.contains(*key) {
+            if !used.contains(*key) && !suggested.contains(*key) {
                 self.error(
                     spec.run.span(),
                     format!("matrix key `{key}` is not used in `run` or `env`; its cases would all run the same command"),
@@ -523,7 +555,10 @@ impl Checker<'_> {
         let check = self.check(&spec.check);
         let w_samples = match &spec.samples {
             Some(s) if *s.get_ref() == 0 => {
-                self.error(s.span(), "`samples` must be at least 1");
+                self.error(
+                    s.span(),
+                    format!("`samples` must be at least 1\nhelp: {SAMPLES_HELP}"),
+                );
                 1
             }
             Some(s) => *s.get_ref(),
@@ -588,14 +623,38 @@ impl Checker<'_> {
         m: &MetricSpec,
         name: crate::recipe::ident::MetricName,
     ) -> Option<Metric> {
-        let ways = usize::from(m.json.is_some())
-            + usize::from(m.regex.is_some())
-            + usize::from(m.number.as_ref().is_some_and(|n| *n.get_ref()));
-        let anchor = m.name.as_ref().map_or(spec.metric.span(), Spanned::span);
-        if ways != 1 {
+        let number = m.number.as_ref().filter(|n| *n.get_ref());
+        let ways: Vec<(&str, std::ops::Range<usize>)> = [
+            m.json.as_ref().map(|j| ("json", j.span())),
+            m.regex.as_ref().map(|r| ("regex", r.span())),
+            number.map(|n| ("number", n.span())),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if ways.len() != 1 {
+            let (message, anchor) = match ways.as_slice() {
+                [] => (
+                    format!("metric `{name}` does not say how to read its number"),
+                    m.name.as_ref().map_or(spec.metric.span(), Spanned::span),
+                ),
+                [first, rest @ ..] => {
+                    let others: Vec<String> = rest.iter().map(|(k, _)| format!("`{k}`")).collect();
+                    (
+                        format!(
+                            "metric `{name}` sets `{}` and {}: it can read its number only one way",
+                            first.0,
+                            others.join(" and ")
+                        ),
+                        rest[0].1.clone(),
+                    )
+                }
+            };
             self.error(
                 anchor,
-                format!("metric `{name}` must say how to read its number with exactly one of `json`, `regex` or `number = true`"),
+                format!(
+                    "{message}\nhelp: keep exactly one of `json = \"/pointer\"` (one JSON document), `regex = '…(\\d+)…'` (a capture group) or `number = true` (the whole output)"
+                ),
             );
             return None;
         }
@@ -613,7 +672,7 @@ impl Checker<'_> {
             if re.captures_len() < 2 {
                 self.error(
                     pattern.span(),
-                    "the regex has no capture group; put the number in `(…)` or `(?P<value>…)`",
+                    "the regex has no capture group, so it does not say which part is the number\nhelp: put the number in a group, e.g. '(\\d+) ops/sec', or name it `(?P<value>…)` when the pattern needs other groups",
                 );
                 return None;
             }
@@ -683,8 +742,11 @@ impl Checker<'_> {
         };
         let mut recovery = Vec::new();
         for rec in &spec.recovery {
-            let gap = rec.gap.get_ref();
-            let path = rec.path.get_ref();
+            let gap = self.labels(rec.gap.get_ref());
+            let path = self.labels(rec.path.get_ref());
+            if gap.len() != rec.gap.get_ref().len() || path.len() != rec.path.get_ref().len() {
+                continue;
+            }
             for label in gap.iter().chain(path.iter()) {
                 if !known.contains(&label.get_ref()) {
                     self.unknown_kernel(label, known, "`analysis.recovery`");
@@ -896,6 +958,29 @@ metric = { number = true, unit = "ns", better = "lower" }
         assert!(text.contains("`sequence` names kernel `bb`"), "{text}");
         assert!(text.contains("did you mean `b`?"), "{text}");
         assert!(text.contains("kernel `b` is never booted"), "{text}");
+    }
+
+    #[test]
+    fn an_invalid_label_in_a_list_is_reported_at_the_element() {
+        let src = MINIMAL.replace(r#"["a", "b", "a"]"#, r#"["a", "b;x", "a"]"#);
+        let text = errors(&src);
+        assert!(
+            text.contains("invalid kernel label `b;x`: it contains ';'"),
+            "{text}"
+        );
+        assert!(text.contains("r.toml:5:18 (key `sequence[2]`)"), "{text}");
+        // Which kernel `b;x` meant is unknown, so `b` is not called unused.
+        assert!(!text.contains("never booted"), "{text}");
+    }
+
+    #[test]
+    fn a_misspelt_placeholder_is_one_problem_not_two() {
+        let src = MINIMAL.replace(
+            "run = \"echo 1\"",
+            "run = \"echo {levle}\"\nmatrix = { level = [\"1\", \"2\"] }",
+        );
+        let text = errors(&src);
+        assert!(!text.contains("is not used"), "{text}");
     }
 
     #[test]

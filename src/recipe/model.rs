@@ -25,7 +25,7 @@ impl<'de> Deserialize<'de> for HumanDuration {
             .map(HumanDuration)
             .map_err(|e| {
                 serde::de::Error::custom(format!(
-                    "invalid duration `{text}`: {e} (write e.g. \"30s\", \"5m\" or \"1h 30m\")"
+                    "invalid duration `{text}`: {e}\nhelp: write a number with a unit, e.g. \"30s\", \"5m\" or \"1h 30m\""
                 ))
             })
     }
@@ -41,8 +41,10 @@ pub struct RecipeFile {
     pub name: Name,
     /// One paragraph: what is measured and why.
     pub description: String,
-    /// Kernel labels in boot order: `["a", "b", "a"]`.
-    pub sequence: Spanned<Vec<Spanned<KernelLabel>>>,
+    /// Kernel labels in boot order: `["a", "b", "a"]`. Read as text and validated as
+    /// [`KernelLabel`]s by `load`, because toml reports an element's error at the whole
+    /// array; `load` points at the element.
+    pub sequence: Spanned<Vec<Spanned<String>>>,
     /// Warm-up runs per workload case per point (not analysed, kept in the raw data).
     #[serde(default = "default_warmup")]
     pub warmup: u32,
@@ -201,6 +203,17 @@ pub enum TuningKnob {
     Epp,
     /// `turbo`
     Turbo,
+}
+
+impl TuningKnob {
+    /// The knob's key in `[tuning]`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TuningKnob::Governor => "governor",
+            TuningKnob::Epp => "epp",
+            TuningKnob::Turbo => "turbo",
+        }
+    }
 }
 
 /// `[setup]` / `[teardown]`.
@@ -407,10 +420,11 @@ pub struct AnalysisSpec {
 pub struct RecoverySpec {
     /// Name of the decomposition.
     pub name: Name,
-    /// `[from, to]`: the gap, e.g. `["child", "parent"]` for a regression.
-    pub gap: Spanned<Vec<Spanned<KernelLabel>>>,
+    /// `[from, to]`: the gap, e.g. `["child", "parent"]` for a regression (labels validated
+    /// by `load`, like `sequence`).
+    pub gap: Spanned<Vec<Spanned<String>>>,
     /// Kernels in order, starting at `gap[0]`; each consecutive pair is one step.
-    pub path: Spanned<Vec<Spanned<KernelLabel>>>,
+    pub path: Spanned<Vec<Spanned<String>>>,
 }
 
 /// `[[expect]]`: a published change this recipe should reproduce.

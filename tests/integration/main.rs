@@ -7,6 +7,7 @@ mod faults_ssh;
 mod golden;
 mod lab;
 mod recipe_fuzz;
+mod recipes;
 mod report;
 mod ssh;
 mod support;

@@ -1,0 +1,498 @@
+//! Recipes: every example under `recipes/` parses, plans and passes `aba check`; each seed
+//! recipe says what its thread measured and reads its program's real output; every invalid
+//! fixture under `tests/fixtures/recipes/invalid/` fails `aba check` with exit code 1 and the
+//! diagnostic pinned in a snapshot.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use aba::{
+    campaign::{extract::evaluate, plan::Plan},
+    inventory::{Inventory, Target},
+    recipe::{
+        self, Recipe,
+        model::{BetterSpec, Role},
+    },
+    target::transport::{CommandOutput, ExitOutcome},
+};
+use assert_cmd::Command;
+
+/// A target inventory with one kexec target, inline so the tests need no machine.
+const TARGETS: &str = r#"
+[targets.lab]
+host = "lab.example"
+host_key = "SHA256:bGFiLWhvc3Qta2V5LWZvci10ZXN0cw"
+switch = "kexec"
+"#;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `*.toml` under `dir`, recursively, sorted.
+fn tomls(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn recipe_files() -> Vec<PathBuf> {
+    tomls(&root().join("recipes"))
+}
+
+fn load(name: &str) -> Recipe {
+    let path = root().join("recipes").join(name);
+    recipe::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `release = "running"` recipes run on the built-in local target; the rest need a switch.
+fn runs_locally(recipe: &Recipe) -> bool {
+    recipe
+        .kernels
+        .values()
+        .any(|k| k.release.as_str() == aba::campaign::plan::RUNNING_RELEASE)
+}
+
+fn kexec_target() -> Target {
+    Inventory::parse(Path::new("targets.toml"), TARGETS)
+        .expect("the inline inventory is valid")
+        .target("lab")
+        .expect("lab is defined")
+}
+
+/// `aba` with no inventory or config of the user's leaking in.
+fn aba(config_home: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("aba").expect("the aba binary is built");
+    cmd.env_remove("ABA_TARGETS")
+        .env_remove("ABA_RESULTS")
+        .env("XDG_CONFIG_HOME", config_home)
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+#[test]
+fn the_examples_are_all_there() {
+    let names: Vec<String> = recipe_files()
+        .iter()
+        .map(|p| {
+            p.strip_prefix(root().join("recipes"))
+                .expect("under recipes/")
+                .display()
+                .to_string()
+        })
+        .collect();
+    for expected in [
+        "quickstart.toml",
+        "000-rt-sysctl-read.toml",
+        "001-sched-setparam-slice.toml",
+        "002-dl-server-nohz-full.toml",
+        "003-rseq-slice-extension.toml",
+        "004-perf-bench-pipe-cgroup.toml",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+}
+
+#[test]
+fn every_recipe_parses_and_plans() {
+    let kexec = kexec_target();
+    for path in recipe_files() {
+        let recipe = recipe::load(&path).unwrap_or_else(|e| panic!("{}:\n{e}", path.display()));
+        let target = if runs_locally(&recipe) {
+            Target::local()
+        } else {
+            kexec.clone()
+        };
+        let plan = Plan::new(&recipe, &target)
+            .unwrap_or_else(|e| panic!("{} on {}: {e}", path.display(), target.name));
+        assert_eq!(
+            plan.points.len(),
+            recipe.sequence.len(),
+            "{}",
+            path.display()
+        );
+        assert!(plan.runs > 0, "{}", path.display());
+        if !runs_locally(&recipe) {
+            // A shared recipe is designed as a sandwich: no design warning about it.
+            assert!(
+                plan.warnings.is_empty(),
+                "{}: {:?}",
+                path.display(),
+                plan.warnings
+            );
+        }
+    }
+}
+
+#[test]
+fn every_recipe_passes_aba_check() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let targets = dir.path().join("targets.toml");
+    fs::write(&targets, TARGETS).expect("write targets.toml");
+    for path in recipe_files() {
+        let recipe = recipe::load(&path).unwrap_or_else(|e| panic!("{}:\n{e}", path.display()));
+        let mut cmd = aba(dir.path());
+        cmd.current_dir(dir.path()).arg("check").arg(&path);
+        if !runs_locally(&recipe) {
+            cmd.arg("--targets").arg(&targets).args(["--target", "lab"]);
+        }
+        let out = cmd.output().expect("aba runs");
+        assert!(
+            out.status.success(),
+            "aba check {} exited {:?}\nstdout:\n{}\nstderr:\n{}",
+            path.display(),
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("recipe   {}", recipe.name)),
+            "{stdout}"
+        );
+    }
+}
+
+/// What the engine would see from a run that printed `stdout` and exited 0.
+fn output(stdout: &str) -> CommandOutput {
+    CommandOutput {
+        outcome: ExitOutcome::Exited(0),
+        stdout: stdout.as_bytes().to_vec(),
+        stderr: Vec::new(),
+        elapsed: Duration::from_secs(1),
+    }
+}
+
+/// Runs `stdout` through the workload's checks and metrics, as the engine does.
+fn read(recipe: &Recipe, workload: &str, stdout: &str) -> Result<Vec<f64>, String> {
+    let w = recipe
+        .workloads
+        .iter()
+        .find(|w| w.name.as_str() == workload)
+        .unwrap_or_else(|| panic!("no workload {workload}"));
+    evaluate(&output(stdout), &w.check, &w.metrics).map_err(|e| e.to_string())
+}
+
+#[test]
+fn rt_sysctl_read_is_the_mail_setup() {
+    let r = load("000-rt-sysctl-read.toml");
+    let seq: Vec<&str> = r.sequence.iter().map(|k| k.as_str()).collect();
+    assert_eq!(seq, ["original", "patched", "original"]);
+    assert_eq!(r.boot_cmdline, ["preempt=full"]);
+    let sysctls: Vec<(&str, &str)> = r
+        .sysctls
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        sysctls,
+        [
+            ("kernel.sched_rt_period_us", "1000000"),
+            ("kernel.sched_rt_runtime_us", "950000")
+        ]
+    );
+    let t = &r.tuning;
+    assert_eq!(
+        t.governor.as_ref().map(|k| k.value.as_str()),
+        Some("performance")
+    );
+    assert_eq!(
+        t.epp.as_ref().map(|k| k.value.as_str()),
+        Some("performance")
+    );
+    assert_eq!(t.turbo.as_ref().map(|k| k.value), Some(false));
+    let names: Vec<&str> = r.workloads.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "sched_rt_period_us",
+            "sched_rt_runtime_us",
+            "sched_rr_timeslice_ms"
+        ]
+    );
+    for w in &r.workloads {
+        assert_eq!(w.cpu.as_ref().map(|c| c.as_str()), Some("2"));
+        assert_eq!((w.warmup, w.samples), (3, 9));
+        assert_eq!(w.metrics[0].divide, 4096.0);
+        assert_eq!(w.metrics[0].better, BetterSpec::Lower);
+    }
+    assert_eq!(r.workloads[2].role, Role::Control);
+    assert_eq!(r.analysis.baseline.as_str(), "original");
+    let expect: Vec<(&str, &str, f64)> = r
+        .expect
+        .iter()
+        .map(|e| (e.workload.as_str(), e.kernel.as_str(), e.change_pct))
+        .collect();
+    assert_eq!(
+        expect,
+        [
+            ("sched_rt_period_us", "patched", -96.91),
+            ("sched_rt_runtime_us", "patched", -96.92)
+        ]
+    );
+
+    // The reader's output, as sysctl_pread prints it.
+    let line = r#"{"schema":"aba-sysctl-pread-v1","file":"/proc/sys/kernel/sched_rt_period_us","reads":4096,"value":"1000000","cpu":2,"pinned":true,"wall_ns":35010315,"thread_cpu_ns":35001200}"#;
+    let v = read(&r, "sched_rt_period_us", line).expect("a good run counts");
+    assert!((v[0] - 35_010_315.0 / 4096.0).abs() < 1e-9, "{v:?}");
+    let unpinned = line.replace(r#""pinned":true"#, r#""pinned":false"#);
+    let err = read(&r, "sched_rt_period_us", &unpinned).expect_err("an unpinned run fails");
+    assert!(err.contains("must_match"), "{err}");
+}
+
+#[test]
+fn setparam_slice_compares_default_with_a_custom_slice_control() {
+    let r = load("001-sched-setparam-slice.toml");
+    let roles: Vec<(&str, Role)> = r
+        .workloads
+        .iter()
+        .map(|w| (w.name.as_str(), w.role))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("default_slice", Role::Measured),
+            ("custom_slice", Role::Control)
+        ]
+    );
+    for w in &r.workloads {
+        assert_eq!(w.samples, 15);
+        assert_eq!(w.cpu.as_ref().map(|c| c.as_str()), Some("2"));
+        assert_eq!(w.metrics[0].unit, "ns/call");
+    }
+    assert_eq!(r.expect.len(), 1);
+    assert_eq!(r.expect[0].change_pct, -73.66);
+    assert_eq!(r.expect[0].kernel.as_str(), "revision");
+    assert_eq!(r.analysis.max_drift_pct, 0.18);
+    assert_eq!(r.analysis.max_cv_pct, 0.30);
+
+    let custom = r#"{"schema":"aba-setparam-v1","mode":"custom","calls":500000,"policy":0,"slice_ns":3000000,"cpu":2,"wall_ns":81345000,"thread_cpu_ns":81300000,"ns_per_call":162.690}"#;
+    let v = read(&r, "custom_slice", custom).expect("a custom-slice run counts");
+    assert!((v[0] - 162.69).abs() < 1e-9, "{v:?}");
+    let lost = custom.replace("3000000,", "2800000,");
+    assert!(
+        read(&r, "custom_slice", &lost).is_err(),
+        "a lost custom slice fails the run"
+    );
+}
+
+#[test]
+fn dl_server_reads_several_metrics_from_one_run_and_needs_a_pass() {
+    let r = load("002-dl-server-nohz-full.toml");
+    let seq: Vec<&str> = r.sequence.iter().map(|k| k.as_str()).collect();
+    assert_eq!(seq, ["vanilla", "v2", "vanilla", "variant", "vanilla"]);
+    assert!(r.boot_cmdline.iter().any(|p| p == "nohz_full=2-3"));
+    assert!(r.boot_cmdline.iter().any(|p| p.starts_with("isolcpus=")));
+    let w = &r.workloads[0];
+    let metrics: Vec<(&str, BetterSpec)> = w
+        .metrics
+        .iter()
+        .map(|m| (m.name.as_str(), m.better))
+        .collect();
+    assert_eq!(
+        metrics,
+        [
+            ("cfs_bandwidth", BetterSpec::Lower),
+            ("tick_rate", BetterSpec::Lower),
+            ("heartbeat_max_gap", BetterSpec::Lower)
+        ]
+    );
+
+    let pass = "kernel: 7.2.0-vanilla\ncpu: 2\nreserved_pct: 5.00\nheartbeat_beats: 10\n\
+                heartbeat_max_gap_ms: 1003.2\ncfs_bandwidth_pct: 5.10\ncfs_bandwidth_ratio: 1.02\n\
+                tick_rate_hz: 66.0\nnew_kernel_warnings: 0\n\
+                check cfs_bandwidth: PASS (5.10% against 5.00% reserved; 0.5x..2x passes)\n\
+                RESULT: PASS\n";
+    assert_eq!(
+        read(&r, "dlserver", pass).expect("a PASS counts"),
+        [5.10, 66.0, 1003.2]
+    );
+    let fail = pass.replace("RESULT: PASS", "RESULT: FAIL");
+    assert!(read(&r, "dlserver", &fail).is_err(), "a FAIL fails the run");
+    let warned = pass.replace(
+        "new_kernel_warnings: 0\n",
+        "new_kernel_warnings: 1\nnew kernel warning: [  12.3] WARNING: CPU: 2 PID: 0 at kernel/sched/deadline.c:301 task_non_contending+0x1f/0x2a0\n",
+    );
+    assert!(
+        read(&r, "dlserver", &warned).is_err(),
+        "a kernel WARN fails the run"
+    );
+}
+
+#[test]
+fn rseq_lock_benchmark_is_a_flags_matrix_with_six_metrics() {
+    let r = load("003-rseq-slice-extension.toml");
+    let w = &r.workloads[0];
+    let cases: Vec<String> = w.cases().into_iter().map(|c| c.name).collect();
+    assert_eq!(cases, ["flags=", "flags=-d"]);
+    assert_eq!(w.samples, 10);
+    let off = &r.kernels["ext-off"];
+    let on = &r.kernels["ext-on"];
+    assert_eq!(off.release, on.release, "one build, switched at boot");
+    assert_eq!(off.cmdline, ["rseq_slice_ext=0"]);
+
+    // The benchmark's output, as lockbench prints it.
+    let out = "lockbench: 8 CPUs, 5 noise threads per CPU, 5 s, hold 30 us, slice extension: requested\n\
+               Ran for 121185 times\n\
+               Total wait time: 3.450114 s (avg: 28.470 us)\n\
+               Total contention: 84405\n\
+               Total extended: 19879\n\
+               Max wait: 652 us\n\
+               Max hold: 174 us (avg: 32.011 us)\n";
+    let values = read(&r, "lockbench", out).expect("a good run counts");
+    let named: Vec<(&str, BetterSpec, f64)> = w
+        .metrics
+        .iter()
+        .zip(&values)
+        .map(|(m, v)| (m.name.as_str(), m.better, *v))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("iterations", BetterSpec::Higher, 121185.0),
+            ("total_wait", BetterSpec::Lower, 3.450114),
+            ("contention", BetterSpec::Lower, 84405.0),
+            ("max_wait", BetterSpec::Lower, 652.0),
+            ("max_hold", BetterSpec::Lower, 174.0),
+            ("extended", BetterSpec::Higher, 19879.0)
+        ]
+    );
+    let broken = out.replace(
+        "slice extension: requested",
+        "slice extension: unavailable (rseq(2) registration failed)",
+    );
+    assert!(
+        read(&r, "lockbench", &broken).is_err(),
+        "a setup problem fails the run"
+    );
+}
+
+#[test]
+fn perf_bench_pipe_runs_at_four_cgroup_levels() {
+    let r = load("004-perf-bench-pipe-cgroup.toml");
+    let w = &r.workloads[0];
+    let cases: Vec<String> = w.cases().into_iter().map(|c| c.name).collect();
+    assert_eq!(cases, ["level=root", "level=1", "level=2", "level=3"]);
+    assert_eq!(w.samples, 20);
+    assert_eq!(w.metrics[0].better, BetterSpec::Higher);
+    assert_eq!(r.kernels.len(), 3);
+    assert_eq!(r.expect.len(), 8);
+    assert!(
+        r.setup
+            .commands
+            .iter()
+            .any(|c| c.contains("cgroup_nest.sh setup"))
+    );
+    assert!(
+        r.teardown
+            .commands
+            .iter()
+            .any(|c| c.contains("cgroup_nest.sh teardown"))
+    );
+
+    // perf's output, with the wrapper's report on stderr folded in (checks read both).
+    let mut out = output(
+        "# Running 'sched/pipe' benchmark:\n\
+         # Executed 50000 pipe operations between two threads\n\n     \
+         Total time: 0.998 [sec]\n\n      \
+         19.971460 usecs/op\n          \
+         50071 ops/sec\n",
+    );
+    out.stderr = b"in_cgroup_level: level 2 = /aba-l1/aba-l2 (cgroup v2)\n".to_vec();
+    let v = evaluate(&out, &w.check, &w.metrics).expect("a good run counts");
+    assert_eq!(v, [50071.0]);
+    out.stderr.clear();
+    assert!(
+        evaluate(&out, &w.check, &w.metrics).is_err(),
+        "a run that did not report its cgroup fails"
+    );
+}
+
+/// Runs `aba check` on one invalid fixture from inside the fixture directory (so paths in
+/// the output are stable), asserts exit code 1 and pins stderr.
+fn check_invalid(name: &str) {
+    let dir = root().join("tests/fixtures/recipes/invalid");
+    let home = tempfile::tempdir().expect("a temporary directory");
+    let out = aba(home.path())
+        .current_dir(&dir)
+        .arg("check")
+        .arg(format!("{name}.toml"))
+        .output()
+        .expect("aba runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{name}: stderr:\n{stderr}");
+    assert!(out.stdout.is_empty(), "{name}: nothing is planned");
+    insta::assert_snapshot!(format!("invalid_{name}"), stderr);
+}
+
+macro_rules! invalid_fixtures {
+    ($($name:ident),* $(,)?) => {
+        /// The fixtures that have a test of their own below.
+        const INVALID_FIXTURES: &[&str] = &[$(stringify!($name)),*];
+        mod invalid {
+            $(
+                #[test]
+                fn $name() {
+                    super::check_invalid(stringify!($name));
+                }
+            )*
+        }
+    };
+}
+
+invalid_fixtures!(
+    bad_duration,
+    bad_kernel_label,
+    expect_unknown_workload,
+    file_name_shell_metacharacter,
+    invalid_regex,
+    kernel_label_shell_metacharacter,
+    kernel_never_booted,
+    metric_two_extraction_methods,
+    missing_file,
+    optional_unset_knob,
+    regex_without_capture_group,
+    samples_zero,
+    sysctl_shell_metacharacter,
+    unknown_kernel_in_sequence,
+    unknown_placeholder,
+    unknown_top_level_key,
+    unknown_workload_key,
+    unsupported_version,
+    unused_matrix_key,
+    wrong_type_samples,
+);
+
+#[test]
+fn every_invalid_fixture_has_a_test() {
+    let dir = root().join("tests/fixtures/recipes/invalid");
+    let on_disk: Vec<String> = tomls(&dir)
+        .iter()
+        .map(|p| {
+            p.file_stem()
+                .expect("a file name")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let mut listed: Vec<String> = INVALID_FIXTURES.iter().map(|s| (*s).to_owned()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed, "add new fixtures to invalid_fixtures!");
+}
