@@ -102,12 +102,6 @@ impl LabVm {
             .join("console.log")
     }
 
-    /// Runs a command in the guest with the lab's ssh client, whatever its outcome (a reboot
-    /// ends the connection).
-    pub fn ssh_unchecked(&self, command: &str) -> std::process::Output {
-        run("lab-ssh.sh", &[&self.port.to_string(), command])
-    }
-
     /// Runs a command in the guest with the lab's ssh client; returns stdout.
     pub fn ssh(&self, command: &str) -> String {
         let out = run("lab-ssh.sh", &[&self.port.to_string(), command]);
