@@ -5,4 +5,5 @@ pub mod environment;
 pub mod events;
 pub mod extract;
 pub mod plan;
+pub mod preflight;
 pub mod tuning;

@@ -2,6 +2,7 @@
 //! subcommand. Only this layer prints; everything below returns values or emits events.
 
 mod check;
+mod preflight;
 mod report;
 mod run;
 mod status;
@@ -49,6 +50,15 @@ impl TargetArgs {
 pub enum Command {
     /// Validate a recipe without any network, print the plan and its ETA.
     Check {
+        /// The recipe file.
+        recipe: PathBuf,
+        /// Target selection.
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Check a target against a recipe without rebooting it: connection and host key, the
+    /// switch method, kernel images, sysctls and tuning knobs, files and setup.
+    Preflight {
         /// The recipe file.
         recipe: PathBuf,
         /// Target selection.
@@ -122,6 +132,7 @@ impl RunArgs {
 pub fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         Command::Check { recipe, target } => check::check(&recipe, &target),
+        Command::Preflight { recipe, target } => preflight::preflight(&recipe, &target),
         Command::Run {
             recipe,
             target,

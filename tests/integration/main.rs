@@ -6,6 +6,7 @@ mod faults_local;
 mod faults_ssh;
 mod golden;
 mod lab;
+mod preflight;
 mod recipe_fuzz;
 mod recipes;
 mod report;
