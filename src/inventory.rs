@@ -26,6 +26,9 @@ use crate::recipe::{
 /// The name of the built-in target.
 pub const LOCAL: &str = "local";
 
+/// The name of the stand-in target `aba check` plans for without `--target`.
+pub const ANY_SWITCHING: &str = "(any)";
+
 /// How a target changes kernels between points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -247,6 +250,17 @@ impl Target {
             on_finish: None,
             on_failure: None,
             base_dir: PathBuf::from("."),
+        }
+    }
+
+    /// A stand-in for "some machine that switches kernels by kexec", for `aba check` without
+    /// `--target`: it plans fresh boots with the kexec ETA and is never connected to.
+    pub fn any_switching() -> Self {
+        Target {
+            name: ANY_SWITCHING.to_owned(),
+            switch: Switch::Kexec,
+            boot_estimate: SwitchMethod::Kexec.boot_estimate(),
+            ..Target::local()
         }
     }
 

@@ -508,7 +508,11 @@ impl<'a> Engine<'a> {
                 error_chain(&other)
             )),
         })?;
-        if self.target.switch.method() == SwitchMethod::Kexec && self.base_cmdline.is_none() {
+        let builds_cmdline = matches!(
+            self.target.switch.method(),
+            SwitchMethod::Kexec | SwitchMethod::Bls
+        );
+        if builds_cmdline && self.base_cmdline.is_none() {
             let captured = match &self.target.base_cmdline {
                 Some(pinned) => pinned.clone(),
                 None => {

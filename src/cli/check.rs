@@ -13,7 +13,13 @@ use crate::{
 /// Validates `recipe_path`, plans it on the selected target and prints the plan.
 pub fn check(recipe_path: &Path, target_args: &TargetArgs) -> Result<u8, Error> {
     let recipe = recipe::load(recipe_path)?;
-    let target = target_args.resolve()?;
+    // Without --target, plan for a machine that switches kernels: a shared recipe is checked
+    // before anyone knows where it will run.
+    let target = match &target_args.target {
+        Some(_) => target_args.resolve()?,
+        None if needs_switch(&recipe) => Target::any_switching(),
+        None => Target::local(),
+    };
     let plan = Plan::new(&recipe, &target)?;
     print!("{}", render_plan(&recipe, &target, &plan));
     for warning in &plan.warnings {
@@ -28,12 +34,19 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Plan) -> String {
     let _ = writeln!(out, "recipe   {} ({})", recipe.name, recipe.path.display());
     let _ = writeln!(out, "         {}", recipe.description.trim());
     let _ = writeln!(out, "sha256   {}", recipe.sha256);
-    let _ = writeln!(
-        out,
-        "target   {} (switch: {})",
-        target.name,
-        switch_name(target)
-    );
+    if target.name == crate::inventory::ANY_SWITCHING {
+        let _ = writeln!(
+            out,
+            "target   none given: planned for a target that switches kernels (pass --target NAME)"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "target   {} (switch: {})",
+            target.name,
+            switch_name(target)
+        );
+    }
     for kernel in recipe.kernels.values() {
         let _ = writeln!(
             out,
@@ -112,6 +125,14 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Plan) -> String {
         format_eta(plan.boot_estimate)
     );
     out
+}
+
+/// True when the recipe boots more than one release, or a real one.
+fn needs_switch(recipe: &Recipe) -> bool {
+    recipe
+        .kernels
+        .values()
+        .any(|k| k.release.as_str() != crate::campaign::plan::RUNNING_RELEASE)
 }
 
 fn optional_mark(required: bool) -> &'static str {

@@ -29,19 +29,20 @@ pub struct Cli {
 /// Target selection shared by the commands that need a machine.
 #[derive(Debug, clap::Args)]
 pub struct TargetArgs {
-    /// Target name from the inventory; `local` (this machine, no kernel switch) is built in.
-    #[arg(short, long, default_value = LOCAL, help_heading = "Target")]
-    pub target: String,
+    /// Target name from the inventory; `local` (this machine, no kernel switch) is built in
+    /// and is the default of `run` and `preflight`.
+    #[arg(short, long, help_heading = "Target")]
+    pub target: Option<String>,
     /// Target inventory file [default: $ABA_TARGETS, ./targets.toml, ~/.config/aba/targets.toml].
     #[arg(long, value_name = "FILE", help_heading = "Target")]
     pub targets: Option<PathBuf>,
 }
 
 impl TargetArgs {
-    /// Resolves the target from the inventory.
+    /// Resolves the target from the inventory; `local` when none was named.
     pub fn resolve(&self) -> Result<Target, Error> {
         let inventory = Inventory::discover(self.targets.as_deref())?;
-        Ok(inventory.target(&self.target)?)
+        Ok(inventory.target(self.target.as_deref().unwrap_or(LOCAL))?)
     }
 }
 
