@@ -413,3 +413,109 @@ metric = {{ number = true, better = "lower" }}
             .all(|r| r.value == Some(f64::from(wanted)))
     );
 }
+
+#[test]
+fn ctrl_c_restores_tuning_and_leaves_a_resumable_campaign() {
+    let path = "/proc/sys/kernel/printk_ratelimit";
+    let Ok(before) = std::fs::read_to_string(path) else {
+        eprintln!("note: {path} is not readable here; skipping");
+        return;
+    };
+    let wanted: u32 = before.trim().parse::<u32>().unwrap_or(5) + 2;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &format!(
+            r#"
+version = 1
+name = "interrupted"
+description = "Ctrl-C in the middle"
+sequence = ["this", "this"]
+warmup = 0
+samples = 4
+[kernels.this]
+release = "running"
+[sysctl]
+"kernel.printk_ratelimit" = {wanted}
+[[workload]]
+name = "slow"
+run = "sleep 0.4; cat /proc/sys/kernel/printk_ratelimit"
+metric = {{ number = true, better = "lower" }}
+"#
+        ),
+    );
+    let results = tmp.path().join("results");
+    let child = Command::new(aba_bin())
+        .args([
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--allow-tuning",
+            "--results",
+        ])
+        .arg(&results)
+        .current_dir(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("aba run starts");
+    let started = Instant::now();
+    let dir = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no sample was taken"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        let Ok(mut entries) = std::fs::read_dir(&results) else {
+            continue;
+        };
+        let Some(Ok(entry)) = entries.next() else {
+            continue;
+        };
+        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else {
+            continue;
+        };
+        if journal
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Sample { .. }))
+        {
+            break entry.path();
+        }
+    };
+    // SAFETY: kill(2) on the child we spawned.
+    unsafe {
+        libc::kill(i32::try_from(child.id()).expect("pid"), libc::SIGINT);
+    }
+    let out = child.wait_with_output().expect("aba exits");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("aba resume"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(path).expect("readable"),
+        before,
+        "tuning was not restored"
+    );
+    let events = journal_events(&dir);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Interrupted { .. }))
+    );
+
+    let resumed = aba(
+        tmp.path(),
+        &["resume", dir.to_str().expect("utf-8"), "--allow-tuning"],
+    );
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    assert_eq!(
+        std::fs::read_to_string(path).expect("readable"),
+        before,
+        "tuning was not restored"
+    );
+    let counts = valid_rows(&dir);
+    assert_eq!(counts.values().copied().collect::<Vec<_>>(), [4, 4]);
+}

@@ -164,8 +164,9 @@ fn leftovers_die_when_the_command_exits() {
         (out.outcome.clone(), out.stdout_text()),
         (ExitOutcome::Exited(0), "bye\n".into())
     );
+    // Without the watchdog the exec would wait for the 1000 s sleep; 5 s tells them apart.
     assert!(
-        started.elapsed() < 2 * SECOND,
+        started.elapsed() < 5 * SECOND,
         "took {:?}",
         started.elapsed()
     );
@@ -254,8 +255,10 @@ fn frozen_server_is_declared_dead_and_dropping_does_not_hang() {
     let dropped = Instant::now();
     ssh.disconnect();
     drop(ssh);
+    // A blocking drop would wait out the 10 s call timeout (or forever); a generous bound
+    // still tells the two apart on a loaded machine.
     assert!(
-        dropped.elapsed() < 100 * MILLI,
+        dropped.elapsed() < 2 * SECOND,
         "drop took {:?}",
         dropped.elapsed()
     );
@@ -685,7 +688,8 @@ fn disconnect_returns_at_once() {
     let mut ssh = connect(&sshd.target());
     let started = Instant::now();
     ssh.disconnect();
-    assert!(started.elapsed() < Duration::from_millis(50));
+    // "At once" means not waiting on the peer (seconds); the bound leaves room for a loaded machine.
+    assert!(started.elapsed() < Duration::from_secs(1));
     let err = ssh.exec("true", SECOND).expect_err("disconnected");
     assert!(
         err.is_connection_lost() && err.to_string().contains("not connected"),
@@ -701,13 +705,16 @@ fn disconnect_returns_at_once() {
 }
 
 #[test]
-fn per_command_overhead_stays_small() {
+fn many_commands_share_one_session() {
+    // Speed is measured in bench/, not here: this only pins that a campaign's commands reuse
+    // one connection instead of logging in per command.
     let sshd = Sshd::start();
+    let logins = || sshd.log().matches("Accepted publickey").count();
+    let before = logins();
     let mut ssh = connect(&sshd.target());
-    ssh.exec("true", 5 * SECOND).expect("warm up");
-    let runs = 200;
-    let started = Instant::now();
-    for _ in 0..runs {
+    ssh.exec("true", 5 * SECOND).expect("first command");
+    let addr = ssh.local_addr();
+    for _ in 0..100 {
         assert!(
             ssh.exec("true", 5 * SECOND)
                 .expect("exec")
@@ -715,7 +722,6 @@ fn per_command_overhead_stays_small() {
                 .success()
         );
     }
-    let each = started.elapsed() / runs;
-    eprintln!("per-command overhead: {each:?} ({runs} × true)");
-    assert!(each < Duration::from_millis(50), "{each:?} per command");
+    assert_eq!(ssh.local_addr(), addr, "the session was replaced");
+    assert_eq!(logins(), before + 1, "one login for all commands");
 }
