@@ -3,8 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::{
+    analysis::analyze,
     campaign::{
         engine::{Engine, EngineError, Outcome, RunOptions, check_tuning_consent},
+        events::{CampaignEvent, Observer},
         plan::Plan,
     },
     cli::TargetArgs,
@@ -12,6 +14,7 @@ use crate::{
     interrupt,
     inventory::Inventory,
     recipe,
+    report::write_reports,
     results::{
         journal::{Event, Journal},
         layout::{ResultsDir, utc_stamp},
@@ -19,6 +22,31 @@ use crate::{
     target::connect::transport_for,
     ui::progress::Progress,
 };
+
+/// Shows progress and rewrites the reports after every finished point, so a long campaign
+/// can be read (and mailed) before it ends. Reports are replaced atomically.
+struct ProgressAndReports<'a> {
+    progress: Progress,
+    dir: &'a ResultsDir,
+}
+
+impl Observer for ProgressAndReports<'_> {
+    fn event(&mut self, event: &CampaignEvent) {
+        self.progress.event(event);
+        if let CampaignEvent::PointDone { .. } = event {
+            let written = analyze(self.dir).map_err(|e| e.to_string()).and_then(|a| {
+                write_reports(self.dir, &a)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            });
+            if let Err(e) = written {
+                self.progress.event(&CampaignEvent::Warning(format!(
+                    "interim reports not written: {e}"
+                )));
+            }
+        }
+    }
+}
 
 fn engine_error(e: EngineError) -> Error {
     let hint = e.hint();
@@ -59,7 +87,10 @@ pub fn run(
     let mut transport = transport_for(&target)
         .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
     interrupt::install();
-    let mut progress = Progress::for_stderr();
+    let mut progress = ProgressAndReports {
+        progress: Progress::for_stderr(),
+        dir: &dir,
+    };
     let outcome = Engine::create(
         &recipe,
         &plan,
@@ -110,7 +141,10 @@ pub fn resume(
     let mut transport = transport_for(&target)
         .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
     interrupt::install();
-    let mut progress = Progress::for_stderr();
+    let mut progress = ProgressAndReports {
+        progress: Progress::for_stderr(),
+        dir: &dir,
+    };
     let outcome = Engine::resume(
         &recipe,
         &plan,

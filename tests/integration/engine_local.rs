@@ -123,6 +123,22 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     };
     child.kill().expect("SIGKILL");
     let _ = child.wait();
+    // Reports are rewritten after every finished point, so point 1 is already readable.
+    let interim = std::fs::read_to_string(dir.join("report.txt")).expect("interim report.txt");
+    assert!(interim.contains("this-a"), "{interim}");
+
+    // A changed recipe is a different experiment: resume refuses it.
+    let copy = dir.join("recipe.toml");
+    let original = std::fs::read_to_string(&copy).expect("recipe copy");
+    std::fs::write(&copy, original.replace("samples = 4", "samples = 5")).expect("edit");
+    let refused = aba(tmp.path(), &["resume", dir.to_str().expect("utf-8")]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("changed since the campaign started"),
+        "{}",
+        text(&refused)
+    );
+    std::fs::write(&copy, original).expect("restore");
 
     let status = aba(tmp.path(), &["status", dir.to_str().expect("utf-8")]);
     assert!(status.status.success(), "{}", text(&status));
