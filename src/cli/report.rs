@@ -31,18 +31,15 @@ pub fn write_and_print(results: &ResultsDir) -> Result<u8, Error> {
 
 fn analysis_error(err: AnalysisError) -> Error {
     let hint = err.hint();
-    let message = err.to_string();
-    let error = Error::context(message, err);
-    match hint {
-        Some(h) => error.with_hint(h),
-        None => error,
-    }
+    with_hint(Error::context(err.to_string(), err), hint)
 }
 
 fn report_error(err: ReportError) -> Error {
     let hint = err.hint();
-    let message = err.to_string();
-    let error = Error::context(message, err);
+    with_hint(Error::context(err.to_string(), err), hint)
+}
+
+fn with_hint(error: Error, hint: Option<String>) -> Error {
     match hint {
         Some(h) => error.with_hint(h),
         None => error,

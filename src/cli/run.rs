@@ -12,7 +12,7 @@ use crate::{
     cli::TargetArgs,
     error::{Error, exit_code},
     interrupt,
-    inventory::Inventory,
+    inventory::{Inventory, Target},
     recipe,
     report::write_reports,
     results::{
@@ -80,31 +80,56 @@ pub fn run(
             e,
         )
     })?;
-    // From here on the campaign runs the copies it recorded, so resume and report see
-    // exactly what ran.
+    execute(&dir, &target, options, Start::New)
+}
+
+/// Whether the engine starts a campaign or picks one up.
+#[derive(Clone, Copy)]
+enum Start {
+    New,
+    Resume,
+}
+
+/// Runs the campaign in `dir` on `target` from the recipe copy it recorded (so resume and
+/// report see exactly what ran), then concludes with the reports.
+fn execute(
+    dir: &ResultsDir,
+    target: &Target,
+    options: RunOptions,
+    start: Start,
+) -> Result<u8, Error> {
     let recipe = dir.load_recipe()?;
-    let plan = Plan::new(&recipe, &target)?;
-    let mut transport = transport_for(&target)
+    let plan = Plan::new(&recipe, target)?;
+    let mut transport = transport_for(target)
         .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
     interrupt::install();
     let mut progress = ProgressAndReports {
         progress: Progress::for_stderr(),
-        dir: &dir,
+        dir,
     };
-    let outcome = Engine::create(
-        &recipe,
-        &plan,
-        &target,
-        &dir,
-        transport.as_mut(),
-        &mut progress,
-        options,
-    )
-    .map_err(engine_error)?
-    .run()
-    .map_err(engine_error)?;
+    let engine = match start {
+        Start::New => Engine::create(
+            &recipe,
+            &plan,
+            target,
+            dir,
+            transport.as_mut(),
+            &mut progress,
+            options,
+        ),
+        Start::Resume => Engine::resume(
+            &recipe,
+            &plan,
+            target,
+            dir,
+            transport.as_mut(),
+            &mut progress,
+            options,
+        ),
+    };
+    let outcome = engine.map_err(engine_error)?.run().map_err(engine_error)?;
     drop(progress);
-    conclude(&dir, &outcome)
+    conclude(dir, &outcome)
 }
 
 /// `aba resume DIR`.
@@ -135,30 +160,8 @@ pub fn resume(
         eprintln!("the campaign in {} is already finished", dir_path.display());
         return conclude(&dir, &Outcome::Finished);
     }
-    let recipe = dir.load_recipe()?;
     let target = Inventory::discover(targets.map(PathBuf::as_path))?.target(&target_name)?;
-    let plan = Plan::new(&recipe, &target)?;
-    let mut transport = transport_for(&target)
-        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
-    interrupt::install();
-    let mut progress = ProgressAndReports {
-        progress: Progress::for_stderr(),
-        dir: &dir,
-    };
-    let outcome = Engine::resume(
-        &recipe,
-        &plan,
-        &target,
-        &dir,
-        transport.as_mut(),
-        &mut progress,
-        options,
-    )
-    .map_err(engine_error)?
-    .run()
-    .map_err(engine_error)?;
-    drop(progress);
-    conclude(&dir, &outcome)
+    execute(&dir, &target, options, Start::Resume)
 }
 
 /// Writes the reports, prints the mail table, and maps the outcome to an exit code.

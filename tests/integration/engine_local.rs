@@ -14,7 +14,9 @@ use aba::results::{
     samples::{Phase, SampleTable, Status},
 };
 
-use crate::support::cli::{aba, aba_bin, campaign_dir, text, write};
+use crate::support::cli::{
+    aba, aba_bin, campaign_dir, samples_since_start_of, text, wait_for_journal, write,
+};
 
 const THREE_POINTS: &str = r#"
 version = 1
@@ -94,33 +96,9 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
         .expect("aba run starts");
 
     // Kill it in the middle of the second point, after it took a few samples there.
-    let started = Instant::now();
-    let dir = loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the run never reached point 2"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-        let Ok(mut entries) = std::fs::read_dir(&results) else {
-            continue;
-        };
-        let Some(Ok(entry)) = entries.next() else {
-            continue;
-        };
-        let dir = entry.path();
-        let Ok(journal) = Journal::read(&dir.join("journal.jsonl")) else {
-            continue;
-        };
-        let after_second = journal
-            .events
-            .iter()
-            .skip_while(|e| !matches!(e, Event::PointStarted { point, .. } if point == "this-b"))
-            .filter(|e| matches!(e, Event::Sample { .. }))
-            .count();
-        if after_second >= 3 {
-            break dir;
-        }
-    };
+    let dir = wait_for_journal(&results, Duration::from_secs(60), "point 2", |events| {
+        samples_since_start_of(events, "this-b") >= 3
+    });
     child.kill().expect("SIGKILL");
     let _ = child.wait();
     // Reports are rewritten after every finished point, so point 1 is already readable.
@@ -475,30 +453,9 @@ metric = {{ number = true, better = "lower" }}
         .stderr(Stdio::piped())
         .spawn()
         .expect("aba run starts");
-    let started = Instant::now();
-    let dir = loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no sample was taken"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-        let Ok(mut entries) = std::fs::read_dir(&results) else {
-            continue;
-        };
-        let Some(Ok(entry)) = entries.next() else {
-            continue;
-        };
-        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else {
-            continue;
-        };
-        if journal
-            .events
-            .iter()
-            .any(|e| matches!(e, Event::Sample { .. }))
-        {
-            break entry.path();
-        }
-    };
+    let dir = wait_for_journal(&results, Duration::from_secs(60), "a sample", |events| {
+        events.iter().any(|e| matches!(e, Event::Sample { .. }))
+    });
     // SAFETY: kill(2) on the child we spawned.
     unsafe {
         libc::kill(i32::try_from(child.id()).expect("pid"), libc::SIGINT);

@@ -13,7 +13,7 @@ use aba::results::{
 };
 
 use crate::support::{
-    cli::{aba, aba_bin, campaign_dir, text, write},
+    cli::{aba, aba_bin, campaign_dir, samples_since_start_of, text, wait_for_journal, write},
     lab::{KERNEL_A, KERNEL_B, LabVm},
 };
 
@@ -179,32 +179,12 @@ fn a_sigkilled_runner_resumes_the_point_from_a_fresh_boot() {
         .spawn()
         .expect("aba starts");
     let results = tmp.path().join("results");
-    let started = Instant::now();
-    let dir = loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(240),
-            "point b never took samples"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-        let Ok(mut entries) = std::fs::read_dir(&results) else {
-            continue;
-        };
-        let Some(Ok(entry)) = entries.next() else {
-            continue;
-        };
-        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else {
-            continue;
-        };
-        let in_b = journal
-            .events
-            .iter()
-            .skip_while(|e| !matches!(e, Event::PointStarted { point, .. } if point == "b"))
-            .filter(|e| matches!(e, Event::Sample { .. }))
-            .count();
-        if in_b >= 2 {
-            break entry.path();
-        }
-    };
+    let dir = wait_for_journal(
+        &results,
+        Duration::from_secs(240),
+        "samples at point b",
+        |events| samples_since_start_of(events, "b") >= 2,
+    );
     child.kill().expect("SIGKILL");
     let _ = child.wait();
 
@@ -284,32 +264,12 @@ fn a_target_that_reboots_on_its_own_gets_the_point_redone() {
         .spawn()
         .expect("aba starts");
     let results = tmp.path().join("results");
-    let started = Instant::now();
-    loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(240),
-            "point a-a never took samples"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-        let Ok(mut entries) = std::fs::read_dir(&results) else {
-            continue;
-        };
-        let Some(Ok(entry)) = entries.next() else {
-            continue;
-        };
-        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else {
-            continue;
-        };
-        if journal
-            .events
-            .iter()
-            .filter(|e| matches!(e, Event::Sample { .. }))
-            .count()
-            >= 1
-        {
-            break;
-        }
-    }
+    wait_for_journal(
+        &results,
+        Duration::from_secs(240),
+        "a sample at point a-a",
+        |events| events.iter().any(|e| matches!(e, Event::Sample { .. })),
+    );
     // The machine reboots behind aba's back (busybox reboot: the default kernel comes back).
     // Detached, so the ssh that asks for it returns at once instead of hanging on a dead peer.
     vm.ssh(&aba::target::quote::detached("sleep 0.3; reboot -f"));

@@ -14,7 +14,7 @@ use aba::results::{
 };
 
 use crate::support::{
-    cli::{aba, aba_bin, campaign_dir, text, write},
+    cli::{aba, aba_bin, campaign_dir, text, wait_for_journal, write},
     sshd::{Sshd, signal},
 };
 
@@ -31,30 +31,6 @@ fn spawn_run(cwd: &Path, recipe: &Path, targets: &Path, extra: &[&str]) -> Child
         .stderr(Stdio::piped())
         .spawn()
         .expect("aba run starts")
-}
-
-/// Waits until the campaign's journal satisfies `ready`; returns the campaign directory.
-fn wait_for(results: &Path, what: &str, ready: impl Fn(&[Event]) -> bool) -> PathBuf {
-    let started = Instant::now();
-    loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(90),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(25));
-        let Ok(mut entries) = std::fs::read_dir(results) else {
-            continue;
-        };
-        let Some(Ok(entry)) = entries.next() else {
-            continue;
-        };
-        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else {
-            continue;
-        };
-        if ready(&journal.events) {
-            return entry.path();
-        }
-    }
 }
 
 fn samples_done(events: &[Event]) -> usize {
@@ -90,9 +66,12 @@ fn a_connection_killed_mid_sample_is_reconnected_and_the_sample_retried_once() {
     let child = spawn_run(tmp.path(), &recipe, &targets, &[]);
 
     // The second sample of point 1 is running: kill the sshd process serving aba.
-    wait_for(&tmp.path().join("results"), "the first sample", |e| {
-        samples_done(e) >= 1
-    });
+    wait_for_journal(
+        &tmp.path().join("results"),
+        Duration::from_secs(90),
+        "the first sample",
+        |e| samples_done(e) >= 1,
+    );
     std::thread::sleep(Duration::from_millis(300));
     let sessions = sshd.sessions();
     assert!(!sessions.is_empty(), "aba is not connected");
@@ -148,9 +127,12 @@ fn a_changed_host_key_stops_the_run_before_any_further_command() {
     let recipe = write(tmp.path(), "r.toml", SLOW);
     let child = spawn_run(tmp.path(), &recipe, &targets, &[]);
 
-    wait_for(&tmp.path().join("results"), "point 1 done", |events| {
-        events.iter().any(|e| matches!(e, Event::PointDone { .. }))
-    });
+    wait_for_journal(
+        &tmp.path().join("results"),
+        Duration::from_secs(90),
+        "point 1 done",
+        |events| events.iter().any(|e| matches!(e, Event::PointDone { .. })),
+    );
     let old = sshd.host_fingerprint();
     sshd.change_host_key();
     let new = sshd.host_fingerprint();

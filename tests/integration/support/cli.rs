@@ -3,7 +3,10 @@
 use std::{
     path::{Path, PathBuf},
     process::{Command, Output},
+    time::{Duration, Instant},
 };
+
+use aba::results::journal::{Event, Journal};
 
 /// The `aba` binary cargo built for these tests.
 pub fn aba_bin() -> PathBuf {
@@ -55,4 +58,43 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     }
     std::fs::write(&path, text).expect("write");
     path
+}
+
+/// Waits until the campaign being written under `results` has a journal for which `ready`
+/// holds, polling every 20 ms for at most `limit`; returns the campaign directory.
+pub fn wait_for_journal(
+    results: &Path,
+    limit: Duration,
+    what: &str,
+    ready: impl Fn(&[Event]) -> bool,
+) -> PathBuf {
+    let started = Instant::now();
+    loop {
+        assert!(
+            started.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        let Ok(mut entries) = std::fs::read_dir(results) else {
+            continue;
+        };
+        let Some(Ok(entry)) = entries.next() else {
+            continue;
+        };
+        let Ok(journal) = Journal::read(&entry.path().join("journal.jsonl")) else {
+            continue;
+        };
+        if ready(&journal.events) {
+            return entry.path();
+        }
+    }
+}
+
+/// How many workload runs the journal records after `point` started (any attempt).
+pub fn samples_since_start_of(events: &[Event], point: &str) -> usize {
+    events
+        .iter()
+        .skip_while(|e| !matches!(e, Event::PointStarted { point: p, .. } if p == point))
+        .filter(|e| matches!(e, Event::Sample { .. }))
+        .count()
 }
