@@ -170,6 +170,7 @@ impl<'a> Book<'a> {
                 cmdline,
                 switch_s,
                 login_s,
+                ..
             } => {
                 let a = self.entry(point, *attempt);
                 a.boot_id = Some(boot_id.clone());
@@ -319,6 +320,8 @@ mod tests {
             cmdline: "quiet".into(),
             switch_s: 0.0,
             login_s: 0.0,
+            proof_s: None,
+            proven_at: None,
         }
     }
 

@@ -32,7 +32,7 @@ use crate::{
     recipe::{Recipe, Workload},
     results::{
         atomic::write_atomic,
-        journal::{Event, JOURNAL_FORMAT, Journal, JournalWriter, now_rfc3339},
+        journal::{Event, JOURNAL_FORMAT, Journal, JournalWriter, now_rfc3339, now_rfc3339_micros},
         layout::{ResultsDir, path_safe},
         samples::{Phase, SampleRow, SampleWriter, Status, mark_discarded},
     },
@@ -755,6 +755,8 @@ impl<'a> Engine<'a> {
                 0.0
             },
             login_s: switched.login_s,
+            proof_s: switches.then_some(switched.proof_s),
+            proven_at: Some(now_rfc3339_micros()),
         })?;
         self.last_boot_id = Some(facts.boot_id.clone());
         Ok(Boot {

@@ -121,8 +121,16 @@ pub enum Event {
         cmdline: String,
         /// Seconds from the switch trigger to a completed proof (0 without a switch).
         switch_s: f64,
-        /// Seconds from the switch trigger to the first successful login.
+        /// Seconds from the switch trigger to the login into the new boot.
         login_s: f64,
+        /// Seconds the proof's own commands took after that login (reading `boot_id`,
+        /// `uname -r` and `/proc/cmdline`); absent without a switch and in older journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proof_s: Option<f64>,
+        /// Host time the proof completed (RFC 3339, UTC, microseconds); absent in older
+        /// journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proven_at: Option<String>,
     },
     /// Settings applied and read back.
     Tuned {
@@ -469,6 +477,16 @@ pub fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .replace_nanosecond(0)
         .unwrap_or_else(|_| time::OffsetDateTime::now_utc())
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// The current UTC time as RFC 3339 with microseconds, for records that time host-side events
+/// precisely (`boot_proven`'s `proven_at`).
+pub fn now_rfc3339_micros() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    now.replace_nanosecond(now.nanosecond() / 1000 * 1000)
+        .unwrap_or(now)
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
 }
