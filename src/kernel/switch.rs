@@ -27,6 +27,13 @@ const PREPARE_TIMEOUT: Duration = Duration::from_secs(180);
 const HOST_TIMEOUT: Duration = Duration::from_secs(300);
 /// Pause between logins that still reach the old boot.
 const OLD_BOOT_PAUSE: Duration = Duration::from_millis(200);
+/// How long a detached trigger waits before it runs (`sleep 1; kexec -e`), so that the exec
+/// that starts it returns first: the old boot answers at least this long after the trigger.
+const TRIGGER_DELAY: Duration = Duration::from_secs(1);
+/// After the trigger delay, how long before the first login: `kexec -e` takes the old kernel
+/// away within a moment, and a login that meets the old sshd as it dies would wait for the
+/// handshake limit instead of a new boot.
+const TRIGGER_MARGIN: Duration = Duration::from_millis(300);
 
 /// What the engine wants booted.
 #[derive(Clone, Debug)]
@@ -156,7 +163,7 @@ fn prepare(transport: &mut dyn Transport, command: &str) -> Result<(), SwitchErr
 /// Starts `command` on the target after a second, outside the exec's process group, so the
 /// triggering exec returns (and its channel closes) before the machine goes away.
 fn detached(command: &str) -> String {
-    crate::target::quote::detached(&format!("sleep 1; {command}"))
+    crate::target::quote::detached(&format!("sleep {}; {command}", TRIGGER_DELAY.as_secs()))
 }
 
 /// The kexec load command for a request.
@@ -252,6 +259,13 @@ pub fn switch_to(
 
     phase(SwitchPhase::Waiting);
     let deadline = triggered + target.boot_timeout;
+    if matches!(
+        target.switch,
+        Switch::Kexec | Switch::GrubReboot { .. } | Switch::Bls { .. }
+    ) {
+        // The old boot is still there until its trigger runs: logging into it proves nothing.
+        pause_until(triggered + TRIGGER_DELAY + TRIGGER_MARGIN)?;
+    }
     let answered = match wait_for_new_boot(transport, previous.as_deref(), deadline) {
         Ok(answered) => answered,
         Err(SwitchError::NoReturn { .. }) if target.power_cycle.is_some() => {
@@ -361,6 +375,20 @@ fn facts_error(e: FactsError) -> SwitchError {
     match e {
         FactsError::Transport(t) => classify(t),
         other => SwitchError::Facts(other),
+    }
+}
+
+/// Sleeps until `when`, waking for an interrupt.
+fn pause_until(when: Instant) -> Result<(), SwitchError> {
+    loop {
+        if interrupt::requested() {
+            return Err(SwitchError::Interrupted);
+        }
+        let left = when.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
     }
 }
 
