@@ -92,6 +92,37 @@ fn workload_own_time(dir: &Path) -> Result<f64, String> {
     Ok(table.rows.iter().filter_map(|r| r.value).sum::<f64>() / 1e9)
 }
 
+/// Medians of `n` fresh logins (aba's SSH transport) to the VM and of reading the boot facts
+/// right after each, in seconds.
+fn settled_login(vm: &Vm, n: u32) -> Result<(f64, f64), String> {
+    use aba::{
+        kernel::proof::read_facts,
+        target::ssh::{SshTarget, SshTransport},
+    };
+    let lab = crate::lab::lab_dir();
+    let mut target = SshTarget::new("127.0.0.1");
+    target.port = Some(vm.port);
+    target.user = Some("root".into());
+    target.identity = Some(lab.join("id_ed25519"));
+    target.known_hosts = Some(lab.join("known_hosts"));
+    target.ssh_config = Some("/dev/null".into());
+    let (mut logins, mut facts) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let started = std::time::Instant::now();
+        let mut ssh = SshTransport::new(&target).map_err(|e| e.to_string())?;
+        aba::target::transport::Transport::reconnect(
+            &mut ssh,
+            std::time::Instant::now() + std::time::Duration::from_secs(20),
+        )
+        .map_err(|e| e.to_string())?;
+        logins.push(started.elapsed().as_secs_f64());
+        let started = std::time::Instant::now();
+        read_facts(&mut ssh).map_err(|e| e.to_string())?;
+        facts.push(started.elapsed().as_secs_f64());
+    }
+    Ok((median(&logins), median(&facts)))
+}
+
 /// Console: boot_id → host time of that boot's `LAB: sshd ready`.
 fn sshd_ready_by_boot(lines: &[(SystemTime, String)]) -> HashMap<String, SystemTime> {
     let mut map = HashMap::new();
@@ -305,6 +336,13 @@ pub fn run(cfg: &Config, aba: &Aba) -> Result<(Vec<Row>, Vec<String>), String> {
         let (sw, _) = analyse(&tail.take(), &vm.lines())?;
         switches.extend(sw);
     }
+    // For scale: what one login and the proof's facts cost on this guest once it has settled.
+    let (login_ref, facts_ref) = settled_login(&vm, cfg.pick(5, 10))?;
+    details.push(format!(
+        "[2] for scale, on the settled guest (median of {}): a fresh login (TCP, SSH handshake, \
+         authentication) {login_ref:.2} s, then the proof's facts {facts_ref:.2} s",
+        cfg.pick(5, 10)
+    ));
     let detect: Vec<f64> = switches
         .iter()
         .filter_map(|s| Some(secs_between(s.logged_in?, s.sshd_ready?)))
