@@ -12,7 +12,7 @@ use crate::{
     analysis::model::{AttemptAudit, AttemptOutcome, Audit, RejectedRow, RunIssue, SharedBoot},
     results::{
         journal::{Event, Journal},
-        samples::{Phase, SampleTable, Status},
+        samples::{Phase, SampleTable, Status, Sym},
     },
 };
 
@@ -170,6 +170,7 @@ impl<'a> Book<'a> {
                 cmdline,
                 switch_s,
                 login_s,
+                ..
             } => {
                 let a = self.entry(point, *attempt);
                 a.boot_id = Some(boot_id.clone());
@@ -269,18 +270,52 @@ impl<'a> Book<'a> {
     }
 
     fn count_rows(&mut self, table: &SampleTable) {
+        /// Row counts of one (point, attempt), and its first non-empty boot_id.
+        #[derive(Default)]
+        struct Counts {
+            boot_id: Option<Sym>,
+            samples_ok: usize,
+            warmups_ok: usize,
+            rows_failed: usize,
+            rows_discarded: usize,
+        }
+        // Count by interned key first (a million rows, a few hundred attempts), then apply
+        // each attempt's counts once, in the order the attempts first appear.
+        let mut groups: Vec<((Sym, u32), Counts)> = Vec::new();
+        let mut index: HashMap<(Sym, u32), usize> = HashMap::new();
+        let mut last: Option<((Sym, u32), usize)> = None;
         for row in &table.rows {
-            let point = table.text(row.point).to_owned();
-            let a = self.entry(&point, row.attempt);
-            if a.boot_id.is_none() && !table.text(row.boot_id).is_empty() {
-                a.boot_id = Some(table.text(row.boot_id).to_owned());
+            let key = (row.point, row.attempt);
+            let i = match last {
+                Some((k, i)) if k == key => i,
+                _ => *index.entry(key).or_insert_with(|| {
+                    groups.push((key, Counts::default()));
+                    groups.len() - 1
+                }),
+            };
+            last = Some((key, i));
+            let c = &mut groups[i].1;
+            if c.boot_id.is_none() && !table.text(row.boot_id).is_empty() {
+                c.boot_id = Some(row.boot_id);
             }
             match (row.status, row.phase) {
-                (Status::Ok, Phase::Sample) => a.samples_ok += 1,
-                (Status::Ok, Phase::Warmup) => a.warmups_ok += 1,
-                (Status::Failed, _) => a.rows_failed += 1,
-                (Status::Discarded, _) => a.rows_discarded += 1,
+                (Status::Ok, Phase::Sample) => c.samples_ok += 1,
+                (Status::Ok, Phase::Warmup) => c.warmups_ok += 1,
+                (Status::Failed, _) => c.rows_failed += 1,
+                (Status::Discarded, _) => c.rows_discarded += 1,
             }
+        }
+        for ((point, attempt), c) in groups {
+            let a = self.entry(table.text(point), attempt);
+            if a.boot_id.is_none()
+                && let Some(id) = c.boot_id
+            {
+                a.boot_id = Some(table.text(id).to_owned());
+            }
+            a.samples_ok += c.samples_ok;
+            a.warmups_ok += c.warmups_ok;
+            a.rows_failed += c.rows_failed;
+            a.rows_discarded += c.rows_discarded;
         }
     }
 }
@@ -319,6 +354,8 @@ mod tests {
             cmdline: "quiet".into(),
             switch_s: 0.0,
             login_s: 0.0,
+            proof_s: None,
+            proven_at: None,
         }
     }
 

@@ -37,6 +37,8 @@ pub fn campaign(recipe: &str, values: &[(&str, &str, &[f64])]) -> Analysis {
             cmdline: "quiet".into(),
             switch_s: 1.0,
             login_s: 1.0,
+            proof_s: None,
+            proven_at: None,
         });
         events.push(Event::PointDone {
             point: label.clone(),

@@ -27,6 +27,13 @@ const PREPARE_TIMEOUT: Duration = Duration::from_secs(180);
 const HOST_TIMEOUT: Duration = Duration::from_secs(300);
 /// Pause between logins that still reach the old boot.
 const OLD_BOOT_PAUSE: Duration = Duration::from_millis(200);
+/// How long a detached trigger waits before it runs (`sleep 1; kexec -e`), so that the exec
+/// that starts it returns first: the old boot answers at least this long after the trigger.
+const TRIGGER_DELAY: Duration = Duration::from_secs(1);
+/// After the trigger delay, how long before the first login: `kexec -e` takes the old kernel
+/// away within a moment, and a login that meets the old sshd as it dies would wait for the
+/// handshake limit instead of a new boot.
+const TRIGGER_MARGIN: Duration = Duration::from_millis(300);
 
 /// What the engine wants booted.
 #[derive(Clone, Debug)]
@@ -75,8 +82,10 @@ pub struct Switched {
     /// The boot_id of the boot that was left, as read right before the trigger (`None`
     /// without a switch, or when the machine was unreachable).
     pub previous_boot_id: Option<String>,
-    /// Seconds from the trigger to the first login into the new boot.
+    /// Seconds from the trigger to the login into the new boot (0 without a switch).
     pub login_s: f64,
+    /// Seconds the facts read after that login took (0 without a switch).
+    pub proof_s: f64,
     /// Whether the power-cycle command had to be used.
     pub power_cycled: bool,
 }
@@ -154,7 +163,7 @@ fn prepare(transport: &mut dyn Transport, command: &str) -> Result<(), SwitchErr
 /// Starts `command` on the target after a second, outside the exec's process group, so the
 /// triggering exec returns (and its channel closes) before the machine goes away.
 fn detached(command: &str) -> String {
-    crate::target::quote::detached(&format!("sleep 1; {command}"))
+    crate::target::quote::detached(&format!("sleep {}; {command}", TRIGGER_DELAY.as_secs()))
 }
 
 /// The kexec load command for a request.
@@ -218,11 +227,7 @@ pub fn switch_to(
             power_cycle(target, transport, &vars)?;
             power_cycled = true;
             let deadline = Instant::now() + target.boot_timeout;
-            Some(wait_for_new_boot(
-                transport,
-                req.previous_boot_id,
-                deadline,
-            )?)
+            Some(wait_for_new_boot(transport, req.previous_boot_id, deadline)?.facts)
         }
         Err(SwitchError::Unreachable(_)) if matches!(target.switch, Switch::Power { .. }) => None,
         Err(e) => return Err(e),
@@ -238,6 +243,7 @@ pub fn switch_to(
             facts,
             previous_boot_id: None,
             login_s: 0.0,
+            proof_s: 0.0,
             power_cycled,
         });
     }
@@ -253,8 +259,15 @@ pub fn switch_to(
 
     phase(SwitchPhase::Waiting);
     let deadline = triggered + target.boot_timeout;
-    let facts = match wait_for_new_boot(transport, previous.as_deref(), deadline) {
-        Ok(facts) => facts,
+    if matches!(
+        target.switch,
+        Switch::Kexec | Switch::GrubReboot { .. } | Switch::Bls { .. }
+    ) {
+        // The old boot is still there until its trigger runs: logging into it proves nothing.
+        pause_until(triggered + TRIGGER_DELAY + TRIGGER_MARGIN)?;
+    }
+    let answered = match wait_for_new_boot(transport, previous.as_deref(), deadline) {
+        Ok(answered) => answered,
         Err(SwitchError::NoReturn { .. }) if target.power_cycle.is_some() => {
             phase(SwitchPhase::PowerCycling);
             power_cycle(target, transport, &vars)?;
@@ -272,9 +285,13 @@ pub fn switch_to(
         Err(e) => return Err(e),
     };
     Ok(Switched {
-        facts,
+        facts: answered.facts,
         previous_boot_id: previous,
-        login_s: triggered.elapsed().as_secs_f64(),
+        login_s: answered
+            .logged_in
+            .saturating_duration_since(triggered)
+            .as_secs_f64(),
+        proof_s: answered.facts_read.as_secs_f64(),
         power_cycled,
     })
 }
@@ -361,12 +378,37 @@ fn facts_error(e: FactsError) -> SwitchError {
     }
 }
 
+/// Sleeps until `when`, waking for an interrupt.
+fn pause_until(when: Instant) -> Result<(), SwitchError> {
+    loop {
+        if interrupt::requested() {
+            return Err(SwitchError::Interrupted);
+        }
+        let left = when.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
+}
+
+/// A boot that answered [`wait_for_new_boot`].
+#[derive(Clone, Debug)]
+pub struct Answered {
+    /// Its facts.
+    pub facts: BootFacts,
+    /// When the login that read them completed.
+    pub logged_in: Instant,
+    /// How long reading them took after that login.
+    pub facts_read: Duration,
+}
+
 /// Logs in again and again until a boot other than `previous` answers, or `deadline`.
 pub fn wait_for_new_boot(
     transport: &mut dyn Transport,
     previous: Option<&str>,
     deadline: Instant,
-) -> Result<BootFacts, SwitchError> {
+) -> Result<Answered, SwitchError> {
     let timeout = deadline.saturating_duration_since(Instant::now());
     loop {
         if interrupt::requested() {
@@ -384,8 +426,15 @@ pub fn wait_for_new_boot(
             Err(TransportError::Interrupted { .. }) => return Err(SwitchError::Interrupted),
             Err(_) => continue,
         }
+        let logged_in = Instant::now();
         match read_facts(transport) {
-            Ok(facts) if Some(facts.boot_id.as_str()) != previous => return Ok(facts),
+            Ok(facts) if Some(facts.boot_id.as_str()) != previous => {
+                return Ok(Answered {
+                    facts,
+                    logged_in,
+                    facts_read: logged_in.elapsed(),
+                });
+            }
             Ok(_) => {
                 // The old kernel still answers: it has not gone down yet.
                 transport.disconnect();

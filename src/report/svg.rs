@@ -1,4 +1,5 @@
-//! `samples.svg`: every measured sample in boot order, hand-written SVG (no plotting crate).
+//! `samples.svg`: every measured sample in boot order, hand-written SVG (no plotting crate);
+//! a panel with more than [`PANEL_DOTS`] samples draws an even selection and each point's range.
 //!
 //! One panel per series. Points stand side by side in columns, their samples spread across
 //! the column in index order: warm-ups first as hollow grey circles (never analysed), then the
@@ -29,6 +30,39 @@ const BOTTOM: f64 = 44.0;
 const LINE: f64 = 14.0;
 /// Characters of heading text per line (11 px sans-serif over the plot width).
 const HEADING_CHARS: usize = 105;
+
+/// Most sample dots one panel draws. Beyond it, each point shows an even selection of its
+/// samples (by index, first and last included) and a line from its smallest to its largest
+/// sample; the mean bar and the label still use every sample, and the panel says so. Keeps
+/// the file bounded (a million samples would be 77 MB of circles, far below one pixel each).
+const PANEL_DOTS: usize = 2000;
+/// Dots a point keeps at least, however many points share the panel.
+const MIN_POINT_DOTS: usize = 20;
+
+/// How many dots each point of `series` may draw.
+fn dots_per_point(series: &Series) -> usize {
+    (PANEL_DOTS / series.points.len().max(1)).max(MIN_POINT_DOTS)
+}
+
+/// Indices of `n` items to draw when at most `cap` fit: all of them, or `cap` spread evenly
+/// from the first to the last.
+fn thin(n: usize, cap: usize) -> Vec<usize> {
+    if n <= cap.max(2) {
+        return (0..n).collect();
+    }
+    (0..cap).map(|i| i * (n - 1) / (cap - 1)).collect()
+}
+
+/// The most samples (warm-ups included) any point of `series` has, when that is more than
+/// it may draw.
+fn thinned(series: &Series) -> Option<usize> {
+    let most = series
+        .points
+        .iter()
+        .map(|p| p.values.len().max(p.warmups.len()))
+        .max()?;
+    (most > dots_per_point(series)).then_some(most)
+}
 
 /// Colour per kernel, in order of first boot (colour-blind friendly Tableau 10).
 const PALETTE: [&str; 8] = [
@@ -88,6 +122,12 @@ fn heading(series: &Series) -> Vec<String> {
     if !line.is_empty() {
         lines.push(line);
     }
+    if let Some(most) = thinned(series) {
+        lines.push(format!(
+            "{} of up to {most} samples drawn per point, evenly by index; vertical line: smallest to largest sample; bar and mean: every sample",
+            dots_per_point(series)
+        ));
+    }
     lines
 }
 
@@ -136,8 +176,13 @@ pub fn render(analysis: &Analysis) -> Vec<u8> {
         svg,
         r#"<text x="10" y="20" font-size="14" font-weight="bold">{}</text>"#,
         escape(&format!(
-            "{}: every sample in boot order",
-            analysis.campaign.name
+            "{}: {} in boot order",
+            analysis.campaign.name,
+            if panels.iter().any(|(s, _)| thinned(s).is_some()) {
+                "samples (thinned where a panel says so)"
+            } else {
+                "every sample"
+            }
         ))
     );
     let baseline = escape(&analysis.campaign.baseline);
@@ -289,6 +334,7 @@ fn panel(
     );
 
     // One column per point.
+    let cap = dots_per_point(series);
     let columns = series.points.len() as f64;
     let column = (plot_right - plot_left) / columns;
     for (i, point) in series.points.iter().enumerate() {
@@ -304,24 +350,41 @@ fn panel(
                 x = fixed(left, 2)
             );
         }
-        let count = (point.warmups.len() + point.values.len()).max(1) as f64;
+        let warmups = thin(point.warmups.len(), cap);
+        let samples = thin(point.values.len(), cap);
+        let count = (warmups.len() + samples.len()).max(1) as f64;
         let slot = (column - 8.0) / count;
         let x = |j: usize| left + 4.0 + slot * (j as f64 + 0.5);
-        for (j, v) in point.warmups.iter().enumerate() {
+        for (j, &k) in warmups.iter().enumerate() {
             let _ = writeln!(
                 svg,
                 r##"<circle cx="{}" cy="{}" r="2.5" fill="none" stroke="#999"/>"##,
                 fixed(x(j), 2),
-                fixed(y(*v), 2)
+                fixed(y(point.warmups[k]), 2)
             );
         }
-        let offset = point.warmups.len();
-        for (j, v) in point.values.iter().enumerate() {
+        let offset = warmups.len();
+        for (j, &k) in samples.iter().enumerate() {
             let _ = writeln!(
                 svg,
                 r#"<circle cx="{}" cy="{}" r="2.5" fill="{colour}" fill-opacity="0.8"/>"#,
                 fixed(x(offset + j), 2),
-                fixed(y(*v), 2)
+                fixed(y(point.values[k]), 2)
+            );
+        }
+        if samples.len() < point.values.len() {
+            let (min, max) = point
+                .values
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(*v), hi.max(*v))
+                });
+            let xm = fixed((x(offset) + x(offset + samples.len() - 1)) / 2.0, 2);
+            let _ = writeln!(
+                svg,
+                r#"<line x1="{xm}" y1="{}" x2="{xm}" y2="{}" stroke="{colour}"/>"#,
+                fixed(y(max), 2),
+                fixed(y(min), 2)
             );
         }
         let ym = fixed(y(point.all.mean), 2);
@@ -329,7 +392,7 @@ fn panel(
             svg,
             r#"<line x1="{}" y1="{ym}" x2="{}" y2="{ym}" stroke="{colour}" stroke-width="2"/>"#,
             fixed(x(offset), 2),
-            fixed(x(offset + point.values.len() - 1), 2)
+            fixed(x(offset + samples.len().max(1) - 1), 2)
         );
         let label_x = fixed(left + column / 2.0, 2);
         let _ = writeln!(
@@ -431,6 +494,37 @@ mod tests {
                 .sum();
             assert_eq!(circles, samples, "{name}: one circle per sample");
         }
+    }
+
+    /// A million-sample campaign stays a small file: each point draws a bounded, even
+    /// selection of its samples plus its range, and the panel says so.
+    #[test]
+    fn many_samples_are_thinned_and_said_so() {
+        let mut analysis = fixture(FIXTURES[0]);
+        let series = &mut analysis.series[0];
+        let first = series.points[0].clone();
+        series.points = (0..100)
+            .map(|i| {
+                let mut p = first.clone();
+                p.values = (0..1000)
+                    .map(|v| f64::from(v % 97) + f64::from(i))
+                    .collect();
+                p.warmups = vec![];
+                p
+            })
+            .collect();
+        let svg = String::from_utf8(render(&analysis)).expect("utf-8");
+        well_formed(&svg).expect("well-formed");
+        let panel_circles: usize = 100 * 20;
+        assert!(
+            svg.matches("<circle").count() <= panel_circles + 200,
+            "bounded"
+        );
+        assert!(svg.contains("20 of up to 1000 samples drawn per point"));
+        assert!(svg.contains("samples (thinned where a panel says so) in boot order"));
+        assert_eq!(super::thin(1000, 20).first(), Some(&0));
+        assert_eq!(super::thin(1000, 20).last(), Some(&999));
+        assert_eq!(super::thin(5, 20), vec![0, 1, 2, 3, 4]);
     }
 
     #[test]

@@ -57,20 +57,41 @@ pub fn render_reports(
     root: &Path,
     templates: &Templates,
 ) -> Result<Reports, ReportError> {
-    let mut context = Context::new(analysis, root);
-    // Whatever a user's template does, no line of the mail report exceeds 72 columns.
-    let report_txt = fit_width(&templates.render(REPORT_TXT, &context)?, WIDTH);
-    context.report_txt = Some(report_txt.clone());
-    let readme = templates.render(README_MD, &context)?;
-    Ok(Reports {
-        files: vec![
-            ("points.tsv", points_tsv::render(analysis)),
-            ("comparison.tsv", comparison_tsv::render(analysis)),
-            ("run-audit.tsv", audit_tsv::render(analysis)),
-            ("samples.svg", svg::render(analysis)),
-            ("report.txt", report_txt.into_bytes()),
-            ("README.md", readme.into_bytes()),
-        ],
+    // The two big files (every value in points.tsv, every dot in samples.svg) render on
+    // another thread while the templates render here.
+    std::thread::scope(|scope| {
+        let tables = scope.spawn(|| {
+            (
+                points_tsv::render(analysis),
+                comparison_tsv::render(analysis),
+                audit_tsv::render(analysis),
+                svg::render(analysis),
+            )
+        });
+        let mut context = Context::new(analysis, root);
+        // Whatever a user's template does, no line of the mail report exceeds 72 columns.
+        let text = templates
+            .render(REPORT_TXT, &context)
+            .map(|t| fit_width(&t, WIDTH));
+        let readme = text.as_ref().ok().map(|t| {
+            context.report_txt = Some(t.clone());
+            templates.render(README_MD, &context)
+        });
+        let (points, comparison, audit, samples) = tables
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let report_txt = text?;
+        let readme = readme.expect("invariant: rendered when report.txt was")?;
+        Ok(Reports {
+            files: vec![
+                ("points.tsv", points),
+                ("comparison.tsv", comparison),
+                ("run-audit.tsv", audit),
+                ("samples.svg", samples),
+                ("report.txt", report_txt.into_bytes()),
+                ("README.md", readme.into_bytes()),
+            ],
+        })
     })
 }
 

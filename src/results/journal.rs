@@ -121,8 +121,16 @@ pub enum Event {
         cmdline: String,
         /// Seconds from the switch trigger to a completed proof (0 without a switch).
         switch_s: f64,
-        /// Seconds from the switch trigger to the first successful login.
+        /// Seconds from the switch trigger to the login into the new boot.
         login_s: f64,
+        /// Seconds the proof's own commands took after that login (reading `boot_id`,
+        /// `uname -r` and `/proc/cmdline`); absent without a switch and in older journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proof_s: Option<f64>,
+        /// Host time the proof completed (RFC 3339, UTC, microseconds); absent in older
+        /// journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proven_at: Option<String>,
     },
     /// Settings applied and read back.
     Tuned {
@@ -234,6 +242,27 @@ pub enum Event {
     },
 }
 
+/// What the analysis needs to know of a `sample` record to leave it out: valid JSON (checked
+/// while parsing), the tag, the status and the retry number. Other fields are skipped
+/// unchecked (the analysis reads them from `samples.csv`).
+#[derive(Deserialize)]
+struct SampleKind<'a> {
+    #[serde(borrow)]
+    event: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    status: std::borrow::Cow<'a, str>,
+    retry: u32,
+}
+
+/// A `sample` record (as aba writes them: the event tag first) of a run that succeeded at
+/// its first try. Anything else, malformed lines included, goes through the full parse, which
+/// keeps it or reports it.
+fn is_plain_sample(line: &[u8]) -> bool {
+    line.starts_with(br#"{"event":"sample","#)
+        && serde_json::from_slice::<SampleKind<'_>>(line)
+            .is_ok_and(|f| f.event == "sample" && f.status == "ok" && f.retry == 0)
+}
+
 /// Appends records and fsyncs each one before returning.
 #[derive(Debug)]
 pub struct JournalWriter {
@@ -290,6 +319,19 @@ impl Journal {
     /// Reads the journal at `path`; the first record must be a `campaign` record of
     /// [`JOURNAL_FORMAT`].
     pub fn read(path: &Path) -> Result<Journal, JournalError> {
+        Journal::read_filtered(path, false)
+    }
+
+    /// Like [`Journal::read`], but leaves out the `sample` records of runs that succeeded at
+    /// their first try (`status` ok, `retry` 0) once each is known to be valid JSON with that
+    /// tag, status and retry: they say nothing `samples.csv` does not, and a campaign of a
+    /// million samples has a million of them (about 300 MB as events, and most of the time
+    /// `aba report` would spend). The analysis needs only the other records.
+    pub fn read_for_analysis(path: &Path) -> Result<Journal, JournalError> {
+        Journal::read_filtered(path, true)
+    }
+
+    fn read_filtered(path: &Path, skip_plain_samples: bool) -> Result<Journal, JournalError> {
         let file = File::open(path).map_err(|source| JournalError::Io {
             action: "read",
             path: path.to_path_buf(),
@@ -317,6 +359,9 @@ impl Journal {
                 break;
             }
             if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if skip_plain_samples && is_plain_sample(&line) {
                 continue;
             }
             let event = serde_json::from_slice(&line).map_err(|source| JournalError::Corrupt {
@@ -473,6 +518,16 @@ pub fn now_rfc3339() -> String {
         .unwrap_or_default()
 }
 
+/// The current UTC time as RFC 3339 with microseconds, for records that time host-side events
+/// precisely (`boot_proven`'s `proven_at`).
+pub fn now_rfc3339_micros() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    now.replace_nanosecond(now.nanosecond() / 1000 * 1000)
+        .unwrap_or(now)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
@@ -530,5 +585,57 @@ mod tests {
         let state = j.state();
         assert_eq!(state.point("a-a").expect("point").done, Some(1));
         assert_eq!(state.point("b").expect("point").done, None);
+    }
+
+    fn sample(index: u32, retry: u32, status: &str) -> Event {
+        Event::Sample {
+            point: "a-a".into(),
+            attempt: 1,
+            workload: "w".into(),
+            case: String::new(),
+            phase: "sample".into(),
+            index,
+            retry,
+            status: status.into(),
+            elapsed_s: 0.5,
+            error: (status == "failed").then(|| "exit status 1".into()),
+            raw: None,
+        }
+    }
+
+    /// The analysis's read leaves out exactly the sample records of first-try successes and
+    /// still rejects a malformed line.
+    #[test]
+    fn reading_for_analysis_leaves_out_plain_samples_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("journal.jsonl");
+        let mut w = JournalWriter::open(&path).expect("open");
+        let events = [
+            header(),
+            sample(1, 0, "ok"),
+            sample(2, 0, "failed"),
+            sample(2, 1, "ok"),
+            sample(3, 0, "ok"),
+        ];
+        for e in &events {
+            w.append(e).expect("append");
+        }
+        drop(w);
+        let all = Journal::read(&path).expect("readable");
+        assert_eq!(all.events, events);
+        let some = Journal::read_for_analysis(&path).expect("readable");
+        assert_eq!(
+            some.events,
+            [events[0].clone(), events[2].clone(), events[3].clone()]
+        );
+
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open");
+        f.write_all(b"{\"event\":\"sample\",\"status\":\"ok\",\"retry\":0,}\n")
+            .expect("write");
+        drop(f);
+        assert!(Journal::read_for_analysis(&path).is_err());
     }
 }

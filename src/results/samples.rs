@@ -9,7 +9,7 @@
 use std::{
     collections::HashMap,
     fs::{File, OpenOptions},
-    io::Write,
+    io::{Read as _, Write},
     path::{Path, PathBuf},
 };
 
@@ -285,31 +285,49 @@ impl SampleTable {
         &self.strings[sym as usize]
     }
 
-    /// Reads `samples.csv`.
+    /// Reads `samples.csv`, streaming: the file is never held in memory whole (a million
+    /// rows are about 125 MB of text).
     pub fn read(path: &Path) -> Result<SampleTable, SamplesError> {
-        let data = std::fs::read(path).map_err(|source| SamplesError::Io {
+        let io = |source| SamplesError::Io {
             action: "read",
             path: path.to_path_buf(),
             source,
-        })?;
-        SampleTable::parse(path, &data)
+        };
+        let file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let complete = complete_len(&file, len).map_err(io)?;
+        let reader = std::io::BufReader::with_capacity(1 << 20, file.take(complete));
+        SampleTable::parse_complete(path, reader, complete != len)
     }
 
     /// Parses `samples.csv` content (named `path` in errors).
     pub fn parse(path: &Path, data: &[u8]) -> Result<SampleTable, SamplesError> {
+        let complete = match data.iter().rposition(|&b| b == b'\n') {
+            Some(end) => &data[..=end],
+            None => &data[..0],
+        };
+        SampleTable::parse_complete(path, complete, complete.len() != data.len())
+    }
+
+    /// Parses complete lines (a partial last line already cut off; `truncated_tail` says
+    /// whether there was one).
+    fn parse_complete(
+        path: &Path,
+        complete: impl std::io::Read,
+        truncated_tail: bool,
+    ) -> Result<SampleTable, SamplesError> {
         let malformed = |line: u64, reason: String| SamplesError::Malformed {
             path: path.to_path_buf(),
             line,
             reason,
         };
-        let mut table = SampleTable::default();
-        let complete = match data.iter().rposition(|&b| b == b'\n') {
-            Some(end) => &data[..=end],
-            None => &data[..0],
+        let mut table = SampleTable {
+            truncated_tail,
+            ..SampleTable::default()
         };
-        table.truncated_tail = complete.len() != data.len();
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
+            .buffer_capacity(1 << 16)
             .from_reader(complete);
         let header = reader
             .byte_headers()
@@ -323,6 +341,10 @@ impl SampleTable {
             ));
         }
         let mut interner: HashMap<Vec<u8>, Sym> = HashMap::new();
+        // Rows come in runs that share their labels: each interned column remembers its last
+        // field, so most fields are one short comparison instead of a hash lookup.
+        let mut last: [(Vec<u8>, Sym); 16] = Default::default();
+        let mut seen = [false; 16];
         let mut record = csv::ByteRecord::new();
         let mut line = 1u64;
         loop {
@@ -340,15 +362,24 @@ impl SampleTable {
             }
             let mut intern = |i: usize| -> Sym {
                 let field = &record[i];
-                if let Some(&s) = interner.get(field) {
-                    return s;
+                if seen[i] && last[i].0 == field {
+                    return last[i].1;
                 }
-                let sym =
-                    Sym::try_from(table.strings.len()).expect("invariant: < 4G distinct strings");
-                table
-                    .strings
-                    .push(String::from_utf8_lossy(field).into_owned());
-                interner.insert(field.to_vec(), sym);
+                let sym = if let Some(&s) = interner.get(field) {
+                    s
+                } else {
+                    let sym = Sym::try_from(table.strings.len())
+                        .expect("invariant: < 4G distinct strings");
+                    table
+                        .strings
+                        .push(String::from_utf8_lossy(field).into_owned());
+                    interner.insert(field.to_vec(), sym);
+                    sym
+                };
+                last[i].0.clear();
+                last[i].0.extend_from_slice(field);
+                last[i].1 = sym;
+                seen[i] = true;
                 sym
             };
             let (point, kernel, release, boot_id, workload, case, metric, unit) = (
@@ -414,6 +445,24 @@ impl SampleTable {
         }
         Ok(table)
     }
+}
+
+/// The length of `file` up to and including its last newline (0 without one), read from the
+/// end in blocks.
+fn complete_len(file: &File, len: u64) -> std::io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut end = len;
+    let mut block = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let chunk = &mut block[..usize::try_from(end - start).expect("invariant: <= 64 KiB")];
+        file.read_exact_at(chunk, start)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
 }
 
 /// Marks every non-discarded row of `point`'s `attempt` as `discarded`, by rewriting the file
@@ -535,6 +584,28 @@ mod tests {
         let t = SampleTable::read(&path).expect("read");
         assert!(!t.truncated_tail);
         assert_eq!(t.rows.len(), 3);
+    }
+
+    /// A partial last line longer than the block the tail is searched in.
+    #[test]
+    fn a_long_partial_tail_is_found() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("samples.csv");
+        let mut w = SampleWriter::open(&path).expect("open");
+        w.append(&[row("a-a", 1, 1, Some(2.5))]).expect("append");
+        drop(w);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open");
+        f.write_all(&vec![b'x'; 200_000]).expect("partial");
+        drop(f);
+        let t = SampleTable::read(&path).expect("read");
+        assert!(t.truncated_tail);
+        assert_eq!(t.rows.len(), 1);
+        assert_eq!(t.rows[0].value, Some(2.5));
+        std::fs::write(&path, "no newline at all").expect("write");
+        assert!(SampleTable::read(&path).is_err());
     }
 
     #[test]

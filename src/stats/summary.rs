@@ -109,13 +109,20 @@ pub fn median(values: &[f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let mid = sorted.len() / 2;
-    Some(if sorted.len() % 2 == 1 {
-        sorted[mid]
+    // The order statistics a full sort would put at `mid - 1` and `mid`, found by selection
+    // (linear time; the same values under the same total order).
+    let mut scratch = values.to_vec();
+    let mid = scratch.len() / 2;
+    let (lower, &mut upper, _) = scratch.select_nth_unstable_by(mid, f64::total_cmp);
+    Some(if values.len() % 2 == 1 {
+        upper
     } else {
-        f64::midpoint(sorted[mid - 1], sorted[mid])
+        let below = lower
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .expect("invariant: an even count >= 2 leaves values below the middle");
+        f64::midpoint(below, upper)
     })
 }
 
@@ -190,6 +197,37 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
         assert_eq!(median(&[]), None);
+        assert_eq!(median(&[7.0]), Some(7.0));
+    }
+
+    /// Selection finds exactly the values a full sort would (ties, signed zeros, many sizes).
+    #[test]
+    fn median_matches_the_sorted_definition() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for n in 1..200 {
+            let values: Vec<f64> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    match x % 5 {
+                        0 => 0.0,
+                        1 => -0.0,
+                        _ => f64::from(u32::try_from(x % 1000).expect("small")) / 8.0,
+                    }
+                })
+                .collect();
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let mid = n / 2;
+            let expected = if n % 2 == 1 {
+                sorted[mid]
+            } else {
+                f64::midpoint(sorted[mid - 1], sorted[mid])
+            };
+            let got = median(&values).expect("not empty");
+            assert_eq!(got.to_bits(), expected.to_bits(), "n = {n}");
+        }
     }
 
     #[test]

@@ -56,7 +56,8 @@ impl SshTransport {
     /// Resolves `target` and makes one connection try (no retries): the usual start.
     pub fn connect(target: &SshTarget) -> Result<Self, TransportError> {
         let mut transport = SshTransport::new(target)?;
-        transport.connection = Some(connect_once(&transport.target, Instant::now())?);
+        let now = Instant::now();
+        transport.connection = Some(connect_once(&transport.target, now, now)?);
         Ok(transport)
     }
 
@@ -202,7 +203,7 @@ impl Transport for SshTransport {
                 });
             }
             tries += 1;
-            match connect_once(&self.target, deadline) {
+            match connect_once(&self.target, deadline, started) {
                 Ok(connection) => {
                     self.connection = Some(connection);
                     return Ok(());

@@ -14,7 +14,7 @@ use std::{
 use ssh2::Session;
 
 use crate::target::{
-    ssh::{host_key, target::Resolved},
+    ssh::{host_key, probe, target::Resolved},
     transport::TransportError,
 };
 
@@ -40,8 +40,13 @@ impl Drop for Connection {
 const MIN_STEP: Duration = Duration::from_millis(300);
 
 /// Connects, verifies the host key and logs in, each step bounded; `deadline` shortens the
-/// per-try limits but a try always gets [`MIN_STEP`] per step.
-pub(crate) fn connect_once(t: &Resolved, deadline: Instant) -> Result<Connection, TransportError> {
+/// per-try limits but a try always gets [`MIN_STEP`] per step. `waiting_since` is when the
+/// caller started trying to reach the server (it paces the probes, see `probe`).
+pub(crate) fn connect_once(
+    t: &Resolved,
+    deadline: Instant,
+    waiting_since: Instant,
+) -> Result<Connection, TransportError> {
     let cap = |limit: Duration| {
         limit.min(
             deadline
@@ -57,18 +62,15 @@ pub(crate) fn connect_once(t: &Resolved, deadline: Instant) -> Result<Connection
         .to_socket_addrs()
         .map_err(|e| fail(format!("cannot resolve {}: {e}", t.host)))?
         .collect();
-    let mut last = None;
-    let mut tcp = None;
-    for addr in &addrs {
-        match TcpStream::connect_timeout(addr, cap(t.connect_timeout)) {
-            Ok(stream) => {
-                tcp = Some(stream);
-                break;
-            }
-            Err(e) => last = Some(format!("{addr}: {e}")),
-        }
-    }
-    let tcp = tcp.ok_or_else(|| fail(last.unwrap_or_else(|| "no address".into())))?;
+    // Probes side by side until sshd speaks (see `probe`): a machine coming back is caught
+    // when it listens, not when a retransmission timer fires.
+    let tcp = probe::first_banner(
+        &addrs,
+        cap(t.connect_timeout),
+        cap(t.handshake_timeout),
+        waiting_since,
+    )
+    .map_err(|reason| fail(format!("{reason}; sshd may not be up yet")))?;
     tune_socket(&tcp, t).map_err(|e| TransportError::Io {
         context: format!("cannot set socket options for {}", t.describe()),
         source: e,

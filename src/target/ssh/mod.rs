@@ -11,6 +11,7 @@ mod client;
 pub mod config;
 mod connect;
 mod host_key;
+mod probe;
 mod run;
 mod target;
 

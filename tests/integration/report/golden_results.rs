@@ -734,6 +734,8 @@ impl Campaign {
             cmdline: format!("BOOT_IMAGE=/boot/vmlinuz-{release} root=/dev/nvme0n1p2 ro quiet"),
             switch_s,
             login_s,
+            proof_s: None,
+            proven_at: None,
         });
     }
 
