@@ -162,6 +162,20 @@ struct Boot {
     release: String,
 }
 
+/// What a campaign runs: the recipe (the copy in the results directory), its plan, the target
+/// and the results directory.
+#[derive(Clone, Copy, Debug)]
+pub struct Campaign<'a> {
+    /// The recipe.
+    pub recipe: &'a Recipe,
+    /// Its plan on `target`.
+    pub plan: &'a Plan,
+    /// The machine.
+    pub target: &'a Target,
+    /// Where everything is written.
+    pub dir: &'a ResultsDir,
+}
+
 /// Runs (or resumes) one campaign.
 pub struct Engine<'a> {
     recipe: &'a Recipe,
@@ -185,15 +199,18 @@ pub struct Engine<'a> {
 impl<'a> Engine<'a> {
     /// Starts a new campaign in an empty results directory: writes the journal header.
     pub fn create(
-        recipe: &'a Recipe,
-        plan: &'a Plan,
-        target: &'a Target,
-        dir: &'a ResultsDir,
+        campaign: Campaign<'a>,
         transport: &'a mut dyn Transport,
         observer: &'a mut dyn Observer,
-        options: RunOptions,
+        options: &RunOptions,
     ) -> Result<Engine<'a>, EngineError> {
-        check_tuning_consent(recipe, target, &options)?;
+        let Campaign {
+            recipe,
+            plan,
+            target,
+            dir,
+        } = campaign;
+        check_tuning_consent(recipe, target, options)?;
         let mut journal = JournalWriter::open(&dir.journal_path())?;
         journal.append(&Event::Campaign {
             format: JOURNAL_FORMAT,
@@ -206,22 +223,25 @@ impl<'a> Engine<'a> {
         })?;
         let samples = SampleWriter::open(&dir.samples_path())?;
         Ok(Engine::assemble(
-            recipe, plan, target, dir, transport, observer, journal, samples,
+            campaign, transport, observer, journal, samples,
         ))
     }
 
     /// Opens an existing campaign: checks that the recipe and target match, marks the rows of
     /// any attempt the last runner left open as discarded, and journals the resumption.
     pub fn resume(
-        recipe: &'a Recipe,
-        plan: &'a Plan,
-        target: &'a Target,
-        dir: &'a ResultsDir,
+        campaign: Campaign<'a>,
         transport: &'a mut dyn Transport,
         observer: &'a mut dyn Observer,
-        options: RunOptions,
+        options: &RunOptions,
     ) -> Result<Engine<'a>, EngineError> {
-        check_tuning_consent(recipe, target, &options)?;
+        let Campaign {
+            recipe,
+            plan,
+            target,
+            dir,
+        } = campaign;
+        check_tuning_consent(recipe, target, options)?;
         let past = Journal::read(&dir.journal_path())?;
         if let Some(Event::Campaign {
             recipe_sha256,
@@ -265,9 +285,7 @@ impl<'a> Engine<'a> {
             }
         }
         let samples = SampleWriter::open(&dir.samples_path())?;
-        let mut engine = Engine::assemble(
-            recipe, plan, target, dir, transport, observer, journal, samples,
-        );
+        let mut engine = Engine::assemble(campaign, transport, observer, journal, samples);
         engine.base_cmdline = state.base_cmdline.clone();
         engine.last_boot_id = state
             .points
@@ -303,20 +321,19 @@ impl<'a> Engine<'a> {
         Ok(engine)
     }
 
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "private constructor shared by create and resume"
-    )]
     fn assemble(
-        recipe: &'a Recipe,
-        plan: &'a Plan,
-        target: &'a Target,
-        dir: &'a ResultsDir,
+        campaign: Campaign<'a>,
         transport: &'a mut dyn Transport,
         observer: &'a mut dyn Observer,
         journal: JournalWriter,
         samples: SampleWriter,
     ) -> Engine<'a> {
+        let Campaign {
+            recipe,
+            plan,
+            target,
+            dir,
+        } = campaign;
         let workdir = match &target.workdir {
             Some(base) => format!(
                 "{}/{}",

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::{
     analysis::analyze,
     campaign::{
-        engine::{Engine, EngineError, Outcome, RunOptions, check_tuning_consent},
+        engine::{Campaign, Engine, EngineError, Outcome, RunOptions, check_tuning_consent},
         events::{CampaignEvent, Observer},
         plan::Plan,
     },
@@ -107,25 +107,15 @@ fn execute(
         progress: Progress::for_stderr(),
         dir,
     };
+    let campaign = Campaign {
+        recipe: &recipe,
+        plan: &plan,
+        target,
+        dir,
+    };
     let engine = match start {
-        Start::New => Engine::create(
-            &recipe,
-            &plan,
-            target,
-            dir,
-            transport.as_mut(),
-            &mut progress,
-            options,
-        ),
-        Start::Resume => Engine::resume(
-            &recipe,
-            &plan,
-            target,
-            dir,
-            transport.as_mut(),
-            &mut progress,
-            options,
-        ),
+        Start::New => Engine::create(campaign, transport.as_mut(), &mut progress, &options),
+        Start::Resume => Engine::resume(campaign, transport.as_mut(), &mut progress, &options),
     };
     let outcome = engine.map_err(engine_error)?.run().map_err(engine_error)?;
     drop(progress);

@@ -14,7 +14,7 @@ use aba::results::{
 };
 
 use crate::support::{
-    cli::{aba, aba_bin, campaign_dir, text, wait_for_journal, write},
+    cli::{aba, aba_bin, campaign_dir, run_on, text, wait_for_journal, write},
     sshd::{Sshd, signal},
 };
 
@@ -269,19 +269,7 @@ fn notification_commands_run_on_the_host_with_the_results_dir() {
             .replace("sleep 0.8; ", "")
             .replace("samples = 3", "samples = 1"),
     );
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            ok.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-            "--target",
-            "box",
-            "--results",
-            "results",
-        ],
-    );
+    let out = run_on(tmp.path(), &ok, &targets, "box", "results");
     assert!(out.status.success(), "{}", text(&out));
     let dir = campaign_dir(&tmp.path().join("results"));
     assert_eq!(
@@ -298,19 +286,7 @@ fn notification_commands_run_on_the_host_with_the_results_dir() {
         "bad.toml",
         &SLOW.replace("sleep 0.8; echo $ABA_SAMPLE", "exit 7"),
     );
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            bad.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-            "--target",
-            "box",
-            "--results",
-            "results-bad",
-        ],
-    );
+    let out = run_on(tmp.path(), &bad, &targets, "box", "results-bad");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let failed = std::fs::read_to_string(tmp.path().join("failed.txt")).expect("on_failure ran");
     assert!(failed.starts_with("results-bad/"), "{failed}");
@@ -355,19 +331,7 @@ metric = {{ number = true, better = "lower" }}
         ),
     );
     let started = Instant::now();
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            recipe.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-            "--target",
-            "box",
-            "--results",
-            "results",
-        ],
-    );
+    let out = run_on(tmp.path(), &recipe, &targets, "box", "results");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(started.elapsed() < Duration::from_secs(45));
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -9,7 +9,7 @@ use aba::results::{
 };
 
 use crate::support::{
-    cli::{aba, campaign_dir, text, write},
+    cli::{campaign_dir, run_on, text, write},
     lab::{KERNEL_A, KERNEL_B, LabVm, lab_dir},
 };
 
@@ -47,19 +47,7 @@ fn kexec_aba_in_the_lab_proves_three_boots() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory(tmp.path(), "");
     let recipe = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/lab-aba.toml");
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            recipe.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-            "--target",
-            "kexec",
-            "--results",
-            "results",
-        ],
-    );
+    let out = run_on(tmp.path(), &recipe, &targets, "kexec", "results");
     assert!(out.status.success(), "{}", text(&out));
     let dir = campaign_dir(&tmp.path().join("results"));
 
@@ -144,19 +132,7 @@ fn a_power_switch_boots_the_other_kernel() {
     let recipe = write(tmp.path(), "r.toml", SHORT_ABA);
     let pidfile = lab_dir().join("out/run/t-power/qemu.pid");
     let pid_before = std::fs::read_to_string(&pidfile).expect("pid");
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            recipe.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-            "--target",
-            "power",
-            "--results",
-            "results",
-        ],
-    );
+    let out = run_on(tmp.path(), &recipe, &targets, "power", "results");
     assert!(out.status.success(), "{}", text(&out));
     let dir = campaign_dir(&tmp.path().join("results"));
     let boots = proven(&dir);
@@ -189,19 +165,7 @@ fn a_wrong_release_is_refused_by_the_proof_and_records_no_sample() {
             "[kernels.b]\nrelease = \"6.1.0-99-cloud-amd64\"\nimage = \"/boot/vmlinuz-6.1.0-50-cloud-amd64\"\ninitrd = \"/boot/initrd.img-6.1.0-50-cloud-amd64\"",
         ),
     );
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            recipe.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-            "--target",
-            "kexec",
-            "--results",
-            "results",
-        ],
-    );
+    let out = run_on(tmp.path(), &recipe, &targets, "kexec", "results");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -98,3 +98,20 @@ pub fn samples_since_start_of(events: &[Event], point: &str) -> usize {
         .filter(|e| matches!(e, Event::Sample { .. }))
         .count()
 }
+
+/// `aba run RECIPE --targets TARGETS --target TARGET --results RESULTS` in `cwd`, waited for.
+pub fn run_on(cwd: &Path, recipe: &Path, targets: &Path, target: &str, results: &str) -> Output {
+    aba(
+        cwd,
+        &[
+            "run",
+            recipe.to_str().expect("utf-8 path"),
+            "--targets",
+            targets.to_str().expect("utf-8 path"),
+            "--target",
+            target,
+            "--results",
+            results,
+        ],
+    )
+}
