@@ -32,7 +32,10 @@ use crate::{
     recipe::{Recipe, Workload, ident::CpuList},
     results::{
         atomic::write_atomic,
-        journal::{Event, JOURNAL_FORMAT, Journal, JournalWriter, now_rfc3339, now_rfc3339_micros},
+        journal::{
+            CampaignState, Event, JOURNAL_FORMAT, Journal, JournalWriter, PointState, now_rfc3339,
+            now_rfc3339_micros,
+        },
         layout::{ResultsDir, path_safe},
         samples::{Phase, SampleRow, SampleWriter, Status, mark_discarded},
     },
@@ -194,6 +197,8 @@ pub struct Engine<'a> {
     kernel_failures: HashMap<String, Vec<String>>,
     point_times: Vec<Duration>,
     done: usize,
+    /// The points' state when this run began (fresh, or replayed from the journal on resume).
+    start: CampaignState,
 }
 
 impl<'a> Engine<'a> {
@@ -204,26 +209,36 @@ impl<'a> Engine<'a> {
         observer: &'a mut dyn Observer,
         options: &RunOptions,
     ) -> Result<Engine<'a>, EngineError> {
-        let Campaign {
-            recipe,
-            plan,
-            target,
-            dir,
-        } = campaign;
-        check_tuning_consent(recipe, target, options)?;
-        let mut journal = JournalWriter::open(&dir.journal_path())?;
+        check_tuning_consent(campaign.recipe, campaign.target, options)?;
+        let labels: Vec<String> = campaign
+            .plan
+            .points
+            .iter()
+            .map(|p| p.label.clone())
+            .collect();
+        let mut journal = JournalWriter::open(&campaign.dir.journal_path())?;
         journal.append(&Event::Campaign {
             format: JOURNAL_FORMAT,
             aba: env!("CARGO_PKG_VERSION").to_owned(),
-            name: recipe.name.to_string(),
-            recipe_sha256: recipe.sha256.clone(),
-            target: target.name.clone(),
-            points: plan.points.iter().map(|p| p.label.clone()).collect(),
+            name: campaign.recipe.name.to_string(),
+            recipe_sha256: campaign.recipe.sha256.clone(),
+            target: campaign.target.name.clone(),
+            points: labels.clone(),
             time: now_rfc3339(),
         })?;
-        let samples = SampleWriter::open(&dir.samples_path())?;
+        let samples = SampleWriter::open(&campaign.dir.samples_path())?;
+        let start = CampaignState {
+            points: labels
+                .into_iter()
+                .map(|label| PointState {
+                    label,
+                    ..PointState::default()
+                })
+                .collect(),
+            ..CampaignState::default()
+        };
         Ok(Engine::assemble(
-            campaign, transport, observer, journal, samples,
+            campaign, transport, observer, journal, samples, start,
         ))
     }
 
@@ -285,7 +300,14 @@ impl<'a> Engine<'a> {
             }
         }
         let samples = SampleWriter::open(&dir.samples_path())?;
-        let mut engine = Engine::assemble(campaign, transport, observer, journal, samples);
+        let mut engine = Engine::assemble(
+            campaign,
+            transport,
+            observer,
+            journal,
+            samples,
+            state.clone(),
+        );
         engine.base_cmdline = state.base_cmdline.clone();
         engine.last_boot_id = state
             .points
@@ -327,6 +349,7 @@ impl<'a> Engine<'a> {
         observer: &'a mut dyn Observer,
         journal: JournalWriter,
         samples: SampleWriter,
+        start: CampaignState,
     ) -> Engine<'a> {
         let Campaign {
             recipe,
@@ -362,6 +385,7 @@ impl<'a> Engine<'a> {
             kernel_failures: HashMap::new(),
             point_times: Vec::new(),
             done: 0,
+            start,
         }
     }
 
@@ -386,7 +410,7 @@ impl<'a> Engine<'a> {
 
     /// Runs every point that is not done yet.
     pub fn run(mut self) -> Result<Outcome, EngineError> {
-        let state = Journal::read(&self.dir.journal_path())?.state();
+        let state = std::mem::take(&mut self.start);
         let remaining = self.plan.points.len() - self.done;
         self.observer.event(&CampaignEvent::Started {
             points: self.plan.points.len(),
@@ -399,7 +423,7 @@ impl<'a> Engine<'a> {
         Ok(outcome)
     }
 
-    fn run_points(&mut self, state: &crate::results::journal::CampaignState) -> Outcome {
+    fn run_points(&mut self, state: &CampaignState) -> Outcome {
         if let Err(e) = self.connect_first() {
             return match e {
                 PointError::Interrupted => Outcome::Interrupted,

@@ -326,6 +326,29 @@ fn a_timeout_kills_the_run_and_says_so() {
     );
 }
 
+/// Two points on the running kernel that set `kernel.printk_ratelimit` (harmless, writable by
+/// root) to `wanted` and run one workload `samples` times.
+fn printk_recipe(name: &str, samples: u32, workload: &str, run: &str, wanted: u32) -> String {
+    format!(
+        r#"
+version = 1
+name = "{name}"
+description = "sets a harmless sysctl"
+sequence = ["this", "this"]
+warmup = 0
+samples = {samples}
+[kernels.this]
+release = "running"
+[sysctl]
+"kernel.printk_ratelimit" = {wanted}
+[[workload]]
+name = "{workload}"
+run = "{run}"
+metric = {{ number = true, better = "lower" }}
+"#
+    )
+}
+
 #[test]
 fn tuning_the_local_machine_needs_consent_and_is_restored() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -338,23 +361,12 @@ fn tuning_the_local_machine_needs_consent_and_is_restored() {
     let recipe = write(
         tmp.path(),
         "r.toml",
-        &format!(
-            r#"
-version = 1
-name = "tuned"
-description = "sets a harmless sysctl"
-sequence = ["this", "this"]
-warmup = 0
-samples = 1
-[kernels.this]
-release = "running"
-[sysctl]
-"kernel.printk_ratelimit" = {wanted}
-[[workload]]
-name = "read"
-run = "cat /proc/sys/kernel/printk_ratelimit"
-metric = {{ number = true, better = "lower" }}
-"#
+        &printk_recipe(
+            "tuned",
+            1,
+            "read",
+            "cat /proc/sys/kernel/printk_ratelimit",
+            wanted,
         ),
     );
     let refused = aba(
@@ -420,23 +432,12 @@ fn ctrl_c_restores_tuning_and_leaves_a_resumable_campaign() {
     let recipe = write(
         tmp.path(),
         "r.toml",
-        &format!(
-            r#"
-version = 1
-name = "interrupted"
-description = "Ctrl-C in the middle"
-sequence = ["this", "this"]
-warmup = 0
-samples = 4
-[kernels.this]
-release = "running"
-[sysctl]
-"kernel.printk_ratelimit" = {wanted}
-[[workload]]
-name = "slow"
-run = "sleep 0.4; cat /proc/sys/kernel/printk_ratelimit"
-metric = {{ number = true, better = "lower" }}
-"#
+        &printk_recipe(
+            "interrupted",
+            4,
+            "slow",
+            "sleep 0.4; cat /proc/sys/kernel/printk_ratelimit",
+            wanted,
         ),
     );
     let results = tmp.path().join("results");

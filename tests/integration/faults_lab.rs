@@ -3,7 +3,6 @@
 
 use std::{
     path::Path,
-    process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
@@ -13,7 +12,10 @@ use aba::results::{
 };
 
 use crate::support::{
-    cli::{aba, aba_bin, campaign_dir, samples_since_start_of, text, wait_for_journal, write},
+    cli::{
+        aba, campaign_dir, run_on, samples_since_start_of, spawn_run_on, text, wait_for_journal,
+        write,
+    },
     lab::{KERNEL_A, KERNEL_B, LabVm},
 };
 
@@ -40,19 +42,6 @@ metric = {{ number = true, unit = "ns", better = "lower" }}
     )
 }
 
-fn run_args<'a>(recipe: &'a str, targets: &'a str, target: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        recipe,
-        "--targets",
-        targets,
-        "--target",
-        target,
-        "--results",
-        "results",
-    ]
-}
-
 fn events(dir: &Path) -> Vec<Event> {
     Journal::read(&dir.join("journal.jsonl"))
         .expect("journal")
@@ -69,14 +58,7 @@ fn a_kernel_that_panics_falls_back_and_stops_the_campaign_naming_it() {
         "r.toml",
         &recipe("aba.kernel=b rdinit=/nonexistent", 2, "labbench 5", 1),
     );
-    let out = aba(
-        tmp.path(),
-        &run_args(
-            r.to_str().expect("utf-8"),
-            targets.to_str().expect("utf-8"),
-            "kexec",
-        ),
-    );
+    let out = run_on(tmp.path(), &r, &targets, "kexec", "results");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -130,14 +112,7 @@ fn a_kernel_that_hangs_is_power_cycled_after_the_boot_timeout() {
         &recipe("rdinit=/nonexistent panic=0", 2, "labbench 5", 0),
     );
     let started = Instant::now();
-    let out = aba(
-        tmp.path(),
-        &run_args(
-            r.to_str().expect("utf-8"),
-            targets.to_str().expect("utf-8"),
-            "kexec",
-        ),
-    );
+    let out = run_on(tmp.path(), &r, &targets, "kexec", "results");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(
         started.elapsed() > Duration::from_secs(30),
@@ -167,17 +142,7 @@ fn a_sigkilled_runner_resumes_the_point_from_a_fresh_boot() {
         "r.toml",
         &recipe("aba.kernel=b", 4, "sleep 1; labbench 5", 1),
     );
-    let mut child = Command::new(aba_bin())
-        .args(run_args(
-            r.to_str().expect("utf-8"),
-            targets.to_str().expect("utf-8"),
-            "kexec",
-        ))
-        .current_dir(tmp.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("aba starts");
+    let mut child = spawn_run_on(tmp.path(), &r, &targets, "kexec");
     let results = tmp.path().join("results");
     let dir = wait_for_journal(
         &results,
@@ -252,17 +217,7 @@ fn a_target_that_reboots_on_its_own_gets_the_point_redone() {
         "r.toml",
         &recipe("aba.kernel=b", 4, "sleep 1; labbench 5", 1),
     );
-    let child = Command::new(aba_bin())
-        .args(run_args(
-            r.to_str().expect("utf-8"),
-            targets.to_str().expect("utf-8"),
-            "kexec",
-        ))
-        .current_dir(tmp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("aba starts");
+    let child = spawn_run_on(tmp.path(), &r, &targets, "kexec");
     let results = tmp.path().join("results");
     wait_for_journal(
         &results,

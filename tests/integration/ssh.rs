@@ -194,6 +194,16 @@ fn leftovers_die_when_the_command_exits() {
     );
 }
 
+/// Sends `sig` to `pid` once a process matching `needle` runs; the thread returns when.
+fn signal_when_running(needle: &str, pid: u32, sig: i32) -> thread::JoinHandle<Instant> {
+    let needle = needle.to_owned();
+    thread::spawn(move || {
+        wait_for_process(&needle);
+        signal(pid, sig);
+        Instant::now()
+    })
+}
+
 #[test]
 fn killed_server_is_noticed_at_once_and_the_command_dies_with_it() {
     let sshd = Sshd::start();
@@ -201,15 +211,7 @@ fn killed_server_is_noticed_at_once_and_the_command_dies_with_it() {
     let client = ssh.local_addr().expect("connected");
     let mark = Marker::new(&sshd, 1);
     let needle = format!("sleep {}", mark.0);
-    let killer = {
-        let needle = needle.clone();
-        let serving = sshd.serving_pid(client);
-        thread::spawn(move || {
-            wait_for_process(&needle);
-            signal(serving, libc::SIGKILL);
-            Instant::now()
-        })
-    };
+    let killer = signal_when_running(&needle, sshd.serving_pid(client), libc::SIGKILL);
     let err = ssh
         .exec(&format!("echo hi >&2; sleep {}", mark.0), 30 * SECOND)
         .expect_err("connection must be lost");
@@ -236,14 +238,7 @@ fn frozen_server_is_declared_dead_and_dropping_does_not_hang() {
     let mut ssh = connect(&sshd.target());
     let serving = sshd.serving_pid(ssh.local_addr().expect("connected"));
     let mark = Marker::new(&sshd, 1);
-    let freezer = {
-        let needle = format!("sleep {}", mark.0);
-        thread::spawn(move || {
-            wait_for_process(&needle);
-            signal(serving, libc::SIGSTOP);
-            Instant::now()
-        })
-    };
+    let freezer = signal_when_running(&format!("sleep {}", mark.0), serving, libc::SIGSTOP);
     let err = ssh
         .exec(&format!("sleep {}", mark.0), 60 * SECOND)
         .expect_err("a frozen peer must be noticed");

@@ -74,6 +74,14 @@ fn says(run: &Run, phrase: &str) {
     );
 }
 
+/// Asserts that comparison.tsv holds every `analysis\tquantity\targs\tvalue` row.
+fn has_rows(run: &Run, rows: &[&str]) {
+    let comparison = run.file("comparison.tsv");
+    for row in rows {
+        assert!(comparison.contains(row), "comparison.tsv lacks {row:?}");
+    }
+}
+
 impl Run {
     fn file(&self, name: &str) -> String {
         fs::read_to_string(self.dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -194,19 +202,19 @@ fn mechanism_reproduces_the_published_decomposition() {
     says(&run, "nofolio 4.64% slower (BELOW_GATE)");
     says(&run, "parent +0.34%");
     says(&run, "(ν = 4)");
-    let comparison = run.file("comparison.tsv");
-    for row in [
-        "all\tchange_pct\tchild,parent\t36.512027",
-        "all\tdrift_pct\tparent\t0.344234",
-        "all\trecovery_pct\tchild,fastpath,child,parent\t43.058824",
-        "all\trecovery_pct\tfastpath,folioonly,child,parent\t-0.235294",
-        "all\trecovery_pct\tfolioonly,nofolio,child,parent\t44.470588",
-        "all\trecovery_pct\tchild,nofolio,child,parent\t87.294118",
-        "all\trecovery_pct\tnofolio,parent,child,parent\t12.705882",
-        "drop_first\trecovery_pct\tchild,nofolio,child,parent\t87.848101",
-    ] {
-        assert!(comparison.contains(row), "comparison.tsv lacks {row:?}");
-    }
+    has_rows(
+        &run,
+        &[
+            "all\tchange_pct\tchild,parent\t36.512027",
+            "all\tdrift_pct\tparent\t0.344234",
+            "all\trecovery_pct\tchild,fastpath,child,parent\t43.058824",
+            "all\trecovery_pct\tfastpath,folioonly,child,parent\t-0.235294",
+            "all\trecovery_pct\tfolioonly,nofolio,child,parent\t44.470588",
+            "all\trecovery_pct\tchild,nofolio,child,parent\t87.294118",
+            "all\trecovery_pct\tnofolio,parent,child,parent\t12.705882",
+            "drop_first\trecovery_pct\tchild,nofolio,child,parent\t87.848101",
+        ],
+    );
     let checked = published_figures_match(&run, "mprotect-mechanism", "parent");
     assert!(checked >= 90, "only {checked} published figures checked");
     assert_eq!(run.stdout, run.file("report.txt"));
@@ -230,16 +238,16 @@ fn exact_cac1_reproduces_the_published_change() {
         "1 boot of child: its boot variance is borrowed from parent",
     );
     says(&run, "reproduced.");
-    let comparison = run.file("comparison.tsv");
-    for row in [
-        "all\tchange_pct\tchild,parent\t39.773716",
-        "all\tdrift_pct\tparent\t0.874126",
-        "drop_first\tchange_pct\tchild,parent\t39.534884",
-        "drop_first\tdrift_pct\tparent\t0.934579",
-        "all\tverdict\tchild,parent\tSIGNAL",
-    ] {
-        assert!(comparison.contains(row), "comparison.tsv lacks {row:?}");
-    }
+    has_rows(
+        &run,
+        &[
+            "all\tchange_pct\tchild,parent\t39.773716",
+            "all\tdrift_pct\tparent\t0.874126",
+            "drop_first\tchange_pct\tchild,parent\t39.534884",
+            "drop_first\tdrift_pct\tparent\t0.934579",
+            "all\tverdict\tchild,parent\tSIGNAL",
+        ],
+    );
     let checked = published_figures_match(&run, "mprotect-exact-cac1", "parent");
     assert!(checked >= 20, "only {checked} published figures checked");
     assert_fits_72(&run, "mprotect-exact-cac1");
@@ -254,9 +262,13 @@ fn pedro_v3_reproduces_the_change_and_names_the_tripped_limit() {
     );
     says(&run, "drift of parent -1.93% exceeds max_drift_pct 1.00");
     says(&run, "boot-to-boot variation dominates");
-    let comparison = run.file("comparison.tsv");
-    assert!(comparison.contains("all\tchange_pct\tchild,parent\t6.204380"));
-    assert!(comparison.contains("all\tdrift_pct\tparent\t-1.927711"));
+    has_rows(
+        &run,
+        &[
+            "all\tchange_pct\tchild,parent\t6.204380",
+            "all\tdrift_pct\tparent\t-1.927711",
+        ],
+    );
     let checked = published_figures_match(&run, "mprotect-pedro-v3", "parent");
     assert!(checked >= 20, "only {checked} published figures checked");
     assert_fits_72(&run, "mprotect-pedro-v3");

@@ -2,7 +2,7 @@
 
 use std::{
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::{Child, Command, Output, Stdio},
     time::{Duration, Instant},
 };
 
@@ -114,4 +114,22 @@ pub fn run_on(cwd: &Path, recipe: &Path, targets: &Path, target: &str, results: 
             results,
         ],
     )
+}
+
+/// The same as [`run_on`], started in the background (stdout and stderr piped) so a test can
+/// inject a fault while it runs.
+pub fn spawn_run_on(cwd: &Path, recipe: &Path, targets: &Path, target: &str) -> Child {
+    Command::new(aba_bin())
+        .arg("run")
+        .arg(recipe)
+        .arg("--targets")
+        .arg(targets)
+        .args(["--target", target, "--results", "results"])
+        .current_dir(cwd)
+        .env_remove("ABA_TARGETS")
+        .env_remove("ABA_RESULTS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("aba run starts")
 }
