@@ -1,11 +1,56 @@
 #!/usr/bin/env bash
 # test.sh [cargo test args…]: aba's whole test suite, on a fresh Debian machine too.
-# Installs the host packages the tests need (QEMU, OpenSSH server and client, cpio; needs root
-# when something is missing), builds the QEMU lab from Debian packages if it is not built,
-# then runs `cargo test`. The SSH tests start their own sshd on 127.0.0.1; the lab tests start
-# their own VMs under software emulation.
+# Installs every host program the tests need (lab/host-deps.sh: QEMU, OpenSSH server and client,
+# busybox, cpio…; needs root when something is missing), builds the QEMU lab from Debian
+# packages if it is not built, then runs the unit tests, the integration tests and the lab
+# tests, and prints how long each phase took and how many tests were skipped, and why.
+# The SSH tests start their own sshd on 127.0.0.1; the lab tests start their own VMs under
+# software emulation. With arguments, runs `cargo test ARGS…` after the same preparation.
+# ABA_REQUIRE_ALL=1 (set by .ci/run) turns every skipped test into a failure.
 set -euo pipefail
 cd "$(dirname "$0")"
+export ABA_SKIP_LOG=${ABA_SKIP_LOG:-$PWD/target/test-skips.log}
+mkdir -p "$(dirname "$ABA_SKIP_LOG")"
+: >"$ABA_SKIP_LOG"
+
+phases=()
+mark=$(date +%s)
+phase() { # phase NAME: records the time since the previous mark under NAME
+    local now
+    now=$(date +%s)
+    phases+=("$(printf '%-12s %5d s' "$1" $((now - mark)))")
+    mark=$now
+}
+summary() {
+    local status=$?
+    printf '\ntest.sh phases:\n'
+    printf '  %s\n' "${phases[@]}"
+    local skipped
+    skipped=$(grep -c . "$ABA_SKIP_LOG" || true)
+    if ((skipped)); then
+        printf '%d test(s) skipped on this machine:\n' "$skipped"
+        cut -f1,2 "$ABA_SKIP_LOG" | sed 's/\t/: /; s/^/  /'
+    else
+        printf 'no test skipped\n'
+    fi
+    exit "$status"
+}
+trap summary EXIT
+
 lab/host-deps.sh
+phase install
 lab/build-target.sh --check >/dev/null 2>&1 || lab/build-target.sh
-exec cargo test --locked "$@"
+phase lab-build
+cargo test --locked --no-run "$@"
+phase build
+if (($#)); then
+    cargo test --locked "$@"
+    phase tests
+    exit
+fi
+cargo test --locked --lib
+phase unit
+cargo test --locked --test integration -- --skip lab::
+phase integration
+cargo test --locked --test integration -- lab::
+phase lab

@@ -41,6 +41,7 @@ LAB_HOSTKEY=${LAB_HOSTKEY:-$LAB_DIR/ssh_host_ed25519_key}
 LAB_KNOWN_HOSTS=${LAB_KNOWN_HOSTS:-$LAB_DIR/known_hosts}
 
 # --- VM (start-vm.sh) ------------------------------------------------------------
+# host tools: qemu-system-x86_64
 LAB_QEMU=${LAB_QEMU:-qemu-system-x86_64}
 LAB_ACCEL=${LAB_ACCEL:-tcg,tb-size=64}     # never kvm on this host
 LAB_SMP=${LAB_SMP:-1}

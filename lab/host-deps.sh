@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# host-deps.sh: install what the lab and aba's tests need on the host, when missing:
-# QEMU (x86, software emulation), the OpenSSH server (for the sshd tests on 127.0.0.1) and
-# client tools, cpio and e2fsprogs (to build the lab image). Needs root when something is
-# missing; does nothing otherwise.
+# host-deps.sh: install every host program that aba's tests, benchmarks and lab scripts start,
+# when missing: QEMU (x86, software emulation), the OpenSSH server (for the sshd tests on
+# 127.0.0.1) and client tools, the shells the SSH wrapper is tested in, cpio and e2fsprogs (to
+# build the lab image), a C compiler (the recipes' setup on the local target). Needs root when
+# something is missing; does nothing otherwise.
+#
+# The one place that says what the host needs: tests/integration/host_deps.rs reads the
+# programs started by src/, tests/, bench/ and the lab scripts and fails when one is neither
+# in this map, nor in a package every Debian system has (Essential or required), nor one of
+# the machine's own tools below (the Rust toolchain and git, which no apt package provides
+# here).
 set -euo pipefail
+machine=(cargo rustc git python3)
 declare -A pkg=(
     [qemu-system-x86_64]=qemu-system-x86
     [sshd]=openssh-server
@@ -14,10 +22,23 @@ declare -A pkg=(
     [mke2fs]=e2fsprogs
     [ss]=iproute2
     [pgrep]=procps
+    [ps]=procps
+    [ssh-add]=openssh-client
+    [objcopy]=binutils
+    [xz]=xz-utils
+    [zstd]=zstd
+    [busybox]=busybox
+    [dash]=dash
+    [bash]=bash
+    [cc]=gcc
+    [gcc]=gcc
 )
 missing=()
 for tool in "${!pkg[@]}"; do
     command -v "$tool" >/dev/null 2>&1 || [[ -x /usr/sbin/$tool ]] || missing+=("${pkg[$tool]}")
+done
+for tool in "${machine[@]}"; do
+    command -v "$tool" >/dev/null 2>&1 || echo "host-deps.sh: warning: $tool (part of this machine kind, not installable by apt here) is missing" >&2
 done
 ((${#missing[@]})) || exit 0
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)

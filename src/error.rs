@@ -18,6 +18,8 @@ pub mod exit_code {
     pub const CAMPAIGN_STOPPED: u8 = 3;
     /// The campaign finished but a published result in `[expect]` was not reproduced.
     pub const EXPECT_MISSED: u8 = 4;
+    /// `aba verify`: the journal and `samples.csv` disagree (a sample is lost or mislabelled).
+    pub const VERIFY_FAILED: u8 = 5;
     /// Interrupted by Ctrl-C / SIGTERM; the results directory is resumable.
     pub const INTERRUPTED: u8 = 130;
 }

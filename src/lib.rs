@@ -18,3 +18,8 @@ pub mod results;
 pub mod stats;
 pub mod target;
 pub mod ui;
+
+/// Visible, counted skips for unit tests that cannot run on this machine.
+#[cfg(test)]
+#[path = "../tests/common/skip.rs"]
+pub(crate) mod test_skip;

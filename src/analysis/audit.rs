@@ -52,6 +52,18 @@ pub fn audit(input: &AuditInput<'_>) -> Audit {
     }
     book.count_rows(input.table);
     let mut attempts: Vec<AttemptAudit> = book.attempts.into_values().collect();
+    for a in &mut attempts {
+        // The journal, not the row's status, says an attempt does not count: its ok rows are
+        // set aside with it (aba 0.1 rewrote them as `discarded`, which counts the same).
+        if matches!(
+            a.outcome,
+            AttemptOutcome::Failed | AttemptOutcome::Discarded
+        ) {
+            a.rows_discarded += a.samples_ok + a.warmups_ok;
+            a.samples_ok = 0;
+            a.warmups_ok = 0;
+        }
+    }
     attempts.sort_by_key(|a| (a.order, a.attempt));
     for a in &mut attempts {
         let env = format!("env/{}-{}.json", a.point, a.attempt);

@@ -292,7 +292,7 @@ pub enum AttemptOutcome {
     Done,
     /// Failed; its rows are ignored.
     Failed,
-    /// Discarded on resume (the runner died during it); its rows are marked.
+    /// Discarded on resume (the runner died during it); its rows do not count.
     Discarded,
     /// Started and never finished, failed or discarded: the runner died and was not resumed.
     Unfinished,
@@ -359,13 +359,14 @@ pub struct AttemptAudit {
     pub tuning: BTreeMap<String, String>,
     /// Optional knobs absent on the machine.
     pub skipped_knobs: Vec<String>,
-    /// Valid measured rows (`ok`, `sample`) in `samples.csv`.
+    /// `ok` measured rows in `samples.csv` (0 for an attempt that does not count).
     pub samples_ok: usize,
-    /// `ok` warm-up rows.
+    /// `ok` warm-up rows (0 for an attempt that does not count).
     pub warmups_ok: usize,
-    /// Rows marked `failed`.
+    /// Rows of failed runs.
     pub rows_failed: usize,
-    /// Rows marked `discarded`.
+    /// `ok` rows set aside with an attempt that failed or was discarded (and rows aba 0.1
+    /// rewrote as `discarded`).
     pub rows_discarded: usize,
     /// Runs that failed.
     pub failed_runs: Vec<RunIssue>,

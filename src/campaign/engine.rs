@@ -37,7 +37,8 @@ use crate::{
             now_rfc3339_micros,
         },
         layout::{ResultsDir, path_safe},
-        samples::{Phase, SampleRow, SampleWriter, Status, mark_discarded},
+        samples::{Phase, SampleRow, SampleTable, SampleWriter, Status},
+        verify::{Scope, rows_per_attempt, verify},
     },
     target::{
         host::run_host,
@@ -289,14 +290,24 @@ impl<'a> Engine<'a> {
         journal.append(&Event::Resumed {
             time: now_rfc3339(),
         })?;
-        for point in &state.points {
-            if let Some(attempt) = point.open {
-                let rows = mark_discarded(&dir.samples_path(), &point.label, attempt).unwrap_or(0);
-                journal.append(&Event::PointDiscarded {
-                    point: point.label.clone(),
-                    attempt,
-                    rows,
-                })?;
+        if state.points.iter().any(|p| p.open.is_some()) {
+            // samples.csv is never rewritten: the journal says these rows do not count.
+            let rows = if dir.samples_path().is_file() {
+                rows_per_attempt(&SampleTable::read(&dir.samples_path())?)
+            } else {
+                std::collections::BTreeMap::new()
+            };
+            for point in &state.points {
+                if let Some(attempt) = point.open {
+                    journal.append(&Event::PointDiscarded {
+                        point: point.label.clone(),
+                        attempt,
+                        rows: rows
+                            .get(&(point.label.clone(), attempt))
+                            .copied()
+                            .unwrap_or(0),
+                    })?;
+                }
             }
         }
         let samples = SampleWriter::open(&dir.samples_path())?;
@@ -486,8 +497,6 @@ impl<'a> Engine<'a> {
                                 reason: error_chain(&e),
                             };
                         }
-                        // The raw file should say what the journal says: these rows do not count.
-                        let _ = mark_discarded(&self.dir.samples_path(), &point.label, attempt);
                         self.observer.event(&CampaignEvent::PointFailed {
                             label: point.label.clone(),
                             reason: reason.clone(),
@@ -502,7 +511,34 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        Outcome::Finished
+        self.verify_all()
+    }
+
+    /// The whole directory's journal against its samples, after the last point: a difference
+    /// means a sample was lost or mislabelled, and the campaign must not say it finished.
+    fn verify_all(&mut self) -> Outcome {
+        match verify(
+            self.recipe,
+            &self.dir.journal_path(),
+            &self.dir.samples_path(),
+            Scope::All,
+        ) {
+            Ok(v) if v.is_clean() => Outcome::Finished,
+            Ok(v) => Outcome::Stopped {
+                reason: format!(
+                    "the journal and samples.csv disagree ({} difference(s)); the results cannot be trusted as they are:\n{}\n(`aba verify {}` lists them again)",
+                    v.differences.len(),
+                    v.describe(),
+                    self.dir.root.display()
+                ),
+            },
+            Err(e) => Outcome::Stopped {
+                reason: format!(
+                    "cannot verify the journal against samples.csv: {}",
+                    error_chain(&e)
+                ),
+            },
+        }
     }
 
     fn kernel_failure_report(&self, point: &PlannedPoint, failures: &[String]) -> String {
@@ -580,18 +616,17 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    fn finish(&mut self, outcome: Outcome) -> Outcome {
+    fn finish(&mut self, mut outcome: Outcome) -> Outcome {
+        let mut unrecorded = Vec::new();
         if let Some(saved) = self.saved_tuning.take() {
             // An interrupt already stopped the workload; restoring must still run.
             interrupt::reset();
             if let Err(e) = tuning::restore(self.transport, &saved) {
-                self.observer.event(&CampaignEvent::Warning(format!(
-                    "could not restore settings: {e}"
-                )));
-                let _ = self.journal.append(&Event::Warning {
-                    point: None,
-                    text: format!("could not restore settings: {e}"),
-                });
+                let text = format!("could not restore settings: {e}");
+                self.observer.event(&CampaignEvent::Warning(text.clone()));
+                if let Err(j) = self.journal.append(&Event::Warning { point: None, text }) {
+                    unrecorded.push(error_chain(&j));
+                }
             } else {
                 self.observer.event(&CampaignEvent::Info(
                     "previous settings restored".to_owned(),
@@ -610,7 +645,23 @@ impl<'a> Engine<'a> {
                 time: now_rfc3339(),
             },
         };
-        let _ = self.journal.append(&record);
+        if let Err(e) = self.journal.append(&record) {
+            unrecorded.push(error_chain(&e));
+        }
+        if !unrecorded.is_empty() {
+            // The journal could not say how the run ended: never report success then.
+            let how = match &outcome {
+                Outcome::Finished => "every point is done".to_owned(),
+                Outcome::Stopped { reason } => reason.clone(),
+                Outcome::Interrupted => "interrupted".to_owned(),
+            };
+            outcome = Outcome::Stopped {
+                reason: format!(
+                    "{how}; but the journal could not record it: {}",
+                    unrecorded.join("; ")
+                ),
+            };
+        }
         let dir = self.dir.root.display().to_string();
         let hook = match &outcome {
             Outcome::Finished => self
@@ -643,6 +694,17 @@ impl<'a> Engine<'a> {
     }
 
     fn run_point(&mut self, point: &PlannedPoint, attempt: u32) -> Result<(), PointError> {
+        // Where this attempt's records and rows begin: the check before `point_done` reads
+        // both files from here, by path.
+        let journal_offset = std::fs::metadata(self.dir.journal_path())
+            .map_err(|e| {
+                PointError::Fatal(format!(
+                    "cannot read the length of {}: {e}",
+                    self.dir.journal_path().display()
+                ))
+            })?
+            .len();
+        let (samples_offset, samples_lines) = self.samples.position();
         self.observer.event(&CampaignEvent::PointStarted {
             order: point.order,
             label: point.label.clone(),
@@ -703,6 +765,13 @@ impl<'a> Engine<'a> {
                 text,
             })?;
         }
+        self.verify_attempt(
+            point,
+            attempt,
+            journal_offset,
+            samples_offset,
+            samples_lines,
+        )?;
         self.journal.append(&Event::PointDone {
             point: point.label.clone(),
             attempt,
@@ -711,6 +780,45 @@ impl<'a> Engine<'a> {
             time: now_rfc3339(),
         })?;
         Ok(())
+    }
+
+    /// Checks what the attempt appended to the journal and samples.csv before it is journaled
+    /// done; a difference stops the campaign (the attempt stays open, so resume redoes it).
+    fn verify_attempt(
+        &mut self,
+        point: &PlannedPoint,
+        attempt: u32,
+        journal_offset: u64,
+        samples_offset: u64,
+        samples_lines: u64,
+    ) -> Result<(), PointError> {
+        let scope = Scope::Attempt {
+            point: &point.label,
+            attempt,
+            journal_offset,
+            samples_offset,
+            samples_lines,
+        };
+        let found = verify(
+            self.recipe,
+            &self.dir.journal_path(),
+            &self.dir.samples_path(),
+            scope,
+        )
+        .map_err(|e| {
+            PointError::Fatal(format!(
+                "cannot verify the attempt's rows against the journal: {}",
+                error_chain(&e)
+            ))
+        })?;
+        if found.is_clean() {
+            return Ok(());
+        }
+        Err(PointError::Fatal(format!(
+            "the journal and samples.csv disagree about this attempt ({} difference(s)), so it is not counted:\n{}",
+            found.differences.len(),
+            found.describe()
+        )))
     }
 
     fn switch_and_prove(&mut self, point: &PlannedPoint, attempt: u32) -> Result<Boot, PointError> {
@@ -1357,7 +1465,7 @@ mod tests {
         assert_ne!(code, 0);
         assert_eq!(out, "");
 
-        if Command::new("taskset").arg("-V").output().is_ok() {
+        if crate::test_skip::need("taskset") {
             let (code, out, err) = sh(&run_command(&workdir, &exports, Some("0"), run));
             assert_eq!(
                 (code, out.as_str()),

@@ -6,6 +6,7 @@ mod preflight;
 mod report;
 mod run;
 mod status;
+mod verify;
 
 use std::path::PathBuf;
 
@@ -104,6 +105,13 @@ pub enum Command {
         /// The results directory.
         dir: PathBuf,
     },
+    /// Cross-check a campaign's journal against its samples.csv: every journaled run has its
+    /// rows, no row lacks a run, every finished point has exactly its samples, every valid row
+    /// carries its proven boot.
+    Verify {
+        /// The results directory.
+        dir: PathBuf,
+    },
     /// Recompute a campaign's figures from its raw files, write the report files into the
     /// results directory and print report.txt.
     Report {
@@ -142,6 +150,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         } => run::run(&recipe, &target, &results, run.options()),
         Command::Resume { dir, targets, run } => run::resume(&dir, targets.as_ref(), run.options()),
         Command::Status { dir } => status::status(&dir),
+        Command::Verify { dir } => verify::verify(&dir),
         Command::Report { dir } => report::report(&dir),
     }
 }

@@ -535,8 +535,8 @@ pub fn audit(analysis: &Analysis) -> String {
                 x.reason.as_deref().unwrap_or("no reason recorded")
             )),
             AttemptOutcome::Discarded => items.push(format!(
-                "{who} never finished and was discarded on resume ({} row{} marked \
-                 discarded).",
+                "{who} never finished and was discarded on resume ({} row{} set \
+                 aside).",
                 x.rows_discarded,
                 plural(x.rows_discarded)
             )),

@@ -332,45 +332,14 @@ impl Journal {
     }
 
     fn read_filtered(path: &Path, skip_plain_samples: bool) -> Result<Journal, JournalError> {
-        let file = File::open(path).map_err(|source| JournalError::Io {
-            action: "read",
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let mut reader = BufReader::new(file);
         let mut journal = Journal::default();
-        let mut line = Vec::new();
-        let mut number = 0;
-        loop {
-            line.clear();
-            let n = reader
-                .read_until(b'\n', &mut line)
-                .map_err(|source| JournalError::Io {
-                    action: "read",
-                    path: path.to_path_buf(),
-                    source,
-                })?;
-            if n == 0 {
-                break;
+        journal.truncated_tail = visit_lines(path, 0, |number, line| {
+            if skip_plain_samples && is_plain_sample(line) {
+                return Ok(());
             }
-            number += 1;
-            if line.last() != Some(&b'\n') {
-                journal.truncated_tail = true;
-                break;
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            if skip_plain_samples && is_plain_sample(&line) {
-                continue;
-            }
-            let event = serde_json::from_slice(&line).map_err(|source| JournalError::Corrupt {
-                path: path.to_path_buf(),
-                line: number,
-                source,
-            })?;
-            journal.events.push(event);
-        }
+            journal.events.push(parse_line(path, number, line)?);
+            Ok(())
+        })?;
         match journal.events.first() {
             Some(Event::Campaign { format, .. }) if *format == JOURNAL_FORMAT => Ok(journal),
             Some(Event::Campaign { format, .. }) => Err(JournalError::Format {
@@ -454,6 +423,64 @@ impl Journal {
             }
         }
         state
+    }
+}
+
+/// Calls `f` with every complete record from byte `offset` on, in order, without keeping them:
+/// the verification streams a whole journal this way, and reads only the records a point
+/// appended (from the length the journal had when the point started). Returns whether a partial
+/// last line was left out. A tail read from an offset has no header, so none is required.
+pub fn visit_from(
+    path: &Path,
+    offset: u64,
+    mut f: impl FnMut(Event),
+) -> Result<bool, JournalError> {
+    visit_lines(path, offset, |number, line| {
+        f(parse_line(path, number, line)?);
+        Ok(())
+    })
+}
+
+fn parse_line(path: &Path, number: usize, line: &[u8]) -> Result<Event, JournalError> {
+    serde_json::from_slice(line).map_err(|source| JournalError::Corrupt {
+        path: path.to_path_buf(),
+        line: number,
+        source,
+    })
+}
+
+/// Feeds every complete, non-blank line from byte `offset` to `f` with its 1-based number
+/// (counted from `offset`); returns whether a partial last line was left out.
+fn visit_lines(
+    path: &Path,
+    offset: u64,
+    mut f: impl FnMut(usize, &[u8]) -> Result<(), JournalError>,
+) -> Result<bool, JournalError> {
+    use std::io::{Seek as _, SeekFrom};
+    let io = |source| JournalError::Io {
+        action: "read",
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(io)?;
+    file.seek(SeekFrom::Start(offset)).map_err(io)?;
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).map_err(io)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        number += 1;
+        if line.last() != Some(&b'\n') {
+            return Ok(true);
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        f(number, &line)?;
     }
 }
 

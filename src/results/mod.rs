@@ -5,3 +5,4 @@ pub mod atomic;
 pub mod journal;
 pub mod layout;
 pub mod samples;
+pub mod verify;

@@ -1,10 +1,12 @@
 //! `samples.csv`: the raw data, one row per metric per workload run, warm-ups included, failed
 //! runs included, every row labelled with its point, attempt, kernel and boot.
 //!
-//! Rows are appended and fsynced before the next run starts. The only rewrite ever made is on
-//! resume, when the rows of a point attempt that never finished are marked `discarded` (by an
-//! atomic whole-file replacement); nothing is deleted. The reader interns the repetitive
-//! columns, so a million rows fit in a few tens of megabytes.
+//! Rows are appended and fsynced before the next run starts, by one writer, and never
+//! rewritten: which attempt's rows count is the journal's to say (`point_done`, `point_failed`,
+//! `point_discarded`), so a row's `status` stays what the run produced. Directories written by
+//! aba 0.1 may hold rows rewritten as `discarded`; they are read as rows of an attempt that does
+//! not count. The reader interns the repetitive columns, so a million rows fit in a few tens of
+//! megabytes.
 
 use std::{
     collections::HashMap,
@@ -15,7 +17,7 @@ use std::{
 
 use thiserror::Error;
 
-use crate::results::atomic::{truncate_partial_line, write_atomic};
+use crate::results::atomic::truncate_partial_line;
 
 /// The header, which doubles as the format version: a reader refuses any other.
 pub const HEADER: [&str; 16] = [
@@ -57,7 +59,8 @@ pub enum Status {
     Ok,
     /// The run failed (exit status, check, parse, timeout); no value.
     Failed,
-    /// The row belongs to a point attempt that never finished; redone from a fresh boot.
+    /// Written only by aba 0.1, which rewrote the rows of an attempt that failed or never
+    /// finished; today the journal alone says so and rows keep their status.
     Discarded,
 }
 
@@ -144,12 +147,16 @@ pub enum SamplesError {
     },
 }
 
-/// Appends rows, fsyncing after each batch (one workload run).
+/// Appends rows, fsyncing after each batch (one workload run). The one writer of a campaign's
+/// `samples.csv`: nothing else writes the file, and nothing rewrites it.
 #[derive(Debug)]
 pub struct SampleWriter {
     file: File,
     path: PathBuf,
     buf: Vec<u8>,
+    /// Bytes and lines in the file (the header included).
+    bytes: u64,
+    lines: u64,
 }
 
 impl SampleWriter {
@@ -167,19 +174,30 @@ impl SampleWriter {
             .append(true)
             .open(path)
             .map_err(|e| io("open", e))?;
-        let empty = file.metadata().map_err(|e| io("stat", e))?.len() == 0;
-        if empty {
+        let mut bytes = file.metadata().map_err(|e| io("stat", e))?.len();
+        let mut lines = count_lines(path).map_err(|e| io("read", e))?;
+        if bytes == 0 {
             let mut header = HEADER.join(",");
             header.push('\n');
             file.write_all(header.as_bytes())
                 .and_then(|()| file.sync_data())
                 .map_err(|e| io("write", e))?;
+            bytes = header.len() as u64;
+            lines = 1;
         }
         Ok(SampleWriter {
             file,
             path: path.to_path_buf(),
             buf: Vec::with_capacity(4096),
+            bytes,
+            lines,
         })
+    }
+
+    /// The file's length in bytes and lines: where the next row will start. The verification
+    /// of a point reads the file from here on.
+    pub fn position(&self) -> (u64, u64) {
+        (self.bytes, self.lines)
     }
 
     /// Appends `rows` in one write and makes them durable before returning.
@@ -222,7 +240,28 @@ impl SampleWriter {
                 action: "append to",
                 path: self.path.clone(),
                 source,
-            })
+            })?;
+        self.bytes += self.buf.len() as u64;
+        self.lines += rows.len() as u64;
+        Ok(())
+    }
+}
+
+/// Newlines in `path` (0 when it does not exist).
+fn count_lines(path: &Path) -> std::io::Result<u64> {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut block = vec![0u8; 1 << 16];
+    let mut lines = 0u64;
+    loop {
+        let n = file.read(&mut block)?;
+        if n == 0 {
+            return Ok(lines);
+        }
+        lines += block[..n].iter().filter(|&&b| b == b'\n').count() as u64;
     }
 }
 
@@ -297,7 +336,47 @@ impl SampleTable {
         let len = file.metadata().map_err(io)?.len();
         let complete = complete_len(&file, len).map_err(io)?;
         let reader = std::io::BufReader::with_capacity(1 << 20, file.take(complete));
-        SampleTable::parse_complete(path, reader, complete != len)
+        SampleTable::parse_complete(path, reader, complete != len, 0)
+    }
+
+    /// Reads the rows appended after byte `offset` (a row boundary: the file's length at some
+    /// earlier moment), which start at line `lines_before + 1`. Line numbers in the rows and in
+    /// errors are the file's own.
+    pub fn read_from(
+        path: &Path,
+        offset: u64,
+        lines_before: u64,
+    ) -> Result<SampleTable, SamplesError> {
+        if offset == 0 {
+            return SampleTable::read(path);
+        }
+        let io = |source| SamplesError::Io {
+            action: "read",
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let complete = complete_len(&file, len).map_err(io)?;
+        if complete <= offset {
+            return Ok(SampleTable {
+                truncated_tail: complete != len,
+                ..SampleTable::default()
+            });
+        }
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(offset)).map_err(io)?;
+        let mut header = HEADER.join(",");
+        header.push('\n');
+        let tail = std::io::Cursor::new(header).chain(file.take(complete - offset));
+        let reader = std::io::BufReader::with_capacity(1 << 20, tail);
+        // The header we put in front is line 1 of what is parsed; the tail's first row is the
+        // file's line lines_before + 1.
+        SampleTable::parse_complete(
+            path,
+            reader,
+            complete != len,
+            lines_before.saturating_sub(1),
+        )
     }
 
     /// Parses `samples.csv` content (named `path` in errors).
@@ -306,19 +385,20 @@ impl SampleTable {
             Some(end) => &data[..=end],
             None => &data[..0],
         };
-        SampleTable::parse_complete(path, complete, complete.len() != data.len())
+        SampleTable::parse_complete(path, complete, complete.len() != data.len(), 0)
     }
 
     /// Parses complete lines (a partial last line already cut off; `truncated_tail` says
-    /// whether there was one).
+    /// whether there was one); `line_base` is added to every line number reported.
     fn parse_complete(
         path: &Path,
         complete: impl std::io::Read,
         truncated_tail: bool,
+        line_base: u64,
     ) -> Result<SampleTable, SamplesError> {
         let malformed = |line: u64, reason: String| SamplesError::Malformed {
             path: path.to_path_buf(),
-            line,
+            line: line + line_base,
             reason,
         };
         let mut table = SampleTable {
@@ -414,7 +494,7 @@ impl SampleTable {
                     Some(v) if v.is_finite() => Some(v),
                     _ => {
                         table.rejected.push((
-                            line,
+                            line + line_base,
                             format!(
                                 "value `{}` is not a finite number",
                                 String::from_utf8_lossy(&record[13])
@@ -440,7 +520,7 @@ impl SampleTable {
                 status,
                 value,
                 unit,
-                line,
+                line: line + line_base,
             });
         }
         Ok(table)
@@ -465,71 +545,11 @@ fn complete_len(file: &File, len: u64) -> std::io::Result<u64> {
     Ok(0)
 }
 
-/// Marks every non-discarded row of `point`'s `attempt` as `discarded`, by rewriting the file
-/// atomically. Returns how many rows changed. Used by resume before redoing the point.
-pub fn mark_discarded(path: &Path, point: &str, attempt: u32) -> Result<u64, SamplesError> {
-    let io = |action, source| SamplesError::Io {
-        action,
-        path: path.to_path_buf(),
-        source,
-    };
-    truncate_partial_line(path).map_err(|e| io("repair", e))?;
-    let data = std::fs::read(path).map_err(|e| io("read", e))?;
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_reader(&data[..]);
-    let mut out = Vec::with_capacity(data.len());
-    let mut changed = 0u64;
-    {
-        let mut writer = csv::WriterBuilder::new().from_writer(&mut out);
-        let attempt_text = attempt.to_string();
-        let mut record = csv::ByteRecord::new();
-        let mut first = true;
-        while reader
-            .read_byte_record(&mut record)
-            .map_err(|e| SamplesError::Malformed {
-                path: path.to_path_buf(),
-                line: record.position().map_or(0, |p| p.line()),
-                reason: e.to_string(),
-            })?
-        {
-            let hit = !first
-                && record.len() == HEADER.len()
-                && &record[0] == point.as_bytes()
-                && &record[2] == attempt_text.as_bytes()
-                && &record[12] != b"discarded";
-            first = false;
-            if hit {
-                let fields: Vec<&[u8]> = record
-                    .iter()
-                    .enumerate()
-                    .map(|(i, f)| if i == 12 { &b"discarded"[..] } else { f })
-                    .collect();
-                writer
-                    .write_record(&fields)
-                    .expect("invariant: writing CSV into memory cannot fail");
-                changed += 1;
-            } else {
-                writer
-                    .write_byte_record(&record)
-                    .expect("invariant: writing CSV into memory cannot fail");
-            }
-        }
-        writer
-            .flush()
-            .expect("invariant: flushing into memory cannot fail");
-    }
-    if changed > 0 {
-        write_atomic(path, &out).map_err(|e| io("rewrite", e))?;
-    }
-    Ok(changed)
-}
-
 #[cfg(test)]
 mod tests {
     use std::io::Write;
 
-    use super::{Phase, SampleRow, SampleTable, SampleWriter, Status, mark_discarded};
+    use super::{Phase, SampleRow, SampleTable, SampleWriter, Status};
 
     fn row<'a>(point: &'a str, attempt: u32, index: u32, value: Option<f64>) -> SampleRow<'a> {
         SampleRow {
@@ -608,22 +628,33 @@ mod tests {
         assert!(SampleTable::read(&path).is_err());
     }
 
+    /// The writer knows where the next row starts, and a read from there sees exactly the
+    /// rows appended since, with the file's own line numbers.
     #[test]
-    fn discarding_marks_only_that_attempt() {
+    fn a_read_from_a_position_sees_the_rows_appended_since() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("samples.csv");
         let mut w = SampleWriter::open(&path).expect("open");
-        w.append(&[
-            row("a-a", 1, 1, Some(1.0)),
-            row("a-a", 2, 1, Some(2.0)),
-            row("b", 1, 1, Some(3.0)),
-        ])
-        .expect("append");
-        assert_eq!(mark_discarded(&path, "a-a", 1).expect("mark"), 1);
-        assert_eq!(mark_discarded(&path, "a-a", 1).expect("idempotent"), 0);
-        let t = SampleTable::read(&path).expect("read");
-        let statuses: Vec<Status> = t.rows.iter().map(|r| r.status).collect();
-        assert_eq!(statuses, [Status::Discarded, Status::Ok, Status::Ok]);
+        w.append(&[row("a-a", 1, 1, Some(1.0)), row("a-a", 1, 2, Some(2.0))])
+            .expect("append");
+        drop(w);
+        let mut w = SampleWriter::open(&path).expect("reopen counts the lines");
+        let (bytes, lines) = w.position();
+        assert_eq!(bytes, std::fs::metadata(&path).expect("stat").len());
+        assert_eq!(lines, 3);
+        w.append(&[row("b", 1, 1, Some(3.0)), row("b", 1, 2, None)])
+            .expect("append");
+        let tail = SampleTable::read_from(&path, bytes, lines).expect("tail");
+        let seen: Vec<(u64, Option<f64>)> = tail.rows.iter().map(|r| (r.line, r.value)).collect();
+        assert_eq!(seen, [(4, Some(3.0)), (5, None)]);
+        assert_eq!(tail.text(tail.rows[0].point), "b");
+        let (end, _) = w.position();
+        assert!(
+            SampleTable::read_from(&path, end, 5)
+                .expect("empty tail")
+                .rows
+                .is_empty()
+        );
     }
 
     #[test]

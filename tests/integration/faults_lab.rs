@@ -13,8 +13,8 @@ use aba::results::{
 
 use crate::support::{
     cli::{
-        aba, campaign_dir, run_on, samples_since_start_of, spawn_run_on, text, wait_for_journal,
-        write,
+        aba, assert_verified, campaign_dir, run_on, samples_since_start_of, spawn_run_on, text,
+        wait_for_journal, write,
     },
     lab::{KERNEL_A, KERNEL_B, LabVm},
 };
@@ -98,6 +98,7 @@ fn a_kernel_that_panics_falls_back_and_stops_the_campaign_naming_it() {
         "{}",
         text(&status)
     );
+    assert_verified(&dir);
 }
 
 #[test]
@@ -130,6 +131,7 @@ fn a_kernel_that_hangs_is_power_cycled_after_the_boot_timeout() {
         Event::Warning { text, .. } if text.contains("power-cycle command was used")
     )));
     assert!(vm.console_log().is_file());
+    assert_verified(&dir);
 }
 
 #[test]
@@ -190,7 +192,17 @@ fn a_sigkilled_runner_resumes_the_point_from_a_fresh_boot() {
         .iter()
         .filter(|r| table.text(r.point) == "b" && r.attempt == 1)
         .collect();
-    assert!(!b1.is_empty() && b1.iter().all(|r| r.status == Status::Discarded));
+    assert!(
+        !b1.is_empty(),
+        "the killed attempt's rows stay in the raw data"
+    );
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::PointDiscarded { point, attempt: 1, rows } if point == "b" && *rows == b1.len() as u64
+        )),
+        "resume journals that the killed attempt's rows do not count"
+    );
     for (point, attempt) in [("a-a", 1), ("b", 2), ("a-b", 1)] {
         let indices: Vec<u32> = table
             .rows
@@ -205,6 +217,7 @@ fn a_sigkilled_runner_resumes_the_point_from_a_fresh_boot() {
             .collect();
         assert_eq!(indices, [1, 2, 3, 4], "{point}");
     }
+    assert_verified(&dir);
 }
 
 #[test]
@@ -246,12 +259,88 @@ fn a_target_that_reboots_on_its_own_gets_the_point_redone() {
             .iter()
             .any(|e| matches!(e, Event::PointDone { point, attempt: 2, .. } if point == "a-a"))
     );
+    // The retried point and every later point keep all their rows (the samples of a retry
+    // within one run were once written to a deleted samples.csv).
     let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
-    assert!(
-        table
+    for (point, attempt) in [("a-a", 2), ("b", 1), ("a-b", 1)] {
+        let indices: Vec<u32> = table
             .rows
             .iter()
-            .filter(|r| table.text(r.point) == "a-a" && r.attempt == 1)
-            .all(|r| r.status == Status::Discarded)
+            .filter(|r| {
+                table.text(r.point) == point
+                    && r.attempt == attempt
+                    && r.phase == Phase::Sample
+                    && r.status == Status::Ok
+            })
+            .map(|r| r.index)
+            .collect();
+        assert_eq!(indices, [1, 2, 3, 4], "{point} attempt {attempt}");
+    }
+    assert_verified(&dir);
+}
+
+/// The loss of issue 19 in the lab: point `b` fails at its second sample at attempt 1 only, is
+/// redone from a fresh boot in the same run, and every row of the retry and of the following
+/// point lands in samples.csv.
+#[test]
+fn a_workload_that_fails_once_is_retried_in_the_same_run_with_every_row_kept() {
+    let vm = LabVm::start("t-retry", KERNEL_A);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path(), "");
+    let r = write(
+        tmp.path(),
+        "r.toml",
+        &format!(
+            r#"
+version = 1
+name = "lab-retry-in-run"
+description = "point b fails once after a sample, then succeeds"
+sequence = ["a", "b", "a"]
+warmup = 1
+samples = 3
+point_retries = 1
+[kernels.a]
+release = "{KERNEL_A}"
+[kernels.b]
+release = "{KERNEL_B}"
+cmdline = "aba.kernel=b"
+[[workload]]
+name = "labbench"
+run = 'if [ "$ABA_POINT/$ABA_ATTEMPT/$ABA_PHASE/$ABA_SAMPLE" = b/1/sample/2 ]; then exit 1; fi; labbench 5'
+retries = 0
+metric = {{ number = true, unit = "ns", better = "lower" }}
+"#
+        ),
     );
+    let out = run_on(tmp.path(), &r, &targets, "kexec", "results");
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let events = events(&dir);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::PointFailed { point, attempt: 1, .. } if point == "b"))
+    );
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    for (point, attempt) in [("a-a", 1), ("b", 2), ("a-b", 1)] {
+        let rows: Vec<(Phase, u32)> = table
+            .rows
+            .iter()
+            .filter(|r| {
+                table.text(r.point) == point && r.attempt == attempt && r.status == Status::Ok
+            })
+            .map(|r| (r.phase, r.index))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (Phase::Warmup, 1),
+                (Phase::Sample, 1),
+                (Phase::Sample, 2),
+                (Phase::Sample, 3)
+            ],
+            "{point} attempt {attempt}"
+        );
+    }
+    assert_verified(&dir);
 }

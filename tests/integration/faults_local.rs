@@ -8,7 +8,7 @@ use aba::results::{
     samples::{SampleTable, Status},
 };
 
-use crate::support::cli::{aba, campaign_dir, text, write};
+use crate::support::cli::{aba, assert_verified, campaign_dir, text, write};
 
 /// A small tmpfs mounted for one test; unmounted on drop.
 struct Tmpfs(std::path::PathBuf);
@@ -135,6 +135,7 @@ metric = { number = true, unit = "n", better = "lower" }
             .all(|r| r.status != Status::Ok || Some(&r.attempt) == done.get(table.text(r.point))),
         "an ok row outside a valid attempt"
     );
+    assert_verified(&dir);
 }
 
 #[test]
@@ -178,6 +179,7 @@ check = {{ must_match = ["^; touch "] }}
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("`touch` is not a number"), "{}", text(&out));
     assert!(!pwned.exists(), "the injected command ran");
+    assert_verified(&campaign_dir(&tmp.path().join("results")));
 
     // A sysctl value with shell syntax is written as one word and rejected by the kernel.
     let recipe = write(
@@ -234,4 +236,5 @@ metric = {{ number = true, better = "lower" }}
             .any(|e| matches!(e, Event::Sample { .. })),
         "a sample was taken"
     );
+    assert_verified(&dir);
 }

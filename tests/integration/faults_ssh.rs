@@ -14,7 +14,9 @@ use aba::results::{
 };
 
 use crate::support::{
-    cli::{aba, campaign_dir, run_on, spawn_run_on, text, wait_for_journal, write},
+    cli::{
+        aba, assert_verified, campaign_dir, run_on, spawn_run_on, text, wait_for_journal, write,
+    },
     sshd::{Sshd, signal},
 };
 
@@ -102,6 +104,7 @@ fn a_connection_killed_mid_sample_is_reconnected_and_the_sample_retried_once() {
             "point {point}: no lost and no duplicate row"
         );
     }
+    assert_verified(&dir);
 }
 
 #[test]
@@ -143,6 +146,7 @@ fn a_changed_host_key_stops_the_run_before_any_further_command() {
         .state();
     assert_eq!(state.points.iter().filter(|p| p.done.is_some()).count(), 1);
     assert!(state.stopped.is_some());
+    assert_verified(&dir);
 }
 
 fn refused(extra_recipe: &str) -> (String, PathBuf, tempfile::TempDir, Sshd) {
@@ -195,6 +199,7 @@ metric = {{ number = true, better = "lower" }}
             .any(|e| matches!(e, Event::Sample { .. })),
         "a sample was taken"
     );
+    assert_verified(&dir);
     (
         String::from_utf8_lossy(&out.stderr).into_owned(),
         dir,
@@ -225,8 +230,8 @@ fn a_rejected_sysctl_stops_the_point_before_any_sample() {
 #[test]
 fn a_missing_required_knob_stops_the_point_before_any_sample() {
     if Path::new("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").exists() {
-        eprintln!(
-            "note: this machine has cpufreq, so a missing governor cannot be shown here; skipping"
+        crate::support::skip::skip(
+            "this machine has cpufreq, so a missing governor cannot be shown here",
         );
         return;
     }
@@ -267,6 +272,7 @@ fn notification_commands_run_on_the_host_with_the_results_dir() {
             .to_string()
     );
     assert!(!tmp.path().join("failed.txt").exists());
+    assert_verified(&dir);
 
     let bad = write(
         tmp.path(),
@@ -278,6 +284,7 @@ fn notification_commands_run_on_the_host_with_the_results_dir() {
     let failed = std::fs::read_to_string(tmp.path().join("failed.txt")).expect("on_failure ran");
     assert!(failed.starts_with("results-bad/"), "{failed}");
     assert!(failed.contains("exit status 7"), "{failed}");
+    assert_verified(&campaign_dir(&tmp.path().join("results-bad")));
 }
 
 #[test]
@@ -345,4 +352,5 @@ metric = {{ number = true, better = "lower" }}
             .iter()
             .any(|r| table.text(r.workload) == "echo" && r.value == Some(42.0))
     );
+    assert_verified(&dir);
 }

@@ -9,7 +9,7 @@ use aba::results::{
 };
 
 use crate::support::{
-    cli::{campaign_dir, run_on, text, write},
+    cli::{assert_verified, campaign_dir, run_on, text, write},
     lab::{KERNEL_A, KERNEL_B, LabVm, lab_dir},
 };
 
@@ -103,6 +103,7 @@ fn kexec_aba_in_the_lab_proves_three_boots() {
             "environment record {env}"
         );
     }
+    assert_verified(&dir);
 }
 
 const SHORT_ABA: &str = r#"
@@ -149,6 +150,7 @@ fn a_power_switch_boots_the_other_kernel() {
     for point in ["a-a", "b", "a-b"] {
         assert_eq!(ok_samples(&dir, point), 2, "{point}");
     }
+    assert_verified(&dir);
 }
 
 #[test]
@@ -191,4 +193,5 @@ fn a_wrong_release_is_refused_by_the_proof_and_records_no_sample() {
     assert!(journal.events.iter().any(
         |e| matches!(e, Event::PointFailed { point, kernel, .. } if point == "b" && kernel == "b")
     ));
+    assert_verified(&dir);
 }

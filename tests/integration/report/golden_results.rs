@@ -524,16 +524,15 @@ tolerance = 0.005
     w.event(&Event::Interrupted {
         time: "2026-07-20T01:10:00Z".into(),
     });
-    // Resume: the unfinished attempt's rows are marked discarded, the point is redone.
+    // Resume: the journal says the unfinished attempt's rows do not count (samples.csv is
+    // never rewritten), and the point is redone. The NaN row was rejected, not counted.
     w.event(&Event::Resumed {
         time: "2026-07-20T07:30:00Z".into(),
     });
-    let marked = aba::results::samples::mark_discarded(&w.samples_path, &child.label, 1)
-        .expect("mark the dead attempt's rows");
     w.event(&Event::PointDiscarded {
         point: child.label.clone(),
         attempt: 1,
-        rows: marked,
+        rows: 5,
     });
     w.reopen_samples();
     let boot = boot_id(3);

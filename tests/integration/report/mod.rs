@@ -10,7 +10,7 @@ use std::{
 
 use assert_cmd::Command;
 
-mod golden_results;
+pub mod golden_results;
 
 use golden_results::{FIXTURES, build, fixtures_dir};
 

@@ -133,3 +133,17 @@ pub fn spawn_run_on(cwd: &Path, recipe: &Path, targets: &Path, target: &str) -> 
         .spawn()
         .expect("aba run starts")
 }
+
+/// `aba verify DIR` finds the journal and samples.csv in agreement: every journaled run has its
+/// rows, no row lacks a run, every finished point has exactly its samples, and every valid row
+/// carries its proven boot. Every test that runs a campaign ends with this, so a lost or
+/// mislabelled sample fails a test whatever the test itself looks at.
+pub fn assert_verified(dir: &Path) {
+    let out = aba(dir, &["verify", dir.to_str().expect("utf-8 path")]);
+    assert!(
+        out.status.success(),
+        "aba verify {} found differences:\n{}",
+        dir.display(),
+        text(&out)
+    );
+}

@@ -2,4 +2,6 @@
 
 pub mod cli;
 pub mod lab;
+#[path = "../../common/skip.rs"]
+pub mod skip;
 pub mod sshd;
