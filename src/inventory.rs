@@ -20,8 +20,16 @@ use crate::recipe::{
     Diagnostics,
     diagnostic::{Diagnostic, did_you_mean},
     ident::Name,
-    model::HumanDuration,
+    range::{BootEstimate, BootTimeout, ConnectTimeout, Count, DeadAfter, Dur, Keepalive, Port},
+    resolved::render_template,
 };
+
+/// Placeholders of the switch commands (`power.set_next`, `power.cycle`, `power_cycle`,
+/// `grub.entry`).
+pub const SWITCH_PLACEHOLDERS: &[&str] =
+    &["kernel", "release", "image", "initrd", "cmdline", "params"];
+/// Placeholders of the notification commands (`on_finish`, `on_failure`).
+pub const NOTIFY_PLACEHOLDERS: &[&str] = &["dir", "reason", "target"];
 
 /// The name of the built-in target.
 pub const LOCAL: &str = "local";
@@ -61,6 +69,9 @@ impl SwitchMethod {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct InventoryFile {
+    /// Folders (this tester's) that recipes' `[files]` may copy from besides their own.
+    #[serde(default)]
+    allow_files_outside: Vec<String>,
     #[serde(default)]
     targets: IndexMap<Spanned<Name>, TargetSpec>,
 }
@@ -70,9 +81,9 @@ struct InventoryFile {
 struct TargetSpec {
     host: Spanned<String>,
     #[serde(default)]
-    port: Option<u16>,
+    port: Option<Count<Port>>,
     #[serde(default)]
-    user: Option<String>,
+    user: Option<Spanned<String>>,
     #[serde(default)]
     identity: Option<String>,
     #[serde(default)]
@@ -85,9 +96,9 @@ struct TargetSpec {
     ssh_config: Option<String>,
     switch: Spanned<SwitchMethod>,
     #[serde(default)]
-    boot_timeout: Option<HumanDuration>,
+    boot_timeout: Option<Dur<BootTimeout>>,
     #[serde(default)]
-    boot_estimate: Option<HumanDuration>,
+    boot_estimate: Option<Dur<BootEstimate>>,
     #[serde(default)]
     workdir: Option<Spanned<String>>,
     #[serde(default)]
@@ -95,17 +106,17 @@ struct TargetSpec {
     #[serde(default)]
     console_log: Option<String>,
     #[serde(default)]
-    power_cycle: Option<String>,
+    power_cycle: Option<Spanned<String>>,
     #[serde(default)]
-    on_finish: Option<String>,
+    on_finish: Option<Spanned<String>>,
     #[serde(default)]
-    on_failure: Option<String>,
+    on_failure: Option<Spanned<String>>,
     #[serde(default)]
-    keepalive: Option<HumanDuration>,
+    keepalive: Option<Spanned<Dur<Keepalive>>>,
     #[serde(default)]
-    dead_after: Option<HumanDuration>,
+    dead_after: Option<Spanned<Dur<DeadAfter>>>,
     #[serde(default)]
-    connect_timeout: Option<HumanDuration>,
+    connect_timeout: Option<Dur<ConnectTimeout>>,
     #[serde(default)]
     power: Option<PowerSpec>,
     #[serde(default)]
@@ -118,14 +129,14 @@ struct TargetSpec {
 #[serde(deny_unknown_fields)]
 struct PowerSpec {
     #[serde(default)]
-    set_next: Option<String>,
-    cycle: String,
+    set_next: Option<Spanned<String>>,
+    cycle: Spanned<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GrubSpec {
-    entry: String,
+    entry: Spanned<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -312,6 +323,9 @@ pub enum InventoryError {
 pub struct Inventory {
     /// The file, if one was read.
     pub path: Option<PathBuf>,
+    /// Folders recipes' `[files]` may copy from besides their own (`allow_files_outside`,
+    /// relative to the inventory's directory, `~/` expanded).
+    pub allow_files_outside: Vec<PathBuf>,
     /// Targets by name, in file order.
     pub targets: IndexMap<String, Target>,
 }
@@ -342,10 +356,11 @@ impl Inventory {
 
     /// Reads and validates an inventory file.
     pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
-        let source = std::fs::read_to_string(path).map_err(|source| InventoryError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let source = crate::input::read_text(path, crate::input::CONFIG_LIMIT, "target inventory")
+            .map_err(|source| InventoryError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Inventory::parse(path, &source)
     }
 
@@ -394,6 +409,11 @@ impl Inventory {
         if diags.is_empty() {
             Ok(Inventory {
                 path: Some(path.to_path_buf()),
+                allow_files_outside: file
+                    .allow_files_outside
+                    .iter()
+                    .map(|p| expand_home(p, &base_dir))
+                    .collect(),
                 targets,
             })
         } else {
@@ -424,8 +444,18 @@ type SpanError = (Option<std::ops::Range<usize>>, String);
 fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, SpanError> {
     let rel = |p: &str| expand_home(p, base);
     let host = spec.host.get_ref().trim().to_owned();
-    if host.is_empty() || host.contains(char::is_whitespace) || host.starts_with('-') {
-        return Err((Some(spec.host.span()), format!("invalid host `{host}`")));
+    if host.is_empty()
+        || host.len() > 255
+        || host.contains(|c: char| c.is_whitespace() || c.is_control())
+        || host.starts_with('-')
+    {
+        return Err((
+            Some(spec.host.span()),
+            format!(
+                "invalid host `{}`: a host name, an address or an ssh config alias of at most 255 characters, without spaces or control characters, not starting with `-`",
+                crate::text::quoted(&host)
+            ),
+        ));
     }
     if let Some(fp) = &spec.host_key
         && !fp.get_ref().starts_with("SHA256:")
@@ -443,12 +473,57 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
             ),
         ));
     }
+    if let Some(user) = &spec.user {
+        let u = user.get_ref();
+        if u.is_empty()
+            || u.len() > 64
+            || u.starts_with('-')
+            || u.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err((
+                Some(user.span()),
+                format!(
+                    "invalid user `{}`: a login name of at most 64 characters, without spaces or control characters",
+                    crate::text::quoted(u)
+                ),
+            ));
+        }
+    }
+    if let (Some(k), Some(d)) = (&spec.keepalive, &spec.dead_after)
+        && d.get_ref().get() < k.get_ref().get() * 2
+    {
+        return Err((
+            Some(d.span()),
+            format!(
+                "`dead_after` ({}) must be at least twice `keepalive` ({}), or a live target would be declared dead between two keepalives",
+                humantime::format_duration(d.get_ref().get()),
+                humantime::format_duration(k.get_ref().get())
+            ),
+        ));
+    }
+    let switch_commands = [
+        spec.power.as_ref().and_then(|p| p.set_next.as_ref()),
+        spec.power.as_ref().map(|p| &p.cycle),
+        spec.power_cycle.as_ref(),
+        spec.grub.as_ref().map(|g| &g.entry),
+    ];
+    for cmd in switch_commands.into_iter().flatten() {
+        check_placeholders(cmd, SWITCH_PLACEHOLDERS)?;
+    }
+    for cmd in [spec.on_finish.as_ref(), spec.on_failure.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        check_placeholders(cmd, NOTIFY_PLACEHOLDERS)?;
+    }
     let method = *spec.switch.get_ref();
     let switch = match method {
         SwitchMethod::Kexec => Switch::Kexec,
         SwitchMethod::None => Switch::None,
         SwitchMethod::GrubReboot => match spec.grub {
-            Some(g) => Switch::GrubReboot { entry: g.entry },
+            Some(g) => Switch::GrubReboot {
+                entry: g.entry.into_inner(),
+            },
             None => {
                 return Err((
                     Some(spec.switch.span()),
@@ -466,8 +541,8 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
         },
         SwitchMethod::Power => match spec.power {
             Some(p) => Switch::Power {
-                set_next: p.set_next,
-                cycle: p.cycle,
+                set_next: p.set_next.map(Spanned::into_inner),
+                cycle: p.cycle.into_inner(),
             },
             None => {
                 return Err((
@@ -498,27 +573,65 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
         name: name.to_owned(),
         ssh: Some(SshFacts {
             host,
-            port: spec.port,
-            user: spec.user,
+            port: spec
+                .port
+                .map(|p| u16::try_from(p.get()).expect("invariant: a port is at most 65535")),
+            user: spec.user.map(Spanned::into_inner),
             identity: spec.identity.as_deref().map(rel),
             agent: spec.agent.unwrap_or(spec.identity.is_none()),
             known_hosts: spec.known_hosts.as_deref().map(rel),
             host_key: spec.host_key.map(Spanned::into_inner),
             ssh_config: spec.ssh_config.as_deref().map(rel),
-            keepalive: spec.keepalive.map_or(Duration::from_secs(1), |d| d.0),
-            dead_after: spec.dead_after.map_or(Duration::from_secs(5), |d| d.0),
-            connect_timeout: spec.connect_timeout.map_or(Duration::from_secs(2), |d| d.0),
+            keepalive: spec
+                .keepalive
+                .map_or(Duration::from_secs(1), |d| d.get_ref().get()),
+            dead_after: spec
+                .dead_after
+                .map_or(Duration::from_secs(5), |d| d.get_ref().get()),
+            connect_timeout: spec
+                .connect_timeout
+                .map_or(Duration::from_secs(2), |d| d.get()),
         }),
-        boot_timeout: spec.boot_timeout.map_or(Duration::from_secs(600), |d| d.0),
-        boot_estimate: spec.boot_estimate.map_or(method.boot_estimate(), |d| d.0),
+        boot_timeout: spec
+            .boot_timeout
+            .map_or(Duration::from_secs(600), |d| d.get()),
+        boot_estimate: spec
+            .boot_estimate
+            .map_or(method.boot_estimate(), |d| d.get()),
         switch,
         workdir: Some(workdir),
         base_cmdline: spec.base_cmdline,
         console_log: spec.console_log.as_deref().map(rel),
-        power_cycle: spec.power_cycle,
-        on_finish: spec.on_finish,
-        on_failure: spec.on_failure,
+        power_cycle: spec.power_cycle.map(Spanned::into_inner),
+        on_finish: spec.on_finish.map(Spanned::into_inner),
+        on_failure: spec.on_failure.map(Spanned::into_inner),
         base_dir: base.to_path_buf(),
+    })
+}
+
+/// A host command may only use the placeholders aba fills in for it: an unknown one would
+/// otherwise fail only when the command runs, in the middle of a night.
+fn check_placeholders(cmd: &Spanned<String>, known: &[&str]) -> Result<(), SpanError> {
+    render_template(cmd.get_ref(), &mut |name| {
+        known.contains(&name).then(String::new)
+    })
+    .map(|_| ())
+    .map_err(|unknown| {
+        let list = known
+            .iter()
+            .map(|k| format!("{{{k}}}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let suggestion = did_you_mean(&unknown, known.iter().copied())
+            .map(|s| format!("\nhelp: did you mean `{{{s}}}`?"))
+            .unwrap_or_default();
+        (
+            Some(cmd.span()),
+            format!(
+                "unknown placeholder `{{{}}}`{suggestion}\nhelp: this command may use {list}; write `{{{{` and `}}}}` for literal braces",
+                crate::text::quoted(&unknown)
+            ),
+        )
     })
 }
 

@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod campaign;
 pub mod cli;
 pub mod error;
+pub mod input;
 pub mod interrupt;
 pub mod inventory;
 pub mod kernel;
@@ -17,6 +18,7 @@ pub mod report;
 pub mod results;
 pub mod stats;
 pub mod target;
+pub mod text;
 pub mod ui;
 
 /// Visible, counted skips for unit tests that cannot run on this machine.

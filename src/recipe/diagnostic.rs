@@ -28,8 +28,11 @@ pub struct Diagnostic {
     pub key: Option<String>,
     /// What is wrong, as a lowercase fragment.
     pub message: String,
-    /// The culprit's line, verbatim.
+    /// The culprit's line, control characters escaped; a long line is cut to a window around
+    /// the culprit, marked with `…` at either end.
     pub source_line: String,
+    /// Where the caret starts in `source_line`, in characters.
+    pub caret_offset: usize,
     /// Width of the caret underline, at least 1.
     pub caret_len: usize,
     /// Suggestions and the list of valid alternatives.
@@ -47,27 +50,37 @@ impl Diagnostic {
     ) -> Self {
         let (message, help) = split_help(&message.into());
         let span = span.unwrap_or(0..0);
-        let start = span.start.min(source.len());
-        let end = span.end.clamp(start, source.len());
+        let mut start = span.start.min(source.len());
+        while !source.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = span.end.clamp(start, source.len());
+        while !source.is_char_boundary(end) {
+            end -= 1;
+        }
         let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = source[start..]
             .find('\n')
             .map_or(source.len(), |i| start + i);
         let line = source[..start].matches('\n').count() + 1;
         let column = source[line_start..start].chars().count() + 1;
-        let source_line = source[line_start..line_end]
-            .trim_end_matches('\r')
-            .to_owned();
-        let caret_len = source[start..end.min(line_end)].chars().count().max(1);
+        let text = source[line_start..line_end].trim_end_matches('\r');
+        let before = &text[..(start - line_start).min(text.len())];
+        let culprit =
+            &text[before.len()..(end.min(line_end) - line_start).clamp(before.len(), text.len())];
+        let after = &text[before.len() + culprit.len()..];
+        let window = Window::around(before, culprit, after);
+        let key = key_path_at(source, start).map(|k| crate::text::cut(&k, 120).into_owned());
         Diagnostic {
             file: file.into(),
             line,
             column,
-            key: key_path_at(source, start),
-            message,
-            source_line,
-            caret_len,
-            help,
+            key,
+            message: shown_message(&message),
+            source_line: window.line,
+            caret_offset: window.caret_offset,
+            caret_len: window.caret_len,
+            help: help.iter().map(|h| shown_message(h)).collect(),
         }
     }
 
@@ -128,13 +141,64 @@ impl fmt::Display for Diagnostic {
         write!(
             f,
             "{pad} | {}{}",
-            " ".repeat(self.column.saturating_sub(1)),
+            " ".repeat(self.caret_offset),
             "^".repeat(self.caret_len)
         )?;
         for help in &self.help {
             write!(f, "\n{pad} = help: {help}")?;
         }
         Ok(())
+    }
+}
+
+/// Longest message or help line shown; what a hostile value makes longer is cut with its
+/// length.
+const MESSAGE_CHARS: usize = 600;
+/// Characters of the culprit's line shown before and after the culprit.
+const CONTEXT_CHARS: usize = 60;
+/// Characters of the culprit itself shown.
+const CULPRIT_CHARS: usize = 80;
+
+/// A message as shown: control characters escaped, cut when very long.
+fn shown_message(text: &str) -> String {
+    crate::text::cut(&crate::text::one_line(text), MESSAGE_CHARS).into_owned()
+}
+
+/// The part of the culprit's line that is shown, and where the caret goes in it.
+struct Window {
+    line: String,
+    caret_offset: usize,
+    caret_len: usize,
+}
+
+impl Window {
+    fn around(before: &str, culprit: &str, after: &str) -> Window {
+        let esc = |t: &str| crate::text::one_line(t).into_owned();
+        let (before, culprit, after) = (esc(before), esc(culprit), esc(after));
+        let n = |t: &str| t.chars().count();
+        let mut line = String::new();
+        let skip = n(&before).saturating_sub(CONTEXT_CHARS);
+        if skip > 0 {
+            line.push('…');
+        }
+        line.extend(before.chars().skip(skip));
+        let caret_offset = n(&line);
+        let shown_culprit: String = culprit.chars().take(CULPRIT_CHARS).collect();
+        let caret_len = n(&shown_culprit).max(1);
+        line.push_str(&shown_culprit);
+        if n(&culprit) > CULPRIT_CHARS {
+            line.push('…');
+        } else {
+            line.extend(after.chars().take(CONTEXT_CHARS));
+            if n(&after) > CONTEXT_CHARS {
+                line.push('…');
+            }
+        }
+        Window {
+            line,
+            caret_offset,
+            caret_len,
+        }
     }
 }
 

@@ -54,7 +54,10 @@ fn check_word(
 
 /// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`.
 fn char_list(chars: &[char]) -> String {
-    let quoted: Vec<String> = chars.iter().map(|c| format!("{c:?}")).collect();
+    let mut quoted: Vec<String> = chars.iter().take(8).map(|c| format!("{c:?}")).collect();
+    if chars.len() > 8 {
+        quoted.push(format!("{} others", chars.len() - 8));
+    }
     match quoted.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => quoted.concat(),
@@ -232,7 +235,7 @@ macro_rules! ident {
             pub fn new(value: &str) -> Result<Self, String> {
                 $rule(value)
                     .map(|()| Self(value.to_owned()))
-                    .map_err(|why| format!("invalid {} `{}`: {}", $what, value.escape_debug(), why))
+                    .map_err(|why| format!("invalid {} `{}`: {}", $what, crate::text::quoted(value), why))
             }
 
             /// The validated text.
@@ -358,7 +361,7 @@ pub fn check_cmdline_param(token: &str) -> Result<(), String> {
     {
         return Err(format!(
             "invalid kernel parameter `{}`: it contains {c:?}\nhelp: aba passes parameters to `kexec --command-line` and looks them up in /proc/cmdline, so quotes and shell metacharacters are not allowed",
-            token.escape_debug()
+            crate::text::quoted(token)
         ));
     }
     Ok(())
@@ -379,7 +382,7 @@ pub fn check_matrix_value(value: &str) -> Result<(), String> {
     {
         return Err(format!(
             "invalid matrix value `{}`: it contains {c:?}\nhelp: matrix values are substituted into `run` unquoted (so `-d -w` stays two arguments), which is why shell metacharacters are not allowed",
-            value.escape_debug()
+            crate::text::quoted(value)
         ));
     }
     Ok(())

@@ -23,10 +23,11 @@ use toml::Spanned;
 use crate::recipe::{
     diagnostic::{Diagnostic, did_you_mean},
     ident::{KernelLabel, TargetPath, check_cmdline_param, check_matrix_value},
+    limits,
     model::{CheckSpec, MetricSpec, RecipeFile, SysctlValue, TuningKnob, TuningSpec, WorkloadSpec},
     resolved::{
-        Analysis, Case, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, Recipe, Recovery,
-        Steps, Tuning, Workload, point_labels, render_template,
+        Analysis, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, Recipe, Recovery, Steps,
+        Tuning, Workload, point_labels, render_template,
     },
 };
 
@@ -40,8 +41,12 @@ const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default ETA guess for one workload run.
 const DEFAULT_ESTIMATE: Duration = Duration::from_secs(1);
 
-/// Help for `samples = 0`.
-const SAMPLES_HELP: &str = "`samples` counts the measured runs per workload case per point (default 9); 3 or more give a usable CV";
+/// Default warm-up runs per case per point.
+const DEFAULT_WARMUP: u32 = 3;
+/// Default measured runs per case per point.
+const DEFAULT_SAMPLES: u32 = 9;
+/// Help for a `[files]` source outside the recipe's folder.
+const FILES_OUTSIDE_HELP: &str = "a recipe may only copy files from its own folder, so a recipe from someone else cannot collect yours; move the file there, or allow its folder with `--allow-files-outside DIR` (or `allow_files_outside` in your targets.toml)";
 /// Help for a regex that does not compile.
 const REGEX_HELP: &str = "patterns use Rust regex syntax (no look-around, no backreferences); write them as TOML literal strings ('…') so backslashes stay as written";
 
@@ -84,23 +89,35 @@ impl fmt::Display for Diagnostics {
 /// Where `[files]` entries are read from.
 #[derive(Clone, Copy, Debug)]
 pub enum FilesFrom<'a> {
-    /// Relative to the recipe file, as written (a recipe being authored or run).
-    RecipeDir,
+    /// Relative to the recipe file, as written (a recipe being authored or run). A source must
+    /// resolve, symlinks followed, inside the recipe's folder or inside one of these folders,
+    /// which only the tester names (on the command line or in their inventory).
+    RecipeDir(&'a [PathBuf]),
     /// `<dir>/<remote name>`: the copies a results directory keeps, so that resume runs the
     /// very programs the campaign started with.
     Copied(&'a Path),
 }
 
-/// Reads and validates the recipe at `path`.
+/// Reads and validates the recipe at `path`; `[files]` sources must lie in its folder.
 pub fn load(path: &Path) -> Result<Recipe, RecipeError> {
-    load_with(path, FilesFrom::RecipeDir)
+    load_with(path, FilesFrom::RecipeDir(&[]))
 }
 
-/// Reads and validates the recipe at `path`, taking `[files]` from `files`.
+/// Reads and validates the recipe at `path`, allowing `[files]` sources in its folder and in
+/// the folders `allow_outside` (the tester's opt-in).
+pub fn load_allowing(path: &Path, allow_outside: &[PathBuf]) -> Result<Recipe, RecipeError> {
+    load_with(path, FilesFrom::RecipeDir(allow_outside))
+}
+
+/// Reads and validates the recipe at `path`, taking `[files]` from `files`. The file must be
+/// a regular file of at most [`limits::FILE_BYTES`]: a FIFO or a device is refused before a
+/// byte is read.
 pub fn load_with(path: &Path, files: FilesFrom<'_>) -> Result<Recipe, RecipeError> {
-    let source = std::fs::read_to_string(path).map_err(|source| RecipeError::Read {
-        path: path.to_path_buf(),
-        source,
+    let source = crate::input::read_text(path, limits::FILE_BYTES, "recipe").map_err(|source| {
+        RecipeError::Read {
+            path: path.to_path_buf(),
+            source,
+        }
     })?;
     parse_with(path, &source, files)
 }
@@ -108,7 +125,7 @@ pub fn load_with(path: &Path, files: FilesFrom<'_>) -> Result<Recipe, RecipeErro
 /// Validates recipe text as if it were read from `path` (which names the file in errors and
 /// anchors relative `[files]` paths).
 pub fn parse(path: &Path, source: &str) -> Result<Recipe, RecipeError> {
-    parse_with(path, source, FilesFrom::RecipeDir)
+    parse_with(path, source, FilesFrom::RecipeDir(&[]))
 }
 
 /// Validates recipe text, taking `[files]` from `files`.
@@ -121,8 +138,18 @@ pub fn parse_with(path: &Path, source: &str, files: FilesFrom<'_>) -> Result<Rec
         source,
         files,
         diags: Vec::new(),
+        dropped: 0,
+        spare: Diagnostic::at(path, "", None, ""),
     };
     let recipe = checker.resolve(file);
+    if checker.dropped > 0
+        && let Some(last) = checker.diags.last_mut()
+    {
+        last.help.push(format!(
+            "{} more problems in this file are not shown; fix these first",
+            checker.dropped
+        ));
+    }
     if checker.diags.is_empty() {
         let mut recipe = recipe;
         recipe.sha256 = fingerprint(source, &recipe.files)?;
@@ -138,7 +165,7 @@ fn fingerprint(source: &str, files: &[FileCopy]) -> Result<String, RecipeError> 
     let mut hasher = Sha256::new();
     hasher.update(source.as_bytes());
     for file in files {
-        let data = std::fs::read(&file.local).map_err(|source| RecipeError::Read {
+        let data = read_source(&file.local).map_err(|source| RecipeError::Read {
             path: file.local.clone(),
             source,
         })?;
@@ -150,15 +177,49 @@ fn fingerprint(source: &str, files: &[FileCopy]) -> Result<String, RecipeError> 
     Ok(hex::encode(hasher.finalize()))
 }
 
+/// A `[files]` source: a regular file (never a FIFO or a device), at most
+/// [`limits::FILE_SOURCE_BYTES`].
+pub fn read_source(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let file = crate::input::open_regular(path)?;
+    let mut data = Vec::new();
+    file.take(limits::FILE_SOURCE_BYTES + 1)
+        .read_to_end(&mut data)?;
+    if data.len() as u64 > limits::FILE_SOURCE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "it is larger than {}, the limit of a [files] source",
+                crate::text::bytes(limits::FILE_SOURCE_BYTES)
+            ),
+        ));
+    }
+    Ok(data)
+}
+
+/// Problems reported in full; further ones are counted.
+const MAX_DIAGNOSTICS: usize = 50;
+
 struct Checker<'a> {
     path: &'a Path,
     source: &'a str,
     files: FilesFrom<'a>,
     diags: Vec<Diagnostic>,
+    /// Problems past [`MAX_DIAGNOSTICS`].
+    dropped: usize,
+    /// Where help for a dropped problem goes.
+    spare: Diagnostic,
 }
 
 impl Checker<'_> {
+    /// Records a problem. Past [`MAX_DIAGNOSTICS`] problems are only counted: a hostile recipe
+    /// with a million bad values gets a bounded answer, not a million carets.
     fn error(&mut self, span: Range<usize>, message: impl Into<String>) -> &mut Diagnostic {
+        if self.diags.len() >= MAX_DIAGNOSTICS {
+            self.dropped += 1;
+            self.spare = Diagnostic::at(self.path, "", None, "");
+            return &mut self.spare;
+        }
         self.diags
             .push(Diagnostic::at(self.path, self.source, Some(span), message));
         self.diags.last_mut().expect("invariant: just pushed")
@@ -259,19 +320,19 @@ impl Checker<'_> {
         let kernels = self.kernels(&file);
         let known: Vec<&KernelLabel> = kernels.keys().collect();
         let sequence = self.sequence(&file, &known);
-        let samples = *file.samples.get_ref();
-        if samples == 0 {
-            self.error(
-                file.samples.span(),
-                format!("`samples` must be at least 1\nhelp: {SAMPLES_HELP}"),
-            );
-        }
+        self.description(&file.description);
 
         let files = self.files(&file);
         let tuning = self.tuning(&file.tuning);
-        let workloads = self.workloads(&file, samples);
+        let workloads = self.workloads(&file);
+        // Cases are expanded below only when their number is within the limits.
+        let sized = self.size(&file, &workloads, sequence.len());
         let analysis = self.analysis(&file, &sequence, &known);
-        let expect = self.expect(&file, &workloads, &analysis, &sequence, &known);
+        let expect = if sized {
+            self.expect(&file, &workloads, &analysis, &sequence, &known)
+        } else {
+            Vec::new()
+        };
 
         let boot_cmdline = self.cmdline(&file.boot.cmdline);
         Recipe {
@@ -279,12 +340,12 @@ impl Checker<'_> {
             source: self.source.to_owned(),
             sha256: String::new(),
             name: file.name,
-            description: file.description,
+            description: file.description.into_inner(),
             sequence,
             kernels,
             boot_cmdline,
-            settle: file.settle.map_or(Duration::ZERO, |d| d.0),
-            point_retries: file.point_retries.unwrap_or(1),
+            settle: file.settle.map_or(Duration::ZERO, |d| d.get()),
+            point_retries: file.point_retries.map_or(1, |c| c.get()),
             sysctls: file
                 .sysctl
                 .into_iter()
@@ -300,11 +361,14 @@ impl Checker<'_> {
             files,
             setup: Steps {
                 commands: file.setup.run,
-                timeout: file.setup.timeout.map_or(DEFAULT_STEP_TIMEOUT, |d| d.0),
+                timeout: file.setup.timeout.map_or(DEFAULT_STEP_TIMEOUT, |d| d.get()),
             },
             teardown: Steps {
                 commands: file.teardown.run,
-                timeout: file.teardown.timeout.map_or(DEFAULT_STEP_TIMEOUT, |d| d.0),
+                timeout: file
+                    .teardown
+                    .timeout
+                    .map_or(DEFAULT_STEP_TIMEOUT, |d| d.get()),
             },
             workloads,
             analysis,
@@ -348,6 +412,17 @@ impl Checker<'_> {
     }
 
     fn sequence(&mut self, file: &RecipeFile, known: &[&KernelLabel]) -> Vec<KernelLabel> {
+        if file.sequence.get_ref().len() > limits::POINTS {
+            self.error(
+                file.sequence.span(),
+                format!(
+                    "`sequence` has {} points; at most {} are allowed\nhelp: every point is a fresh boot; a longer series is several campaigns",
+                    file.sequence.get_ref().len(),
+                    limits::POINTS
+                ),
+            );
+            return Vec::new();
+        }
         let seq: Vec<Spanned<KernelLabel>> = self.labels(file.sequence.get_ref());
         if file.sequence.get_ref().is_empty() {
             self.error(
@@ -391,35 +466,236 @@ impl Checker<'_> {
     }
 
     fn files(&mut self, file: &RecipeFile) -> Vec<FileCopy> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
         let mut out = Vec::new();
+        if file.files.is_empty() {
+            return out;
+        }
+        if file.files.len() > limits::FILES {
+            let first = file
+                .files
+                .values()
+                .nth(limits::FILES)
+                .map_or(0..0, Spanned::span);
+            self.error(
+                first,
+                format!(
+                    "[files] lists {} files; at most {} are allowed\nhelp: pack them into an archive and unpack it in [setup]",
+                    file.files.len(),
+                    limits::FILES
+                ),
+            );
+            return out;
+        }
+        let dir = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        // The folder a source must resolve into, symlinks followed on both sides.
+        let (root, allowed): (PathBuf, Vec<PathBuf>) = match self.files {
+            FilesFrom::RecipeDir(extra) => (
+                std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
+                extra
+                    .iter()
+                    .filter_map(|p| std::fs::canonicalize(p).ok())
+                    .collect(),
+            ),
+            FilesFrom::Copied(root) => (
+                std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
+                Vec::new(),
+            ),
+        };
+        let mut total = 0u64;
         for (remote, local) in &file.files {
             let path = match self.files {
-                FilesFrom::RecipeDir => dir.join(local.get_ref()),
-                FilesFrom::Copied(root) => root.join(remote.as_str()),
+                FilesFrom::RecipeDir(_) => dir.join(local.get_ref()),
+                FilesFrom::Copied(copies) => copies.join(remote.as_str()),
             };
-            match std::fs::metadata(&path) {
-                Ok(meta) if meta.is_file() => out.push(FileCopy {
-                    remote: remote.clone(),
-                    local: path,
-                }),
+            let shown = crate::text::quoted(local.get_ref());
+            let resolved = match std::fs::canonicalize(&path) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.error(local.span(), format!("cannot read `{shown}`: {e}"))
+                        .help
+                        .push("paths in [files] are relative to the recipe file".to_owned());
+                    continue;
+                }
+            };
+            let inside =
+                resolved.starts_with(&root) || allowed.iter().any(|a| resolved.starts_with(a));
+            if !inside {
+                let copied = matches!(self.files, FilesFrom::Copied(_));
+                let diag = self.error(
+                    local.span(),
+                    format!(
+                        "`{shown}` resolves to {}, outside the recipe's folder {}",
+                        crate::text::one_line(&resolved.to_string_lossy()),
+                        crate::text::one_line(&root.to_string_lossy())
+                    ),
+                );
+                if copied {
+                    diag.help.push("a results directory keeps its own copies under files/; a link out of it is refused".to_owned());
+                } else {
+                    diag.help.push(FILES_OUTSIDE_HELP.to_owned());
+                }
+                continue;
+            }
+            match std::fs::metadata(&resolved) {
+                Ok(meta) if meta.is_file() => {
+                    if meta.len() > limits::FILE_SOURCE_BYTES {
+                        self.error(
+                            local.span(),
+                            format!(
+                                "`{shown}` is {}; a [files] source is at most {}",
+                                crate::text::bytes(meta.len()),
+                                crate::text::bytes(limits::FILE_SOURCE_BYTES)
+                            ),
+                        );
+                        continue;
+                    }
+                    total = total.saturating_add(meta.len());
+                    out.push(FileCopy {
+                        remote: remote.clone(),
+                        local: resolved,
+                    });
+                }
                 Ok(_) => {
                     self.error(
                         local.span(),
-                        format!("`{}` is not a regular file", path.display()),
+                        format!(
+                            "`{shown}` ({}) is not a regular file",
+                            crate::text::one_line(&resolved.to_string_lossy())
+                        ),
                     );
                 }
                 Err(e) => {
-                    self.error(
-                        local.span(),
-                        format!("cannot read `{}`: {e}", path.display()),
-                    )
-                    .help
-                    .push("paths in [files] are relative to the recipe file".to_owned());
+                    self.error(local.span(), format!("cannot read `{shown}`: {e}"));
                 }
             }
         }
+        if total > limits::FILES_TOTAL_BYTES {
+            self.error(
+                file.files.values().next().map_or(0..0, Spanned::span),
+                format!(
+                    "the [files] sources add up to {}; at most {} are allowed",
+                    crate::text::bytes(total),
+                    crate::text::bytes(limits::FILES_TOTAL_BYTES)
+                ),
+            );
+        }
         out
+    }
+
+    /// Free text that reaches terminals and reports: no control characters but `allowed`,
+    /// at most `max` characters. `None` (and an error) otherwise.
+    fn free_text(
+        &mut self,
+        value: &Spanned<String>,
+        what: &str,
+        max: usize,
+        allowed: &[char],
+    ) -> Option<String> {
+        let text = value.get_ref().replace("\r\n", "\n");
+        if let Some(c) = crate::text::control_char(&text, allowed) {
+            self.error(
+                value.span(),
+                format!(
+                    "{what} contains the control character {}\nhelp: free text reaches terminals, report.txt and mail as it is, so control characters (escape sequences, tabs, bells) are not allowed{}",
+                    crate::text::char_name(c),
+                    if allowed.contains(&'\n') { "; newlines are" } else { "" }
+                ),
+            );
+            return None;
+        }
+        let n = text.chars().count();
+        if n > max {
+            self.error(
+                value.span(),
+                format!("{what} has {n} characters; at most {max} are allowed"),
+            );
+            return None;
+        }
+        Some(text)
+    }
+
+    fn description(&mut self, text: &Spanned<String>) {
+        self.free_text(text, "`description`", limits::DESCRIPTION_CHARS, &['\n']);
+    }
+
+    /// Cases, runs, rows and plan size within [`limits`]; false when the cases are too many
+    /// to expand.
+    fn size(&mut self, file: &RecipeFile, workloads: &[Workload], points: usize) -> bool {
+        let points = points as u64;
+        let mut cases = 0u64;
+        let mut runs = 0u64;
+        let mut rows = 0u64;
+        let mut bytes = 0u64;
+        let mut biggest: Option<(&Workload, u64)> = None;
+        for w in workloads {
+            let n = w.case_count();
+            cases = cases.saturating_add(n);
+            if biggest.is_none_or(|(_, b)| n > b) {
+                biggest = Some((w, n));
+            }
+            let per_case = u64::from(w.warmup) + u64::from(w.samples);
+            let r = n.saturating_mul(per_case).saturating_mul(points);
+            runs = runs.saturating_add(r);
+            rows = rows.saturating_add(r.saturating_mul(w.metrics.len() as u64));
+            // What the plan keeps per case: the command, the environment and the name, each
+            // with its values substituted (at most 128 characters per value).
+            let keys = w.matrix.len() as u64;
+            let per = (w.run.len()
+                + w.env
+                    .iter()
+                    .map(|(k, v)| k.as_str().len() + v.len())
+                    .sum::<usize>()) as u64
+                + keys * (32 + 2 + 128) * (1 + w.env.len() as u64 + 1);
+            bytes = bytes.saturating_add(n.saturating_mul(per));
+        }
+        let anchor = |file: &RecipeFile, w: Option<&Workload>| {
+            w.and_then(|w| {
+                file.workloads
+                    .get_ref()
+                    .iter()
+                    .find(|s| s.name.get_ref() == &w.name)
+                    .map(|s| s.name.span())
+            })
+            .unwrap_or_else(|| file.workloads.span())
+        };
+        if cases > limits::CASES {
+            let (w, n) = biggest.expect("invariant: cases come from workloads");
+            let span = anchor(file, Some(w));
+            self.error(
+                span,
+                format!(
+                    "the recipe has {cases} workload cases (workload `{}` alone has {n}); at most {} are allowed\nhelp: every case is measured at every point; measure fewer matrix values, or split the experiment into several recipes",
+                    w.name,
+                    limits::CASES
+                ),
+            );
+            return false;
+        }
+        if runs > limits::RUNS || rows > limits::ROWS {
+            self.error(
+                file.sequence.span(),
+                format!(
+                    "the campaign would take {runs} workload runs ({rows} samples.csv rows: {points} points × {cases} cases × warm-ups + samples × metrics); at most {} runs and {} rows are allowed\nhelp: lower `samples`/`warmup`, the number of cases or of points",
+                    limits::RUNS,
+                    limits::ROWS
+                ),
+            );
+        }
+        if bytes > limits::PLAN_BYTES {
+            self.error(
+                anchor(file, biggest.map(|(w, _)| w)),
+                format!(
+                    "the plan would hold about {} of expanded commands ({cases} cases × `run` and `env`); at most {} are allowed\nhelp: move long commands into a script listed in [files]",
+                    crate::text::bytes(bytes),
+                    crate::text::bytes(limits::PLAN_BYTES)
+                ),
+            );
+            return false;
+        }
+        true
     }
 
     fn tuning(&mut self, spec: &TuningSpec) -> Tuning {
@@ -457,32 +733,66 @@ impl Checker<'_> {
         }
     }
 
-    fn workloads(&mut self, file: &RecipeFile, samples: u32) -> Vec<Workload> {
-        if file.workloads.get_ref().is_empty() {
+    fn workloads(&mut self, file: &RecipeFile) -> Vec<Workload> {
+        let list = file.workloads.get_ref();
+        if list.is_empty() {
             self.error(
                 file.workloads.span(),
                 "the recipe has no [[workload]]; add at least one",
             );
         }
+        if list.len() > limits::WORKLOADS {
+            self.error(
+                list[limits::WORKLOADS].name.span(),
+                format!(
+                    "the recipe declares {} workloads; at most {} are allowed\nhelp: split the experiment into several recipes",
+                    list.len(),
+                    limits::WORKLOADS
+                ),
+            );
+            return Vec::new();
+        }
         let mut names = HashSet::new();
         let mut out = Vec::new();
-        for spec in file.workloads.get_ref() {
+        for spec in list {
             if !names.insert(spec.name.get_ref().clone()) {
                 self.error(
                     spec.name.span(),
                     format!("workload `{}` is declared twice", spec.name.get_ref()),
                 );
             }
-            out.push(self.workload(file, spec, samples));
+            out.push(self.workload(file, spec));
         }
         out
     }
 
-    fn workload(&mut self, file: &RecipeFile, spec: &WorkloadSpec, samples: u32) -> Workload {
+    fn workload(&mut self, file: &RecipeFile, spec: &WorkloadSpec) -> Workload {
         let mut matrix = Vec::new();
+        if spec.matrix.len() > limits::MATRIX_KEYS {
+            self.error(
+                spec.name.span(),
+                format!(
+                    "workload `{}` has {} matrix keys; at most {} are allowed",
+                    spec.name.get_ref(),
+                    spec.matrix.len(),
+                    limits::MATRIX_KEYS
+                ),
+            );
+        }
         for (key, values) in &spec.matrix {
             if values.get_ref().is_empty() {
                 self.error(values.span(), format!("matrix `{key}` has no values"));
+            }
+            if values.get_ref().len() > limits::MATRIX_VALUES {
+                self.error(
+                    values.span(),
+                    format!(
+                        "matrix `{key}` lists {} values; at most {} are allowed",
+                        values.get_ref().len(),
+                        limits::MATRIX_VALUES
+                    ),
+                );
+                continue;
             }
             let mut seen = HashSet::new();
             for value in values.get_ref() {
@@ -553,17 +863,14 @@ impl Checker<'_> {
 
         let metrics = self.metrics(spec);
         let check = self.check(&spec.check);
-        let w_samples = match &spec.samples {
-            Some(s) if *s.get_ref() == 0 => {
-                self.error(
-                    s.span(),
-                    format!("`samples` must be at least 1\nhelp: {SAMPLES_HELP}"),
-                );
-                1
-            }
-            Some(s) => *s.get_ref(),
-            None => samples,
-        };
+        let samples = spec
+            .samples
+            .or(file.samples)
+            .map_or(DEFAULT_SAMPLES, |c| c.get());
+        let warmup = spec
+            .warmup
+            .or(file.warmup)
+            .map_or(DEFAULT_WARMUP, |c| c.get());
         Workload {
             name: spec.name.get_ref().clone(),
             run: spec.run.get_ref().clone(),
@@ -573,11 +880,11 @@ impl Checker<'_> {
                 .map(|(k, v)| (k.clone(), v.get_ref().clone()))
                 .collect(),
             cpu: spec.cpu.clone(),
-            timeout: spec.timeout.map_or(DEFAULT_RUN_TIMEOUT, |d| d.0),
-            estimate: spec.estimate.map_or(DEFAULT_ESTIMATE, |d| d.0),
-            warmup: spec.warmup.unwrap_or(file.warmup),
-            samples: w_samples,
-            retries: spec.retries.unwrap_or(1),
+            timeout: spec.timeout.map_or(DEFAULT_RUN_TIMEOUT, |d| d.get()),
+            estimate: spec.estimate.map_or(DEFAULT_ESTIMATE, |d| d.get()),
+            warmup,
+            samples,
+            retries: spec.retries.map_or(1, |c| c.get()),
             role: spec.role,
             aux: spec.aux,
             matrix,
@@ -590,6 +897,18 @@ impl Checker<'_> {
         let list = &spec.metric.get_ref().0;
         if list.is_empty() {
             self.error(spec.metric.span(), "the workload declares no metric");
+        }
+        if list.len() > limits::METRICS {
+            self.error(
+                spec.metric.span(),
+                format!(
+                    "workload `{}` declares {} metrics; at most {} are allowed",
+                    spec.name.get_ref(),
+                    list.len(),
+                    limits::METRICS
+                ),
+            );
+            return Vec::new();
         }
         let mut names = HashSet::new();
         let mut out = Vec::new();
@@ -693,13 +1012,17 @@ impl Checker<'_> {
         };
         let divide = factor(self, &m.divide, "divide")?;
         let multiply = factor(self, &m.multiply, "multiply")?;
+        let unit = match &m.unit {
+            None => String::new(),
+            Some(u) => self.free_text(u, "`unit`", limits::UNIT_CHARS, &[])?,
+        };
         Some(Metric {
             name,
             extract,
             stream: m.stream,
             divide,
             multiply,
-            unit: m.unit.clone(),
+            unit,
             better: m.better,
         })
     }
@@ -795,6 +1118,17 @@ impl Checker<'_> {
         known: &[&KernelLabel],
     ) -> Vec<Expect> {
         let mut out = Vec::new();
+        if file.expect.len() > limits::EXPECTS {
+            self.error(
+                file.expect[limits::EXPECTS].workload.span(),
+                format!(
+                    "the recipe lists {} [[expect]] tables; at most {} are allowed",
+                    file.expect.len(),
+                    limits::EXPECTS
+                ),
+            );
+            return out;
+        }
         for spec in &file.expect {
             let Some(workload) = workloads
                 .iter()
@@ -816,21 +1150,31 @@ impl Checker<'_> {
                 diag.help.push(format!("workloads: {}", names.join(", ")));
                 continue;
             };
-            let cases: Vec<Case> = workload.cases();
+            let count = usize::try_from(workload.case_count()).unwrap_or(usize::MAX);
             let case = match &spec.case {
-                Some(c) if cases.iter().any(|k| &k.name == c.get_ref()) => c.get_ref().clone(),
+                Some(c) if (0..count).any(|i| &workload.case_at(i).name == c.get_ref()) => {
+                    c.get_ref().clone()
+                }
                 Some(c) => {
-                    let names: Vec<String> =
-                        cases.iter().map(|k| format!("`{}`", k.name)).collect();
+                    let mut names: Vec<String> = (0..count.min(10))
+                        .map(|i| format!("`{}`", workload.case_at(i).name))
+                        .collect();
+                    if count > 10 {
+                        names.push(format!("… ({count} cases)"));
+                    }
                     self.error(
                         c.span(),
-                        format!("workload `{}` has no case `{}`", workload.name, c.get_ref()),
+                        format!(
+                            "workload `{}` has no case `{}`",
+                            workload.name,
+                            crate::text::quoted(c.get_ref())
+                        ),
                     )
                     .help
                     .push(format!("cases: {}", names.join(", ")));
                     continue;
                 }
-                None if cases.len() == 1 => cases[0].name.clone(),
+                None if count == 1 => workload.case_at(0).name,
                 None => {
                     self.error(
                         spec.workload.span(),

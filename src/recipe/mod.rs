@@ -2,9 +2,13 @@
 
 pub mod diagnostic;
 pub mod ident;
+pub mod limits;
 pub mod load;
 pub mod model;
+pub mod range;
 pub mod resolved;
 
-pub use load::{Diagnostics, FilesFrom, RecipeError, load, load_with, parse, parse_with};
+pub use load::{
+    Diagnostics, FilesFrom, RecipeError, load, load_allowing, load_with, parse, parse_with,
+};
 pub use resolved::{Case, Kernel, Metric, Recipe, Workload};

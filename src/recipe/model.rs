@@ -9,27 +9,16 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 
-use crate::recipe::ident::{
-    CpuList, EnvName, KernelLabel, KnobValue, MatrixKey, MetricName, Name, Release, RemoteFileName,
-    SysctlName, TargetPath, WorkloadName,
+use crate::recipe::{
+    ident::{
+        CpuList, EnvName, KernelLabel, KnobValue, MatrixKey, MetricName, Name, Release,
+        RemoteFileName, SysctlName, TargetPath, WorkloadName,
+    },
+    range::{
+        Count, Dur, Estimate, PointRetries, Retries, RunTimeout, Samples, Settle, StepTimeout,
+        Warmup,
+    },
 };
-
-/// A duration written the human way: `"90s"`, `"10m"`, `"1h 30m"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HumanDuration(pub std::time::Duration);
-
-impl<'de> Deserialize<'de> for HumanDuration {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        humantime::parse_duration(&text)
-            .map(HumanDuration)
-            .map_err(|e| {
-                serde::de::Error::custom(format!(
-                    "invalid duration `{text}`: {e}\nhelp: write a number with a unit, e.g. \"30s\", \"5m\" or \"1h 30m\""
-                ))
-            })
-    }
-}
 
 /// A recipe file.
 #[derive(Debug, Deserialize)]
@@ -39,25 +28,25 @@ pub struct RecipeFile {
     pub version: Spanned<i64>,
     /// Short name; it becomes part of the results directory name.
     pub name: Name,
-    /// One paragraph: what is measured and why.
-    pub description: String,
+    /// One paragraph: what is measured and why (checked for control characters by `load`).
+    pub description: Spanned<String>,
     /// Kernel labels in boot order: `["a", "b", "a"]`. Read as text and validated as
     /// [`KernelLabel`]s by `load`, because toml reports an element's error at the whole
     /// array; `load` points at the element.
     pub sequence: Spanned<Vec<Spanned<String>>>,
     /// Warm-up runs per workload case per point (not analysed, kept in the raw data).
-    #[serde(default = "default_warmup")]
-    pub warmup: u32,
+    #[serde(default)]
+    pub warmup: Option<Count<Warmup>>,
     /// Measured runs per workload case per point.
-    #[serde(default = "default_samples")]
-    pub samples: Spanned<u32>,
+    #[serde(default)]
+    pub samples: Option<Count<Samples>>,
     /// Time to let a fresh boot settle before tuning and measuring.
     #[serde(default)]
-    pub settle: Option<HumanDuration>,
+    pub settle: Option<Dur<Settle>>,
     /// Point-level retries: how often a failed point is redone before its kernel counts as
     /// failed.
     #[serde(default)]
-    pub point_retries: Option<u32>,
+    pub point_retries: Option<Count<PointRetries>>,
     /// The kernels, by label.
     pub kernels: Spanned<IndexMap<Spanned<KernelLabel>, KernelSpec>>,
     /// Boot parameters for every kernel.
@@ -88,14 +77,6 @@ pub struct RecipeFile {
     /// Published results this recipe should reproduce.
     #[serde(default)]
     pub expect: Vec<ExpectSpec>,
-}
-
-fn default_warmup() -> u32 {
-    3
-}
-
-fn default_samples() -> Spanned<u32> {
-    Spanned::new(0..0, 9)
 }
 
 /// One kernel.
@@ -138,6 +119,9 @@ fn no_workloads() -> Spanned<Vec<WorkloadSpec>> {
     Spanned::new(0..0, Vec::new())
 }
 
+/// Longest sysctl value, in characters (a page is what `/proc/sys` reads at once).
+pub const SYSCTL_VALUE_MAX: usize = 4096;
+
 /// A sysctl value: TOML integers and strings are both accepted and written as text.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SysctlValue {
@@ -164,8 +148,17 @@ impl<'de> Deserialize<'de> for SysctlValue {
                     .map_err(|_| E::custom("integer out of range"))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SysctlValue, E> {
-                if v.contains(['\n', '\r', '\0']) {
-                    return Err(E::custom("a sysctl value may not contain a newline"));
+                if let Some(c) = crate::text::control_char(v, &[]) {
+                    return Err(E::custom(format!(
+                        "a sysctl value may not contain a newline or another control character (it contains {})\nhelp: separate the fields of a multi-value sysctl with spaces",
+                        crate::text::char_name(c)
+                    )));
+                }
+                if v.chars().count() > SYSCTL_VALUE_MAX {
+                    return Err(E::custom(format!(
+                        "a sysctl value is at most {SYSCTL_VALUE_MAX} characters; this one has {}",
+                        v.chars().count()
+                    )));
                 }
                 Ok(SysctlValue::Text(v.to_owned()))
             }
@@ -225,7 +218,7 @@ pub struct StepsSpec {
     pub run: Vec<String>,
     /// Deadline for each command.
     #[serde(default)]
-    pub timeout: Option<HumanDuration>,
+    pub timeout: Option<Dur<StepTimeout>>,
 }
 
 /// `[[workload]]`.
@@ -244,19 +237,19 @@ pub struct WorkloadSpec {
     pub cpu: Option<CpuList>,
     /// Deadline per run; the whole process group is killed when it passes.
     #[serde(default)]
-    pub timeout: Option<HumanDuration>,
+    pub timeout: Option<Dur<RunTimeout>>,
     /// Expected duration of one run, for the ETA.
     #[serde(default)]
-    pub estimate: Option<HumanDuration>,
+    pub estimate: Option<Dur<Estimate>>,
     /// Overrides the global `warmup`.
     #[serde(default)]
-    pub warmup: Option<u32>,
+    pub warmup: Option<Count<Warmup>>,
     /// Overrides the global `samples`.
     #[serde(default)]
-    pub samples: Option<Spanned<u32>>,
+    pub samples: Option<Count<Samples>>,
     /// How often a failed run is retried before the point fails.
     #[serde(default)]
-    pub retries: Option<u32>,
+    pub retries: Option<Count<Retries>>,
     /// `measured` (default) or `control` (expected not to move).
     #[serde(default)]
     pub role: Role,
@@ -343,9 +336,9 @@ pub struct MetricSpec {
     /// Multiply the extracted number by this (e.g. 1e9 for seconds → ns).
     #[serde(default)]
     pub multiply: Option<Spanned<f64>>,
-    /// Unit of the final value (`ns/read`, `ops/s`).
+    /// Unit of the final value (`ns/read`, `ops/s`); checked by `load`.
     #[serde(default)]
-    pub unit: String,
+    pub unit: Option<Spanned<String>>,
     /// `lower` or `higher` is better.
     pub better: BetterSpec,
 }

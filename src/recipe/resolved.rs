@@ -176,34 +176,37 @@ pub struct Case {
 
 impl Workload {
     /// Expands the matrix into cases, first key varying slowest (the file's reading order).
+    /// The recipe limits their number ([`crate::recipe::limits::CASES`]).
     pub fn cases(&self) -> Vec<Case> {
-        let mut cases = vec![Case {
-            name: String::new(),
-            bindings: Vec::new(),
-        }];
-        for (key, values) in &self.matrix {
-            let mut next = Vec::with_capacity(cases.len() * values.len());
-            for case in &cases {
-                for value in values {
-                    let mut bindings = case.bindings.clone();
-                    bindings.push((key.to_string(), value.clone()));
-                    next.push(Case {
-                        name: String::new(),
-                        bindings,
-                    });
-                }
-            }
-            cases = next;
+        let n = usize::try_from(self.case_count()).unwrap_or(usize::MAX);
+        (0..n).map(|i| self.case_at(i)).collect()
+    }
+
+    /// How many cases the matrix has (1 without one), without expanding it; saturates.
+    pub fn case_count(&self) -> u64 {
+        self.matrix
+            .iter()
+            .fold(1u64, |n, (_, values)| n.saturating_mul(values.len() as u64))
+    }
+
+    /// The case at `index` in [`Workload::cases`] order, computed without expanding the others.
+    pub fn case_at(&self, index: usize) -> Case {
+        let mut rest = index;
+        let mut bindings = vec![(String::new(), String::new()); self.matrix.len()];
+        for (slot, (key, values)) in bindings.iter_mut().zip(&self.matrix).rev() {
+            let n = values.len().max(1);
+            *slot = (
+                key.to_string(),
+                values.get(rest % n).cloned().unwrap_or_default(),
+            );
+            rest /= n;
         }
-        for case in &mut cases {
-            case.name = case
-                .bindings
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(",");
-        }
-        cases
+        let name = bindings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        Case { name, bindings }
     }
 
     /// The metric names, in order.
