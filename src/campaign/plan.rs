@@ -4,7 +4,7 @@
 //! Pure: no I/O, no clock. `aba check` prints it; the engine executes it; resume re-derives it
 //! from the copied recipe and compares.
 
-use std::{fmt, time::Duration};
+use std::{fmt, sync::Arc, time::Duration};
 
 use thiserror::Error;
 
@@ -13,6 +13,7 @@ use crate::{
     recipe::{
         Case, Recipe,
         ident::{EnvName, KernelLabel, Release, WorkloadName},
+        limits,
         resolved::point_labels,
     },
 };
@@ -64,8 +65,9 @@ pub struct PlannedPoint {
     pub release: Release,
     /// Every parameter that must appear in `/proc/cmdline`.
     pub cmdline: Vec<String>,
-    /// The cases, in run order.
-    pub cases: Vec<PlannedCase>,
+    /// The cases, in run order. Every point runs the same cases, so all points share one
+    /// expansion: the plan's memory does not grow with the number of points.
+    pub cases: Arc<[PlannedCase]>,
 }
 
 /// A design that will run but cannot answer the question well.
@@ -87,6 +89,11 @@ pub enum PlanWarning {
     },
     /// All points share one boot (no switch): they measure run-to-run noise, not boots.
     SharedBoot,
+    /// The estimate exceeds [`limits::ETA_CONFIRM`]: `aba run` wants `--yes`.
+    LongEta {
+        /// The estimate.
+        eta: Duration,
+    },
 }
 
 impl fmt::Display for PlanWarning {
@@ -105,6 +112,12 @@ impl fmt::Display for PlanWarning {
             ),
             PlanWarning::SharedBoot => f.write_str(
                 "the target does not switch kernels: all points share one boot, so drift measures run-to-run noise, not boots",
+            ),
+            PlanWarning::LongEta { eta } => write!(
+                f,
+                "the campaign is estimated to take {}, more than {}: `aba run` starts it only with --yes",
+                format_eta(*eta),
+                format_eta(limits::ETA_CONFIRM)
             ),
         }
     }
@@ -152,9 +165,44 @@ pub struct Plan {
     pub warnings: Vec<PlanWarning>,
 }
 
-impl Plan {
-    /// Builds the plan of `recipe` on `target`.
-    pub fn new(recipe: &Recipe, target: &Target) -> Result<Plan, PlanError> {
+/// One point of a [`Summary`]: who boots, in which order, with which parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PointSummary {
+    /// 1-based position in the sequence.
+    pub order: usize,
+    /// `original-a`, `patched`, …
+    pub label: String,
+    /// The kernel.
+    pub kernel: KernelLabel,
+    /// Its expected release.
+    pub release: Release,
+    /// Every parameter that must appear in `/proc/cmdline`.
+    pub cmdline: Vec<String>,
+}
+
+/// What a plan costs, computed without expanding a single case: what `aba check` prints, so
+/// its memory stays proportional to the recipe, not to its cases × points.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// Points in boot order.
+    pub points: Vec<PointSummary>,
+    /// Cases per point (every point runs the same ones).
+    pub cases: u64,
+    /// Fresh boots the campaign needs (0 when the target does not switch).
+    pub boots: usize,
+    /// Workload runs in all (warm-ups included).
+    pub runs: u64,
+    /// Estimated wall time, boots included.
+    pub eta: Duration,
+    /// Estimated time per boot used for the ETA.
+    pub boot_estimate: Duration,
+    /// Design warnings.
+    pub warnings: Vec<PlanWarning>,
+}
+
+impl Summary {
+    /// Summarises the plan of `recipe` on `target`.
+    pub fn new(recipe: &Recipe, target: &Target) -> Result<Summary, PlanError> {
         let method = target.switch.method();
         let switches = method != SwitchMethod::None;
         if !switches {
@@ -187,51 +235,43 @@ impl Plan {
             });
         }
 
-        let labels = point_labels(&recipe.sequence);
-        let mut points = Vec::with_capacity(labels.len());
-        let mut runs = 0u64;
-        let mut work = Duration::ZERO;
-        for (i, (kernel, label)) in recipe.sequence.iter().zip(labels).enumerate() {
-            let spec = &recipe.kernels[kernel];
-            let mut cases = Vec::new();
-            for (w, workload) in recipe.workloads.iter().enumerate() {
-                for case in workload.cases() {
-                    let run = case.render(&workload.run);
-                    let env = workload
-                        .env
-                        .iter()
-                        .map(|(k, v)| (k.clone(), case.render(v)))
-                        .collect();
-                    let n = u64::from(workload.warmup) + u64::from(workload.samples);
-                    runs += n;
-                    work += workload.estimate * u32::try_from(n).unwrap_or(u32::MAX);
-                    cases.push(PlannedCase {
-                        workload: w,
-                        workload_name: workload.name.clone(),
-                        case,
-                        run,
-                        env,
-                        warmup: workload.warmup,
-                        samples: workload.samples,
-                    });
-                }
-            }
-            points.push(PlannedPoint {
+        let points: Vec<PointSummary> = recipe
+            .sequence
+            .iter()
+            .zip(point_labels(&recipe.sequence))
+            .enumerate()
+            .map(|(i, (kernel, label))| PointSummary {
                 order: i + 1,
                 label,
                 kernel: kernel.clone(),
-                release: spec.release.clone(),
+                release: recipe.kernels[kernel].release.clone(),
                 cmdline: recipe.cmdline_for(kernel),
-                cases,
-            });
+            })
+            .collect();
+        let n_points = points.len() as u64;
+        // Saturating throughout: the recipe's limits keep these far from overflowing, and a
+        // value that still would must become a huge ETA, never a panic.
+        let mut cases = 0u64;
+        let mut runs_per_point = 0u64;
+        let mut work_per_point = Duration::ZERO;
+        for workload in &recipe.workloads {
+            let n = workload.case_count();
+            let per_case = u64::from(workload.warmup) + u64::from(workload.samples);
+            cases = cases.saturating_add(n);
+            runs_per_point = runs_per_point.saturating_add(n.saturating_mul(per_case));
+            work_per_point = work_per_point.saturating_add(
+                workload
+                    .estimate
+                    .saturating_mul(saturate(n.saturating_mul(per_case))),
+            );
         }
-
+        let runs = runs_per_point.saturating_mul(n_points);
         let boots = if switches { points.len() } else { 0 };
         let boot_estimate = target.boot_estimate;
-        let per_point_fixed = recipe.settle;
-        let eta = work
-            + boot_estimate * u32::try_from(boots).unwrap_or(u32::MAX)
-            + per_point_fixed * u32::try_from(points.len()).unwrap_or(u32::MAX);
+        let eta = work_per_point
+            .saturating_mul(saturate(n_points))
+            .saturating_add(boot_estimate.saturating_mul(saturate(boots as u64)))
+            .saturating_add(recipe.settle.saturating_mul(saturate(n_points)));
 
         let mut warnings = Vec::new();
         let repeated = |k: &KernelLabel| recipe.sequence.iter().filter(|s| *s == k).count() >= 2;
@@ -255,14 +295,75 @@ impl Plan {
         if !switches && points.len() > 1 {
             warnings.push(PlanWarning::SharedBoot);
         }
-
-        Ok(Plan {
+        if eta > limits::ETA_CONFIRM {
+            warnings.push(PlanWarning::LongEta { eta });
+        }
+        Ok(Summary {
             points,
+            cases,
             boots,
             runs,
             eta,
             boot_estimate,
             warnings,
+        })
+    }
+
+    /// True when `aba run` must be confirmed with `--yes`.
+    pub fn needs_confirmation(&self) -> bool {
+        self.eta > limits::ETA_CONFIRM
+    }
+}
+
+/// A count as a `Duration` multiplier.
+fn saturate(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl Plan {
+    /// Builds the plan of `recipe` on `target`.
+    pub fn new(recipe: &Recipe, target: &Target) -> Result<Plan, PlanError> {
+        let summary = Summary::new(recipe, target)?;
+        let mut cases = Vec::new();
+        for (w, workload) in recipe.workloads.iter().enumerate() {
+            for case in workload.cases() {
+                let run = case.render(&workload.run);
+                let env = workload
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), case.render(v)))
+                    .collect();
+                cases.push(PlannedCase {
+                    workload: w,
+                    workload_name: workload.name.clone(),
+                    case,
+                    run,
+                    env,
+                    warmup: workload.warmup,
+                    samples: workload.samples,
+                });
+            }
+        }
+        let cases: Arc<[PlannedCase]> = cases.into();
+        let points = summary
+            .points
+            .into_iter()
+            .map(|p| PlannedPoint {
+                order: p.order,
+                label: p.label,
+                kernel: p.kernel,
+                release: p.release,
+                cmdline: p.cmdline,
+                cases: Arc::clone(&cases),
+            })
+            .collect();
+        Ok(Plan {
+            points,
+            boots: summary.boots,
+            runs: summary.runs,
+            eta: summary.eta,
+            boot_estimate: summary.boot_estimate,
+            warnings: summary.warnings,
         })
     }
 }

@@ -80,12 +80,25 @@ fn probe(
     })
 }
 
+/// Where preflight copies the files and runs setup. Never a predictable, reusable path: a
+/// directory someone else created (with a symlink planted in it) would make aba write where
+/// it points.
+#[derive(Clone, Copy, Debug)]
+pub enum Workdir<'a> {
+    /// A fresh directory the caller created for this preflight (mode 0700) and removes
+    /// afterwards: the local target's.
+    Given(&'a str),
+    /// Create a fresh directory under this base on the target with `mktemp -d` (mode 0700),
+    /// and remove it at the end.
+    FreshUnder(&'a str),
+}
+
 /// Checks `recipe` against `target` through `transport`; `workdir` is where files and setup go.
 pub fn preflight(
     recipe: &Recipe,
     target: &Target,
     transport: &mut dyn Transport,
-    workdir: &str,
+    workdir: Workdir<'_>,
 ) -> Vec<Item> {
     let mut items = Vec::new();
     let deadline = Instant::now() + target.connect_window();
@@ -126,7 +139,7 @@ fn run_checks(
     recipe: &Recipe,
     target: &Target,
     transport: &mut dyn Transport,
-    workdir: &str,
+    workdir: Workdir<'_>,
     items: &mut Vec<Item>,
 ) -> Result<(), TransportError> {
     match read_facts(transport) {
@@ -285,12 +298,7 @@ fn switch_checks(
         }
         Switch::Power { set_next, cycle } => {
             for cmd in set_next.iter().chain(std::iter::once(cycle)) {
-                items.push(item(
-                    Status::Ok,
-                    "switch power",
-                    format!("host command: {cmd} (not run by preflight)"),
-                    None,
-                ));
+                items.push(host_command_item("switch power", cmd, recipe));
             }
         }
     }
@@ -321,12 +329,7 @@ fn switch_checks(
         }
     }
     if let Some(cmd) = &target.power_cycle {
-        items.push(item(
-            Status::Ok,
-            "power_cycle",
-            format!("host command: {cmd} (used when a boot never returns)"),
-            None,
-        ));
+        items.push(host_command_item("power_cycle", cmd, recipe));
     } else if target.switch.method() != crate::inventory::SwitchMethod::None {
         items.push(item(
             Status::Warn,
@@ -336,6 +339,43 @@ fn switch_checks(
         ));
     }
     Ok(())
+}
+
+/// A host-side switch command, expanded for every kernel of the recipe (not run): a
+/// placeholder it cannot fill fails here instead of at the first switch of the night.
+fn host_command_item(what: &str, cmd: &str, recipe: &Recipe) -> Item {
+    let mut expanded = Vec::new();
+    for kernel in recipe.kernels.values() {
+        let params = recipe.cmdline_for(&kernel.label).join(" ");
+        let vars = [
+            ("kernel", kernel.label.as_str()),
+            ("release", kernel.release.as_str()),
+            ("image", kernel.image.as_str()),
+            ("initrd", kernel.initrd.as_str()),
+            ("cmdline", params.as_str()),
+            ("params", params.as_str()),
+        ];
+        match crate::target::host::expand(cmd, &vars) {
+            Ok(text) => expanded.push(text),
+            Err(e) => {
+                return item(
+                    Status::Fail,
+                    what,
+                    e.to_string(),
+                    Some("use only the placeholders listed in docs/targets.md"),
+                );
+            }
+        }
+    }
+    item(
+        Status::Ok,
+        what,
+        format!(
+            "host command, not run by preflight: {}",
+            expanded.first().map_or(cmd, String::as_str)
+        ),
+        None,
+    )
 }
 
 fn knob_checks(
@@ -391,28 +431,83 @@ fn knob_checks(
     Ok(())
 }
 
+/// Creates a fresh private directory under `base` on the target; its path.
+fn fresh_dir(
+    transport: &mut dyn Transport,
+    base: &str,
+    name: &str,
+) -> Result<Result<String, String>, TransportError> {
+    let base = base.trim_end_matches('/');
+    let made = probe(
+        transport,
+        &format!(
+            "mkdir -p {b} && mktemp -d {t}",
+            b = sh_quote(base),
+            t = sh_quote(&format!("{base}/preflight-{name}-XXXXXXXX"))
+        ),
+    )?;
+    Ok(made.and_then(|dir| {
+        // Whatever the target printed is used in `rm -rf` later: accept only what mktemp makes.
+        let ok = dir.starts_with(&format!("{base}/preflight-{name}-"))
+            && crate::recipe::ident::TargetPath::new(&dir).is_ok();
+        if ok {
+            Ok(dir)
+        } else {
+            Err(format!("mktemp -d printed `{}`", crate::text::quoted(&dir)))
+        }
+    }))
+}
+
 fn files_and_setup(
+    recipe: &Recipe,
+    transport: &mut dyn Transport,
+    workdir: Workdir<'_>,
+    items: &mut Vec<Item>,
+) -> Result<(), TransportError> {
+    let (workdir, remove) = match workdir {
+        Workdir::Given(dir) => (dir.to_owned(), false),
+        Workdir::FreshUnder(base) => match fresh_dir(transport, base, recipe.name.as_str())? {
+            Ok(dir) => (dir, true),
+            Err(e) => {
+                items.push(item(
+                    Status::Fail,
+                    "workdir",
+                    format!("cannot create a fresh directory under {base}: {e}"),
+                    Some("set `workdir` in targets.toml to a writable directory"),
+                ));
+                return Ok(());
+            }
+        },
+    };
+    items.push(item(
+        Status::Ok,
+        "workdir",
+        format!("{workdir} (fresh, private, removed afterwards)"),
+        None,
+    ));
+    let result = copy_and_setup(recipe, transport, &workdir, items);
+    if remove {
+        let removed = probe(transport, &format!("rm -rf -- {}", sh_quote(&workdir)))?;
+        if let Err(e) = removed {
+            items.push(item(
+                Status::Warn,
+                "workdir",
+                format!("could not remove {workdir}: {e}"),
+                None,
+            ));
+        }
+    }
+    result
+}
+
+fn copy_and_setup(
     recipe: &Recipe,
     transport: &mut dyn Transport,
     workdir: &str,
     items: &mut Vec<Item>,
 ) -> Result<(), TransportError> {
-    let mk = probe(
-        transport,
-        &format!("mkdir -p {w} && [ -w {w} ]", w = sh_quote(workdir)),
-    )?;
-    if let Err(e) = mk {
-        items.push(item(
-            Status::Fail,
-            "workdir",
-            format!("{workdir}: {e}"),
-            Some("set `workdir` in targets.toml to a writable directory"),
-        ));
-        return Ok(());
-    }
-    items.push(item(Status::Ok, "workdir", workdir, None));
     for file in &recipe.files {
-        let data = match std::fs::read(&file.local) {
+        let data = match crate::recipe::load::read_source(&file.local) {
             Ok(d) => d,
             Err(e) => {
                 items.push(item(
@@ -428,7 +523,13 @@ fn files_and_setup(
         if let Some((parent, _)) = remote.rsplit_once('/') {
             let _ = probe(transport, &format!("mkdir -p {}", sh_quote(parent)))?;
         }
-        items.push(match transport.upload(&data, &remote, 0o755) {
+        // The source's permission bits, as the campaign copies it: a script stays executable,
+        // a data file does not become one.
+        let mode = std::fs::metadata(&file.local).map_or(0o644, |m| {
+            use std::os::unix::fs::PermissionsExt as _;
+            m.permissions().mode() & 0o7777
+        });
+        items.push(match transport.upload(&data, &remote, mode) {
             Ok(()) => item(
                 Status::Ok,
                 format!("file {}", file.remote),

@@ -1,38 +1,77 @@
 //! `aba check`: validate a recipe and print its plan, with no network at all.
+//!
+//! The plan is printed from its [`Summary`]: no case is expanded beyond the few lines shown,
+//! so checking a recipe costs memory in proportion to the recipe, whatever it asks for.
 
-use std::{fmt::Write as _, path::Path};
+use std::{fmt::Write as _, io::Read as _, path::Path};
+
+use sha2::{Digest as _, Sha256};
 
 use crate::{
-    campaign::plan::{Plan, format_eta},
-    cli::TargetArgs,
+    campaign::plan::{Summary, format_eta},
+    cli::{FilesArgs, TargetArgs},
     error::{Error, exit_code},
     inventory::Target,
-    recipe::{self, Recipe},
+    recipe::{Recipe, limits, resolved::FileCopy},
+    text::{cut, one_line},
 };
 
 /// Validates `recipe_path`, plans it on the selected target and prints the plan.
-pub fn check(recipe_path: &Path, target_args: &TargetArgs) -> Result<u8, Error> {
-    let recipe = recipe::load(recipe_path)?;
+pub fn check(
+    recipe_path: &Path,
+    target_args: &TargetArgs,
+    files_args: &FilesArgs,
+) -> Result<u8, Error> {
+    let inventory = target_args.inventory()?;
+    let recipe = files_args.load(recipe_path, &inventory)?;
     // Without --target, plan for a machine that switches kernels: a shared recipe is checked
     // before anyone knows where it will run.
     let target = match &target_args.target {
-        Some(_) => target_args.resolve()?,
+        Some(name) => inventory.target(name)?,
         None if needs_switch(&recipe) => Target::any_switching(),
         None => Target::local(),
     };
-    let plan = Plan::new(&recipe, &target)?;
-    print!("{}", render_plan(&recipe, &target, &plan));
-    for warning in &plan.warnings {
+    let summary = Summary::new(&recipe, &target)?;
+    print!("{}", render_plan(&recipe, &target, &summary));
+    for warning in &summary.warnings {
         eprintln!("warning: {warning}");
     }
     Ok(exit_code::OK)
 }
 
-/// The plan as `aba check` prints it: a header, one block per point, totals.
-pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Plan) -> String {
+/// SHA-256 and size of a `[files]` source, read in blocks.
+fn file_digest(file: &FileCopy) -> Result<(u64, String), std::io::Error> {
+    let mut f = crate::input::open_regular(&file.local)?;
+    let mut hasher = Sha256::new();
+    let mut block = vec![0u8; 1 << 16];
+    let mut len = 0u64;
+    loop {
+        let n = f.read(&mut block)?;
+        if n == 0 {
+            return Ok((len, hex::encode(hasher.finalize())));
+        }
+        len += n as u64;
+        hasher.update(&block[..n]);
+    }
+}
+
+/// The plan as `aba check` prints it: a header, the files it copies, one line per point, the
+/// cases every point runs (at most [`limits::CASE_LINES`] of them), totals. Text from the
+/// recipe is escaped: printing a plan cannot drive the terminal.
+pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "recipe   {} ({})", recipe.name, recipe.path.display());
-    let _ = writeln!(out, "         {}", recipe.description.trim());
+    let _ = writeln!(
+        out,
+        "recipe   {} ({})",
+        recipe.name,
+        one_line(&recipe.path.to_string_lossy())
+    );
+    let description = recipe
+        .description
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let _ = writeln!(out, "         {}", cut(&one_line(&description), 300));
     let _ = writeln!(out, "sha256   {}", recipe.sha256);
     if target.name == crate::inventory::ANY_SWITCHING {
         let _ = writeln!(
@@ -64,7 +103,7 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Plan) -> String {
         let list: Vec<String> = recipe
             .sysctls
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| format!("{k}={}", cut(&one_line(v), 80)))
             .collect();
         let _ = writeln!(out, "sysctl   {}", list.join(" "));
     }
@@ -85,6 +124,18 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Plan) -> String {
         }
         let _ = writeln!(out, "tuning   {}", knobs.join(" "));
     }
+    for file in &recipe.files {
+        let facts = match file_digest(file) {
+            Ok((len, sha)) => format!("{len} bytes, sha256 {sha}"),
+            Err(e) => format!("unreadable: {e}"),
+        };
+        let _ = writeln!(
+            out,
+            "file     {} <- {} ({facts})",
+            file.remote,
+            one_line(&file.local.to_string_lossy())
+        );
+    }
     let _ = writeln!(out);
     for point in &plan.points {
         let cmdline = if point.cmdline.is_empty() {
@@ -97,15 +148,40 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Plan) -> String {
             "point {}  {}  kernel {} ({})  cmdline: {}",
             point.order, point.label, point.kernel, point.release, cmdline
         );
-        for case in &point.cases {
+    }
+    let _ = writeln!(
+        out,
+        "every point runs {} case{}:",
+        plan.cases,
+        if plan.cases == 1 { "" } else { "s" }
+    );
+    let mut shown = 0usize;
+    for workload in &recipe.workloads {
+        let n = usize::try_from(workload.case_count()).unwrap_or(usize::MAX);
+        for i in 0..n {
+            if shown == limits::CASE_LINES {
+                break;
+            }
+            let case = workload.case_at(i);
+            let name = if case.name.is_empty() {
+                workload.name.to_string()
+            } else {
+                format!("{}[{}]", workload.name, case.name)
+            };
             let _ = writeln!(
                 out,
                 "    {:<40} {} warm-up + {} samples",
-                case.display_name(),
-                case.warmup,
-                case.samples
+                name, workload.warmup, workload.samples
             );
+            shown += 1;
         }
+    }
+    if (shown as u64) < plan.cases {
+        let _ = writeln!(
+            out,
+            "    … and {} more (not listed)",
+            plan.cases - shown as u64
+        );
     }
     let _ = writeln!(out);
     let _ = writeln!(

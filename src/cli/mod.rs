@@ -16,6 +16,7 @@ use crate::{
     campaign::engine::RunOptions,
     error::Error,
     inventory::{Inventory, LOCAL, Target},
+    recipe::{self, Recipe},
 };
 
 /// Run Linux kernel A-B-A performance experiments and report them.
@@ -40,10 +41,39 @@ pub struct TargetArgs {
 }
 
 impl TargetArgs {
+    /// The target inventory (none found is an empty one: `local` still exists).
+    pub fn inventory(&self) -> Result<Inventory, Error> {
+        Ok(Inventory::discover(self.targets.as_deref())?)
+    }
+
+    /// Resolves the target from `inventory`; `local` when none was named.
+    pub fn resolve_in(&self, inventory: &Inventory) -> Result<Target, Error> {
+        Ok(inventory.target(self.target.as_deref().unwrap_or(LOCAL))?)
+    }
+
     /// Resolves the target from the inventory; `local` when none was named.
     pub fn resolve(&self) -> Result<Target, Error> {
-        let inventory = Inventory::discover(self.targets.as_deref())?;
-        Ok(inventory.target(self.target.as_deref().unwrap_or(LOCAL))?)
+        self.resolve_in(&self.inventory()?)
+    }
+}
+
+/// Where a recipe's `[files]` may come from besides its own folder: the tester's choice, on
+/// the command line or in their inventory, never the recipe's.
+#[derive(Debug, Default, clap::Args)]
+pub struct FilesArgs {
+    /// Also let `[files]` copy from DIR (repeatable). Without it, every source must resolve,
+    /// symlinks followed, inside the recipe's folder; `allow_files_outside` in targets.toml
+    /// does the same for every run.
+    #[arg(long, value_name = "DIR", help_heading = "Recipe")]
+    pub allow_files_outside: Vec<PathBuf>,
+}
+
+impl FilesArgs {
+    /// Loads the recipe at `path` with the folders this tester allows.
+    pub fn load(&self, path: &std::path::Path, inventory: &Inventory) -> Result<Recipe, Error> {
+        let mut allowed = self.allow_files_outside.clone();
+        allowed.extend(inventory.allow_files_outside.iter().cloned());
+        Ok(recipe::load_allowing(path, &allowed)?)
     }
 }
 
@@ -57,6 +87,9 @@ pub enum Command {
         /// Target selection.
         #[command(flatten)]
         target: TargetArgs,
+        /// Where `[files]` may come from.
+        #[command(flatten)]
+        files: FilesArgs,
     },
     /// Check a target against a recipe without rebooting it: connection and host key, the
     /// switch method, kernel images, sysctls and tuning knobs, files and setup.
@@ -66,6 +99,9 @@ pub enum Command {
         /// Target selection.
         #[command(flatten)]
         target: TargetArgs,
+        /// Where `[files]` may come from.
+        #[command(flatten)]
+        files: FilesArgs,
     },
     /// Run a campaign: boot each point's kernel, prove it, tune, measure, write every sample
     /// as it comes, then the reports.
@@ -84,6 +120,12 @@ pub enum Command {
             help_heading = "Campaign"
         )]
         results: PathBuf,
+        /// Where `[files]` may come from.
+        #[command(flatten)]
+        files: FilesArgs,
+        /// Start even when the plan is estimated to take more than a day.
+        #[arg(long, help_heading = "Campaign")]
+        yes: bool,
         /// Campaign options.
         #[command(flatten)]
         run: RunArgs,
@@ -140,14 +182,24 @@ impl RunArgs {
 /// Runs the parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {
-        Command::Check { recipe, target } => check::check(&recipe, &target),
-        Command::Preflight { recipe, target } => preflight::preflight(&recipe, &target),
+        Command::Check {
+            recipe,
+            target,
+            files,
+        } => check::check(&recipe, &target, &files),
+        Command::Preflight {
+            recipe,
+            target,
+            files,
+        } => preflight::preflight(&recipe, &target, &files),
         Command::Run {
             recipe,
             target,
             results,
+            files,
+            yes,
             run,
-        } => run::run(&recipe, &target, &results, run.options()),
+        } => run::run(&recipe, &target, &files, &results, yes, run.options()),
         Command::Resume { dir, targets, run } => run::resume(&dir, targets.as_ref(), run.options()),
         Command::Status { dir } => status::status(&dir),
         Command::Verify { dir } => verify::verify(&dir),

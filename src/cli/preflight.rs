@@ -1,34 +1,78 @@
 //! `aba preflight RECIPE --target T`: print the checklist of what a campaign needs.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::{
     campaign::{
-        plan::Plan,
-        preflight::{Status, preflight as run_checks},
+        plan::Summary,
+        preflight::{Status, Workdir, preflight as run_checks},
     },
-    cli::TargetArgs,
+    cli::{FilesArgs, TargetArgs},
     error::{Error, exit_code},
-    recipe,
     target::connect::transport_for,
+    text::one_line,
 };
 
+/// A fresh private directory on this machine (`mkdtemp`: mode 0700, a name nobody could have
+/// prepared), removed with everything in it when dropped.
+struct PrivateDir(PathBuf);
+
+impl PrivateDir {
+    fn new(prefix: &str) -> std::io::Result<PrivateDir> {
+        use std::os::unix::ffi::OsStringExt as _;
+        let template = std::env::temp_dir().join(format!("{prefix}-XXXXXX"));
+        let mut bytes = template.into_os_string().into_vec();
+        bytes.push(0);
+        // SAFETY: `bytes` is a NUL-terminated template ending in XXXXXX that mkdtemp
+        // overwrites in place; it lives across the call.
+        let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+        if made.is_null() {
+            return Err(std::io::Error::last_os_error());
+        }
+        bytes.pop();
+        Ok(PrivateDir(PathBuf::from(std::ffi::OsString::from_vec(
+            bytes,
+        ))))
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        // remove_dir_all does not follow symlinks: what the setup linked to stays untouched.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Checks the target and prints one line per check; exits 1 when anything fails.
-pub fn preflight(recipe_path: &Path, target_args: &TargetArgs) -> Result<u8, Error> {
-    let recipe = recipe::load(recipe_path)?;
-    let target = target_args.resolve()?;
-    Plan::new(&recipe, &target)?;
-    let workdir = match &target.workdir {
-        Some(base) => format!("{}/preflight-{}", base.trim_end_matches('/'), recipe.name),
-        None => std::env::temp_dir()
-            .join(format!("aba-preflight-{}", recipe.name))
-            .to_string_lossy()
-            .into_owned(),
+pub fn preflight(
+    recipe_path: &Path,
+    target_args: &TargetArgs,
+    files_args: &FilesArgs,
+) -> Result<u8, Error> {
+    let inventory = target_args.inventory()?;
+    let recipe = files_args.load(recipe_path, &inventory)?;
+    let target = target_args.resolve_in(&inventory)?;
+    Summary::new(&recipe, &target)?;
+    let local_dir = match &target.workdir {
+        Some(_) => None,
+        None => Some(
+            PrivateDir::new(&format!("aba-preflight-{}", recipe.name)).map_err(|e| {
+                Error::context("cannot create a private directory for preflight", e)
+            })?,
+        ),
+    };
+    let local_text = local_dir
+        .as_ref()
+        .map(|d| d.0.to_string_lossy().into_owned());
+    let workdir = match &local_text {
+        Some(dir) => Workdir::Given(dir),
+        None => Workdir::FreshUnder(target.workdir.as_deref().unwrap_or("/tmp/aba")),
     };
     let mut transport = transport_for(&target)
         .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
     crate::interrupt::install();
-    let items = run_checks(&recipe, &target, transport.as_mut(), &workdir);
+    let items = run_checks(&recipe, &target, transport.as_mut(), workdir);
+    drop(local_dir);
     let mut failed = 0;
     for item in &items {
         let mark = match item.status {
@@ -39,9 +83,14 @@ pub fn preflight(recipe_path: &Path, target_args: &TargetArgs) -> Result<u8, Err
                 "FAIL"
             }
         };
-        println!("{mark}  {:<22} {}", item.what, item.detail);
+        // Details come from the target (its stderr, its cmdline): never raw to the terminal.
+        println!(
+            "{mark}  {:<22} {}",
+            one_line(&item.what),
+            crate::text::cut(&one_line(&item.detail), 400)
+        );
         if let (Some(hint), true) = (&item.hint, item.status != Status::Ok) {
-            println!("      {:<22} fix: {hint}", "");
+            println!("      {:<22} fix: {}", "", one_line(hint));
         }
     }
     if failed == 0 {

@@ -7,13 +7,12 @@ use crate::{
     campaign::{
         engine::{Campaign, Engine, EngineError, Outcome, RunOptions, check_tuning_consent},
         events::{CampaignEvent, Observer},
-        plan::Plan,
+        plan::{Plan, Summary, format_eta},
     },
-    cli::TargetArgs,
+    cli::{FilesArgs, TargetArgs},
     error::{Error, exit_code},
     interrupt,
     inventory::{Inventory, Target},
-    recipe,
     report::write_reports,
     results::{
         journal::{Event, Journal},
@@ -61,11 +60,26 @@ fn engine_error(e: EngineError) -> Error {
 pub fn run(
     recipe_path: &Path,
     target_args: &TargetArgs,
+    files_args: &FilesArgs,
     results: &Path,
+    yes: bool,
     options: RunOptions,
 ) -> Result<u8, Error> {
-    let recipe = recipe::load(recipe_path)?;
-    let target = target_args.resolve()?;
+    let inventory = target_args.inventory()?;
+    let recipe = files_args.load(recipe_path, &inventory)?;
+    let target = target_args.resolve_in(&inventory)?;
+    let summary = Summary::new(&recipe, &target)?;
+    if summary.needs_confirmation() && !yes {
+        return Err(Error::msg(format!(
+            "the campaign is estimated to take {}, more than {}",
+            format_eta(summary.eta),
+            format_eta(crate::recipe::limits::ETA_CONFIRM)
+        ))
+        .with_hint(format!(
+            "`aba check {}` shows where the time goes; pass --yes to start it anyway",
+            recipe_path.display()
+        )));
+    }
     let plan = Plan::new(&recipe, &target)?;
     check_tuning_consent(&recipe, &target, &options).map_err(engine_error)?;
     for warning in &plan.warnings {

@@ -7,7 +7,7 @@
 use std::{
     collections::BTreeMap,
     fs::{File, OpenOptions},
-    io::{BufRead, BufReader, Write},
+    io::{BufRead, BufReader, Read as _, Write},
     path::{Path, PathBuf},
 };
 
@@ -16,6 +16,11 @@ use thiserror::Error;
 
 /// Journal format version written in the first record; readers refuse other versions.
 pub const JOURNAL_FORMAT: u32 = 1;
+
+/// Longest journal record read back, in bytes (16 MiB). aba's records are at most a few KiB
+/// (a stop reason quotes 40 console lines); a longer line was not written by aba, and is
+/// refused after reading that much of it, never held whole.
+pub const RECORD_BYTES: usize = 16 << 20;
 
 /// Why the journal could not be read or written.
 #[derive(Debug, Error)]
@@ -41,6 +46,14 @@ pub enum JournalError {
         /// The parse error.
         #[source]
         source: serde_json::Error,
+    },
+    /// A line longer than [`RECORD_BYTES`].
+    #[error("journal {}:{line}: a record longer than {} (aba writes records of a few KiB); this journal was not written by aba or is damaged", path.display(), crate::text::bytes(RECORD_BYTES as u64))]
+    TooLong {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
     },
     /// The first record is missing or of another format version.
     #[error("journal {} has format {found:?}; this aba reads format {JOURNAL_FORMAT}", path.display())]
@@ -462,18 +475,28 @@ fn visit_lines(
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(io)?;
+    let mut file = crate::input::open_regular(path).map_err(io)?;
     file.seek(SeekFrom::Start(offset)).map_err(io)?;
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();
     let mut number = 0;
     loop {
         line.clear();
-        let n = reader.read_until(b'\n', &mut line).map_err(io)?;
+        // One byte past the limit tells a record at the limit from a longer one.
+        let n = (&mut reader)
+            .take(RECORD_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(io)?;
         if n == 0 {
             return Ok(false);
         }
         number += 1;
+        if line.len() > RECORD_BYTES {
+            return Err(JournalError::TooLong {
+                path: path.to_path_buf(),
+                line: number,
+            });
+        }
         if line.last() != Some(&b'\n') {
             return Ok(true);
         }

@@ -25,6 +25,14 @@ pub const HEADER: [&str; 16] = [
     "phase", "index", "retry", "status", "value", "unit", "time",
 ];
 
+/// Longest field aba reads back, in bytes. aba writes none longer than a few hundred (names
+/// of at most 64 characters, case names of at most 8 keys and values, a number, a time);
+/// a longer one means the file was not written by aba, and is refused rather than carried
+/// into every report.
+pub const FIELD_BYTES: usize = 4096;
+/// Longest row aba reads back, in bytes: every field at its limit.
+pub const ROW_BYTES: u64 = (FIELD_BYTES * HEADER.len() + HEADER.len()) as u64;
+
 /// Warm-up or measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
@@ -332,7 +340,7 @@ impl SampleTable {
             path: path.to_path_buf(),
             source,
         };
-        let file = File::open(path).map_err(io)?;
+        let file = crate::input::open_regular(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let complete = complete_len(&file, len).map_err(io)?;
         let reader = std::io::BufReader::with_capacity(1 << 20, file.take(complete));
@@ -355,7 +363,7 @@ impl SampleTable {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = File::open(path).map_err(io)?;
+        let mut file = crate::input::open_regular(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let complete = complete_len(&file, len).map_err(io)?;
         if complete <= offset {
@@ -405,14 +413,29 @@ impl SampleTable {
             truncated_tail,
             ..SampleTable::default()
         };
+        let bounded = RowBound::new(complete);
+        let too_long = std::rc::Rc::clone(&bounded.flag);
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
             .buffer_capacity(1 << 16)
-            .from_reader(complete);
-        let header = reader
-            .byte_headers()
-            .map_err(|e| malformed(1, e.to_string()))?
-            .clone();
+            .from_reader(bounded);
+        let row_too_long = |line: u64| {
+            malformed(
+                line,
+                format!(
+                    "a row longer than {ROW_BYTES} bytes (aba writes rows of a few hundred); this file was not written by aba or is damaged"
+                ),
+            )
+        };
+        let header = match reader.byte_headers() {
+            Ok(h) => h.clone(),
+            Err(e) => {
+                return Err(match too_long.get() {
+                    Some(line) => row_too_long(line),
+                    None => malformed(1, e.to_string()),
+                });
+            }
+        };
         if header.len() != HEADER.len() || header.iter().zip(HEADER).any(|(a, b)| a != b.as_bytes())
         {
             return Err(malformed(
@@ -431,13 +454,28 @@ impl SampleTable {
             match reader.read_byte_record(&mut record) {
                 Ok(false) => break,
                 Ok(true) => {}
-                Err(e) => return Err(malformed(line + 1, e.to_string())),
+                Err(e) => {
+                    return Err(match too_long.get() {
+                        Some(at) => row_too_long(at),
+                        None => malformed(line + 1, e.to_string()),
+                    });
+                }
             }
             line = record.position().map_or(line + 1, |p| p.line());
             if record.len() != HEADER.len() {
                 return Err(malformed(
                     line,
                     format!("{} fields, expected {}", record.len(), HEADER.len()),
+                ));
+            }
+            if let Some(i) = record.iter().position(|f| f.len() > FIELD_BYTES) {
+                return Err(malformed(
+                    line,
+                    format!(
+                        "field `{}` is {} bytes long; aba reads fields of at most {FIELD_BYTES} bytes",
+                        HEADER[i],
+                        record[i].len()
+                    ),
                 ));
             }
             let mut intern = |i: usize| -> Sym {
@@ -497,7 +535,7 @@ impl SampleTable {
                             line + line_base,
                             format!(
                                 "value `{}` is not a finite number",
-                                String::from_utf8_lossy(&record[13])
+                                crate::text::quoted(&String::from_utf8_lossy(&record[13]))
                             ),
                         ));
                         continue;
@@ -524,6 +562,62 @@ impl SampleTable {
             });
         }
         Ok(table)
+    }
+}
+
+/// A reader that fails once one CSV record (newlines inside quotes included, as the csv
+/// crate reads them) exceeds [`ROW_BYTES`], so a hostile file is refused after reading one
+/// row's worth of it, never held in memory whole. `flag` keeps the 1-based line the long row
+/// starts at.
+struct RowBound<R> {
+    inner: R,
+    in_record: u64,
+    in_quotes: bool,
+    /// Newlines seen: completed physical lines.
+    lines: u64,
+    /// The line the current record starts at.
+    record_line: u64,
+    flag: std::rc::Rc<std::cell::Cell<Option<u64>>>,
+}
+
+impl<R> RowBound<R> {
+    fn new(inner: R) -> Self {
+        RowBound {
+            inner,
+            in_record: 0,
+            in_quotes: false,
+            lines: 0,
+            record_line: 1,
+            flag: std::rc::Rc::default(),
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for RowBound<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            self.in_record += 1;
+            match b {
+                b'"' => self.in_quotes = !self.in_quotes,
+                b'\n' => {
+                    self.lines += 1;
+                    if !self.in_quotes {
+                        self.in_record = 0;
+                        self.record_line = self.lines + 1;
+                    }
+                }
+                _ => {}
+            }
+            if self.in_record > ROW_BYTES {
+                self.flag.set(Some(self.record_line));
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "row too long",
+                ));
+            }
+        }
+        Ok(n)
     }
 }
 
