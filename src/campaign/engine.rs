@@ -195,6 +195,9 @@ pub struct Engine<'a> {
     last_boot_id: Option<String>,
     pinned_release: Option<String>,
     saved_tuning: Option<Saved>,
+    /// The boot whose own values are journaled (`tuning_saved`): tuning it again must not
+    /// journal aba's values as the machine's.
+    tuning_saved_boot: Option<String>,
     kernel_failures: HashMap<String, Vec<String>>,
     point_times: Vec<Duration>,
     done: usize,
@@ -393,6 +396,7 @@ impl<'a> Engine<'a> {
             last_boot_id: None,
             pinned_release: None,
             saved_tuning: None,
+            tuning_saved_boot: None,
             kernel_failures: HashMap::new(),
             point_times: Vec::new(),
             done: 0,
@@ -631,6 +635,12 @@ impl<'a> Engine<'a> {
                 self.observer.event(&CampaignEvent::Info(
                     "previous settings restored".to_owned(),
                 ));
+                if let Err(j) = self.journal.append(&Event::TuningRestored {
+                    time: now_rfc3339(),
+                    note: None,
+                }) {
+                    unrecorded.push(error_chain(&j));
+                }
             }
         }
         let record = match &outcome {
@@ -938,7 +948,45 @@ impl<'a> Engine<'a> {
             return Ok(());
         }
         self.step(Step::Tuning);
-        let tuned = tuning::apply(self.transport, self.recipe).map_err(|e| match e {
+        let boot_id = self.last_boot_id.clone().unwrap_or_default();
+        let keeps_settings = !self.switches();
+        if keeps_settings && self.saved_tuning.is_none() {
+            // Resumed on a boot an earlier run tuned: the values it journaled are the
+            // machine's own; what is there now is aba's.
+            self.saved_tuning = tuning::pending_for(&self.dir.journal_path(), &boot_id)?;
+            if self.saved_tuning.is_some() {
+                self.tuning_saved_boot = Some(boot_id.clone());
+            }
+        }
+        let first_on_boot = self.tuning_saved_boot.as_deref() != Some(boot_id.as_str());
+        let mut saved_now: Option<Saved> = None;
+        let journal = &mut self.journal;
+        let applied = tuning::apply(&mut *self.transport, self.recipe, &mut |saved| {
+            if !first_on_boot {
+                return Ok(());
+            }
+            // Journaled (and fsynced) before the first write: a crash from here on leaves
+            // the machine's values where resume and `aba restore` find them.
+            journal
+                .append(&Event::TuningSaved {
+                    point: point.label.clone(),
+                    attempt,
+                    boot_id: boot_id.clone(),
+                    values: tuning::saved_values(saved),
+                    time: now_rfc3339(),
+                })
+                .map_err(|e| error_chain(&e))?;
+            saved_now = Some(saved.clone());
+            Ok(())
+        });
+        if let Some(saved) = saved_now {
+            // Also when a write below failed: what was written is put back at the end.
+            self.tuning_saved_boot = Some(boot_id);
+            if keeps_settings && self.saved_tuning.is_none() {
+                self.saved_tuning = Some(saved);
+            }
+        }
+        let tuned = applied.map_err(|e| match e {
             tuning::TuneError::Transport(t) => transport_failure(t, "tuning"),
             other => {
                 let hint = other
@@ -948,10 +996,6 @@ impl<'a> Engine<'a> {
                 PointError::Failed(format!("tuning failed before any sample: {other}{hint}"))
             }
         })?;
-        if !self.switches() && self.saved_tuning.is_none() {
-            // The first point holds the machine's own values; later points hold ours.
-            self.saved_tuning = Some(tuned.saved.clone());
-        }
         for knob in &tuned.skipped {
             let text = format!("optional knob `{knob}` is absent on this machine; not set");
             self.observer.event(&CampaignEvent::Info(text));

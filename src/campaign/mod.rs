@@ -6,4 +6,5 @@ pub mod events;
 pub mod extract;
 pub mod plan;
 pub mod preflight;
+pub mod restore;
 pub mod tuning;

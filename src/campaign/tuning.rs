@@ -1,18 +1,19 @@
 //! Applying the recipe's sysctls and CPU frequency knobs after a boot, and reading every value
 //! back: a setting that did not stick fails the point before any sample is taken.
 //!
-//! Where the target does not reboot between points (the `local` target, `switch = "none"`),
-//! the previous values are kept so that the campaign can restore them at the end and on
-//! interruption.
+//! Every file is read before the first write, and the values found are handed to the caller
+//! to journal (`tuning_saved`) before anything changes: where the target does not reboot
+//! between points (the `local` target, `switch = "none"`), the campaign puts them back at the
+//! end and on interruption, and `aba resume` or `aba restore DIR` after any crash.
 
-use std::time::Duration;
+use std::{path::Path, time::Duration};
 
 use crate::{
     recipe::{
         Recipe,
         resolved::{Knob, Tuning},
     },
-    results::journal::Facts,
+    results::journal::{Facts, Journal, JournalError, SavedValue},
     target::{
         quote::sh_quote,
         transport::{Transport, TransportError},
@@ -49,6 +50,9 @@ pub enum TuneError {
         /// The kernel's answer or the read-back mismatch.
         reason: String,
     },
+    /// The values found could not be journaled, so nothing was changed.
+    #[error("cannot journal the current values before changing them, so nothing was changed: {0}")]
+    NotSaved(String),
     /// A required knob does not exist on this machine.
     #[error("{knob} is required but this machine has no {files}")]
     Missing {
@@ -131,10 +135,20 @@ struct KnobSpec<'a> {
     hint: &'a str,
 }
 
-fn apply_knob(
+/// One write tuning will make: what it is, the files, the value.
+struct Write {
+    what: String,
+    setting: String,
+    files: Vec<String>,
+    value: String,
+}
+
+/// Finds the files of a knob (the first glob that matches), saving their current values.
+fn find_knob(
     transport: &mut dyn Transport,
     spec: &KnobSpec<'_>,
     tuned: &mut Tuned,
+    writes: &mut Vec<Write>,
 ) -> Result<(), TuneError> {
     let mut files = Vec::new();
     for glob in spec.globs {
@@ -159,21 +173,27 @@ fn apply_knob(
     }
     let paths: Vec<String> = files.iter().map(|(f, _)| f.clone()).collect();
     tuned.saved.extend(files);
-    write_files(
-        transport,
-        &paths,
-        &spec.value,
-        &format!("{} = {}", spec.name, spec.value),
-    )?;
-    tuned
-        .settings
-        .insert(spec.name.to_owned(), spec.value.clone());
+    writes.push(Write {
+        what: format!("{} = {}", spec.name, spec.value),
+        setting: spec.name.to_owned(),
+        files: paths,
+        value: spec.value.clone(),
+    });
     Ok(())
 }
 
-/// Applies sysctls (in recipe order), then governor, EPP and turbo; reads everything back.
-pub fn apply(transport: &mut dyn Transport, recipe: &Recipe) -> Result<Tuned, TuneError> {
+/// Applies sysctls (in recipe order), then governor, EPP and turbo, and reads everything
+/// back. Every file is read first; `before_write` gets the values found (the machine's own,
+/// on its first tuning) before anything is written, so that they can be journaled: whatever
+/// happens to aba after that, they can be put back. When `before_write` fails, nothing is
+/// written.
+pub fn apply(
+    transport: &mut dyn Transport,
+    recipe: &Recipe,
+    before_write: &mut dyn FnMut(&Saved) -> Result<(), String>,
+) -> Result<Tuned, TuneError> {
     let mut tuned = Tuned::default();
+    let mut writes = Vec::new();
     for (name, value) in &recipe.sysctls {
         let path = name.proc_path();
         let current = read_knob(transport, &sh_quote(&path))?;
@@ -184,28 +204,41 @@ pub fn apply(transport: &mut dyn Transport, recipe: &Recipe) -> Result<Tuned, Tu
             });
         };
         tuned.saved.push((path.clone(), old));
-        write_files(
-            transport,
-            &[path],
-            value,
-            &format!("sysctl {name} = {value}"),
-        )?;
-        tuned.settings.insert(name.to_string(), value.clone());
+        writes.push(Write {
+            what: format!("sysctl {name} = {value}"),
+            setting: name.to_string(),
+            files: vec![path],
+            value: value.clone(),
+        });
     }
-    apply_tuning(transport, &recipe.tuning, &mut tuned)?;
+    let turbo_file = find_tuning(transport, &recipe.tuning, &mut tuned, &mut writes)?;
+    before_write(&tuned.saved).map_err(TuneError::NotSaved)?;
+    for write in &writes {
+        write_files(transport, &write.files, &write.value, &write.what)?;
+        tuned
+            .settings
+            .insert(write.setting.clone(), write.value.clone());
+    }
+    if let Some(file) = turbo_file
+        && let Some(v) = tuned.settings.remove("turbo")
+    {
+        tuned.settings.insert(format!("turbo ({file})"), v);
+    }
     Ok(tuned)
 }
 
-fn apply_tuning(
+/// Finds the knobs' files and values; returns the name of the turbo file when turbo is set.
+fn find_tuning(
     transport: &mut dyn Transport,
     tuning: &Tuning,
     tuned: &mut Tuned,
-) -> Result<(), TuneError> {
+    writes: &mut Vec<Write>,
+) -> Result<Option<String>, TuneError> {
     let knob = |k: &Option<Knob<crate::recipe::ident::KnobValue>>| {
         k.as_ref().map(|k| (k.value.to_string(), k.required))
     };
     if let Some((value, required)) = knob(&tuning.governor) {
-        apply_knob(
+        find_knob(
             transport,
             &KnobSpec {
                 name: "governor",
@@ -215,10 +248,11 @@ fn apply_tuning(
                 hint: "this machine has no cpufreq driver (VMs usually do not)",
             },
             tuned,
+            writes,
         )?;
     }
     if let Some((value, required)) = knob(&tuning.epp) {
-        apply_knob(
+        find_knob(
             transport,
             &KnobSpec {
                 name: "epp",
@@ -228,41 +262,58 @@ fn apply_tuning(
                 hint: "EPP needs intel_pstate or amd-pstate in active mode",
             },
             tuned,
+            writes,
         )?;
     }
-    if let Some(turbo) = &tuning.turbo {
-        // intel_pstate says "no_turbo" (1 = off); cpufreq says "boost" (0 = off).
-        let intel = read_knob(transport, "/sys/devices/system/cpu/intel_pstate/no_turbo")?;
-        let (glob, value) = if intel.is_empty() {
-            (
-                "/sys/devices/system/cpu/cpufreq/boost",
-                if turbo.value { "1" } else { "0" },
-            )
-        } else {
-            (
-                "/sys/devices/system/cpu/intel_pstate/no_turbo",
-                if turbo.value { "0" } else { "1" },
-            )
-        };
-        apply_knob(
-            transport,
-            &KnobSpec {
-                name: "turbo",
-                globs: &[glob],
-                value: value.to_owned(),
-                required: turbo.required,
-                hint: "neither intel_pstate/no_turbo nor cpufreq/boost exists",
-            },
-            tuned,
-        )?;
-        if let Some(v) = tuned.settings.remove("turbo") {
-            tuned.settings.insert(
-                format!("turbo ({})", glob.rsplit('/').next().unwrap_or(glob)),
-                v,
-            );
-        }
-    }
-    Ok(())
+    let Some(turbo) = &tuning.turbo else {
+        return Ok(None);
+    };
+    // intel_pstate says "no_turbo" (1 = off); cpufreq says "boost" (0 = off).
+    let intel = read_knob(transport, "/sys/devices/system/cpu/intel_pstate/no_turbo")?;
+    let (glob, value) = if intel.is_empty() {
+        (
+            "/sys/devices/system/cpu/cpufreq/boost",
+            if turbo.value { "1" } else { "0" },
+        )
+    } else {
+        (
+            "/sys/devices/system/cpu/intel_pstate/no_turbo",
+            if turbo.value { "0" } else { "1" },
+        )
+    };
+    find_knob(
+        transport,
+        &KnobSpec {
+            name: "turbo",
+            globs: &[glob],
+            value: value.to_owned(),
+            required: turbo.required,
+            hint: "neither intel_pstate/no_turbo nor cpufreq/boost exists",
+        },
+        tuned,
+        writes,
+    )?;
+    Ok(Some(glob.rsplit('/').next().unwrap_or(glob).to_owned()))
+}
+
+/// The journal's form of saved values.
+pub fn saved_values(saved: &Saved) -> Vec<SavedValue> {
+    saved
+        .iter()
+        .map(|(path, value)| SavedValue {
+            path: path.clone(),
+            value: value.clone(),
+        })
+        .collect()
+}
+
+/// The values a campaign journaled on boot `boot_id` and has not put back yet.
+pub fn pending_for(journal: &Path, boot_id: &str) -> Result<Option<Saved>, JournalError> {
+    Ok(Journal::read_for_analysis(journal)?
+        .state()
+        .pending_restore
+        .filter(|p| p.boot_id == boot_id)
+        .map(|p| p.values))
 }
 
 /// Puts saved values back, last change first. Best effort: every file is tried.

@@ -4,6 +4,7 @@
 mod check;
 mod preflight;
 mod report;
+mod restore;
 mod run;
 mod status;
 mod verify;
@@ -142,6 +143,16 @@ pub enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Put back the sysctls and CPU frequency settings a campaign changed on a machine that
+    /// was not rebooted since (after a crash or a kill), from the values its journal saved
+    /// before changing them, without resuming it.
+    Restore {
+        /// The results directory.
+        dir: PathBuf,
+        /// Target inventory file (the target's name comes from the journal).
+        #[arg(long, value_name = "FILE", help_heading = "Target")]
+        targets: Option<PathBuf>,
+    },
     /// Show where a campaign stands.
     Status {
         /// The results directory.
@@ -201,6 +212,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             run,
         } => run::run(&recipe, &target, &files, &results, yes, run.options()),
         Command::Resume { dir, targets, run } => run::resume(&dir, targets.as_ref(), run.options()),
+        Command::Restore { dir, targets } => restore::restore(&dir, targets.as_ref()),
         Command::Status { dir } => status::status(&dir),
         Command::Verify { dir } => verify::verify(&dir),
         Command::Report { dir } => report::report(&dir),

@@ -8,6 +8,7 @@ use crate::{
         engine::{Campaign, Engine, EngineError, Outcome, RunOptions, check_tuning_consent},
         events::{CampaignEvent, Observer},
         plan::{Plan, Summary, format_eta},
+        restore::guarded,
     },
     cli::{FilesArgs, TargetArgs},
     error::{Error, exit_code},
@@ -127,11 +128,16 @@ fn execute(
         target,
         dir,
     };
-    let engine = match start {
-        Start::New => Engine::create(campaign, transport.as_mut(), &mut progress, &options),
-        Start::Resume => Engine::resume(campaign, transport.as_mut(), &mut progress, &options),
-    };
-    let outcome = engine.map_err(engine_error)?.run().map_err(engine_error)?;
+    // Whatever ends the run, even a panic, no setting it changed on a machine that is not
+    // rebooted stays changed.
+    let keeps_settings = target.switch.method() == crate::inventory::SwitchMethod::None;
+    let outcome = guarded(dir, transport.as_mut(), keeps_settings, |transport| {
+        let engine = match start {
+            Start::New => Engine::create(campaign, transport, &mut progress, &options),
+            Start::Resume => Engine::resume(campaign, transport, &mut progress, &options),
+        };
+        engine.map_err(engine_error)?.run().map_err(engine_error)
+    })?;
     drop(progress);
     conclude(dir, &outcome)
 }

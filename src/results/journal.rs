@@ -156,6 +156,30 @@ pub enum Event {
         /// Knobs that are absent on this machine and optional in the recipe.
         skipped: Vec<String>,
     },
+    /// The values tuning found on this boot, journaled before its first write: what `aba
+    /// resume` and `aba restore` put back on a machine that was not rebooted since. Written
+    /// once per boot (a later tuning of the same boot would find aba's own values).
+    TuningSaved {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// The boot the values belong to: a reboot resets them.
+        boot_id: String,
+        /// Each file (`/proc/sys/…`, `/sys/…/scaling_governor`) with its content before the
+        /// change, in the order they are written.
+        values: Vec<SavedValue>,
+        /// When.
+        time: String,
+    },
+    /// The values of the last `tuning_saved` were written back (or need not be).
+    TuningRestored {
+        /// When.
+        time: String,
+        /// Why nothing was written, when nothing was (the target rebooted since).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
     /// One workload run finished (successfully or not); its rows are in `samples.csv`.
     Sample {
         /// Point label.
@@ -253,6 +277,24 @@ pub enum Event {
         /// When.
         time: String,
     },
+}
+
+/// A file's content before tuning changed it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedValue {
+    /// The file on the target.
+    pub path: String,
+    /// Its content before the change.
+    pub value: String,
+}
+
+/// Values tuning changed that are not restored yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingRestore {
+    /// The boot they were saved in.
+    pub boot_id: String,
+    /// (file, previous content), in write order.
+    pub values: Vec<(String, String)>,
 }
 
 /// What the analysis needs to know of a `sample` record to leave it out: valid JSON (checked
@@ -428,6 +470,25 @@ impl Journal {
                         }
                     }
                 }
+                Event::TuningSaved {
+                    boot_id, values, ..
+                } => {
+                    // The first record of a boot holds the machine's own values.
+                    if state
+                        .pending_restore
+                        .as_ref()
+                        .is_none_or(|p| p.boot_id != *boot_id)
+                    {
+                        state.pending_restore = Some(PendingRestore {
+                            boot_id: boot_id.clone(),
+                            values: values
+                                .iter()
+                                .map(|v| (v.path.clone(), v.value.clone()))
+                                .collect(),
+                        });
+                    }
+                }
+                Event::TuningRestored { .. } => state.pending_restore = None,
                 Event::Finished { .. } => state.finished = true,
                 Event::Stopped { reason, .. } => state.stopped = Some(reason.clone()),
                 Event::Interrupted { .. } => state.stopped = Some("interrupted".to_owned()),
@@ -538,6 +599,8 @@ pub struct CampaignState {
     pub finished: bool,
     /// Why the last run stopped, if it did not finish.
     pub stopped: Option<String>,
+    /// Settings changed on a boot and not yet put back.
+    pub pending_restore: Option<PendingRestore>,
 }
 
 impl CampaignState {

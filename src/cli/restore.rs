@@ -1,0 +1,65 @@
+//! `aba restore DIR`: put back the sysctls and CPU frequency settings a campaign changed, from
+//! its journal, without resuming it (after a crash, a SIGKILL, a lost terminal).
+
+use std::{
+    path::{Path, PathBuf},
+    time::Instant,
+};
+
+use crate::{
+    campaign::restore::{Restored, chain, restore_pending},
+    error::{Error, exit_code},
+    inventory::Inventory,
+    results::{
+        journal::{Event, Journal},
+        layout::ResultsDir,
+    },
+    target::connect::transport_for,
+};
+
+/// Restores what the campaign in `dir_path` changed and journaled, if the target still runs
+/// that boot.
+pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> {
+    let dir = ResultsDir::open(dir_path);
+    let journal = Journal::read_for_analysis(&dir.journal_path()).map_err(|e| {
+        Error::context(
+            format!("{} is not a results directory", dir_path.display()),
+            e,
+        )
+        .with_hint("pass the directory `aba run` printed, e.g. results/<name>-<stamp>")
+    })?;
+    let Some(Event::Campaign { target: name, .. }) = journal.header().cloned() else {
+        return Err(Error::msg("the journal has no campaign header"));
+    };
+    if journal.state().pending_restore.is_none() {
+        println!("nothing to restore: the campaign changed no setting, or they were put back");
+        return Ok(exit_code::OK);
+    }
+    let target = Inventory::discover(targets.map(PathBuf::as_path))?.target(&name)?;
+    let mut transport = transport_for(&target)
+        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    transport
+        .reconnect(Instant::now() + target.connect_window())
+        .map_err(|e| Error::context(format!("cannot connect to target `{name}`"), e))?;
+    let restored = restore_pending(&dir, transport.as_mut());
+    transport.disconnect();
+    match restored {
+        Ok(Restored::Nothing) => println!("nothing to restore"),
+        Ok(Restored::Written(n)) => {
+            println!(
+                "restored {n} setting(s) on target `{name}` to their values before the campaign"
+            );
+        }
+        Ok(Restored::Rebooted { saved_in, now }) => println!(
+            "nothing to restore: target `{name}` rebooted since the settings were changed (boot_id {now} now, {saved_in} then), which reset them"
+        ),
+        Err(e) => {
+            return Err(Error::msg(format!(
+                "cannot restore the settings on target `{name}`: {}",
+                chain(&e)
+            ))
+            .with_hint("the values to write back are the `tuning_saved` record in journal.jsonl"));
+        }
+    }
+    Ok(exit_code::OK)
+}
