@@ -95,7 +95,7 @@ pub fn format_ms(ms: u64) -> String {
 /// The allowed range of a duration key, as help text.
 pub fn duration_range<B: Bounds>() -> String {
     format!(
-        "`{}` is {}: from {} to {}",
+        "`{}`: {}, from {} to {}",
         B::KEY,
         B::MEANS,
         format_ms(B::MIN),
@@ -105,13 +105,7 @@ pub fn duration_range<B: Bounds>() -> String {
 
 /// The allowed range of a count key, as help text.
 pub fn count_range<B: Bounds>() -> String {
-    format!(
-        "`{}` is {}: from {} to {}",
-        B::KEY,
-        B::MEANS,
-        B::MIN,
-        B::MAX
-    )
+    format!("`{}`: {}, from {} to {}", B::KEY, B::MEANS, B::MIN, B::MAX)
 }
 
 /// Checks `text` as a duration in the range of `B`.
@@ -258,7 +252,7 @@ mod tests {
         let err = parse("timeout = \"0s\"").err().expect("too short");
         assert_eq!(
             err,
-            "`timeout` = \"0s\" is out of range\nhelp: `timeout` is the deadline of one workload run: from 1s to 24h"
+            "`timeout` = \"0s\" is out of range\nhelp: `timeout`: the deadline of one workload run, from 1s to 24h"
         );
         let err = parse("timeout = \"584542046090y\"")
             .err()

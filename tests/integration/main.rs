@@ -6,6 +6,7 @@ mod faults_local;
 mod faults_ssh;
 mod golden;
 mod host_deps;
+mod hostile;
 mod lab;
 mod legacy;
 mod preflight;
