@@ -470,23 +470,21 @@ impl Journal {
                         }
                     }
                 }
+                // The first record of a boot holds the machine's own values.
                 Event::TuningSaved {
                     boot_id, values, ..
-                } => {
-                    // The first record of a boot holds the machine's own values.
-                    if state
-                        .pending_restore
-                        .as_ref()
-                        .is_none_or(|p| p.boot_id != *boot_id)
-                    {
-                        state.pending_restore = Some(PendingRestore {
-                            boot_id: boot_id.clone(),
-                            values: values
-                                .iter()
-                                .map(|v| (v.path.clone(), v.value.clone()))
-                                .collect(),
-                        });
-                    }
+                } if state
+                    .pending_restore
+                    .as_ref()
+                    .is_none_or(|p| p.boot_id != *boot_id) =>
+                {
+                    state.pending_restore = Some(PendingRestore {
+                        boot_id: boot_id.clone(),
+                        values: values
+                            .iter()
+                            .map(|v| (v.path.clone(), v.value.clone()))
+                            .collect(),
+                    });
                 }
                 Event::TuningRestored { .. } => state.pending_restore = None,
                 Event::Finished { .. } => state.finished = true,

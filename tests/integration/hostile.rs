@@ -205,6 +205,10 @@ fn run_limited(cwd: &Path, args: &[&str]) -> Ran {
     let out_path = cwd.join("results/.stdout");
     let err_path = cwd.join("results/.stderr");
     std::fs::create_dir_all(cwd.join("results")).expect("mkdir");
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by wait4 below, which also reports its peak RSS"
+    )]
     let mut child = Command::new("prlimit")
         .arg(format!("--as={ADDRESS_SPACE}"))
         .arg("--")
