@@ -1140,57 +1140,82 @@ impl<'a> Engine<'a> {
                 workload.cpu.as_ref().map(CpuList::as_str),
                 &case.run,
             );
-            let output = match self.transport.exec(&command, workload.timeout) {
-                Ok(out) => out,
-                Err(TransportError::ConnectionLost { reason, .. })
-                    if reconnects < MAX_RECONNECTS_PER_RUN =>
+            let output =
+                match self
+                    .transport
+                    .exec_capped(&command, workload.timeout, workload.max_output)
                 {
-                    reconnects += 1;
-                    self.recover_connection(point, attempt, boot, &reason)?;
-                    continue;
-                }
-                Err(e) => {
-                    return Err(transport_failure(
-                        e,
-                        &format!(
-                            "workload `{}` at point `{}`",
-                            case.display_name(),
-                            point.label
-                        ),
-                    ));
-                }
-            };
+                    Ok(out) => out,
+                    Err(TransportError::ConnectionLost { reason, .. })
+                        if reconnects < MAX_RECONNECTS_PER_RUN =>
+                    {
+                        reconnects += 1;
+                        self.recover_connection(point, attempt, boot, &reason)?;
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(transport_failure(
+                            e,
+                            &format!(
+                                "workload `{}` at point `{}`",
+                                case.display_name(),
+                                point.label
+                            ),
+                        ));
+                    }
+                };
             let time = now_rfc3339();
-            let result = evaluate(&output, &workload.check, &workload.metrics);
-            let (status, values, error, raw) = match result {
+            let dropped = output.dropped[0] + output.dropped[1];
+            let result = evaluate(&output, &workload.check, &workload.metrics).map_err(|f| {
+                if dropped > 0 {
+                    f.with_note(format!(
+                        "the output was cut at max_output = {} bytes per stream ({dropped} more bytes were printed)",
+                        workload.max_output
+                    ))
+                } else {
+                    f
+                }
+            });
+            // A failed run, one that left processes behind and one whose output was cut keep
+            // their output for the reader.
+            let keep_raw = result.is_err() || !output.leftovers.is_empty() || dropped > 0;
+            let raw = keep_raw.then(|| {
+                let name = format!(
+                    "{}{}-{}{}-try{}",
+                    case.workload_name,
+                    if case.case.name.is_empty() {
+                        String::new()
+                    } else {
+                        format!("-{}", path_safe(&case.case.name))
+                    },
+                    phase.as_str(),
+                    index,
+                    retry
+                );
+                self.save_raw(point, attempt, &name, &command, &output)
+            });
+            let (status, values, error) = match result {
                 Ok(values) => (
                     Status::Ok,
                     values.into_iter().map(Some).collect::<Vec<_>>(),
                     None,
-                    None,
                 ),
-                Err(failure) => {
-                    let name = format!(
-                        "{}{}-{}{}-try{}",
-                        case.workload_name,
-                        if case.case.name.is_empty() {
-                            String::new()
-                        } else {
-                            format!("-{}", path_safe(&case.case.name))
-                        },
-                        phase.as_str(),
-                        index,
-                        retry
-                    );
-                    let raw = self.save_raw(point, attempt, &name, &command, &output);
-                    (
-                        Status::Failed,
-                        vec![None; workload.metrics.len()],
-                        Some(failure),
-                        Some(raw),
-                    )
-                }
+                Err(failure) => (
+                    Status::Failed,
+                    vec![None; workload.metrics.len()],
+                    Some(failure),
+                ),
             };
+            if !output.leftovers.is_empty() {
+                self.observer.event(&CampaignEvent::Warning(format!(
+                    "workload `{}` at point `{}` ({} {index}) left {} process(es) behind; killed: {}",
+                    case.display_name(),
+                    point.label,
+                    phase.as_str(),
+                    output.leftovers.len(),
+                    output.leftovers.join("; ")
+                )));
+            }
             let rows: Vec<SampleRow<'_>> = workload
                 .metrics
                 .iter()
@@ -1227,6 +1252,8 @@ impl<'a> Engine<'a> {
                 elapsed_s: output.elapsed.as_secs_f64(),
                 error: error.as_ref().map(ToString::to_string),
                 raw: raw.clone(),
+                leftovers: output.leftovers.clone(),
+                dropped_bytes: (dropped > 0).then_some(dropped),
             })?;
             self.observer.event(&CampaignEvent::Run {
                 phase: phase.as_str(),
@@ -1341,11 +1368,25 @@ impl<'a> Engine<'a> {
     ) -> String {
         let rel = format!("raw/{}-{attempt}/{name}", point.label);
         let dir = self.dir.root.join(&rel);
-        let meta = format!(
+        let mut meta = format!(
             "command: {command}\noutcome: {}\nelapsed_s: {:.6}\n",
             out.outcome,
             out.elapsed.as_secs_f64()
         );
+        for (stream, dropped, kept) in [
+            ("stdout", out.dropped[0], out.stdout.len()),
+            ("stderr", out.dropped[1], out.stderr.len()),
+        ] {
+            if dropped > 0 {
+                meta.push_str(&format!(
+                    "{stream}: truncated: kept the first {kept} of {} bytes (max_output)\n",
+                    kept as u64 + dropped
+                ));
+            }
+        }
+        for process in &out.leftovers {
+            meta.push_str(&format!("left behind and killed: {process}\n"));
+        }
         let written = std::fs::create_dir_all(&dir)
             .and_then(|()| std::fs::write(dir.join("stdout"), &out.stdout))
             .and_then(|()| std::fs::write(dir.join("stderr"), &out.stderr))

@@ -33,6 +33,9 @@ use crate::recipe::{
 /// The only recipe format version this build understands.
 pub const RECIPE_VERSION: i64 = 1;
 
+/// What is kept of each output stream of a workload run unless `max_output` says otherwise.
+pub const DEFAULT_MAX_OUTPUT: usize = 16 << 20;
+
 /// Default deadline of one workload run.
 const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default deadline of one setup or teardown command.
@@ -575,6 +578,7 @@ impl Checker<'_> {
             cpu: spec.cpu.clone(),
             timeout: spec.timeout.map_or(DEFAULT_RUN_TIMEOUT, |d| d.0),
             estimate: spec.estimate.map_or(DEFAULT_ESTIMATE, |d| d.0),
+            max_output: spec.max_output.map_or(DEFAULT_MAX_OUTPUT, |s| s.0),
             warmup: spec.warmup.unwrap_or(file.warmup),
             samples: w_samples,
             retries: spec.retries.unwrap_or(1),
