@@ -58,6 +58,10 @@ impl SwitchMethod {
     }
 }
 
+/// Where a target records which campaign holds it, unless the inventory says otherwise: a
+/// place that survives reboots on a distribution.
+pub const DEFAULT_LOCK_FILE: &str = "/var/lib/aba/lock";
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct InventoryFile {
@@ -90,6 +94,8 @@ struct TargetSpec {
     boot_estimate: Option<HumanDuration>,
     #[serde(default)]
     workdir: Option<Spanned<String>>,
+    #[serde(default)]
+    lock_file: Option<Spanned<String>>,
     #[serde(default)]
     base_cmdline: Option<String>,
     #[serde(default)]
@@ -217,6 +223,9 @@ pub struct Target {
     /// Work directory on the target (files, setup, workloads run there); `None` for local,
     /// whose work directory lives inside the results directory.
     pub workdir: Option<String>,
+    /// The file on the target that says which campaign holds it (`None` for local, which
+    /// the host-side lock alone covers).
+    pub lock_file: Option<String>,
     /// kexec: the parameters every kernel gets before the recipe's, instead of the ones
     /// captured from the running boot's `/proc/cmdline` at the first connection.
     pub base_cmdline: Option<String>,
@@ -244,6 +253,7 @@ impl Target {
             boot_timeout: Duration::ZERO,
             boot_estimate: Duration::ZERO,
             workdir: None,
+            lock_file: None,
             base_cmdline: None,
             console_log: None,
             power_cycle: None,
@@ -494,6 +504,21 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
         }
         None => "/tmp/aba".to_owned(),
     };
+    let lock_file = match spec.lock_file {
+        Some(l) => {
+            let text = l.get_ref().clone();
+            if crate::recipe::ident::TargetPath::new(&text).is_err() {
+                return Err((
+                    Some(l.span()),
+                    format!(
+                        "invalid lock_file `{text}`: an absolute path of letters, digits and `_ - . / + ~`"
+                    ),
+                ));
+            }
+            text
+        }
+        None => DEFAULT_LOCK_FILE.to_owned(),
+    };
     Ok(Target {
         name: name.to_owned(),
         ssh: Some(SshFacts {
@@ -513,6 +538,7 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
         boot_estimate: spec.boot_estimate.map_or(method.boot_estimate(), |d| d.0),
         switch,
         workdir: Some(workdir),
+        lock_file: Some(lock_file),
         base_cmdline: spec.base_cmdline,
         console_log: spec.console_log.as_deref().map(rel),
         power_cycle: spec.power_cycle,

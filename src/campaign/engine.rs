@@ -20,6 +20,7 @@ use crate::{
         environment::{self, Audit},
         events::{CampaignEvent, Observer, Step},
         extract::{RunFailure, evaluate},
+        lock::{LockError, TargetLock},
         plan::{Plan, PlannedCase, PlannedPoint, RUNNING_RELEASE},
         tuning::{self, Saved},
     },
@@ -58,6 +59,8 @@ pub struct RunOptions {
     /// Allow changing sysctls and CPU frequency settings of a target that is not rebooted
     /// between points (the local machine): they are restored at the end.
     pub allow_tuning: bool,
+    /// Wait while another campaign holds the target instead of refusing.
+    pub wait: bool,
 }
 
 /// How a campaign run ended.
@@ -178,6 +181,9 @@ pub struct Campaign<'a> {
     pub target: &'a Target,
     /// Where everything is written.
     pub dir: &'a ResultsDir,
+    /// The target's lock, held for this campaign: its marker is checked after every boot and
+    /// released at the end.
+    pub lock: Option<&'a TargetLock>,
 }
 
 /// Runs (or resumes) one campaign.
@@ -186,6 +192,7 @@ pub struct Engine<'a> {
     plan: &'a Plan,
     target: &'a Target,
     dir: &'a ResultsDir,
+    lock: Option<&'a TargetLock>,
     transport: &'a mut dyn Transport,
     observer: &'a mut dyn Observer,
     journal: JournalWriter,
@@ -256,6 +263,7 @@ impl<'a> Engine<'a> {
             plan,
             target,
             dir,
+            ..
         } = campaign;
         check_tuning_consent(recipe, target, options)?;
         let past = Journal::read(&dir.journal_path())?;
@@ -367,6 +375,7 @@ impl<'a> Engine<'a> {
             plan,
             target,
             dir,
+            lock,
         } = campaign;
         let workdir = match &target.workdir {
             Some(base) => format!(
@@ -384,6 +393,7 @@ impl<'a> Engine<'a> {
             plan,
             target,
             dir,
+            lock,
             transport,
             observer,
             journal,
@@ -662,6 +672,16 @@ impl<'a> Engine<'a> {
                 ),
             };
         }
+        if let Some(lock) = self.lock
+            && let Err(e) = lock.release_marker(self.transport)
+        {
+            let text = format!("the target's lock marker could not be removed: {e}");
+            self.observer.event(&CampaignEvent::Warning(text.clone()));
+            if let Err(j) = self.journal.append(&Event::Warning { point: None, text }) {
+                self.observer
+                    .event(&CampaignEvent::Warning(error_chain(&j)));
+            }
+        }
         let dir = self.dir.root.display().to_string();
         let hook = match &outcome {
             Outcome::Finished => self
@@ -912,6 +932,16 @@ impl<'a> Engine<'a> {
             proven_at: Some(now_rfc3339_micros()),
         })?;
         self.last_boot_id = Some(facts.boot_id.clone());
+        if let Some(lock) = self.lock {
+            // A marker that did not survive the reboot is written again; one that another
+            // campaign wrote meanwhile stops this one.
+            lock.claim_marker(self.transport).map_err(|e| match e {
+                LockError::Busy { .. } => PointError::Fatal(format!(
+                    "{e}; this campaign stops rather than measure beside it"
+                )),
+                other => PointError::Failed(other.to_string()),
+            })?;
+        }
         Ok(Boot {
             boot_id: facts.boot_id,
             release: facts.release,

@@ -15,8 +15,8 @@ use aba::results::{
 };
 
 use crate::support::cli::{
-    aba, aba_bin, assert_verified, campaign_dir, samples_since_start_of, text, wait_for_journal,
-    write,
+    aba, aba_command, assert_verified, campaign_dir, samples_since_start_of, text,
+    wait_for_journal, write,
 };
 
 const THREE_POINTS: &str = r#"
@@ -80,10 +80,9 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let recipe = write(tmp.path(), "r.toml", THREE_POINTS);
     let results = tmp.path().join("results");
-    let mut child = Command::new(aba_bin())
+    let mut child = aba_command(tmp.path())
         .args(["run", recipe.to_str().expect("utf-8"), "--results"])
         .arg(&results)
-        .current_dir(tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -441,7 +440,7 @@ fn ctrl_c_restores_tuning_and_leaves_a_resumable_campaign() {
         ),
     );
     let results = tmp.path().join("results");
-    let child = Command::new(aba_bin())
+    let child = aba_command(tmp.path())
         .args([
             "run",
             recipe.to_str().expect("utf-8"),
@@ -449,7 +448,6 @@ fn ctrl_c_restores_tuning_and_leaves_a_resumable_campaign() {
             "--results",
         ])
         .arg(&results)
-        .current_dir(tmp.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -684,14 +682,13 @@ metric = { number = true, unit = "n", better = "lower" }
 "#,
     );
     let log = std::fs::File::create(tmp.path().join("stderr.txt")).expect("log");
-    let mut child = Command::new(aba_bin())
+    let mut child = aba_command(tmp.path())
         .args([
             "run",
             recipe.to_str().expect("utf-8"),
             "--results",
             "results",
         ])
-        .current_dir(tmp.path())
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
