@@ -177,6 +177,8 @@ pub fn generate(dir: &Path, points: usize, samples: u32) -> std::io::Result<u64>
                         elapsed_s: 0.001 + f64::from(index % 7) * 1e-4,
                         error: None,
                         raw: None,
+                        leftovers: Vec::new(),
+                        dropped_bytes: None,
                     },
                 )?;
                 rows += 1;

@@ -66,6 +66,10 @@ impl SwitchMethod {
     }
 }
 
+/// Where a target records which campaign holds it, unless the inventory says otherwise: a
+/// place that survives reboots on a distribution.
+pub const DEFAULT_LOCK_FILE: &str = "/var/lib/aba/lock";
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct InventoryFile {
@@ -101,6 +105,8 @@ struct TargetSpec {
     boot_estimate: Option<Dur<BootEstimate>>,
     #[serde(default)]
     workdir: Option<Spanned<String>>,
+    #[serde(default)]
+    lock_file: Option<Spanned<String>>,
     #[serde(default)]
     base_cmdline: Option<String>,
     #[serde(default)]
@@ -228,6 +234,9 @@ pub struct Target {
     /// Work directory on the target (files, setup, workloads run there); `None` for local,
     /// whose work directory lives inside the results directory.
     pub workdir: Option<String>,
+    /// The file on the target that says which campaign holds it (`None` for local, which
+    /// the host-side lock alone covers).
+    pub lock_file: Option<String>,
     /// kexec: the parameters every kernel gets before the recipe's, instead of the ones
     /// captured from the running boot's `/proc/cmdline` at the first connection.
     pub base_cmdline: Option<String>,
@@ -255,6 +264,7 @@ impl Target {
             boot_timeout: Duration::ZERO,
             boot_estimate: Duration::ZERO,
             workdir: None,
+            lock_file: None,
             base_cmdline: None,
             console_log: None,
             power_cycle: None,
@@ -569,6 +579,21 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
         }
         None => "/tmp/aba".to_owned(),
     };
+    let lock_file = match spec.lock_file {
+        Some(l) => {
+            let text = l.get_ref().clone();
+            if crate::recipe::ident::TargetPath::new(&text).is_err() {
+                return Err((
+                    Some(l.span()),
+                    format!(
+                        "invalid lock_file `{text}`: an absolute path of letters, digits and `_ - . / + ~`"
+                    ),
+                ));
+            }
+            text
+        }
+        None => DEFAULT_LOCK_FILE.to_owned(),
+    };
     Ok(Target {
         name: name.to_owned(),
         ssh: Some(SshFacts {
@@ -600,6 +625,7 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
             .map_or(method.boot_estimate(), |d| d.get()),
         switch,
         workdir: Some(workdir),
+        lock_file: Some(lock_file),
         base_cmdline: spec.base_cmdline,
         console_log: spec.console_log.as_deref().map(rel),
         power_cycle: spec.power_cycle.map(Spanned::into_inner),

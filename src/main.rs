@@ -9,7 +9,8 @@ fn main() -> ExitCode {
     match aba::cli::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("{}", err.render());
+            // Errors quote recipes, inventories and targets' output: never raw to the terminal.
+            eprintln!("{}", aba::text::printable(&err.render()));
             ExitCode::from(err.exit_code())
         }
     }

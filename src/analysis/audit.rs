@@ -161,6 +161,8 @@ impl<'a> Book<'a> {
                 rows_discarded: 0,
                 failed_runs: Vec::new(),
                 retried_runs: Vec::new(),
+                left_behind: Vec::new(),
+                output_cut: Vec::new(),
                 dmesg_warnings: None,
                 failed_units: Vec::new(),
                 connection_lost: Vec::new(),
@@ -212,8 +214,24 @@ impl<'a> Book<'a> {
                 status,
                 error,
                 raw,
+                leftovers,
+                dropped_bytes,
                 ..
             } => {
+                let run = format!(
+                    "{workload}{} {phase} {index}",
+                    if case.is_empty() {
+                        String::new()
+                    } else {
+                        format!("[{case}]")
+                    }
+                );
+                let a = self.entry(point, *attempt);
+                a.left_behind
+                    .extend(leftovers.iter().map(|p| format!("{run}: {p}")));
+                if let Some(n) = dropped_bytes {
+                    a.output_cut.push(format!("{run}: {n} bytes dropped"));
+                }
                 let issue = RunIssue {
                     workload: workload.clone(),
                     case: case.clone(),
@@ -406,6 +424,8 @@ mod tests {
                     elapsed_s: 1.0,
                     error: Some("exit status 1".into()),
                     raw: Some("raw/b-2/w-1-0.txt".into()),
+                    leftovers: Vec::new(),
+                    dropped_bytes: None,
                 },
                 done("b", 2),
                 Event::Warning {

@@ -372,6 +372,11 @@ pub struct AttemptAudit {
     pub failed_runs: Vec<RunIssue>,
     /// Runs that succeeded on a retry.
     pub retried_runs: Vec<RunIssue>,
+    /// Processes runs left behind, killed when the run's own process exited:
+    /// `workload phase index: PID command line`.
+    pub left_behind: Vec<String>,
+    /// Runs whose output was cut at `max_output`: `workload phase index: N bytes dropped`.
+    pub output_cut: Vec<String>,
     /// New kernel warnings in dmesg (done attempts).
     pub dmesg_warnings: Option<u32>,
     /// Failed systemd units at the end (done attempts).

@@ -20,6 +20,7 @@ use crate::{
         environment::{self, Audit},
         events::{CampaignEvent, Observer, Step},
         extract::{RunFailure, evaluate},
+        lock::{LockError, TargetLock},
         plan::{Plan, PlannedCase, PlannedPoint, RUNNING_RELEASE},
         tuning::{self, Saved},
     },
@@ -58,6 +59,8 @@ pub struct RunOptions {
     /// Allow changing sysctls and CPU frequency settings of a target that is not rebooted
     /// between points (the local machine): they are restored at the end.
     pub allow_tuning: bool,
+    /// Wait while another campaign holds the target instead of refusing.
+    pub wait: bool,
 }
 
 /// How a campaign run ended.
@@ -178,6 +181,9 @@ pub struct Campaign<'a> {
     pub target: &'a Target,
     /// Where everything is written.
     pub dir: &'a ResultsDir,
+    /// The target's lock, held for this campaign: its marker is checked after every boot and
+    /// released at the end.
+    pub lock: Option<&'a TargetLock>,
 }
 
 /// Runs (or resumes) one campaign.
@@ -186,6 +192,7 @@ pub struct Engine<'a> {
     plan: &'a Plan,
     target: &'a Target,
     dir: &'a ResultsDir,
+    lock: Option<&'a TargetLock>,
     transport: &'a mut dyn Transport,
     observer: &'a mut dyn Observer,
     journal: JournalWriter,
@@ -259,6 +266,7 @@ impl<'a> Engine<'a> {
             plan,
             target,
             dir,
+            ..
         } = campaign;
         check_tuning_consent(recipe, target, options)?;
         let past = Journal::read(&dir.journal_path())?;
@@ -370,6 +378,7 @@ impl<'a> Engine<'a> {
             plan,
             target,
             dir,
+            lock,
         } = campaign;
         let workdir = match &target.workdir {
             Some(base) => format!(
@@ -387,6 +396,7 @@ impl<'a> Engine<'a> {
             plan,
             target,
             dir,
+            lock,
             transport,
             observer,
             journal,
@@ -672,6 +682,16 @@ impl<'a> Engine<'a> {
                 ),
             };
         }
+        if let Some(lock) = self.lock
+            && let Err(e) = lock.release_marker(self.transport)
+        {
+            let text = format!("the target's lock marker could not be removed: {e}");
+            self.observer.event(&CampaignEvent::Warning(text.clone()));
+            if let Err(j) = self.journal.append(&Event::Warning { point: None, text }) {
+                self.observer
+                    .event(&CampaignEvent::Warning(error_chain(&j)));
+            }
+        }
         let dir = self.dir.root.display().to_string();
         let hook = match &outcome {
             Outcome::Finished => self
@@ -922,6 +942,16 @@ impl<'a> Engine<'a> {
             proven_at: Some(now_rfc3339_micros()),
         })?;
         self.last_boot_id = Some(facts.boot_id.clone());
+        if let Some(lock) = self.lock {
+            // A marker that did not survive the reboot is written again; one that another
+            // campaign wrote meanwhile stops this one.
+            lock.claim_marker(self.transport).map_err(|e| match e {
+                LockError::Busy { .. } => PointError::Fatal(format!(
+                    "{e}; this campaign stops rather than measure beside it"
+                )),
+                other => PointError::Failed(other.to_string()),
+            })?;
+        }
         Ok(Boot {
             boot_id: facts.boot_id,
             release: facts.release,
@@ -1184,57 +1214,82 @@ impl<'a> Engine<'a> {
                 workload.cpu.as_ref().map(CpuList::as_str),
                 &case.run,
             );
-            let output = match self.transport.exec(&command, workload.timeout) {
-                Ok(out) => out,
-                Err(TransportError::ConnectionLost { reason, .. })
-                    if reconnects < MAX_RECONNECTS_PER_RUN =>
+            let output =
+                match self
+                    .transport
+                    .exec_capped(&command, workload.timeout, workload.max_output)
                 {
-                    reconnects += 1;
-                    self.recover_connection(point, attempt, boot, &reason)?;
-                    continue;
-                }
-                Err(e) => {
-                    return Err(transport_failure(
-                        e,
-                        &format!(
-                            "workload `{}` at point `{}`",
-                            case.display_name(),
-                            point.label
-                        ),
-                    ));
-                }
-            };
+                    Ok(out) => out,
+                    Err(TransportError::ConnectionLost { reason, .. })
+                        if reconnects < MAX_RECONNECTS_PER_RUN =>
+                    {
+                        reconnects += 1;
+                        self.recover_connection(point, attempt, boot, &reason)?;
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(transport_failure(
+                            e,
+                            &format!(
+                                "workload `{}` at point `{}`",
+                                case.display_name(),
+                                point.label
+                            ),
+                        ));
+                    }
+                };
             let time = now_rfc3339();
-            let result = evaluate(&output, &workload.check, &workload.metrics);
-            let (status, values, error, raw) = match result {
+            let dropped = output.dropped[0] + output.dropped[1];
+            let result = evaluate(&output, &workload.check, &workload.metrics).map_err(|f| {
+                if dropped > 0 {
+                    f.with_note(format!(
+                        "the output was cut at max_output = {} bytes per stream ({dropped} more bytes were printed)",
+                        workload.max_output
+                    ))
+                } else {
+                    f
+                }
+            });
+            // A failed run, one that left processes behind and one whose output was cut keep
+            // their output for the reader.
+            let keep_raw = result.is_err() || !output.leftovers.is_empty() || dropped > 0;
+            let raw = keep_raw.then(|| {
+                let name = format!(
+                    "{}{}-{}{}-try{}",
+                    case.workload_name,
+                    if case.case.name.is_empty() {
+                        String::new()
+                    } else {
+                        format!("-{}", path_safe(&case.case.name))
+                    },
+                    phase.as_str(),
+                    index,
+                    retry
+                );
+                self.save_raw(point, attempt, &name, &command, &output)
+            });
+            let (status, values, error) = match result {
                 Ok(values) => (
                     Status::Ok,
                     values.into_iter().map(Some).collect::<Vec<_>>(),
                     None,
-                    None,
                 ),
-                Err(failure) => {
-                    let name = format!(
-                        "{}{}-{}{}-try{}",
-                        case.workload_name,
-                        if case.case.name.is_empty() {
-                            String::new()
-                        } else {
-                            format!("-{}", path_safe(&case.case.name))
-                        },
-                        phase.as_str(),
-                        index,
-                        retry
-                    );
-                    let raw = self.save_raw(point, attempt, &name, &command, &output);
-                    (
-                        Status::Failed,
-                        vec![None; workload.metrics.len()],
-                        Some(failure),
-                        Some(raw),
-                    )
-                }
+                Err(failure) => (
+                    Status::Failed,
+                    vec![None; workload.metrics.len()],
+                    Some(failure),
+                ),
             };
+            if !output.leftovers.is_empty() {
+                self.observer.event(&CampaignEvent::Warning(format!(
+                    "workload `{}` at point `{}` ({} {index}) left {} process(es) behind; killed: {}",
+                    case.display_name(),
+                    point.label,
+                    phase.as_str(),
+                    output.leftovers.len(),
+                    output.leftovers.join("; ")
+                )));
+            }
             let rows: Vec<SampleRow<'_>> = workload
                 .metrics
                 .iter()
@@ -1271,6 +1326,8 @@ impl<'a> Engine<'a> {
                 elapsed_s: output.elapsed.as_secs_f64(),
                 error: error.as_ref().map(ToString::to_string),
                 raw: raw.clone(),
+                leftovers: output.leftovers.clone(),
+                dropped_bytes: (dropped > 0).then_some(dropped),
             })?;
             self.observer.event(&CampaignEvent::Run {
                 phase: phase.as_str(),
@@ -1385,11 +1442,25 @@ impl<'a> Engine<'a> {
     ) -> String {
         let rel = format!("raw/{}-{attempt}/{name}", point.label);
         let dir = self.dir.root.join(&rel);
-        let meta = format!(
+        let mut meta = format!(
             "command: {command}\noutcome: {}\nelapsed_s: {:.6}\n",
             out.outcome,
             out.elapsed.as_secs_f64()
         );
+        for (stream, dropped, kept) in [
+            ("stdout", out.dropped[0], out.stdout.len()),
+            ("stderr", out.dropped[1], out.stderr.len()),
+        ] {
+            if dropped > 0 {
+                meta.push_str(&format!(
+                    "{stream}: truncated: kept the first {kept} of {} bytes (max_output)\n",
+                    kept as u64 + dropped
+                ));
+            }
+        }
+        for process in &out.leftovers {
+            meta.push_str(&format!("left behind and killed: {process}\n"));
+        }
         let written = std::fs::create_dir_all(&dir)
             .and_then(|()| std::fs::write(dir.join("stdout"), &out.stdout))
             .and_then(|()| std::fs::write(dir.join("stderr"), &out.stderr))

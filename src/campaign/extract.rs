@@ -40,6 +40,24 @@ pub enum RunFailure {
         /// Why.
         reason: String,
     },
+    /// Any of the above, with a remark that explains it (the output was cut).
+    Noted {
+        /// The failure.
+        failure: Box<RunFailure>,
+        /// The remark.
+        note: String,
+    },
+}
+
+impl RunFailure {
+    /// The same failure with `note` appended to its message.
+    #[must_use]
+    pub fn with_note(self, note: String) -> RunFailure {
+        RunFailure::Noted {
+            failure: Box::new(self),
+            note,
+        }
+    }
 }
 
 impl std::fmt::Display for RunFailure {
@@ -60,6 +78,7 @@ impl std::fmt::Display for RunFailure {
             RunFailure::Unparsable { metric, reason } => {
                 write!(f, "cannot read metric `{metric}`: {reason}")
             }
+            RunFailure::Noted { failure, note } => write!(f, "{failure}; {note}"),
         }
     }
 }
@@ -199,8 +218,8 @@ mod tests {
         CommandOutput {
             outcome: ExitOutcome::Exited(code),
             stdout: stdout.as_bytes().to_vec(),
-            stderr: Vec::new(),
             elapsed: Duration::from_millis(1),
+            ..CommandOutput::default()
         }
     }
 

@@ -4,6 +4,7 @@ pub mod engine;
 pub mod environment;
 pub mod events;
 pub mod extract;
+pub mod lock;
 pub mod plan;
 pub mod preflight;
 pub mod restore;

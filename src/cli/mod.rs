@@ -7,6 +7,7 @@ mod report;
 mod restore;
 mod run;
 mod status;
+mod unlock;
 mod verify;
 
 use std::path::PathBuf;
@@ -158,6 +159,13 @@ pub enum Command {
         /// The results directory.
         dir: PathBuf,
     },
+    /// Release a target whose lock a killed campaign left behind (refused while a campaign on
+    /// this host still runs on it).
+    Unlock {
+        /// Target selection.
+        #[command(flatten)]
+        target: TargetArgs,
+    },
     /// Cross-check a campaign's journal against its samples.csv: every journaled run has its
     /// rows, no row lacks a run, every finished point has exactly its samples, every valid row
     /// carries its proven boot.
@@ -180,12 +188,16 @@ pub struct RunArgs {
     /// between points (the local target); previous values are restored at the end and on Ctrl-C.
     #[arg(long, help_heading = "Campaign")]
     pub allow_tuning: bool,
+    /// Wait while another campaign holds the target instead of refusing at once.
+    #[arg(long, help_heading = "Campaign")]
+    pub wait: bool,
 }
 
 impl RunArgs {
     fn options(&self) -> RunOptions {
         RunOptions {
             allow_tuning: self.allow_tuning,
+            wait: self.wait,
         }
     }
 }
@@ -215,6 +227,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Restore { dir, targets } => restore::restore(&dir, targets.as_ref()),
         Command::Status { dir } => status::status(&dir),
         Command::Verify { dir } => verify::verify(&dir),
+        Command::Unlock { target } => unlock::unlock(&target),
         Command::Report { dir } => report::report(&dir),
     }
 }

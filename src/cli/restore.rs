@@ -7,14 +7,17 @@ use std::{
 };
 
 use crate::{
-    campaign::restore::{Restored, chain, restore_pending},
+    campaign::{
+        lock::{Holder, TargetLock},
+        restore::{Restored, chain, restore_pending},
+    },
     error::{Error, exit_code},
     inventory::Inventory,
     results::{
         journal::{Event, Journal},
         layout::ResultsDir,
     },
-    target::connect::transport_for,
+    target::connect::{machine_key, transport_for},
 };
 
 /// Restores what the campaign in `dir_path` changed and journaled, if the target still runs
@@ -28,20 +31,45 @@ pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> 
         )
         .with_hint("pass the directory `aba run` printed, e.g. results/<name>-<stamp>")
     })?;
-    let Some(Event::Campaign { target: name, .. }) = journal.header().cloned() else {
+    let Some(Event::Campaign {
+        target: name,
+        name: recipe_name,
+        ..
+    }) = journal.header().cloned()
+    else {
         return Err(Error::msg("the journal has no campaign header"));
     };
-    if journal.state().pending_restore.is_none() {
+    let state = journal.state();
+    if state.pending_restore.is_none() {
         println!("nothing to restore: the campaign changed no setting, or they were put back");
         return Ok(exit_code::OK);
     }
     let target = Inventory::discover(targets.map(PathBuf::as_path))?.target(&name)?;
     let mut transport = transport_for(&target)
         .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    // A campaign running on the target now would have its settings pulled from under it.
+    let key = machine_key(&target)
+        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let holder = Holder::this_process(&dir.root, &recipe_name, &target.name);
+    let lock =
+        TargetLock::acquire(&target, &key, holder, transport.as_mut(), false).map_err(|e| {
+            let hint = e.hint();
+            let err = Error::context(format!("cannot take target `{name}`: {e}"), e);
+            match hint {
+                Some(h) => err.with_hint(h),
+                None => err,
+            }
+        })?;
     transport
         .reconnect(Instant::now() + target.connect_window())
         .map_err(|e| Error::context(format!("cannot connect to target `{name}`"), e))?;
     let restored = restore_pending(&dir, transport.as_mut());
+    // A campaign that was killed held the target's marker, and `aba resume` takes it back;
+    // one that ended properly had released it, so the marker taken here goes again.
+    let killed = !state.finished && state.stopped.is_none();
+    if !killed && let Err(e) = lock.release_marker(transport.as_mut()) {
+        eprintln!("warning: {e}");
+    }
     transport.disconnect();
     match restored {
         Ok(Restored::Nothing) => println!("nothing to restore"),

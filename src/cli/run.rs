@@ -7,6 +7,7 @@ use crate::{
     campaign::{
         engine::{Campaign, Engine, EngineError, Outcome, RunOptions, check_tuning_consent},
         events::{CampaignEvent, Observer},
+        lock::{Holder, LockError, TargetLock},
         plan::{Plan, Summary, format_eta},
         restore::guarded,
     },
@@ -19,7 +20,10 @@ use crate::{
         journal::{Event, Journal},
         layout::{ResultsDir, utc_stamp},
     },
-    target::connect::transport_for,
+    target::{
+        connect::{machine_key, transport_for},
+        transport::Transport,
+    },
     ui::progress::Progress,
 };
 
@@ -95,7 +99,43 @@ pub fn run(
             e,
         )
     })?;
-    execute(&dir, &target, options, Start::New)
+    let mut transport = transport_for(&target)
+        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let lock = match take_lock(&target, &dir, transport.as_mut(), &options) {
+        Ok(lock) => lock,
+        Err(e) => {
+            // Nothing ran: the directory created a moment ago holds only the recipe copy.
+            let _ = std::fs::remove_dir_all(&dir.root);
+            return Err(e);
+        }
+    };
+    execute(&dir, &target, transport, &lock, options, Start::New)
+}
+
+/// Takes the target for the campaign in `dir` before anything changes it.
+fn take_lock(
+    target: &Target,
+    dir: &ResultsDir,
+    transport: &mut dyn Transport,
+    options: &RunOptions,
+) -> Result<TargetLock, Error> {
+    let key = machine_key(target)
+        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let recipe = dir.load_recipe()?;
+    let holder = Holder::this_process(&dir.root, recipe.name.as_str(), &target.name);
+    if options.wait {
+        interrupt::install();
+    }
+    TargetLock::acquire(target, &key, holder, transport, options.wait).map_err(lock_error)
+}
+
+fn lock_error(e: LockError) -> Error {
+    let hint = e.hint();
+    let err = Error::context(format!("cannot take the target: {e}"), e);
+    match hint {
+        Some(h) => err.with_hint(h),
+        None => err,
+    }
 }
 
 /// Whether the engine starts a campaign or picks one up.
@@ -110,13 +150,13 @@ enum Start {
 fn execute(
     dir: &ResultsDir,
     target: &Target,
+    mut transport: Box<dyn Transport>,
+    lock: &TargetLock,
     options: RunOptions,
     start: Start,
 ) -> Result<u8, Error> {
     let recipe = dir.load_recipe()?;
     let plan = Plan::new(&recipe, target)?;
-    let mut transport = transport_for(target)
-        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
     interrupt::install();
     let mut progress = ProgressAndReports {
         progress: Progress::for_stderr(),
@@ -127,6 +167,7 @@ fn execute(
         plan: &plan,
         target,
         dir,
+        lock: Some(lock),
     };
     // Whatever ends the run, even a panic, no setting it changed on a machine that is not
     // rebooted stays changed.
@@ -171,7 +212,10 @@ pub fn resume(
         return conclude(&dir, &Outcome::Finished);
     }
     let target = Inventory::discover(targets.map(PathBuf::as_path))?.target(&target_name)?;
-    execute(&dir, &target, options, Start::Resume)
+    let mut transport = transport_for(&target)
+        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let lock = take_lock(&target, &dir, transport.as_mut(), &options)?;
+    execute(&dir, &target, transport, &lock, options, Start::Resume)
 }
 
 /// Writes the reports, prints the mail table, and maps the outcome to an exit code.

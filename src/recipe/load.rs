@@ -34,6 +34,9 @@ use crate::recipe::{
 /// The only recipe format version this build understands.
 pub const RECIPE_VERSION: i64 = 1;
 
+/// What is kept of each output stream of a workload run unless `max_output` says otherwise.
+pub const DEFAULT_MAX_OUTPUT: usize = 16 << 20;
+
 /// Default deadline of one workload run.
 const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default deadline of one setup or teardown command.
@@ -882,6 +885,7 @@ impl Checker<'_> {
             cpu: spec.cpu.clone(),
             timeout: spec.timeout.map_or(DEFAULT_RUN_TIMEOUT, |d| d.get()),
             estimate: spec.estimate.map_or(DEFAULT_ESTIMATE, |d| d.get()),
+            max_output: spec.max_output.map_or(DEFAULT_MAX_OUTPUT, |s| s.0),
             warmup,
             samples,
             retries: spec.retries.map_or(1, |c| c.get()),

@@ -20,6 +20,52 @@ use crate::recipe::{
     },
 };
 
+/// A size in bytes written the human way: `"16MiB"`, `"512KiB"`, `"1GiB"` or a plain number
+/// of bytes; within [`ByteSize::MIN`]..=[`ByteSize::MAX`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteSize(pub usize);
+
+impl ByteSize {
+    /// The smallest size accepted: 4 KiB.
+    pub const MIN: usize = 4 << 10;
+    /// The largest size accepted: 1 GiB.
+    pub const MAX: usize = 1 << 30;
+
+    /// Parses `16MiB` (also `16M`, `16 MiB`, `16777216`).
+    pub fn parse(text: &str) -> Result<ByteSize, String> {
+        let t = text.trim();
+        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (number, unit) = t.split_at(split);
+        let shift = match unit.trim() {
+            "" | "B" => 0,
+            "K" | "KiB" | "k" | "kB" => 10,
+            "M" | "MiB" | "MB" => 20,
+            "G" | "GiB" | "GB" => 30,
+            other => return Err(format!("unknown unit `{other}`")),
+        };
+        let n: u64 = number.parse().map_err(|_| "no number".to_owned())?;
+        let bytes = n
+            .checked_mul(1 << shift)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| "too large".to_owned())?;
+        if !(ByteSize::MIN..=ByteSize::MAX).contains(&bytes) {
+            return Err("outside 4KiB..=1GiB".to_owned());
+        }
+        Ok(ByteSize(bytes))
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        ByteSize::parse(&text).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "invalid size `{text}`: {e}\nhelp: write a number with a unit between \"4KiB\" and \"1GiB\", e.g. \"16MiB\""
+            ))
+        })
+    }
+}
+
 /// A recipe file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -241,6 +287,10 @@ pub struct WorkloadSpec {
     /// Expected duration of one run, for the ETA.
     #[serde(default)]
     pub estimate: Option<Dur<Estimate>>,
+    /// How much of each output stream of a run is kept (default 16 MiB); the rest is counted
+    /// and the truncation noted in the journal and the raw output.
+    #[serde(default)]
+    pub max_output: Option<ByteSize>,
     /// Overrides the global `warmup`.
     #[serde(default)]
     pub warmup: Option<Count<Warmup>>,

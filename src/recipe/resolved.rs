@@ -147,6 +147,8 @@ pub struct Workload {
     pub timeout: Duration,
     /// Expected duration of one run, for the ETA.
     pub estimate: Duration,
+    /// Bytes kept of each output stream of a run.
+    pub max_output: usize,
     /// Warm-up runs per case per point.
     pub warmup: u32,
     /// Measured runs per case per point.

@@ -11,7 +11,7 @@ use crate::{
 };
 
 /// The columns.
-pub const HEADER: [&str; 24] = [
+pub const HEADER: [&str; 26] = [
     "order",
     "point",
     "attempt",
@@ -31,6 +31,8 @@ pub const HEADER: [&str; 24] = [
     "rows_discarded",
     "failed_runs",
     "retried_runs",
+    "left_behind",
+    "output_cut",
     "dmesg_warnings",
     "failed_units",
     "connection_lost",
@@ -59,6 +61,8 @@ struct Row {
     rows_discarded: String,
     failed_runs: String,
     retried_runs: String,
+    left_behind: String,
+    output_cut: String,
     dmesg_warnings: String,
     failed_units: String,
     connection_lost: String,
@@ -130,6 +134,8 @@ fn attempt_row(a: &AttemptAudit) -> Row {
         rows_discarded: a.rows_discarded.to_string(),
         failed_runs: runs(&a.failed_runs),
         retried_runs: runs(&a.retried_runs),
+        left_behind: list(&a.left_behind, " | "),
+        output_cut: list(&a.output_cut, " | "),
         dmesg_warnings: a
             .dmesg_warnings
             .map_or_else(|| "-".to_owned(), |n| n.to_string()),

@@ -554,6 +554,14 @@ pub fn audit(analysis: &Analysis) -> String {
                 run.workload, run.phase, run.index, run.retry
             ));
         }
+        for left in &x.left_behind {
+            items.push(format!(
+                "{who}: {left}: left behind when the run exited, killed."
+            ));
+        }
+        for cut in &x.output_cut {
+            items.push(format!("{who}: {cut}: output cut at max_output."));
+        }
         if let Some(n) = x.dmesg_warnings.filter(|n| *n > 0) {
             items.push(format!(
                 "{who}: {n} new kernel warning{} in dmesg.",

@@ -203,9 +203,16 @@ pub enum Event {
         /// Why it failed, if it did.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
-        /// Saved raw output (relative to the results directory), for failed runs.
+        /// Saved raw output (relative to the results directory), for failed runs and runs
+        /// that left processes behind or printed more than `max_output`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         raw: Option<String>,
+        /// Processes the run left behind, killed when it exited (`PID command line`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        leftovers: Vec<String>,
+        /// Output bytes beyond `max_output` (stdout and stderr together), counted, not kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dropped_bytes: Option<u64>,
     },
     /// The connection dropped; what aba found when it came back.
     ConnectionLost {
@@ -307,15 +314,24 @@ struct SampleKind<'a> {
     #[serde(borrow)]
     status: std::borrow::Cow<'a, str>,
     retry: u32,
+    #[serde(default)]
+    leftovers: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    dropped_bytes: Option<u64>,
 }
 
 /// A `sample` record (as aba writes them: the event tag first) of a run that succeeded at
-/// its first try. Anything else, malformed lines included, goes through the full parse, which
-/// keeps it or reports it.
+/// its first try and left nothing to remark (no leftover processes, no output cut). Anything
+/// else, malformed lines included, goes through the full parse, which keeps it or reports it.
 fn is_plain_sample(line: &[u8]) -> bool {
     line.starts_with(br#"{"event":"sample","#)
-        && serde_json::from_slice::<SampleKind<'_>>(line)
-            .is_ok_and(|f| f.event == "sample" && f.status == "ok" && f.retry == 0)
+        && serde_json::from_slice::<SampleKind<'_>>(line).is_ok_and(|f| {
+            f.event == "sample"
+                && f.status == "ok"
+                && f.retry == 0
+                && f.leftovers.is_none()
+                && f.dropped_bytes.is_none()
+        })
 }
 
 /// Appends records and fsyncs each one before returning.
@@ -711,6 +727,8 @@ mod tests {
             elapsed_s: 0.5,
             error: (status == "failed").then(|| "exit status 1".into()),
             raw: None,
+            leftovers: Vec::new(),
+            dropped_bytes: None,
         }
     }
 

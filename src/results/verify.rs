@@ -902,6 +902,8 @@ metric = [
                     elapsed_s: 0.1,
                     error: None,
                     raw: None,
+                    leftovers: Vec::new(),
+                    dropped_bytes: None,
                 });
                 let _ = writeln!(
                     csv,
@@ -1017,6 +1019,8 @@ metric = [
             elapsed_s: 0.1,
             error: None,
             raw: None,
+            leftovers: Vec::new(),
+            dropped_bytes: None,
         });
         csv.push_str("b,2,2,b,rb,id-b2,w,,m,warmup,1,0,ok,1.5,ns,t\n");
         csv.push_str("b,2,2,b,rb,id-b2,w,,m,sample,1,0,ok,1.5,ns,t\n");

@@ -11,9 +11,30 @@ use crate::{
 
 /// A transport for `target`, not yet connected: the engine connects with a deadline.
 pub fn transport_for(target: &Target) -> Result<Box<dyn Transport>, TransportError> {
-    let Some(facts) = &target.ssh else {
-        return Ok(Box::new(LocalTransport::new()));
+    match ssh_target(target) {
+        None => Ok(Box::new(LocalTransport::new())),
+        Some(ssh) => Ok(Box::new(SshTransport::new(&ssh)?)),
+    }
+}
+
+/// The machine behind `target`, as the lock knows it: `local`, or the address and port the
+/// transport would connect to (after `~/.ssh/config`, with the name resolved), so that two
+/// inventory names for one machine are one machine.
+pub fn machine_key(target: &Target) -> Result<String, TransportError> {
+    let Some(ssh) = ssh_target(target) else {
+        return Ok("local".to_owned());
     };
+    let resolved = ssh.resolve()?;
+    let host = resolved.host.to_ascii_lowercase();
+    let address = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), resolved.port))
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .map_or_else(|| format!("{host}:{}", resolved.port), |a| a.to_string());
+    Ok(address)
+}
+
+fn ssh_target(target: &Target) -> Option<SshTarget> {
+    let facts = target.ssh.as_ref()?;
     let mut ssh = SshTarget::new(&facts.host);
     ssh.port = facts.port;
     ssh.user = facts.user.clone();
@@ -25,5 +46,5 @@ pub fn transport_for(target: &Target) -> Result<Box<dyn Transport>, TransportErr
     ssh.keepalive_interval = facts.keepalive;
     ssh.dead_after = facts.dead_after;
     ssh.connect_timeout = facts.connect_timeout;
-    Ok(Box::new(SshTransport::new(&ssh)?))
+    Some(ssh)
 }

@@ -14,7 +14,10 @@ use std::{
 
 use crate::{
     interrupt,
-    target::transport::{CommandOutput, ExitOutcome, Transport, TransportError},
+    target::{
+        leftovers::{RUN_VAR, kill_marked},
+        transport::{Capped, CommandOutput, ExitOutcome, Transport, TransportError, run_token},
+    },
 };
 
 /// How often the read loop wakes up to check the deadline and for an interrupt.
@@ -82,12 +85,19 @@ impl Transport for LocalTransport {
         "local".to_owned()
     }
 
-    fn exec(&mut self, command: &str, timeout: Duration) -> Result<CommandOutput, TransportError> {
+    fn exec_capped(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        max_output: usize,
+    ) -> Result<CommandOutput, TransportError> {
         let start = Instant::now();
         let deadline = start + timeout;
+        let token = run_token();
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
+            .env(RUN_VAR, &token)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -101,7 +111,7 @@ impl Transport for LocalTransport {
         for p in pipes.iter().flatten() {
             set_nonblocking(p.fd());
         }
-        let mut out = [Vec::new(), Vec::new()];
+        let mut out = [Capped::new(max_output), Capped::new(max_output)];
         let mut buf = vec![0u8; 64 * 1024];
         let mut status = None;
         let mut timed_out = false;
@@ -167,7 +177,7 @@ impl Transport for LocalTransport {
                 match pipe.read(&mut buf) {
                     Ok(0) => pipes[*slot] = None,
                     Ok(n) => {
-                        out[*slot].extend_from_slice(&buf[..n]);
+                        out[*slot].push(&buf[..n]);
                         progressed = true;
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
@@ -180,6 +190,8 @@ impl Transport for LocalTransport {
             }
         }
         kill_group(&child);
+        // Whatever left the process group (setsid, a daemon) still carries the token.
+        let leftovers = kill_marked(&token);
         let exit = match status {
             Some(s) => s,
             None => child
@@ -196,9 +208,11 @@ impl Transport for LocalTransport {
         let [stdout, stderr] = out;
         Ok(CommandOutput {
             outcome,
-            stdout,
-            stderr,
+            dropped: [stdout.dropped, stderr.dropped],
+            stdout: stdout.kept,
+            stderr: stderr.kept,
             elapsed: start.elapsed(),
+            leftovers,
         })
     }
 
@@ -256,6 +270,7 @@ mod tests {
 
     use super::LocalTransport;
     use crate::target::transport::{ExitOutcome, Transport};
+    // host tools: setsid pgrep
 
     #[test]
     fn captures_streams_and_status() {
@@ -313,6 +328,55 @@ mod tests {
             .exec("kill -TERM $$", Duration::from_secs(10))
             .expect("runs");
         assert_eq!(out.outcome, ExitOutcome::Signaled("TERM".to_owned()));
+    }
+
+    /// A child that leaves the process group and keeps stdout open (`setsid … &`) neither
+    /// holds the run nor survives it, and is named.
+    #[test]
+    fn a_detached_child_holding_stdout_is_killed_and_named() {
+        let marker = format!("aba-local-detached-{}", std::process::id());
+        let mut t = LocalTransport::new();
+        let start = Instant::now();
+        let out = t
+            .exec(
+                &format!("setsid sh -c 'sleep 600; echo {marker}' & (sleep 500 &); echo done"),
+                Duration::from_secs(30),
+            )
+            .expect("runs");
+        assert_eq!(out.outcome, ExitOutcome::Exited(0));
+        assert_eq!(out.stdout, b"done\n");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(
+            out.leftovers.iter().any(|l| l.contains(&marker)),
+            "{:?}",
+            out.leftovers
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        let left = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .expect("pgrep");
+        assert!(left.stdout.is_empty(), "the detached child survived");
+    }
+
+    /// Output beyond the cap is counted, not kept.
+    #[test]
+    fn output_beyond_the_cap_is_counted_not_kept() {
+        let mut t = LocalTransport::new();
+        let out = t
+            .exec_capped(
+                "head -c 3000000 /dev/zero; echo tail >&2",
+                Duration::from_secs(30),
+                1000,
+            )
+            .expect("runs");
+        assert_eq!(out.stdout.len(), 1000);
+        assert_eq!(out.dropped, [2_999_000, 0]);
+        assert_eq!(out.stderr, b"tail\n");
     }
 
     #[test]

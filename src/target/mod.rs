@@ -2,6 +2,7 @@
 
 pub mod connect;
 pub mod host;
+pub(crate) mod leftovers;
 pub mod local;
 pub mod quote;
 pub mod ssh;

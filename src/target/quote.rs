@@ -48,11 +48,14 @@ pub fn sh_join<'a>(words: impl IntoIterator<Item = &'a str>) -> String {
 /// `nohup cmd &` is not enough: it stays in the exec's group and dies when the exec ends.
 /// Here the foreground `setsid` is not a group leader, so it calls setsid() in place (no
 /// fork), and only then does its `sh` put `command` in the background, inside the new
-/// session. When the exec returns, `command` is already out of reach of the group kill.
+/// session. When the exec returns, `command` is already out of reach of the group kill. It
+/// also drops `ABA_RUN` from its environment, which is how a transport finds what a command
+/// left behind ([`crate::target::leftovers`]): a detached command is left on purpose.
 pub fn detached(command: &str) -> String {
     let inner = format!("{{ {command}\n}} </dev/null >/dev/null 2>&1 &");
     format!(
-        "setsid sh -c {} </dev/null >/dev/null 2>&1",
+        "unset {}; setsid sh -c {} </dev/null >/dev/null 2>&1",
+        crate::target::leftovers::RUN_VAR,
         sh_quote(&inner)
     )
 }

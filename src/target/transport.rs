@@ -38,17 +38,88 @@ impl std::fmt::Display for ExitOutcome {
     }
 }
 
+/// What is kept of each output stream of a command run through [`Transport::exec`]; a workload
+/// names its own cap with [`Transport::exec_capped`]. Memory per command is bounded by twice the
+/// cap plus a small constant, whatever the command prints.
+pub const DEFAULT_MAX_OUTPUT: usize = 64 << 20;
+
 /// What a finished command produced. Bytes stay bytes; decode lossily only for display.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct CommandOutput {
     /// How the command ended.
     pub outcome: ExitOutcome,
-    /// Everything the command wrote to stdout.
+    /// What the command wrote to stdout, up to the cap.
     pub stdout: Vec<u8>,
-    /// Everything the command wrote to stderr.
+    /// What the command wrote to stderr, up to the cap.
     pub stderr: Vec<u8>,
     /// Wall time from start to the end of output, as seen by the host.
     pub elapsed: Duration,
+    /// Bytes of stdout and of stderr beyond the cap: counted, not kept.
+    pub dropped: [u64; 2],
+    /// Processes the command left behind when its own process exited (`PID command line`),
+    /// killed then. A run ends when its process exits, not when its last descendant closes
+    /// the output.
+    pub leftovers: Vec<String>,
+}
+
+impl Default for ExitOutcome {
+    fn default() -> Self {
+        ExitOutcome::Exited(0)
+    }
+}
+
+/// A stream's bytes up to a cap; the rest is counted.
+#[derive(Debug)]
+pub(crate) struct Capped {
+    pub(crate) kept: Vec<u8>,
+    cap: usize,
+    pub(crate) dropped: u64,
+    /// The last bytes beyond the cap (for protocol lines written after the command's output).
+    pub(crate) tail: Vec<u8>,
+}
+
+/// How many bytes beyond the cap are remembered in [`Capped::tail`].
+const TAIL: usize = 64 * 1024;
+
+impl Capped {
+    pub(crate) fn new(cap: usize) -> Capped {
+        Capped {
+            kept: Vec::new(),
+            cap,
+            dropped: 0,
+            tail: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, data: &[u8]) {
+        let room = self.cap.saturating_sub(self.kept.len()).min(data.len());
+        self.kept.extend_from_slice(&data[..room]);
+        let rest = &data[room..];
+        if rest.is_empty() {
+            return;
+        }
+        self.dropped += rest.len() as u64;
+        self.tail.extend_from_slice(rest);
+        if self.tail.len() > TAIL {
+            let cut = self.tail.len() - TAIL;
+            self.tail.drain(..cut);
+        }
+    }
+}
+
+/// A fresh random token naming one command's processes (`ABA_RUN=<token>` in their
+/// environment), so that what a command leaves behind can be found and killed.
+pub(crate) fn run_token() -> String {
+    let mut bytes = [0u8; 8];
+    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != 8 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (u64::from(std::process::id()) ^ (nanos as u64)).to_le_bytes();
+    }
+    hex::encode(bytes)
 }
 
 impl CommandOutput {
@@ -148,8 +219,21 @@ pub trait Transport {
     fn describe(&self) -> String;
 
     /// Runs `command` and waits for it, at most `timeout`. On timeout the command's process
-    /// group is killed and the outcome is [`ExitOutcome::TimedOut`] (not an error).
-    fn exec(&mut self, command: &str, timeout: Duration) -> Result<CommandOutput, TransportError>;
+    /// group is killed and the outcome is [`ExitOutcome::TimedOut`] (not an error). Keeps at
+    /// most [`DEFAULT_MAX_OUTPUT`] bytes of each stream.
+    fn exec(&mut self, command: &str, timeout: Duration) -> Result<CommandOutput, TransportError> {
+        self.exec_capped(command, timeout, DEFAULT_MAX_OUTPUT)
+    }
+
+    /// [`Transport::exec`] keeping at most `max_output` bytes of each stream (the rest is
+    /// counted in [`CommandOutput::dropped`]). The run ends when the command's own process
+    /// exits; processes it left behind are killed and named in [`CommandOutput::leftovers`].
+    fn exec_capped(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        max_output: usize,
+    ) -> Result<CommandOutput, TransportError>;
 
     /// Writes `data` to `remote_path` with permission bits `mode`, replacing any old file.
     fn upload(&mut self, data: &[u8], remote_path: &str, mode: u32) -> Result<(), TransportError>;

@@ -15,8 +15,8 @@ use aba::results::{
 };
 
 use crate::support::cli::{
-    aba, aba_bin, assert_verified, campaign_dir, samples_since_start_of, text, wait_for_journal,
-    write,
+    aba, aba_command, assert_verified, campaign_dir, samples_since_start_of, text,
+    wait_for_journal, write,
 };
 
 const THREE_POINTS: &str = r#"
@@ -80,10 +80,9 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let recipe = write(tmp.path(), "r.toml", THREE_POINTS);
     let results = tmp.path().join("results");
-    let mut child = Command::new(aba_bin())
+    let mut child = aba_command(tmp.path())
         .args(["run", recipe.to_str().expect("utf-8"), "--results"])
         .arg(&results)
-        .current_dir(tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -441,7 +440,7 @@ fn ctrl_c_restores_tuning_and_leaves_a_resumable_campaign() {
         ),
     );
     let results = tmp.path().join("results");
-    let child = Command::new(aba_bin())
+    let child = aba_command(tmp.path())
         .args([
             "run",
             recipe.to_str().expect("utf-8"),
@@ -449,7 +448,6 @@ fn ctrl_c_restores_tuning_and_leaves_a_resumable_campaign() {
             "--results",
         ])
         .arg(&results)
-        .current_dir(tmp.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -581,4 +579,169 @@ metric = { number = true, unit = "n", better = "lower" }
         status.contains("done (attempt 2, 4 sample rows)"),
         "{status}"
     );
+}
+
+/// A run ends when its own process exits: a child that leaves the process group and keeps
+/// stdout open (`setsid sleep 600 &`) neither holds the run until its timeout nor survives it,
+/// and the journal, the raw output and the reports name it (issue 19).
+#[test]
+fn a_child_that_keeps_stdout_open_is_killed_when_the_run_ends_and_named() {
+    // host tools: setsid pgrep
+    let marker = format!("{}", 600_000 + std::process::id() % 1000);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &format!(
+            r#"
+version = 1
+name = "leftover"
+description = "a workload that leaves a daemon holding its stdout"
+sequence = ["this"]
+warmup = 0
+samples = 2
+[kernels.this]
+release = "running"
+[[workload]]
+name = "daemon"
+run = "setsid sleep {marker} & sleep 0.3; echo 7"
+timeout = "60s"
+metric = {{ number = true, unit = "n", better = "lower" }}
+"#
+        ),
+    );
+    let started = Instant::now();
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--results",
+            "results",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the runs waited for the daemon: {:?}",
+        started.elapsed()
+    );
+    let survivors = Command::new("pgrep")
+        .args(["-f", &format!("sleep {marker}")])
+        .output()
+        .expect("pgrep");
+    assert!(survivors.stdout.is_empty(), "the daemon survived the run");
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let events = journal_events(&dir);
+    let left: Vec<&Vec<String>> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Sample { leftovers, .. } => Some(leftovers),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(left.len(), 2);
+    assert!(
+        left.iter()
+            .all(|l| l.len() == 1 && l[0].contains(&format!("sleep {marker}"))),
+        "{left:?}"
+    );
+    let audit = std::fs::read_to_string(dir.join("run-audit.tsv")).expect("audit");
+    assert!(audit.contains(&format!("sleep {marker}")), "{audit}");
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("left behind when the run exited"), "{report}");
+    let raw = dir.join("raw/this-1/daemon-sample1-try0/command.txt");
+    let meta = std::fs::read_to_string(&raw).expect("raw output of the run");
+    assert!(meta.contains("left behind and killed:"), "{meta}");
+    assert_verified(&dir);
+}
+
+/// A workload that prints 200 MB keeps at most `max_output` of it in memory and on disk, and
+/// the journal says how much was dropped (issue 19).
+#[test]
+fn output_beyond_max_output_is_counted_not_kept_and_memory_stays_bounded() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        r#"
+version = 1
+name = "chatty"
+description = "200 MB of log lines on stderr, the number on stdout"
+sequence = ["this"]
+warmup = 0
+samples = 1
+[kernels.this]
+release = "running"
+[[workload]]
+name = "chatty"
+run = "head -c 200000000 /dev/zero >&2; echo 5"
+max_output = "1MiB"
+metric = { number = true, unit = "n", better = "lower" }
+"#,
+    );
+    let log = std::fs::File::create(tmp.path().join("stderr.txt")).expect("log");
+    let mut child = aba_command(tmp.path())
+        .args([
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--results",
+            "results",
+        ])
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("aba run starts");
+    // VmHWM of the process after its exec (getrusage's maxrss would count the test binary's
+    // pages the child shared before the exec); polled until it exits, it is the peak.
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    let status = loop {
+        if let Ok(text) = std::fs::read_to_string(&status_file)
+            && let Some(kb) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            peak_kb = peak_kb.max(kb);
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(
+        status.success(),
+        "aba run ended with {status}: {}",
+        std::fs::read_to_string(tmp.path().join("stderr.txt")).unwrap_or_default()
+    );
+    let peak_mb = peak_kb / 1024;
+    eprintln!("peak RSS of aba run: {peak_mb} MB");
+    assert!(
+        peak_mb < 100,
+        "aba's peak RSS was {peak_mb} MB for 200 MB of output"
+    );
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let dropped: Vec<Option<u64>> = journal_events(&dir)
+        .iter()
+        .filter_map(|e| match e {
+            Event::Sample { dropped_bytes, .. } => Some(*dropped_bytes),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(dropped, [Some(200_000_000 - (1 << 20))]);
+    let raw = dir.join("raw/this-1/chatty-sample1-try0");
+    assert_eq!(
+        std::fs::metadata(raw.join("stderr"))
+            .expect("raw stderr")
+            .len(),
+        1 << 20
+    );
+    assert!(
+        std::fs::read_to_string(raw.join("command.txt"))
+            .expect("meta")
+            .contains("stderr: truncated: kept the first 1048576 of 200000000 bytes")
+    );
+    assert_verified(&dir);
 }

@@ -15,7 +15,8 @@ use aba::results::{
 
 use crate::support::{
     cli::{
-        aba, assert_verified, campaign_dir, run_on, spawn_run_on, text, wait_for_journal, write,
+        aba, aba_command, assert_verified, campaign_dir, run_on, spawn_run_on, text,
+        wait_for_journal, write,
     },
     sshd::{Sshd, signal},
 };
@@ -353,4 +354,178 @@ metric = {{ number = true, better = "lower" }}
             .any(|r| table.text(r.workload) == "echo" && r.value == Some(42.0))
     );
     assert_verified(&dir);
+}
+
+/// The same machine under a second inventory name: the lock is keyed by address and port.
+fn with_alias(targets: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(targets).expect("inventory");
+    let alias = text.replace("[targets.box]", "[targets.box-again]");
+    let path = targets.with_file_name("targets-both.toml");
+    std::fs::write(&path, format!("{text}\n{alias}")).expect("write");
+    path
+}
+
+fn campaigns(results: &Path) -> usize {
+    std::fs::read_dir(results).map_or(0, |d| d.filter(|e| e.is_ok()).count())
+}
+
+/// Issue 19 (2): a second campaign on a target in use refuses at once, naming the first, and
+/// leaves no results directory; with `--wait` it runs once the first is done.
+#[test]
+fn a_second_campaign_on_a_busy_target_refuses_naming_the_first_or_waits() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = with_alias(&sshd.inventory(tmp.path(), ""));
+    let recipe = write(tmp.path(), "r.toml", SLOW);
+    let first = spawn_run_on(tmp.path(), &recipe, &targets, "box");
+    let first_dir = wait_for_journal(
+        &tmp.path().join("results"),
+        Duration::from_secs(90),
+        "the first sample",
+        |e| samples_done(e) >= 1,
+    );
+    let out = run_on(tmp.path(), &recipe, &targets, "box-again", "results-second");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first_name = first_dir
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    assert!(stderr.contains("is in use by campaign"), "{stderr}");
+    assert!(stderr.contains(&first_name), "names the holder: {stderr}");
+    assert!(stderr.contains(&format!("pid {}", first.id())), "{stderr}");
+    assert!(stderr.contains("--wait"), "{stderr}");
+    assert_eq!(
+        campaigns(&tmp.path().join("results-second")),
+        0,
+        "a refused campaign leaves no results directory"
+    );
+    // --wait: starts once the first is done.
+    let waiting = aba_command(tmp.path())
+        .arg("run")
+        .arg(&recipe)
+        .arg("--targets")
+        .arg(&targets)
+        .args([
+            "--target",
+            "box-again",
+            "--results",
+            "results-waited",
+            "--wait",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("aba run --wait starts");
+    let first = first.wait_with_output().expect("first finishes");
+    assert!(first.status.success(), "{}", text(&first));
+    let waited = waiting.wait_with_output().expect("second finishes");
+    assert!(waited.status.success(), "{}", text(&waited));
+    let second_dir = campaign_dir(&tmp.path().join("results-waited"));
+    // The second started measuring only after the first finished.
+    let first_end = Journal::read(&first_dir.join("journal.jsonl"))
+        .expect("journal")
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Finished { time } => Some(time.clone()),
+            _ => None,
+        })
+        .expect("first finished");
+    let second_start = Journal::read(&second_dir.join("journal.jsonl"))
+        .expect("journal")
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::PointStarted { time, .. } => Some(time.clone()),
+            _ => None,
+        })
+        .expect("second started a point");
+    assert!(second_start >= first_end, "{second_start} < {first_end}");
+    assert_verified(&first_dir);
+    assert_verified(&second_dir);
+    assert!(
+        !tmp.path().join("remote-lock").exists(),
+        "the marker was released at the end"
+    );
+}
+
+/// A runner killed mid-campaign leaves its marker on the target: the next campaign refuses
+/// and says how to resume or release it; `aba unlock` releases it, and resume takes it back.
+#[test]
+fn a_lock_left_by_a_killed_campaign_is_reported_with_its_fix() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = sshd.inventory(tmp.path(), "");
+    let recipe = write(tmp.path(), "r.toml", SLOW);
+    let mut killed = spawn_run_on(tmp.path(), &recipe, &targets, "box");
+    let killed_dir = wait_for_journal(
+        &tmp.path().join("results"),
+        Duration::from_secs(90),
+        "the first sample",
+        |e| samples_done(e) >= 1,
+    );
+    killed.kill().expect("SIGKILL");
+    let _ = killed.wait();
+    assert!(tmp.path().join("remote-lock").is_file(), "the marker stays");
+
+    let out = run_on(tmp.path(), &recipe, &targets, "box", "results-other");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("whose process is gone"), "{stderr}");
+    assert!(stderr.contains("aba unlock --target box"), "{stderr}");
+    assert!(stderr.contains("aba resume"), "{stderr}");
+
+    // The campaign that left it takes it back.
+    let resumed = aba(
+        tmp.path(),
+        &[
+            "resume",
+            killed_dir.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    assert_verified(&killed_dir);
+
+    // Killed again: `aba unlock` releases the target for another campaign.
+    let mut again = aba_command(tmp.path())
+        .arg("run")
+        .arg(&recipe)
+        .arg("--targets")
+        .arg(&targets)
+        .args(["--target", "box", "--results", "results-again"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("aba run starts");
+    wait_for_journal(
+        &tmp.path().join("results-again"),
+        Duration::from_secs(90),
+        "a sample of the second campaign",
+        |e| samples_done(e) >= 1,
+    );
+    again.kill().expect("SIGKILL");
+    let _ = again.wait();
+    let unlocked = aba(
+        tmp.path(),
+        &[
+            "unlock",
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "box",
+        ],
+    );
+    assert!(unlocked.status.success(), "{}", text(&unlocked));
+    assert!(
+        String::from_utf8_lossy(&unlocked.stdout).contains("released: marker"),
+        "{}",
+        text(&unlocked)
+    );
+    let out = run_on(tmp.path(), &recipe, &targets, "box", "results-other");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_verified(&campaign_dir(&tmp.path().join("results-other")));
 }

@@ -175,8 +175,8 @@ fn output(stdout: &str) -> CommandOutput {
     CommandOutput {
         outcome: ExitOutcome::Exited(0),
         stdout: stdout.as_bytes().to_vec(),
-        stderr: Vec::new(),
         elapsed: Duration::from_secs(1),
+        ..CommandOutput::default()
     }
 }
 

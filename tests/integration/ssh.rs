@@ -194,6 +194,71 @@ fn leftovers_die_when_the_command_exits() {
     );
 }
 
+/// A child that leaves the session and keeps stdout open (`setsid sleep … &`) used to hold
+/// the channel until the deadline (issue 19): the run ends when the command's own process
+/// exits, the child is killed and named, and nothing of it survives.
+#[test]
+fn a_detached_child_holding_stdout_ends_with_the_command_and_is_named() {
+    // host tools: setsid
+    let sshd = Sshd::start();
+    let mut ssh = connect(&sshd.target());
+    let mark = Marker::new(&sshd, 4);
+    let kept = Marker::new(&sshd, 5);
+    let started = Instant::now();
+    let out = ssh
+        .exec(
+            &format!(
+                "setsid sleep {} & (sleep {} &); echo result",
+                mark.0, kept.0
+            ),
+            30 * SECOND,
+        )
+        .expect("exec");
+    assert_eq!(
+        (out.outcome.clone(), out.stdout_text(), out.stderr_text()),
+        (ExitOutcome::Exited(0), "result\n".into(), String::new())
+    );
+    assert!(
+        started.elapsed() < 10 * SECOND,
+        "the run waited for its child: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        out.leftovers.iter().any(|l| l.contains(&mark.0)),
+        "{:?}",
+        out.leftovers
+    );
+    assert!(
+        out.leftovers.iter().any(|l| l.contains(&kept.0)),
+        "{:?}",
+        out.leftovers
+    );
+    assert_eq!(survivors_after(&mark.0, SECOND), Vec::<String>::new());
+    assert_eq!(survivors_after(&kept.0, SECOND), Vec::<String>::new());
+    // A command that exits by a signal is still reported as such.
+    let out = ssh.exec("kill -s TERM $$", 5 * SECOND).expect("exec");
+    assert_eq!(out.outcome, ExitOutcome::Signaled("TERM".into()));
+}
+
+/// Output beyond the cap is counted, not kept, so memory stays bounded whatever a command
+/// prints.
+#[test]
+fn output_beyond_the_cap_is_counted_not_kept() {
+    let sshd = Sshd::start();
+    let mut ssh = connect(&sshd.target());
+    let out = ssh
+        .exec_capped(
+            "head -c 20000000 /dev/zero; echo done >&2",
+            30 * SECOND,
+            4096,
+        )
+        .expect("exec");
+    assert_eq!(out.outcome, ExitOutcome::Exited(0));
+    assert_eq!(out.stdout.len(), 4096);
+    assert_eq!(out.dropped, [20_000_000 - 4096, 0]);
+    assert_eq!(out.stderr_text(), "done\n");
+}
+
 /// Sends `sig` to `pid` once a process matching `needle` runs; the thread returns when.
 fn signal_when_running(needle: &str, pid: u32, sig: i32) -> thread::JoinHandle<Instant> {
     let needle = needle.to_owned();

@@ -14,13 +14,14 @@ use std::{
 use crate::{
     interrupt,
     target::{
+        leftovers::take_marker_lines,
         quote::sh_quote,
         ssh::{
             connect::{Connection, connect_once},
             run::{self, Finished, Link, Lost},
             target::{Resolved, SshTarget},
         },
-        transport::{CommandOutput, ExitOutcome, Transport, TransportError},
+        transport::{CommandOutput, ExitOutcome, Transport, TransportError, run_token},
     },
 };
 
@@ -35,6 +36,9 @@ const COMMAND_SHOWN: usize = 120;
 
 /// How much stderr goes into a message.
 const STDERR_TAIL: usize = 600;
+
+/// What is kept of an upload's own output (a short error message at most).
+const COPY_OUTPUT: usize = 64 * 1024;
 
 /// Drives one machine over SSH (see the module docs of [`crate::target::transport`] for the
 /// guarantees every transport gives).
@@ -91,6 +95,7 @@ impl SshTransport {
         exec_text: &str,
         input: Option<&[u8]>,
         deadline: Instant,
+        max_output: usize,
     ) -> Result<Finished, TransportError> {
         let Some(connection) = &self.connection else {
             return Err(self.lost(format!(
@@ -104,7 +109,7 @@ impl SshTransport {
             fd: connection.fd,
             dead_after: self.target.dead_after,
         };
-        match run::run(&link, exec_text, input, deadline) {
+        match run::run(&link, exec_text, input, deadline, max_output) {
             Ok(finished) if finished.interrupted => Err(TransportError::Interrupted {
                 target: self.target.describe(),
             }),
@@ -134,14 +139,30 @@ impl Transport for SshTransport {
         self.target.describe()
     }
 
-    fn exec(&mut self, command: &str, timeout: Duration) -> Result<CommandOutput, TransportError> {
+    fn exec_capped(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        max_output: usize,
+    ) -> Result<CommandOutput, TransportError> {
         let deadline = Instant::now() + timeout;
-        let finished = self.run(command, &run::wrap(command), None, deadline)?;
+        let token = run_token();
+        let finished = self.run(
+            command,
+            &run::wrap(command, &token),
+            None,
+            deadline,
+            max_output,
+        )?;
+        let mut stderr = finished.stderr.kept;
+        let leftovers = take_marker_lines(&mut stderr, &finished.stderr.tail, &token);
         Ok(CommandOutput {
             outcome: finished.outcome,
-            stdout: finished.stdout,
-            stderr: finished.stderr,
+            dropped: [finished.stdout.dropped, finished.stderr.dropped],
+            stdout: finished.stdout.kept,
+            stderr,
             elapsed: finished.elapsed,
+            leftovers,
         })
     }
 
@@ -160,7 +181,7 @@ impl Transport for SshTransport {
         );
         let shown = format!("upload of {} bytes to {path}", data.len());
         let deadline = Instant::now() + self.target.copy_timeout;
-        let finished = self.run(&shown, &script, Some(data), deadline)?;
+        let finished = self.run(&shown, &script, Some(data), deadline, COPY_OUTPUT)?;
         match finished.outcome {
             ExitOutcome::Exited(0) => Ok(()),
             outcome => Err(self.copy_error(
@@ -168,7 +189,7 @@ impl Transport for SshTransport {
                 format!(
                     "upload {}{}",
                     outcome_words(&outcome, self.target.copy_timeout),
-                    stderr_tail(&finished.stderr)
+                    stderr_tail(&finished.stderr.kept)
                 ),
             )),
         }
@@ -177,15 +198,22 @@ impl Transport for SshTransport {
     fn download(&mut self, remote_path: &str) -> Result<Vec<u8>, TransportError> {
         let command = format!("cat {}", sh_quote(&safe_path(remote_path)));
         let deadline = Instant::now() + self.target.copy_timeout;
-        let finished = self.run(&command, &run::wrap(&command), None, deadline)?;
+        let token = run_token();
+        let finished = self.run(
+            &command,
+            &run::wrap(&command, &token),
+            None,
+            deadline,
+            usize::MAX,
+        )?;
         match finished.outcome {
-            ExitOutcome::Exited(0) => Ok(finished.stdout),
+            ExitOutcome::Exited(0) => Ok(finished.stdout.kept),
             outcome => Err(self.copy_error(
                 remote_path,
                 format!(
                     "download {}{}",
                     outcome_words(&outcome, self.target.copy_timeout),
-                    stderr_tail(&finished.stderr)
+                    stderr_tail(&finished.stderr.kept)
                 ),
             )),
         }

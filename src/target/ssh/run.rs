@@ -18,7 +18,11 @@ use ssh2::{Channel, ErrorCode, Session};
 
 use crate::{
     interrupt,
-    target::{quote::sh_quote, transport::ExitOutcome},
+    target::{
+        leftovers,
+        quote::sh_quote,
+        transport::{Capped, ExitOutcome},
+    },
 };
 
 /// libssh2's "would block" (`LIBSSH2_ERROR_EAGAIN`).
@@ -30,29 +34,46 @@ const KILL_GRACE: Duration = Duration::from_secs(3);
 /// Longest sleep in `poll`, so keepalives and the liveness check keep their pace.
 const TICK: Duration = Duration::from_millis(200);
 
-/// Wraps `command` so that it and everything it starts die with the channel.
+/// Wraps `command` so that it and everything it starts die with the channel, and so that the
+/// run ends when the command's own process exits.
 ///
-/// sshd gives each non-pty session its own session and process group (`setsid()` before
-/// running the login shell), so `$$` of the login shell is the group id. The shell keeps the
-/// channel's stdin as fd 3, starts the watchdog in the background (same group; job control is
-/// off in `sh -c`), then `exec`s `sh -c command` in its own pid so exit status and signals
-/// reach sshd unchanged. The watchdog reads fd 3 until EOF (with the `read` builtin: no
-/// extra exec) and then runs `kill -s KILL 0`, which signals its own group. The command gets
-/// `/dev/null` as stdin, as with `ssh -n`. Only POSIX sh is used (dash, bash, busybox ash);
-/// it costs about 1.5 ms per command on loopback (one fork, one exec of `sh`).
-pub(crate) fn wrap(command: &str) -> String {
+/// sshd gives each non-pty session its own session and process group. The wrapper keeps the
+/// channel's stdin as fd 3 and starts the command as `sh -c` in a session and process group of
+/// its own (`setsid`, where the target has it), with `ABA_RUN=<token>` in its environment and
+/// `/dev/null` as stdin (as with `ssh -n`). A watchdog in the background reads fd 3 until EOF
+/// (with the `read` builtin: no extra exec) and then kills the command's group and its own:
+/// the host sends that EOF on deadline, and sshd closes stdin when the connection dies, so
+/// nothing outlives its command. When the command's process exits, the wrapper kills every
+/// process that still carries the token (a daemon it started, a `setsid` child holding its
+/// stdout open) and the rest of its group, reports each killed process on stderr as a marker
+/// line the host takes out again ([`crate::target::leftovers`]), and exits with the command's
+/// status (re-raising the signal that killed it). Only POSIX sh is used (dash, bash, busybox
+/// ash); it costs two execs beyond the command (`setsid`, and `grep` over
+/// `/proc/*/environ`).
+pub(crate) fn wrap(command: &str, token: &str) -> String {
+    let marker = leftovers::marker_prefix(token);
+    let var = leftovers::RUN_VAR;
     format!(
-        "exec 3<&0 </dev/null; {{ while read -r x; do :; done <&3; kill -s KILL 0; }} \
-         >/dev/null 2>&1 & exec sh -c {} 3<&-",
-        sh_quote(command)
+        "exec 3<&0 </dev/null; \
+         if command -v setsid >/dev/null 2>&1; then {var}={token} setsid sh -c {cmd} 3<&- & \
+         else {var}={token} sh -c {cmd} 3<&- & fi; p=$!; \
+         {{ while read -r x; do :; done <&3; kill -s KILL -- -$p $p 0; }} >/dev/null 2>&1 & \
+         wait $p 2>/dev/null; s=$?; \
+         for f in $(grep -l -s -a -F {var}={token} /proc/[0-9]*/environ 2>/dev/null); do \
+         q=${{f#/proc/}}; q=${{q%/environ}}; n=$(tr '\\000' ' ' < /proc/$q/cmdline 2>/dev/null); \
+         kill -s KILL $q 2>/dev/null && printf '%s%s %s\\n' {marker} \"$q\" \"$n\" >&2; done; \
+         kill -s KILL -- -$p 2>/dev/null; \
+         if [ $s -gt 128 ] && [ $s -lt 193 ]; then kill -s $((s - 128)) $$ 2>/dev/null; fi; exit $s",
+        cmd = sh_quote(command),
+        marker = sh_quote(&marker),
     )
 }
 
 /// What a finished channel produced.
 pub(crate) struct Finished {
     pub(crate) outcome: ExitOutcome,
-    pub(crate) stdout: Vec<u8>,
-    pub(crate) stderr: Vec<u8>,
+    pub(crate) stdout: Capped,
+    pub(crate) stderr: Capped,
     pub(crate) elapsed: Duration,
     /// An interrupt (Ctrl-C, SIGTERM) stopped the command; its group was killed.
     pub(crate) interrupted: bool,
@@ -81,6 +102,7 @@ pub(crate) fn run(
     exec_text: &str,
     input: Option<&[u8]>,
     deadline: Instant,
+    max_output: usize,
 ) -> Result<Finished, Lost> {
     let started = Instant::now();
     let mut waiter = Waiter {
@@ -93,20 +115,20 @@ pub(crate) fn run(
     };
     let mut channel = match waiter.retry(deadline, || link.session.channel_session()) {
         Ok(channel) => channel,
-        Err(Stop::Deadline) => return Ok(never_started(started)),
+        Err(Stop::Deadline) => return Ok(never_started(started, max_output)),
         Err(Stop::Lost(why)) => return Err(lost(format!("cannot open a channel: {why}"))),
     };
     match waiter.retry(deadline, || channel.exec(exec_text)) {
         Ok(()) => {}
         Err(Stop::Deadline) => {
             abandon(&mut waiter, &mut channel);
-            return Ok(never_started(started));
+            return Ok(never_started(started, max_output));
         }
         Err(Stop::Lost(why)) => return Err(lost(format!("cannot start the command: {why}"))),
     }
     let mut pump = Pump {
-        stdout: Vec::new(),
-        stderr: Vec::new(),
+        stdout: Capped::new(max_output),
+        stderr: Capped::new(max_output),
         written: 0,
         eof_sent: false,
         remote_eof: false,
@@ -139,16 +161,16 @@ pub(crate) fn run(
         }
         Err(reason) => Err(Lost {
             reason,
-            stderr: pump.stderr,
+            stderr: pump.stderr.kept,
         }),
     }
 }
 
-fn never_started(started: Instant) -> Finished {
+fn never_started(started: Instant, max_output: usize) -> Finished {
     Finished {
         outcome: ExitOutcome::TimedOut,
-        stdout: Vec::new(),
-        stderr: Vec::new(),
+        stdout: Capped::new(max_output),
+        stderr: Capped::new(max_output),
         elapsed: started.elapsed(),
         interrupted: false,
     }
@@ -170,8 +192,8 @@ struct Closed {
 }
 
 struct Pump {
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
+    stdout: Capped,
+    stderr: Capped,
     written: usize,
     eof_sent: bool,
     remote_eof: bool,
@@ -261,11 +283,11 @@ impl Pump {
 }
 
 /// Reads what one stream has now. `Ok(true)` when bytes arrived.
-fn read_some(stream: &mut impl Read, buf: &mut [u8], sink: &mut Vec<u8>) -> Result<bool, String> {
+fn read_some(stream: &mut impl Read, buf: &mut [u8], sink: &mut Capped) -> Result<bool, String> {
     match stream.read(buf) {
         Ok(0) => Ok(false),
         Ok(n) => {
-            sink.extend_from_slice(&buf[..n]);
+            sink.push(&buf[..n]);
             Ok(true)
         }
         Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(false),
@@ -391,7 +413,7 @@ mod tests {
             if shell == "busybox" {
                 args.push("sh");
             }
-            let text = wrap("echo \"it's $((6*7))\"; echo err >&2; exit 3");
+            let text = wrap("echo \"it's $((6*7))\"; echo err >&2; exit 3", "t0ken");
             // stdin stays open while the command runs, as the channel's does; its EOF is
             // the watchdog's signal.
             let mut child = Command::new("setsid")

@@ -783,6 +783,8 @@ impl Campaign {
                 elapsed_s: 1.25,
                 error: None,
                 raw: None,
+                leftovers: Vec::new(),
+                dropped_bytes: None,
             });
         }
     }
@@ -843,6 +845,8 @@ impl Campaign {
             elapsed_s: 1.25,
             error: failure.map(|(e, _)| e.to_owned()),
             raw: failure.map(|(_, r)| r.to_owned()),
+            leftovers: Vec::new(),
+            dropped_bytes: None,
         });
     }
 

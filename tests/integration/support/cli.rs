@@ -13,15 +13,23 @@ pub fn aba_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_aba"))
 }
 
-/// `aba ARGS…` in `cwd`, waited for.
-pub fn aba(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(aba_bin())
-        .args(args)
+/// The `aba` binary to run in `cwd`, with the user's `ABA_*` settings removed and the
+/// host-side target locks kept in `cwd/.aba-locks`: tests run side by side, several of them
+/// on the built-in `local` target, and each must hold its own lock (the lock tests share one
+/// directory on purpose).
+pub fn aba_command(cwd: &Path) -> Command {
+    let mut command = Command::new(aba_bin());
+    command
         .current_dir(cwd)
         .env_remove("ABA_TARGETS")
         .env_remove("ABA_RESULTS")
-        .output()
-        .expect("aba runs")
+        .env("ABA_LOCK_DIR", cwd.join(".aba-locks"));
+    command
+}
+
+/// `aba ARGS…` in `cwd`, waited for.
+pub fn aba(cwd: &Path, args: &[&str]) -> Output {
+    aba_command(cwd).args(args).output().expect("aba runs")
 }
 
 /// stdout + stderr as text, for assertion messages.
@@ -119,15 +127,12 @@ pub fn run_on(cwd: &Path, recipe: &Path, targets: &Path, target: &str, results: 
 /// The same as [`run_on`], started in the background (stdout and stderr piped) so a test can
 /// inject a fault while it runs.
 pub fn spawn_run_on(cwd: &Path, recipe: &Path, targets: &Path, target: &str) -> Child {
-    Command::new(aba_bin())
+    aba_command(cwd)
         .arg("run")
         .arg(recipe)
         .arg("--targets")
         .arg(targets)
         .args(["--target", target, "--results", "results"])
-        .current_dir(cwd)
-        .env_remove("ABA_TARGETS")
-        .env_remove("ABA_RESULTS")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

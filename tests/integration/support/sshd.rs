@@ -331,13 +331,14 @@ impl Sshd {
     /// target `box`; `extra` lines go into the target table.
     pub fn inventory(&self, dir: &Path, extra: &str) -> PathBuf {
         let text = format!(
-            "[targets.box]\nhost = \"127.0.0.1\"\nport = {port}\nuser = \"{user}\"\nidentity = \"{key}\"\nknown_hosts = \"{known}\"\nssh_config = \"{config}\"\nswitch = \"none\"\nworkdir = \"{work}\"\n{extra}\n",
+            "[targets.box]\nhost = \"127.0.0.1\"\nport = {port}\nuser = \"{user}\"\nidentity = \"{key}\"\nknown_hosts = \"{known}\"\nssh_config = \"{config}\"\nswitch = \"none\"\nworkdir = \"{work}\"\nlock_file = \"{lock}\"\n{extra}\n",
             port = self.port,
             user = self.user,
             key = self.client_key().display(),
             known = self.known_hosts().display(),
             config = self.empty_ssh_config().display(),
             work = dir.join("remote-work").display(),
+            lock = dir.join("remote-lock").display(),
         );
         let path = dir.join("targets.toml");
         fs::write(&path, text).expect("write inventory");

@@ -1,0 +1,586 @@
+//! One campaign per machine. Two campaigns on one target interleave their reboots and run
+//! their workloads side by side, and neither records it; so before the first command that
+//! changes a target, aba takes its lock:
+//!
+//! - a **host-side lock**: an `flock`ed file in the lock directory (`$ABA_LOCK_DIR`, else
+//!   `$XDG_STATE_HOME/aba/locks`, else `~/.local/state/aba/locks`), named after the machine's
+//!   address and port, so two inventory names for one machine collide. The kernel releases it
+//!   when the holder dies, however it dies; the file also says who holds it.
+//! - a **marker on the target** (the inventory's `lock_file`, default `/var/lib/aba/lock`):
+//!   one JSON line naming the campaign (results directory, host, user, pid, start time). It
+//!   survives reboots where the file system does, keeps campaigns started from other hosts
+//!   away, and is checked again after every boot.
+//!
+//! A second campaign refuses at once naming the holder, or waits with `--wait`. A marker left
+//! by a campaign whose process is gone (killed) is reported with the command that clears it;
+//! aba never breaks another campaign's lock by itself. The campaign that left it takes it back
+//! on `aba resume`. The built-in `local` target has the host-side lock only.
+
+use std::{
+    fs::{File, OpenOptions},
+    io::{Read as _, Seek as _, Write as _},
+    os::fd::AsRawFd,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::{
+    interrupt,
+    inventory::Target,
+    target::{
+        quote::sh_quote,
+        transport::{Transport, TransportError},
+    },
+};
+
+/// How often a waiting campaign looks again.
+const WAIT_POLL: Duration = Duration::from_secs(2);
+
+/// Who holds a target.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// The campaign's results directory (absolute).
+    pub campaign: String,
+    /// The host aba runs on.
+    pub host: String,
+    /// The user aba runs as.
+    pub user: String,
+    /// aba's process id on that host.
+    pub pid: u32,
+    /// When the lock was taken (RFC 3339, UTC).
+    pub started: String,
+    /// The recipe's name.
+    pub recipe: String,
+    /// The inventory name of the target.
+    pub target: String,
+}
+
+impl Holder {
+    /// This process, running the campaign in `campaign` on `target`.
+    pub fn this_process(campaign: &Path, recipe: &str, target: &str) -> Holder {
+        let campaign = std::path::absolute(campaign).unwrap_or_else(|_| campaign.to_path_buf());
+        Holder {
+            campaign: campaign.display().to_string(),
+            host: hostname(),
+            user: std::env::var("USER").unwrap_or_else(|_| "root".to_owned()),
+            pid: std::process::id(),
+            started: crate::results::journal::now_rfc3339(),
+            recipe: recipe.to_owned(),
+            target: target.to_owned(),
+        }
+    }
+
+    /// The same campaign: a resume takes back what it left.
+    fn same_campaign(&self, other: &Holder) -> bool {
+        self.host == other.host && self.campaign == other.campaign
+    }
+
+    /// Whether the holding process still runs, as far as this host can tell.
+    fn liveness(&self) -> Liveness {
+        if self.host != hostname() {
+            return Liveness::Unknown;
+        }
+        let Ok(pid) = i32::try_from(self.pid) else {
+            return Liveness::Gone;
+        };
+        // SAFETY: kill(2) with signal 0 only checks that the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if alive && pid != 0 {
+            Liveness::Running
+        } else {
+            Liveness::Gone
+        }
+    }
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "campaign {} (recipe {}, pid {} of {} on {}, since {})",
+            self.campaign, self.recipe, self.pid, self.user, self.host, self.started
+        )
+    }
+}
+
+/// Whether a holder is still there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    /// Its process runs on this host.
+    Running,
+    /// It ran on this host and its process is gone (killed, crashed).
+    Gone,
+    /// It runs on another host; this one cannot tell.
+    Unknown,
+}
+
+/// Why a target could not be locked.
+#[derive(Debug, Error)]
+pub enum LockError {
+    /// Another campaign holds the target.
+    #[error("target `{target}` is in use by {holder}{}", match live {
+        Liveness::Running => "",
+        Liveness::Gone => ", whose process is gone (killed?): its lock was left behind",
+        Liveness::Unknown => " on another host",
+    })]
+    Busy {
+        /// The target.
+        target: String,
+        /// Who holds it.
+        holder: Box<Holder>,
+        /// Whether the holder still runs.
+        live: Liveness,
+    },
+    /// The lock directory or file on the host could not be used.
+    #[error("cannot use the host-side lock file {}", path.display())]
+    Host {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The target could not be reached or its marker could not be written.
+    #[error("cannot check the lock marker {path} on target `{target}`: {reason}")]
+    Marker {
+        /// The target.
+        target: String,
+        /// The marker's path on the target.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Ctrl-C while waiting.
+    #[error("interrupted while waiting for target `{0}`")]
+    Interrupted(String),
+}
+
+impl LockError {
+    /// How to get past it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            LockError::Busy {
+                target,
+                holder,
+                live,
+            } => Some(match live {
+                Liveness::Running => format!(
+                    "wait for it with `--wait`, or stop it (kill {}) and resume it later with `aba resume {}`",
+                    holder.pid, holder.campaign
+                ),
+                Liveness::Gone | Liveness::Unknown => format!(
+                    "if that campaign should go on, resume it with `aba resume {}`; if it is abandoned and nothing runs on the target, release it with `aba unlock --target {target}`",
+                    holder.campaign
+                ),
+            }),
+            LockError::Marker { .. } => Some(
+                "the marker lives at the inventory's `lock_file` (default /var/lib/aba/lock); point it at a writable place on the target".to_owned(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// A target held by this campaign: the host-side lock (released when this value is dropped)
+/// and, for a remote target, the marker's path.
+#[derive(Debug)]
+pub struct TargetLock {
+    file: File,
+    path: PathBuf,
+    holder: Holder,
+    target: String,
+    marker: Option<String>,
+}
+
+impl TargetLock {
+    /// Takes `target` for `holder`: the host-side lock first, then the marker on the target
+    /// through `transport` (connected here). With `wait`, waits while another live campaign
+    /// holds either; a stale marker is never waited for (nothing would remove it).
+    pub fn acquire(
+        target: &Target,
+        key: &str,
+        holder: Holder,
+        transport: &mut dyn Transport,
+        wait: bool,
+    ) -> Result<TargetLock, LockError> {
+        let path = lock_dir()
+            .map_err(|source| LockError::Host {
+                path: PathBuf::from("(lock directory)"),
+                source,
+            })?
+            .join(format!("{}.lock", file_name(key)));
+        let file = lock_host(&path, &target.name, wait)?;
+        let mut lock = TargetLock {
+            file,
+            path,
+            holder,
+            target: target.name.clone(),
+            marker: target.lock_file.clone(),
+        };
+        lock.write_host_record()?;
+        if lock.marker.is_some() {
+            let deadline = Instant::now() + target.boot_timeout.max(Duration::from_secs(60));
+            transport
+                .reconnect(deadline)
+                .map_err(|e| lock.marker_error(&e.to_string()))?;
+            loop {
+                match lock.claim_marker(transport) {
+                    Err(LockError::Busy {
+                        live: Liveness::Running | Liveness::Unknown,
+                        ..
+                    }) if wait => sleep_or_interrupt(&lock.target)?,
+                    other => {
+                        other?;
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(lock)
+    }
+
+    /// Who holds the target: this campaign.
+    pub fn holder(&self) -> &Holder {
+        &self.holder
+    }
+
+    /// The start of this campaign's marker record, as written (`"campaign":…,"host":…`),
+    /// which is how the target-side script recognises it.
+    fn ours(&self) -> String {
+        format!(
+            "\"campaign\":{},\"host\":{}",
+            serde_json::Value::String(self.holder.campaign.clone()),
+            serde_json::Value::String(self.holder.host.clone())
+        )
+    }
+
+    fn marker_error(&self, reason: &str) -> LockError {
+        LockError::Marker {
+            target: self.target.clone(),
+            path: self.marker.clone().unwrap_or_default(),
+            reason: reason.to_owned(),
+        }
+    }
+
+    fn write_host_record(&mut self) -> Result<(), LockError> {
+        let mut line = serde_json::to_string(&self.holder).expect("invariant: a holder serialises");
+        line.push('\n');
+        let io = |source| LockError::Host {
+            path: self.path.clone(),
+            source,
+        };
+        self.file.set_len(0).map_err(io)?;
+        self.file.rewind().map_err(io)?;
+        self.file.write_all(line.as_bytes()).map_err(io)?;
+        self.file.sync_data().map_err(io)
+    }
+
+    /// Writes the marker unless another campaign's is there (then [`LockError::Busy`]). Run
+    /// at the start and again after every boot: a target whose marker did not survive the
+    /// reboot gets it back, one that another campaign took stops this one.
+    pub fn claim_marker(&self, transport: &mut dyn Transport) -> Result<(), LockError> {
+        let Some(file) = &self.marker else {
+            return Ok(());
+        };
+        let record = serde_json::to_string(&self.holder).expect("invariant: a holder serialises");
+        let ours = self.ours();
+        let dir = file
+            .rsplit_once('/')
+            .map_or("/", |(d, _)| if d.is_empty() { "/" } else { d });
+        // `set -C` makes the first write exclusive, so two hosts claiming at once cannot both
+        // win; a marker that is already ours is rewritten.
+        let script = format!(
+            "f={f}; mkdir -p {d} || exit 4; \
+             if (set -C; printf '%s\\n' {r} > \"$f\") 2>/dev/null; then exit 0; fi; \
+             cur=$(cat \"$f\" 2>/dev/null); \
+             case \"$cur\" in *{o}*) printf '%s\\n' {r} > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\" && exit 0; exit 4;; esac; \
+             printf '%s\\n' \"$cur\"; exit 3",
+            f = sh_quote(file),
+            d = sh_quote(dir),
+            r = sh_quote(&record),
+            o = sh_quote(&ours),
+        );
+        let out = transport
+            .exec(&script, Duration::from_secs(60))
+            .map_err(|e| self.marker_error(&transport_reason(&e)))?;
+        match &out.outcome {
+            crate::target::transport::ExitOutcome::Exited(0) => Ok(()),
+            crate::target::transport::ExitOutcome::Exited(3) => {
+                let text = out.stdout_text();
+                match serde_json::from_str::<Holder>(text.trim()) {
+                    Ok(other) if other.same_campaign(&self.holder) => Ok(()),
+                    Ok(other) => Err(LockError::Busy {
+                        target: self.target.clone(),
+                        live: other.liveness(),
+                        holder: Box::new(other),
+                    }),
+                    Err(_) => Err(self.marker_error(&format!(
+                        "it holds something aba did not write: {}",
+                        shorten(text.trim(), 200)
+                    ))),
+                }
+            }
+            other => Err(self.marker_error(&format!("{other}: {}", out.stderr_text().trim()))),
+        }
+    }
+
+    /// Removes the marker if it is still this campaign's (end of a run, failure, Ctrl-C).
+    pub fn release_marker(&self, transport: &mut dyn Transport) -> Result<(), LockError> {
+        let Some(file) = &self.marker else {
+            return Ok(());
+        };
+        let ours = self.ours();
+        let script = format!(
+            "f={f}; case \"$(cat \"$f\" 2>/dev/null)\" in *{o}*) rm -f \"$f\";; esac",
+            f = sh_quote(file),
+            o = sh_quote(&ours),
+        );
+        let out = transport
+            .exec(&script, Duration::from_secs(60))
+            .map_err(|e| self.marker_error(&transport_reason(&e)))?;
+        if out.outcome.success() {
+            Ok(())
+        } else {
+            Err(self.marker_error(&format!("{}: {}", out.outcome, out.stderr_text().trim())))
+        }
+    }
+}
+
+impl Drop for TargetLock {
+    fn drop(&mut self) {
+        // The kernel drops the flock with the file; an empty file says nobody holds it.
+        let _ = self.file.set_len(0);
+    }
+}
+
+/// Clears the locks of `target` that no running campaign of this host holds: the host-side
+/// record (when its flock is free) and the marker on the target (unless its holder runs on
+/// this host). Returns what was removed; [`LockError::Busy`] when a live campaign holds it.
+pub fn release_stale(
+    target: &Target,
+    key: &str,
+    transport: &mut dyn Transport,
+) -> Result<Vec<String>, LockError> {
+    let path = lock_dir()
+        .map_err(|source| LockError::Host {
+            path: PathBuf::from("(lock directory)"),
+            source,
+        })?
+        .join(format!("{}.lock", file_name(key)));
+    let mut released = Vec::new();
+    if path.exists() {
+        let mut file = lock_host(&path, &target.name, false)?;
+        let mut text = String::new();
+        let _ = file.read_to_string(&mut text);
+        if !text.trim().is_empty() {
+            released.push(format!(
+                "host-side record {}: {}",
+                path.display(),
+                text.trim()
+            ));
+        }
+        file.set_len(0).map_err(|source| LockError::Host {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let Some(marker) = &target.lock_file else {
+        return Ok(released);
+    };
+    let marker_error = |reason: String| LockError::Marker {
+        target: target.name.clone(),
+        path: marker.clone(),
+        reason,
+    };
+    let out = transport
+        .exec(
+            &format!("cat {} 2>/dev/null", sh_quote(marker)),
+            Duration::from_secs(60),
+        )
+        .map_err(|e| marker_error(transport_reason(&e)))?;
+    let text = out.stdout_text();
+    if text.trim().is_empty() {
+        return Ok(released);
+    }
+    if let Ok(holder) = serde_json::from_str::<Holder>(text.trim())
+        && holder.liveness() == Liveness::Running
+    {
+        return Err(LockError::Busy {
+            target: target.name.clone(),
+            holder: Box::new(holder),
+            live: Liveness::Running,
+        });
+    }
+    let out = transport
+        .exec(
+            &format!("rm -f {}", sh_quote(marker)),
+            Duration::from_secs(60),
+        )
+        .map_err(|e| marker_error(transport_reason(&e)))?;
+    if !out.outcome.success() {
+        return Err(marker_error(out.stderr_text().trim().to_owned()));
+    }
+    released.push(format!(
+        "marker {marker} on `{}`: {}",
+        target.name,
+        text.trim()
+    ));
+    Ok(released)
+}
+
+fn transport_reason(e: &TransportError) -> String {
+    e.to_string()
+}
+
+/// `text`, cut to `max` characters with its length when longer.
+fn shorten(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(max).collect();
+    format!("{head}… ({n} characters)")
+}
+
+/// Takes the `flock` of `path`; with `wait`, keeps trying while another process holds it.
+fn lock_host(path: &Path, target: &str, wait: bool) -> Result<File, LockError> {
+    let io = |source| LockError::Host {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io)?;
+    loop {
+        // SAFETY: flock(2) on a descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(file);
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(io(err));
+        }
+        if !wait {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            let _ = file.rewind();
+            return Err(match serde_json::from_str::<Holder>(text.trim()) {
+                Ok(holder) => LockError::Busy {
+                    target: target.to_owned(),
+                    live: Liveness::Running,
+                    holder: Box::new(holder),
+                },
+                Err(_) => LockError::Busy {
+                    target: target.to_owned(),
+                    live: Liveness::Running,
+                    holder: Box::new(Holder {
+                        campaign: "(starting)".to_owned(),
+                        host: hostname(),
+                        user: String::new(),
+                        pid: 0,
+                        started: String::new(),
+                        recipe: String::new(),
+                        target: target.to_owned(),
+                    }),
+                },
+            });
+        }
+        sleep_or_interrupt(target)?;
+    }
+}
+
+fn sleep_or_interrupt(target: &str) -> Result<(), LockError> {
+    let until = Instant::now() + WAIT_POLL;
+    while Instant::now() < until {
+        if interrupt::requested() {
+            return Err(LockError::Interrupted(target.to_owned()));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// The directory of host-side lock files (created, mode 0700).
+pub fn lock_dir() -> std::io::Result<PathBuf> {
+    let dir = if let Some(dir) = std::env::var_os("ABA_LOCK_DIR") {
+        PathBuf::from(dir)
+    } else if let Some(state) = std::env::var_os("XDG_STATE_HOME") {
+        PathBuf::from(state).join("aba/locks")
+    } else {
+        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
+        home.join(".local/state/aba/locks")
+    };
+    std::fs::create_dir_all(&dir)?;
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    Ok(dir)
+}
+
+/// `host:port` as a file name.
+fn file_name(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// This host's name.
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "localhost".to_owned();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Holder, Liveness, lock_host};
+
+    fn holder(pid: u32) -> Holder {
+        Holder {
+            campaign: "/r/x".into(),
+            host: super::hostname(),
+            user: "u".into(),
+            pid,
+            started: "t".into(),
+            recipe: "r".into(),
+            target: "t".into(),
+        }
+    }
+
+    #[test]
+    fn a_second_host_lock_is_refused_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("x.lock");
+        let first = lock_host(&path, "box", false).expect("first");
+        assert!(lock_host(&path, "box", false).is_err());
+        drop(first);
+        lock_host(&path, "box", false).expect("free again");
+    }
+
+    #[test]
+    fn liveness_is_read_from_the_process_table() {
+        assert_eq!(holder(std::process::id()).liveness(), Liveness::Running);
+        assert_eq!(holder(u32::MAX - 1).liveness(), Liveness::Gone);
+        let mut other = holder(1);
+        other.host = "elsewhere.invalid".into();
+        assert_eq!(other.liveness(), Liveness::Unknown);
+    }
+}
