@@ -567,17 +567,13 @@ impl<'a> Engine<'a> {
         );
         if let Some(log) = &self.target.console_log {
             match std::fs::read(log) {
-                Ok(bytes) => {
-                    let text_log = String::from_utf8_lossy(&bytes);
-                    let lines: Vec<&str> = text_log.lines().collect();
-                    let tail = &lines[lines.len().saturating_sub(40)..];
-                    text.push_str(&format!(
-                        "\nlast {} lines of the console log {}:\n    {}",
-                        tail.len(),
-                        log.display(),
-                        tail.join("\n    ")
-                    ));
-                }
+                Ok(bytes) => match crate::kernel::console::excerpt(&bytes) {
+                    Some(excerpt) => text.push_str(&format!(
+                        "\nfrom the console log {}, {excerpt}",
+                        log.display()
+                    )),
+                    None => text.push_str(&format!("\n(console log {} is empty)", log.display())),
+                },
                 Err(e) => text.push_str(&format!(
                     "\n(console log {} unreadable: {e})",
                     log.display()
@@ -599,6 +595,7 @@ impl<'a> Engine<'a> {
                 error_chain(&other)
             )),
         })?;
+        self.check_kernels_present()?;
         let builds_cmdline = matches!(
             self.target.switch.method(),
             SwitchMethod::Kexec | SwitchMethod::Bls
@@ -612,13 +609,9 @@ impl<'a> Engine<'a> {
                         .cmdline
                 }
             };
-            let ours: Vec<String> = self
-                .recipe
-                .kernels
-                .keys()
-                .flat_map(|k| self.recipe.cmdline_for(k))
-                .collect();
-            let base = base_cmdline(&captured, &ours);
+            // Only the boot loader's own words go; each point drops what its kernel sets
+            // (SwitchRequest::full_cmdline).
+            let base = base_cmdline(&captured, &[]);
             self.journal.append(&Event::BaseCmdline {
                 cmdline: base.clone(),
             })?;
@@ -628,6 +621,50 @@ impl<'a> Engine<'a> {
             self.base_cmdline = Some(base);
         }
         Ok(())
+    }
+
+    /// Before the first switch: every kernel's image and initrd are on the target (kexec,
+    /// grub-reboot and bls boot them from there), so that a release that exists nowhere stops
+    /// the run at once instead of after a point was measured, and is not retried.
+    fn check_kernels_present(&mut self) -> Result<(), PointError> {
+        if matches!(
+            self.target.switch.method(),
+            SwitchMethod::None | SwitchMethod::Power
+        ) {
+            return Ok(());
+        }
+        let mut script = String::new();
+        for kernel in self.recipe.kernels.values() {
+            for path in [kernel.image.as_str(), kernel.initrd.as_str()] {
+                script.push_str(&format!(
+                    "[ -r {q} ] || echo {m}; ",
+                    q = sh_quote(path),
+                    m = sh_quote(&format!(
+                        "kernel `{}` ({}): {path}",
+                        kernel.label, kernel.release
+                    )),
+                ));
+            }
+        }
+        script.push_str("true");
+        let out = self
+            .transport
+            .exec(&script, Duration::from_secs(60))
+            .map_err(|e| transport_failure(e, "checking the kernels on the target"))?;
+        let missing: Vec<String> = out
+            .stdout_text()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(PointError::Fatal(format!(
+            "kernel files missing on target `{}`, so no point was started:\n  - {}\n(install the kernels, or set `image`/`initrd` in [kernels]; `aba preflight` checks this too)",
+            self.target.name,
+            missing.join("\n  - ")
+        )))
     }
 
     fn finish(&mut self, mut outcome: Outcome) -> Outcome {
@@ -885,6 +922,13 @@ impl<'a> Engine<'a> {
             SwitchError::Interrupted => PointError::Interrupted,
             SwitchError::HostKey(t) => PointError::Fatal(format!(
                 "{t}; aba stopped and sends no further command to this target"
+            )),
+            // The target refused to load or select the kernel: the same request would be
+            // refused again, so the point is not retried.
+            prepare @ SwitchError::Prepare { .. } => PointError::Fatal(format!(
+                "switch to kernel `{}` failed, and would fail again: {}",
+                point.kernel,
+                error_chain(&prepare)
             )),
             other => PointError::Failed(format!(
                 "switch to kernel `{}` failed: {}",

@@ -1,4 +1,5 @@
 //! Kernels on the target: switching to a point's kernel and proving which one booted.
 
+pub mod console;
 pub mod proof;
 pub mod switch;

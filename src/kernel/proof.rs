@@ -112,13 +112,9 @@ pub fn prove(
     Ok(())
 }
 
-/// The default boot's parameters without the boot loader's `BOOT_IMAGE=` and `initrd=`, and
-/// without any parameter whose name the recipe sets itself (`recipe_params`): the base every
-/// kexec command line starts from.
-///
-/// Dropping the recipe's names matters when the machine still runs a kernel an earlier
-/// campaign kexec'd with its own parameters: `aba.kernel=a` must not follow every later kernel
-/// around, and a recipe's `mitigations=off` replaces the default's `mitigations=auto`.
+/// `cmdline` without the boot loader's `BOOT_IMAGE=` and `initrd=`, and without any parameter
+/// whose name `params` sets: with no `params`, the base every kexec or BLS command line starts
+/// from; with a point's parameters, that base as the point's kernel gets it.
 pub fn base_cmdline(cmdline: &str, recipe_params: &[String]) -> String {
     let name = |p: &str| p.split_once('=').map_or(p, |(k, _)| k).to_owned();
     let ours: Vec<String> = recipe_params.iter().map(|p| name(p)).collect();

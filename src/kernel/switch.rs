@@ -49,9 +49,14 @@ pub struct SwitchRequest<'a> {
 }
 
 impl SwitchRequest<'_> {
-    /// `base + params`, the command line the new kernel gets.
+    /// The command line the new kernel gets: the base without the parameters whose names
+    /// this point's own kernel sets (its value wins: `mitigations=off` replaces the base's
+    /// `mitigations=auto`, `aba.kernel=a` replaces a leftover `aba.kernel=b`), then this
+    /// point's parameters. Parameters another kernel of the recipe sets stay as the base has
+    /// them: `panic=0` for kernel b does not take `panic=-1` away from kernel a.
     pub fn full_cmdline(&self) -> String {
-        let mut words: Vec<&str> = self.base_cmdline.split_whitespace().collect();
+        let base = crate::kernel::proof::base_cmdline(self.base_cmdline, self.params);
+        let mut words: Vec<&str> = base.split_whitespace().collect();
         for p in self.params {
             if !words.contains(&p.as_str()) {
                 words.push(p);
@@ -491,5 +496,40 @@ mod tests {
             bls_entry(&req)
                 .contains("options console=ttyS0,115200 panic=-1 quiet aba.kernel=patched\n")
         );
+    }
+
+    /// Issue 19: `panic=0` set only for kernel b must not take `panic=-1` away from kernel a;
+    /// a parameter a point's kernel sets replaces the base's value for that point only.
+    #[test]
+    fn the_base_loses_only_what_this_points_kernel_sets() {
+        let k = kernel();
+        let base = "console=ttyS0,115200 panic=-1 mitigations=auto quiet";
+        let for_a = vec!["aba.kernel=a".to_owned()];
+        let for_b = vec!["aba.kernel=b".to_owned(), "panic=0".to_owned()];
+        let line = |params: &[String]| {
+            SwitchRequest {
+                kernel: &k,
+                params,
+                base_cmdline: base,
+                previous_boot_id: None,
+            }
+            .full_cmdline()
+        };
+        assert_eq!(
+            line(&for_a),
+            "console=ttyS0,115200 panic=-1 mitigations=auto quiet aba.kernel=a"
+        );
+        assert_eq!(
+            line(&for_b),
+            "console=ttyS0,115200 mitigations=auto quiet aba.kernel=b panic=0"
+        );
+        // A leftover of an earlier campaign's kernel is replaced by this point's value.
+        let leftover = SwitchRequest {
+            kernel: &k,
+            params: &for_a,
+            base_cmdline: "quiet aba.kernel=b",
+            previous_boot_id: None,
+        };
+        assert_eq!(leftover.full_cmdline(), "quiet aba.kernel=a");
     }
 }

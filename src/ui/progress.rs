@@ -161,6 +161,9 @@ impl Drop for Bars {
 #[derive(Default)]
 pub struct Plain {
     label: String,
+    /// The step printed last: a switch reports "switching" from the engine and from each of
+    /// its own phases, and one line per step is enough.
+    last: Option<Step>,
 }
 
 impl Plain {
@@ -194,6 +197,7 @@ impl Plain {
                 attempt,
             } => {
                 self.label = label.clone();
+                self.last = None;
                 let again = if *attempt > 1 {
                     format!(" (attempt {attempt})")
                 } else {
@@ -202,6 +206,10 @@ impl Plain {
                 self.line(&format!("point {order} {label}: kernel {kernel}{again}"));
             }
             CampaignEvent::Step(step) => {
+                if self.last.as_ref() == Some(step) {
+                    return;
+                }
+                self.last = Some(step.clone());
                 if self.label.is_empty() {
                     self.line(&step.to_string());
                 } else if !matches!(step, Step::Proving | Step::Snapshot | Step::Audit) {

@@ -195,3 +195,36 @@ fn a_wrong_release_is_refused_by_the_proof_and_records_no_sample() {
     ));
     assert_verified(&dir);
 }
+
+/// Issue 19: a release that exists nowhere stops the run before the first switch (not after a
+/// measured point), names the missing files, and is not retried.
+#[test]
+fn a_kernel_missing_on_the_target_stops_the_run_before_the_first_switch() {
+    let vm = LabVm::start("t-missing", KERNEL_A);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path(), "");
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &SHORT_ABA.replace("6.1.0-50-cloud-amd64", "6.1.0-99-cloud-amd64"),
+    );
+    let out = run_on(tmp.path(), &recipe, &targets, "kexec", "results");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/boot/vmlinuz-6.1.0-99-cloud-amd64"),
+        "names the missing image: {stderr}"
+    );
+    assert!(stderr.contains("no point was started"), "{stderr}");
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let journal = Journal::read(&dir.join("journal.jsonl")).expect("journal");
+    assert!(
+        !journal
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::PointStarted { .. } | Event::Switching { .. })),
+        "a point started: {:?}",
+        journal.events
+    );
+    assert_verified(&dir);
+}

@@ -18,6 +18,7 @@ use crate::{
         quote::sh_quote,
         ssh::{
             connect::{Connection, connect_once},
+            probe,
             run::{self, Finished, Link, Lost},
             target::{Resolved, SshTarget},
         },
@@ -61,7 +62,11 @@ impl SshTransport {
     pub fn connect(target: &SshTarget) -> Result<Self, TransportError> {
         let mut transport = SshTransport::new(target)?;
         let now = Instant::now();
-        transport.connection = Some(connect_once(&transport.target, now, now)?);
+        transport.connection = Some(connect_once(
+            &transport.target,
+            now,
+            &mut probe::Wait::new(now),
+        )?);
         Ok(transport)
     }
 
@@ -222,6 +227,7 @@ impl Transport for SshTransport {
     fn reconnect(&mut self, deadline: Instant) -> Result<(), TransportError> {
         self.connection = None;
         let started = Instant::now();
+        let mut wait = probe::Wait::new(started);
         let mut backoff = FIRST_BACKOFF;
         let mut tries = 0u32;
         loop {
@@ -231,7 +237,7 @@ impl Transport for SshTransport {
                 });
             }
             tries += 1;
-            match connect_once(&self.target, deadline, started) {
+            match connect_once(&self.target, deadline, &mut wait) {
                 Ok(connection) => {
                     self.connection = Some(connection);
                     return Ok(());

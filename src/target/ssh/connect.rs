@@ -45,7 +45,7 @@ const MIN_STEP: Duration = Duration::from_millis(300);
 pub(crate) fn connect_once(
     t: &Resolved,
     deadline: Instant,
-    waiting_since: Instant,
+    wait: &mut probe::Wait,
 ) -> Result<Connection, TransportError> {
     let cap = |limit: Duration| {
         limit.min(
@@ -64,13 +64,9 @@ pub(crate) fn connect_once(
         .collect();
     // Probes side by side until sshd speaks (see `probe`): a machine coming back is caught
     // when it listens, not when a retransmission timer fires.
-    let tcp = probe::first_banner(
-        &addrs,
-        cap(t.connect_timeout),
-        cap(t.handshake_timeout),
-        waiting_since,
-    )
-    .map_err(|reason| fail(format!("{reason}; sshd may not be up yet")))?;
+    let handshake_limit = cap(wait.handshake_limit(t.handshake_timeout));
+    let tcp = probe::first_banner(&addrs, cap(t.connect_timeout), handshake_limit, wait)
+        .map_err(|reason| fail(format!("{reason}; sshd may not be up yet")))?;
     tune_socket(&tcp, t).map_err(|e| TransportError::Io {
         context: format!("cannot set socket options for {}", t.describe()),
         source: e,
@@ -81,11 +77,12 @@ pub(crate) fn connect_once(
         .map_err(|e| fail(format!("socket has no local address: {e}")))?;
 
     let mut session = Session::new().map_err(|e| fail(format!("cannot create session: {e}")))?;
-    let handshake_limit = cap(t.handshake_timeout);
     session.set_timeout(millis(handshake_limit));
     session.set_tcp_stream(tcp);
     if let Err(e) = session.handshake() {
         session.set_blocking(false);
+        // sshd answered but did not finish in time: it is loaded, not gone.
+        wait.slow_handshakes += 1;
         return Err(fail(format!(
             "SSH handshake failed within {handshake_limit:.1?} ({}); sshd may not be up yet",
             e.message()

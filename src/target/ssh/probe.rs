@@ -40,6 +40,51 @@ fn hedge_after(waited: Duration) -> Duration {
 /// Probes that may live beside the anchor.
 const MAX_HEDGES: usize = 3;
 
+/// Probes one wait for a server may make in all. Each probe QEMU's user network accepted while
+/// the guest was down still reaches the guest's sshd once it listens (a `Connection closed …
+/// [preauth]` line each), and on a loaded target every one of them costs sshd a fork: a long
+/// wait must not become a flood. With the interval growing to [`MAX_HEDGE`], 48 probes cover
+/// a minute and a half of waiting; after that the anchor alone waits, renewed when it dies.
+const MAX_PROBES: usize = 48;
+
+/// One wait for a server, across the connection tries the caller makes.
+#[derive(Debug)]
+pub(crate) struct Wait {
+    /// When the wait began: it sets the interval between probes.
+    pub(crate) since: Instant,
+    /// Probes made so far.
+    pub(crate) probes: usize,
+    /// A banner came in an earlier try: sshd runs. Later tries open one connection at a time
+    /// and give the handshake more time, instead of adding connections to a slow server.
+    pub(crate) server_seen: bool,
+    /// Handshakes that failed after a banner.
+    pub(crate) slow_handshakes: u32,
+}
+
+impl Wait {
+    /// A wait that began at `since`.
+    pub(crate) fn new(since: Instant) -> Wait {
+        Wait {
+            since,
+            probes: 0,
+            server_seen: false,
+            slow_handshakes: 0,
+        }
+    }
+
+    /// The handshake limit for the next try: `base`, doubled for every handshake that failed
+    /// after a banner (a loaded sshd is slow, not gone), at most a minute.
+    pub(crate) fn handshake_limit(&self, base: Duration) -> Duration {
+        let factor = 1u32 << self.slow_handshakes.min(4);
+        (base * factor).min(Duration::from_secs(60).max(base))
+    }
+
+    /// Whether another probe may start beside the ones that live.
+    fn may_hedge(&self) -> bool {
+        !self.server_seen && self.probes < MAX_PROBES
+    }
+}
+
 enum State {
     /// The TCP handshake is under way (non-blocking connect).
     Connecting,
@@ -56,15 +101,18 @@ struct Probe {
 
 /// Opens probes to `addrs` (in turn) until one receives data, and returns that connection
 /// (nothing read from it yet). A probe gets `connect_limit` to connect; the anchor gets the
-/// whole `limit` for its banner. `waiting_since` is when the caller started waiting for this
-/// server (across tries); it sets the interval between probes. Fails when `limit` passes
-/// without a banner, with the last error seen, and says how many probes were made.
+/// whole `limit` for its banner. `wait` carries the caller's wait for this server across
+/// tries: when it began (which sets the interval between probes), how many probes it made,
+/// and whether a banner was already seen (then no probe starts beside the anchor). Fails when
+/// `limit` passes without a banner, with the last error seen, and says how many probes were
+/// made.
 pub(crate) fn first_banner(
     addrs: &[SocketAddr],
     connect_limit: Duration,
     limit: Duration,
-    waiting_since: Instant,
+    wait: &mut Wait,
 ) -> Result<TcpStream, String> {
+    let waiting_since = wait.since;
     if addrs.is_empty() {
         return Err("no address".into());
     }
@@ -77,9 +125,11 @@ pub(crate) fn first_banner(
     let mut next_start = started;
     loop {
         let now = Instant::now();
-        if now >= next_start && now < end {
+        let may_start = anchor.is_none() || wait.may_hedge();
+        if now >= next_start && now < end && may_start {
             let addr = addrs[made % addrs.len()];
             made += 1;
+            wait.probes += 1;
             match start(addr) {
                 Ok(probe) => {
                     if anchor.is_none() {
@@ -139,6 +189,7 @@ pub(crate) fn first_banner(
                     State::Connected => match peek(&probe.socket) {
                         Ok(None) => {}
                         Ok(Some(true)) => {
+                            wait.server_seen = true;
                             let winner = probe.socket.try_clone().map_err(|e| e.to_string())?;
                             set_blocking(&winner).map_err(|e| e.to_string())?;
                             return Ok(TcpStream::from(winner));
@@ -339,7 +390,7 @@ mod tests {
         time::{Duration, Instant},
     };
 
-    use super::{HEDGE, MAX_HEDGE, first_banner, hedge_after};
+    use super::{HEDGE, MAX_HEDGE, MAX_PROBES, Wait, first_banner, hedge_after};
 
     /// A server that holds its first connections silently (as QEMU's user network does while
     /// the guest is down) and greets the later ones: a later probe wins, and quickly.
@@ -362,13 +413,15 @@ mod tests {
             0
         });
         let started = Instant::now();
+        let mut wait = Wait::new(Instant::now());
         let stream = first_banner(
             &[addr],
             Duration::from_secs(2),
             Duration::from_secs(5),
-            Instant::now(),
+            &mut wait,
         )
         .expect("a banner");
+        assert!(wait.server_seen);
         let took = started.elapsed();
         assert!(took >= 2 * HEDGE && took < 4 * HEDGE, "took {took:?}");
         let mut line = String::new();
@@ -397,10 +450,68 @@ mod tests {
             &[addr],
             Duration::from_secs(1),
             Duration::from_millis(600),
-            Instant::now(),
+            &mut Wait::new(Instant::now()),
         )
         .expect_err("nothing listens");
         assert!(started.elapsed() < Duration::from_secs(1), "{err}");
         assert!(err.contains("refused") && err.contains("probes"), "{err}");
+    }
+
+    /// A server that holds every connection silently (a guest that is down behind QEMU's user
+    /// network): a wait makes at most MAX_PROBES probes, and after a banner was seen one
+    /// connection at a time, however long it lasts.
+    #[test]
+    fn a_long_wait_is_bounded_and_a_seen_server_gets_one_probe() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let counter = thread::spawn(move || {
+            listener.set_nonblocking(true).expect("nonblocking");
+            let mut held = Vec::new();
+            let until = Instant::now() + Duration::from_secs(4);
+            while Instant::now() < until {
+                match listener.accept() {
+                    Ok((s, _)) => held.push(s),
+                    Err(_) => thread::sleep(Duration::from_millis(5)),
+                }
+            }
+            held.len()
+        });
+        // As if the wait had gone on for long already, with most probes made.
+        let mut wait = Wait::new(Instant::now());
+        wait.probes = MAX_PROBES - 2;
+        let _ = first_banner(
+            &[addr],
+            Duration::from_secs(1),
+            Duration::from_secs(2),
+            &mut wait,
+        );
+        assert_eq!(wait.probes, MAX_PROBES, "no probe beyond the bound");
+        let mut seen = Wait::new(Instant::now());
+        seen.server_seen = true;
+        let _ = first_banner(
+            &[addr],
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+            &mut seen,
+        );
+        assert_eq!(
+            seen.probes, 1,
+            "a server that spoke gets one connection at a time"
+        );
+        assert_eq!(counter.join().expect("counter"), 3);
+        assert_eq!(
+            seen.handshake_limit(Duration::from_secs(5)),
+            Duration::from_secs(5)
+        );
+        seen.slow_handshakes = 2;
+        assert_eq!(
+            seen.handshake_limit(Duration::from_secs(5)),
+            Duration::from_secs(20)
+        );
+        seen.slow_handshakes = 9;
+        assert_eq!(
+            seen.handshake_limit(Duration::from_secs(5)),
+            Duration::from_secs(60)
+        );
     }
 }
