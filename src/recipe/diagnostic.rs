@@ -70,7 +70,13 @@ impl Diagnostic {
             &text[before.len()..(end.min(line_end) - line_start).clamp(before.len(), text.len())];
         let after = &text[before.len() + culprit.len()..];
         let window = Window::around(before, culprit, after);
-        let key = key_path_at(source, start).map(|k| crate::text::cut(&k, 120).into_owned());
+        let key = key_path_at(source, start).map(|k| {
+            let k = crate::text::one_line(&k);
+            match k.char_indices().nth(300) {
+                Some((end, _)) => format!("{}…", &k[..end]),
+                None => k.into_owned(),
+            }
+        });
         Diagnostic {
             file: file.into(),
             line,
@@ -108,10 +114,14 @@ impl Diagnostic {
                     .join(", ");
                 diag.help.push(format!("valid here: {list}"));
             }
-            // toml's message already lists the alternatives; keep the headline short.
-            if let Some(cut) = diag.message.find(", expected") {
-                diag.message.truncate(cut);
-            }
+            // toml's message already lists the alternatives; keep the headline short, and the
+            // unknown name shown once, cut.
+            let what = if message.starts_with("unknown variant") {
+                "unknown variant"
+            } else {
+                "unknown field"
+            };
+            diag.message = format!("{what} `{}`", crate::text::quoted(&unknown));
         } else if let Some((headline, help)) = type_help(&diag.message) {
             diag.message = headline;
             diag.help.push(help);
@@ -264,6 +274,10 @@ pub fn did_you_mean<'a>(
     wrong: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    // No name aba suggests is long: a hostile megabyte-long key gets no (quadratic) search.
+    if wrong.len() > 128 {
+        return None;
+    }
     let wrong_lower = wrong.to_ascii_lowercase();
     candidates
         .into_iter()
@@ -333,6 +347,15 @@ fn walk_table(table: &DeTable<'_>, offset: usize, path: &mut String) -> bool {
 /// Appends a key as TOML writes it: bare when it can be, quoted otherwise
 /// (`files."bench.c"`, not `files.bench.c`).
 fn push_key(path: &mut String, key: &str) {
+    // A long key is named in the message; the path only needs to be recognisable.
+    let short: String;
+    let key = match key.char_indices().nth(128) {
+        Some((end, _)) => {
+            short = format!("{}…", &key[..end]);
+            short.as_str()
+        }
+        None => key,
+    };
     let bare = !key.is_empty()
         && key
             .chars()
@@ -422,6 +445,29 @@ mod tests {
             super::type_help("invalid type: integer `1`, expected a string").expect("a type error");
         assert_eq!(help, "this key takes a string: put the value in quotes");
         assert_eq!(super::type_help("unknown field `x`"), None);
+    }
+
+    /// A culprit deep in a megabyte-long line is shown in a window, escaped, with the caret
+    /// under it; the location still names the true column.
+    #[test]
+    fn long_lines_are_windowed_and_escaped() {
+        let src = format!(
+            "x = \"{}\u{1b}BAD{}\"\n",
+            "a".repeat(100_000),
+            "b".repeat(100_000)
+        );
+        let start = src.find('\u{1b}').expect("present");
+        let diag = Diagnostic::at("r.toml", &src, Some(start..start + 4), "bad");
+        assert_eq!(diag.column, 100_006);
+        assert!(diag.source_line.len() < 300, "{}", diag.source_line);
+        assert!(diag.source_line.starts_with('…') && diag.source_line.ends_with('…'));
+        let shown: String = diag
+            .source_line
+            .chars()
+            .skip(diag.caret_offset)
+            .take(diag.caret_len)
+            .collect();
+        assert_eq!(shown, "\\u{1b}BAD");
     }
 
     #[test]
