@@ -284,6 +284,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect(),
             tuning: tuning(recipe),
+            amendments: amendments(inputs.journal),
         },
         params,
         kernels,
@@ -336,6 +337,27 @@ struct Header {
     aba: String,
     sha256: String,
     time: String,
+}
+
+/// The journal's `amended` records.
+fn amendments(journal: &Journal) -> Vec<crate::analysis::model::Amendment> {
+    journal
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Amended {
+                changes,
+                recipe,
+                time,
+                ..
+            } => Some(crate::analysis::model::Amendment {
+                time: time.clone(),
+                changes: changes.clone(),
+                recipe: recipe.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 fn header(journal: &Journal) -> Header {

@@ -71,6 +71,19 @@ pub struct Campaign {
     pub sysctls: Vec<String>,
     /// Tuning the recipe asks for, as `knob=value`.
     pub tuning: Vec<String>,
+    /// Amendments of the recipe (`aba resume --amend`), in order.
+    pub amendments: Vec<Amendment>,
+}
+
+/// One `aba resume --amend`: what changed, for what the later points ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct Amendment {
+    /// When.
+    pub time: String,
+    /// What changed, in words.
+    pub changes: Vec<String>,
+    /// The recipe file it came from.
+    pub recipe: String,
 }
 
 /// One kernel of the recipe and what the run saw of it.

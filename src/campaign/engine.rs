@@ -103,7 +103,9 @@ impl EngineError {
             EngineError::TuningNotAllowed(_) => Some(
                 "pass --allow-tuning to apply them; previous values are restored at the end and on Ctrl-C".to_owned(),
             ),
-            EngineError::Mismatch(_) => Some("start a new campaign with `aba run`".to_owned()),
+            EngineError::Mismatch(_) => Some(
+                "start a new campaign with `aba run`, or, if only unfinished points are affected, fix the recipe and continue with `aba resume DIR --amend RECIPE`".to_owned(),
+            ),
             _ => None,
         }
     }
@@ -271,16 +273,15 @@ impl<'a> Engine<'a> {
         check_tuning_consent(recipe, target, options)?;
         let past = Journal::read(&dir.journal_path())?;
         if let Some(Event::Campaign {
-            recipe_sha256,
-            target: t,
-            points,
-            ..
+            target: t, points, ..
         }) = past.header()
         {
-            if *recipe_sha256 != recipe.sha256 {
+            // The copy must be what the campaign started with, or what `--amend` recorded.
+            let expected = past.recipe_sha256().unwrap_or_default();
+            if expected != recipe.sha256 {
                 return Err(EngineError::Mismatch(format!(
-                    "the recipe or its files changed since the campaign started (sha256 {} now, {} then)",
-                    recipe.sha256, recipe_sha256
+                    "the recipe or its files changed since the campaign started (sha256 {} now, {expected} then)",
+                    recipe.sha256
                 )));
             }
             if *t != target.name {

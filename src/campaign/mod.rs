@@ -1,5 +1,6 @@
 //! Campaigns: planning a recipe on a target and running the plan.
 
+pub mod amend;
 pub mod engine;
 pub mod environment;
 pub mod events;

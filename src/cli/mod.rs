@@ -140,6 +140,14 @@ pub enum Command {
         /// Target inventory file (the target's name comes from the journal).
         #[arg(long, value_name = "FILE", help_heading = "Target")]
         targets: Option<PathBuf>,
+        /// Continue with this fixed recipe instead of the campaign's copy: only what no
+        /// finished point used may differ (a kernel's command line, release or image); the
+        /// analysis and the sequence may not. Journaled and shown at the top of every report.
+        #[arg(long, value_name = "RECIPE", help_heading = "Campaign")]
+        amend: Option<PathBuf>,
+        /// Where the amended recipe's `[files]` may come from.
+        #[command(flatten)]
+        files: FilesArgs,
         /// Campaign options.
         #[command(flatten)]
         run: RunArgs,
@@ -223,7 +231,19 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             yes,
             run,
         } => run::run(&recipe, &target, &files, &results, yes, run.options()),
-        Command::Resume { dir, targets, run } => run::resume(&dir, targets.as_ref(), run.options()),
+        Command::Resume {
+            dir,
+            targets,
+            amend,
+            files,
+            run,
+        } => run::resume(
+            &dir,
+            targets.as_ref(),
+            amend.as_deref(),
+            &files,
+            run.options(),
+        ),
         Command::Restore { dir, targets } => restore::restore(&dir, targets.as_ref()),
         Command::Status { dir } => status::status(&dir),
         Command::Verify { dir } => verify::verify(&dir),

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::{
     analysis::analyze,
     campaign::{
+        amend::amendment,
         engine::{Campaign, Engine, EngineError, Outcome, RunOptions, check_tuning_consent},
         events::{CampaignEvent, Observer},
         lock::{Holder, LockError, TargetLock},
@@ -17,7 +18,7 @@ use crate::{
     inventory::{Inventory, Target},
     report::write_reports,
     results::{
-        journal::{Event, Journal},
+        journal::{Event, Journal, JournalWriter},
         layout::{ResultsDir, utc_stamp},
     },
     target::{
@@ -187,6 +188,8 @@ fn execute(
 pub fn resume(
     dir_path: &Path,
     targets: Option<&PathBuf>,
+    amend: Option<&Path>,
+    files: &FilesArgs,
     options: RunOptions,
 ) -> Result<u8, Error> {
     let dir = ResultsDir::open(dir_path);
@@ -211,11 +214,54 @@ pub fn resume(
         eprintln!("the campaign in {} is already finished", dir_path.display());
         return conclude(&dir, &Outcome::Finished);
     }
-    let target = Inventory::discover(targets.map(PathBuf::as_path))?.target(&target_name)?;
+    let inventory = Inventory::discover(targets.map(PathBuf::as_path))?;
+    let target = inventory.target(&target_name)?;
+    if let Some(path) = amend {
+        amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path)?;
+    }
     let mut transport = transport_for(&target)
         .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
     let lock = take_lock(&target, &dir, transport.as_mut(), &options)?;
     execute(&dir, &target, transport, &lock, options, Start::Resume)
+}
+
+/// Replaces the campaign's recipe copy with `new` when only unfinished points use what
+/// changed, and journals the amendment.
+fn amend_recipe(
+    dir: &ResultsDir,
+    journal: &Journal,
+    new: &crate::recipe::Recipe,
+    path: &Path,
+) -> Result<(), Error> {
+    let old = dir.load_recipe()?;
+    let done: std::collections::BTreeSet<String> =
+        journal.state().done_attempts().into_keys().collect();
+    let changes = amendment(&old, new, &done).map_err(|e| {
+        Error::context(format!("cannot amend with {}", path.display()), e).with_hint(
+            "an amendment may only change what no finished point used; start a new campaign for anything else",
+        )
+    })?;
+    dir.copy_recipe(new).map_err(|e| {
+        Error::context(
+            format!("cannot replace the recipe copy in {}", dir.root.display()),
+            e,
+        )
+    })?;
+    let mut writer = JournalWriter::open(&dir.journal_path())
+        .map_err(|e| Error::context("cannot journal the amendment", e))?;
+    writer
+        .append(&Event::Amended {
+            previous_sha256: old.sha256.clone(),
+            sha256: new.sha256.clone(),
+            recipe: path.display().to_string(),
+            changes: changes.clone(),
+            time: crate::results::journal::now_rfc3339(),
+        })
+        .map_err(|e| Error::context("cannot journal the amendment", e))?;
+    for change in &changes {
+        eprintln!("amended: {change}");
+    }
+    Ok(())
 }
 
 /// Writes the reports, prints the mail table, and maps the outcome to an exit code.

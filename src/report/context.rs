@@ -49,6 +49,8 @@ pub struct Tables {
 pub struct Prose {
     /// `name: A/B/A on target …, n points`.
     pub title: String,
+    /// What a reader must know first (an amended recipe); empty when nothing.
+    pub notices: String,
     /// The recipe's description.
     pub description: String,
     /// Points, samples and settings.
@@ -105,6 +107,7 @@ impl<'a> Context<'a> {
             },
             text: Prose {
                 title: block(mail_prose::title(analysis)),
+                notices: block(mail_prose::notices(analysis)),
                 description: block(mail_prose::description(analysis)),
                 setup: block(mail_prose::setup(analysis)),
                 summary: block(mail_prose::summary(analysis)),

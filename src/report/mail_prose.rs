@@ -33,6 +33,25 @@ pub fn title(analysis: &Analysis) -> String {
     )
 }
 
+/// What a reader must know before the figures: the recipe was amended after the campaign
+/// started (`aba resume --amend`). Empty otherwise.
+pub fn notices(analysis: &Analysis) -> String {
+    analysis
+        .campaign
+        .amendments
+        .iter()
+        .map(|a| {
+            format!(
+                "Amended on {} (aba resume --amend {}): {}. Points finished before it ran with the recipe as it was; the analysis and its limits are unchanged.",
+                a.time,
+                a.recipe,
+                a.changes.join("; ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }

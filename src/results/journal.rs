@@ -89,6 +89,19 @@ pub enum Event {
         /// When the campaign was created (RFC 3339, UTC).
         time: String,
     },
+    /// `aba resume --amend` replaced the recipe copy: only what unfinished points use changed.
+    Amended {
+        /// SHA-256 of the recipe and files before.
+        previous_sha256: String,
+        /// SHA-256 of the recipe and files from now on.
+        sha256: String,
+        /// The file the amended recipe came from.
+        recipe: String,
+        /// What changed, in words.
+        changes: Vec<String>,
+        /// When.
+        time: String,
+    },
     /// `aba resume` picked the campaign up again.
     Resumed {
         /// When.
@@ -427,6 +440,21 @@ impl Journal {
     /// The campaign record.
     pub fn header(&self) -> Option<&Event> {
         self.events.first()
+    }
+
+    /// The SHA-256 the recipe copy must have now: the last amendment's, else the header's.
+    pub fn recipe_sha256(&self) -> Option<&str> {
+        self.events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::Amended { sha256, .. } => Some(sha256.as_str()),
+                _ => None,
+            })
+            .or_else(|| match self.header() {
+                Some(Event::Campaign { recipe_sha256, .. }) => Some(recipe_sha256.as_str()),
+                _ => None,
+            })
     }
 
     /// Replays the records into the state of every point.

@@ -38,19 +38,29 @@ impl ResultsDir {
         }
         std::fs::create_dir(&root)?;
         let dir = ResultsDir { root };
-        std::fs::write(dir.recipe_path(), &recipe.source)?;
-        for file in &recipe.files {
-            let dest = dir.files_dir().join(file.remote.as_str());
-            if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::copy(&file.local, &dest)?;
-        }
+        dir.copy_recipe(recipe)?;
         for sub in [dir.env_dir(), dir.raw_dir()] {
             std::fs::create_dir_all(sub)?;
         }
         crate::results::atomic::sync_dir(&dir.root)?;
         Ok(dir)
+    }
+
+    /// Writes `recipe` and its files as the directory's copy (a new campaign, or an amended
+    /// one: files the new recipe no longer lists are removed).
+    pub fn copy_recipe(&self, recipe: &Recipe) -> io::Result<()> {
+        let files = self.files_dir();
+        if files.exists() {
+            std::fs::remove_dir_all(&files)?;
+        }
+        for file in &recipe.files {
+            let dest = files.join(file.remote.as_str());
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::copy(&file.local, &dest)?;
+        }
+        crate::results::atomic::write_atomic(&self.recipe_path(), recipe.source.as_bytes())
     }
 
     /// An existing results directory.

@@ -745,3 +745,69 @@ metric = { number = true, unit = "n", better = "lower" }
     );
     assert_verified(&dir);
 }
+
+/// A campaign stopped by its recipe continues after `aba resume --amend FIXED`, which may
+/// change only what no finished point used; the report says so at the top (issue 19).
+#[test]
+fn a_campaign_stopped_by_its_recipe_continues_with_an_amended_one() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let broken = failing_recipe("exit 3", r#"{ number = true, better = "lower" }"#, "");
+    let recipe = write(tmp.path(), "r.toml", &broken);
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--results",
+            "results",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    // The analysis is preregistered: an amendment may not touch it.
+    let limits = write(
+        tmp.path(),
+        "limits.toml",
+        &format!("{broken}\n[analysis]\nbaseline = \"this\"\nmax_cv_pct = 50.0\n"),
+    );
+    let refused = aba(
+        tmp.path(),
+        &[
+            "resume",
+            dir.to_str().expect("utf-8"),
+            "--amend",
+            limits.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("[analysis] changed"),
+        "{}",
+        text(&refused)
+    );
+    let fixed = write(
+        tmp.path(),
+        "fixed.toml",
+        &broken.replace("exit 3", "echo 4"),
+    );
+    let out = aba(
+        tmp.path(),
+        &[
+            "resume",
+            dir.to_str().expect("utf-8"),
+            "--amend",
+            fixed.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("Amended on"), "{report}");
+    assert!(flat.contains("the workloads"), "{report}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("recipe.toml")).expect("copy"),
+        std::fs::read_to_string(&fixed).expect("fixed"),
+        "the copy is the amended recipe"
+    );
+    assert_verified(&dir);
+}

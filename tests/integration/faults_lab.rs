@@ -103,6 +103,63 @@ fn a_kernel_that_panics_falls_back_and_stops_the_campaign_naming_it() {
         text(&status)
     );
     assert_verified(&dir);
+
+    // The recipe caused the stop: fixed, the campaign continues (issue 19). Kernel a's
+    // definition may not change (point a-a is finished); kernel b's command line may.
+    let resume_with = |fixed: &Path| {
+        aba(
+            tmp.path(),
+            &[
+                "resume",
+                dir.to_str().expect("utf-8"),
+                "--targets",
+                targets.to_str().expect("utf-8"),
+                "--amend",
+                fixed.to_str().expect("utf-8"),
+            ],
+        )
+    };
+    let original = recipe("aba.kernel=b rdinit=/nonexistent", 2, "labbench 5", 1);
+    let touches_a = write(
+        tmp.path(),
+        "touches-a.toml",
+        &original.replace(
+            &format!("[kernels.a]\nrelease = \"{KERNEL_A}\""),
+            &format!("[kernels.a]\nrelease = \"{KERNEL_A}\"\ncmdline = \"x=1\""),
+        ),
+    );
+    let refused = resume_with(&touches_a);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("point `a-a` is finished"),
+        "{}",
+        text(&refused)
+    );
+    let fixed = write(
+        tmp.path(),
+        "fixed.toml",
+        &recipe("aba.kernel=b", 2, "labbench 5", 1),
+    );
+    let out = resume_with(&fixed);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("amended: kernel `b`: cmdline"),
+        "{}",
+        text(&out)
+    );
+    let events = events(&dir);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Amended { changes, .. } if changes.len() == 1)),
+        "{events:?}"
+    );
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    assert!(
+        report.contains("Amended"),
+        "the report says so at the top: {report}"
+    );
+    assert_verified(&dir);
 }
 
 #[test]
