@@ -12,6 +12,13 @@ declare -A pkg=(
     [ssh-agent]=openssh-client
     [cpio]=cpio
     [mke2fs]=e2fsprogs
+    # the distro target (lab/distro/build.sh, start-vm.sh with LAB_FLAVOR=distro)
+    [mmdebstrap]=mmdebstrap
+    [mcopy]=mtools
+    [mkfs.fat]=dosfstools
+    [sfdisk]=fdisk
+    [qemu-img]=qemu-utils
+    [unshare]=util-linux
     [ss]=iproute2
     [pgrep]=procps
 )
@@ -19,6 +26,12 @@ missing=()
 for tool in "${!pkg[@]}"; do
     command -v "$tool" >/dev/null 2>&1 || [[ -x /usr/sbin/$tool ]] || missing+=("${pkg[$tool]}")
 done
+# files rather than tools (the distro target's UEFI firmware)
+declare -A file_pkg=(
+    [/usr/share/OVMF/OVMF_CODE_4M.fd]=ovmf
+    [/usr/share/OVMF/OVMF_VARS_4M.fd]=ovmf
+)
+for f in "${!file_pkg[@]}"; do [[ -e $f ]] || missing+=("${file_pkg[$f]}"); done
 ((${#missing[@]})) || exit 0
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 if [[ $(id -u) != 0 ]]; then
