@@ -164,12 +164,13 @@ stage1_fingerprint() {
 # ------------------------------------------------------------------ stage 2 ----------
 BUILD_VARS=(LAB_DISTRO_DISK_MB LAB_DISTRO_ESP_MB LAB_DISTRO_MACHINE_ID LAB_DISTRO_ROOT_UUID
     LAB_DISTRO_ROOT_PARTUUID LAB_DISTRO_ESP_PARTUUID LAB_DISTRO_DISK_GUID LAB_DISTRO_ESP_SERIAL
-    LAB_DISTRO_HOSTNAME LAB_DISTRO_CMDLINE LAB_DISTRO_FIRST_LOADER LAB_DISTRO_BOOT_TRIM)
+    LAB_DISTRO_HOSTNAME LAB_DISTRO_CMDLINE LAB_DISTRO_FIRST_LOADER LAB_DISTRO_BOOT_TRIM
+    LAB_SSHD_MAXSTARTUPS)
 stage2_fingerprint() {
     local v
     {
         cat "$O/base.stamp" 2>/dev/null || true
-        sha256sum "$HERE/build.sh" "$LAB_DIR/common.sh" "$LAB_DIR/labbench.c"
+        sha256sum "$HERE/build.sh" "$LAB_DIR/labbench.c"
         cat "$LAB_KEY.pub" "$LAB_HOSTKEY.pub" 2>/dev/null || true
         for v in "${BUILD_VARS[@]}"; do printf '%s=%s\n' "$v" "${!v}"; done
         gcc --version | head -n 1
