@@ -60,6 +60,74 @@ LAB_WAIT_INTERVAL=${LAB_WAIT_INTERVAL:-0.3}
 LAB_WAIT_TIMEOUT=${LAB_WAIT_TIMEOUT:-60}
 LAB_SSH_EXTRA=${LAB_SSH_EXTRA:-}            # extra ssh args, placed first (they win)
 
+# --- distro target (lab/distro/build.sh; start-vm.sh etc. with LAB_FLAVOR=distro) ------
+# LAB_FLAVOR selects the VM the run scripts start: busybox (the initramfs lab above) or
+# distro (a Debian 12 box with systemd, GRUB and systemd-boot under UEFI, lab/distro/).
+# stop-vm.sh, power-cycle.sh and monitor.sh also read it from the VM's run directory.
+LAB_FLAVOR=${LAB_FLAVOR:-}
+LAB_DISTRO_OUT=${LAB_DISTRO_OUT:-$LAB_OUT/distro}
+LAB_DISTRO_SUITE=${LAB_DISTRO_SUITE:-bookworm}
+# apt sources for mmdebstrap, one per line (Debian's mirrors only)
+LAB_DISTRO_MIRRORS=${LAB_DISTRO_MIRRORS:-"deb http://deb.debian.org/debian bookworm main
+deb http://deb.debian.org/debian bookworm-updates main
+deb http://deb.debian.org/debian-security bookworm-security main"}
+# packages besides minbase and the kernels (linux-image-<kver> for each of LAB_KVERS)
+LAB_DISTRO_PKGS=${LAB_DISTRO_PKGS:-"systemd systemd-sysv udev dbus libpam-systemd openssh-server
+kexec-tools initramfs-tools zstd systemd-boot grub-efi-amd64-bin grub2-common e2fsprogs
+dosfstools iproute2 procps kmod efibootmgr"}
+LAB_DISTRO_DISK_MB=${LAB_DISTRO_DISK_MB:-3072}   # whole GPT disk (sparse)
+LAB_DISTRO_ESP_MB=${LAB_DISTRO_ESP_MB:-256}
+# Fixed identities: the same image every build (systemd-boot's entry names derive from the
+# machine id; fstab, grub.cfg and the BLS entries name the root by UUID).
+LAB_DISTRO_MACHINE_ID=${LAB_DISTRO_MACHINE_ID:-ab0ab0ab0ab0ab0ab0ab0ab0ab0ab0ab}
+LAB_DISTRO_ROOT_UUID=${LAB_DISTRO_ROOT_UUID:-ab0a0001-0000-4000-8000-0000000000a1}
+LAB_DISTRO_ROOT_PARTUUID=${LAB_DISTRO_ROOT_PARTUUID:-ab0a0002-0000-4000-8000-0000000000a2}
+LAB_DISTRO_ESP_PARTUUID=${LAB_DISTRO_ESP_PARTUUID:-ab0a0003-0000-4000-8000-0000000000a3}
+LAB_DISTRO_DISK_GUID=${LAB_DISTRO_DISK_GUID:-ab0a0004-0000-4000-8000-0000000000a4}
+LAB_DISTRO_ESP_SERIAL=${LAB_DISTRO_ESP_SERIAL:-AB0AE5F1}     # vfat volume id: UUID AB0A-E5F1
+LAB_DISTRO_HOSTNAME=${LAB_DISTRO_HOSTNAME:-distro}
+# Kernel command line of every boot entry (GRUB, BLS), after root=UUID=… ro
+LAB_DISTRO_CMDLINE=${LAB_DISTRO_CMDLINE:-"console=ttyS0,115200 panic=-1 quiet"}
+# The loader the firmware starts (\EFI\BOOT\BOOTX64.EFI): sd-boot (whose default entry
+# chain-loads GRUB, so one VM serves grub-reboot and bootctl set-oneshot alike) or grub.
+LAB_DISTRO_FIRST_LOADER=${LAB_DISTRO_FIRST_LOADER:-sd-boot}
+LAB_DISTRO_BOOT_TRIM=${LAB_DISTRO_BOOT_TRIM:-1}   # 0: Debian's units as they come
+LAB_DISTRO_MEM=${LAB_DISTRO_MEM:-1024}
+LAB_DISTRO_SMP=${LAB_DISTRO_SMP:-1}
+# qemu64 without SVM: with it the guest loads kvm_amd (1.1 MiB of modules) at every boot
+LAB_DISTRO_CPU=${LAB_DISTRO_CPU:-qemu64,-svm}
+# never kvm on this host; a bounded translation cache keeps QEMU's RSS at ~0.6 GiB (default
+# 1 GiB cache: 1.6 GiB after a few reboots) and seemed to help reboots after a kexec
+LAB_DISTRO_ACCEL=${LAB_DISTRO_ACCEL:-tcg,tb-size=256}
+LAB_OVMF_CODE=${LAB_OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
+LAB_OVMF_VARS=${LAB_OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
+LAB_FRESH=${LAB_FRESH:-0}   # start-vm.sh (distro): 1 = new disk overlay and EFI variables
+LAB_DISTRO_DISK=$LAB_DISTRO_OUT/disk.img
+
+LAB_DISTRO_WAIT_CONNECT_TIMEOUT=${LAB_DISTRO_WAIT_CONNECT_TIMEOUT:-10}   # wait-ssh.sh's ConnectTimeout
+LAB_DISTRO_SSH_TIMEOUT=${LAB_DISTRO_SSH_TIMEOUT:-15}                     # lab-ssh.sh's ConnectTimeout
+
+# The flavor of the VM started on PORT: LAB_FLAVOR if set, else what the run directory
+# of the VM last started on that port records (empty if none).
+lab_port_flavor() {
+    local f
+    [[ -n $LAB_FLAVOR ]] && { echo "$LAB_FLAVOR"; return; }
+    for f in "$LAB_RUN"/*/vm.env; do
+        [[ -e $f ]] || continue
+        grep -qx "PORT=$1" "$f" && { sed -n 's/^FLAVOR=//p' "$f"; return; }
+    done
+    return 0
+}
+# The flavor of VM NAME: LAB_FLAVOR if set, else the one its run directory records.
+lab_flavor() {
+    local f=$LAB_FLAVOR
+    [[ -n $f ]] || f=$(sed -n 's/^FLAVOR=//p' "$LAB_RUN/$1/vm.env" 2>/dev/null)
+    case ${f:-busybox} in
+        busybox | distro) echo "${f:-busybox}" ;;
+        *) die "LAB_FLAVOR must be busybox or distro, not $f" ;;
+    esac
+}
+
 # --- derived -----------------------------------------------------------------------
 LAB_DEBS=$LAB_OUT/debs
 LAB_PKG=$LAB_OUT/pkg

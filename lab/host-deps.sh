@@ -20,6 +20,13 @@ declare -A pkg=(
     [ssh-agent]=openssh-client
     [cpio]=cpio
     [mke2fs]=e2fsprogs
+    # the distro target (lab/distro/build.sh, start-vm.sh with LAB_FLAVOR=distro)
+    [mmdebstrap]=mmdebstrap
+    [mcopy]=mtools
+    [mkfs.fat]=dosfstools
+    [sfdisk]=fdisk
+    [qemu-img]=qemu-utils
+    [unshare]=util-linux
     [ss]=iproute2
     [pgrep]=procps
     [ps]=procps
@@ -40,6 +47,12 @@ done
 for tool in "${machine[@]}"; do
     command -v "$tool" >/dev/null 2>&1 || echo "host-deps.sh: warning: $tool (part of this machine kind, not installable by apt here) is missing" >&2
 done
+# files rather than tools (the distro target's UEFI firmware)
+declare -A file_pkg=(
+    [/usr/share/OVMF/OVMF_CODE_4M.fd]=ovmf
+    [/usr/share/OVMF/OVMF_VARS_4M.fd]=ovmf
+)
+for f in "${!file_pkg[@]}"; do [[ -e $f ]] || missing+=("${file_pkg[$f]}"); done
 ((${#missing[@]})) || exit 0
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 if [[ $(id -u) != 0 ]]; then

@@ -2,6 +2,9 @@
 # stop-vm.sh NAME [--hard]
 # Stops lab VM NAME by the pid in out/run/NAME/qemu.pid: TERM, then KILL after
 # LAB_STOP_GRACE (5) seconds; --hard sends KILL at once. No VM running: exit 0.
+# The distro VM (FLAVOR=distro in its vm.env) is first asked to shut down cleanly: an ACPI
+# power-button press (system_powerdown), up to LAB_DISTRO_STOP_GRACE (90) seconds for
+# systemd to power off, then TERM and KILL as above. --hard is a power cut either way.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
@@ -30,6 +33,10 @@ gone() { ! lab_pid_alive "$pid"; }
 if ((hard)); then
     kill -KILL "$pid" 2>/dev/null || true
 else
+    if [[ $(lab_flavor "$name") == distro ]] && "$LAB_DIR/monitor.sh" "$name" system_powerdown >/dev/null 2>&1; then
+        for ((i = 0; i < ${LAB_DISTRO_STOP_GRACE:-90} * 10; i++)); do gone && break; sleep 0.1; done
+        gone || log "$name did not power off within ${LAB_DISTRO_STOP_GRACE:-90}s of system_powerdown"
+    fi
     kill -TERM "$pid" 2>/dev/null || true
     for ((i = 0; i < LAB_STOP_GRACE * 10; i++)); do gone && break; sleep 0.1; done
     gone || { log "$name did not stop after ${LAB_STOP_GRACE}s; KILL"; kill -KILL "$pid" 2>/dev/null || true; }

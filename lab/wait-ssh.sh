@@ -11,12 +11,12 @@
 # With --not-boot-id, a login only counts when the guest's boot_id differs from ID
 # (after a switch the old sshd may still answer for a moment).
 # Prints the seconds waited (plus the new boot_id with --not-boot-id); exit 1 on timeout.
+# The distro VM (LAB_FLAVOR=distro, or the VM in out/run/ that was started on PORT as one)
+# gets longer limits: its sshd (re-exec, PAM, a logind session) takes 2-3 s per login when
+# idle and over 8 s while the guest is still booting; 2 s probes never got a login then.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
-LAB_WAIT_PARALLEL=${LAB_WAIT_PARALLEL:-2}
-LAB_WAIT_STAGGER=${LAB_WAIT_STAGGER:-1.0}
-LAB_WAIT_PROBE_MAX=${LAB_WAIT_PROBE_MAX:-8}
 
 quiet=0 old_id=""
 while (($#)); do
@@ -30,6 +30,14 @@ done
 (($# >= 1)) || die "usage: wait-ssh.sh [-q] [--not-boot-id ID] PORT [TIMEOUT]"
 port=$1 limit=${2:-$LAB_WAIT_TIMEOUT}
 lab_valid_port "$port"
+if [[ $(lab_port_flavor "$port") == distro ]]; then
+    LAB_WAIT_CONNECT_TIMEOUT=$LAB_DISTRO_WAIT_CONNECT_TIMEOUT
+    LAB_WAIT_PROBE_MAX=${LAB_WAIT_PROBE_MAX:-30}
+    LAB_WAIT_STAGGER=${LAB_WAIT_STAGGER:-2.0}
+fi
+LAB_WAIT_PARALLEL=${LAB_WAIT_PARALLEL:-2}
+LAB_WAIT_STAGGER=${LAB_WAIT_STAGGER:-1.0}
+LAB_WAIT_PROBE_MAX=${LAB_WAIT_PROBE_MAX:-8}
 lab_ssh_args "$port" "$LAB_WAIT_CONNECT_TIMEOUT"
 
 tmp=$(mktemp -d)

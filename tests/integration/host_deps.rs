@@ -405,10 +405,19 @@ impl Lexer {
         }
     }
 
-    /// After `NAME=(`: up to the matching `)`, honouring quotes inside.
+    /// After `NAME=(`: up to the matching `)`, honouring quotes and comments inside.
     fn skip_array(&mut self) {
+        let mut word_start = true;
         while let Some(c) = self.peek(0) {
+            let at_word_start = word_start;
+            word_start = c.is_whitespace();
             match c {
+                '#' if at_word_start => {
+                    while self.peek(0).is_some_and(|c| c != '\n') {
+                        self.i += 1;
+                    }
+                    continue;
+                }
                 '\'' => {
                     self.i += 1;
                     self.skip_until('\'');
@@ -516,8 +525,10 @@ impl Lexer {
             let t = tokens[i];
             match t {
                 "case" => {
+                    // `case WORD in` starts the patterns, also when the first one follows on
+                    // the same line (`case $x in a | b) …`).
                     self.case_depth += 1;
-                    self.in_pattern = tokens.last() == Some(&"in");
+                    self.in_pattern = tokens[i..].contains(&"in");
                     return;
                 }
                 "for" | "select" | "[[" | "[" | "command" | "type" | "hash" | "function" => {
@@ -733,6 +744,9 @@ read -r x <<<"$y (not-a-tool)"
 case $x in
   a) date ;;
 esac
+case $x in one | two) ;; *) hostname ;; esac
+UNITS=(a.service # a comment (with parentheses)
+  b.service)
 uname
 case "$1" in
   --short) shift ;;
@@ -744,7 +758,7 @@ esac
         words,
         [
             "f", "ls", "date", "cpio", "cargo", "id", "hostname", "tee", "timeout", "ssh", "cat",
-            "date", "uname"
+            "date", "hostname", "uname"
         ],
         "{words:?}"
     );
