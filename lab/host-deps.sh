@@ -29,6 +29,7 @@ declare -A pkg=(
     [unshare]=util-linux
     [ss]=iproute2
     [pgrep]=procps
+    [pkill]=procps
     [ps]=procps
     [ssh-add]=openssh-client
     [objcopy]=binutils

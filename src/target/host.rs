@@ -84,7 +84,7 @@ pub fn run_host(
 ) -> Result<CommandOutput, HostCommandError> {
     let command = expand(template, vars)?;
     let full = format!("cd {} && {command}", sh_quote(&cwd.to_string_lossy()));
-    let out = LocalTransport::new()
+    let out = LocalTransport::for_host_commands()
         .exec(&full, timeout)
         .map_err(|source| HostCommandError::Start {
             command: command.clone(),

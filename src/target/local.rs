@@ -25,12 +25,29 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// Runs commands on this machine.
 #[derive(Debug, Default)]
-pub struct LocalTransport;
+pub struct LocalTransport {
+    /// Whether what a command started and left running outlives it (see
+    /// [`LocalTransport::for_host_commands`]).
+    keep_detached: bool,
+}
 
 impl LocalTransport {
-    /// The local transport.
+    /// The local transport of the built-in `local` target: like a workload over SSH,
+    /// whatever a command leaves running is killed and named when it ends.
     pub fn new() -> Self {
-        LocalTransport
+        LocalTransport {
+            keep_detached: false,
+        }
+    }
+
+    /// The transport for the inventory's host-side commands (power cycle, boot-loader
+    /// hooks, notifications). Those legitimately start daemons (a lab's QEMU with
+    /// `-daemonize`, a console logger): what leaves the command's process group survives
+    /// it, and only a timeout or an interrupt kills the group. Workloads never run here.
+    pub fn for_host_commands() -> Self {
+        LocalTransport {
+            keep_detached: true,
+        }
     }
 }
 
@@ -94,10 +111,14 @@ impl Transport for LocalTransport {
         let start = Instant::now();
         let deadline = start + timeout;
         let token = run_token();
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .env(RUN_VAR, &token)
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(command);
+        if self.keep_detached {
+            cmd.env_remove(RUN_VAR);
+        } else {
+            cmd.env(RUN_VAR, &token);
+        }
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -189,9 +210,13 @@ impl Transport for LocalTransport {
                 break;
             }
         }
-        kill_group(&child);
-        // Whatever left the process group (setsid, a daemon) still carries the token.
-        let leftovers = kill_marked(&token);
+        let leftovers = if self.keep_detached && !timed_out {
+            Vec::new()
+        } else {
+            kill_group(&child);
+            // Whatever left the process group (setsid, a daemon) still carries the token.
+            kill_marked(&token)
+        };
         let exit = match status {
             Some(s) => s,
             None => child
@@ -270,7 +295,7 @@ mod tests {
 
     use super::LocalTransport;
     use crate::target::transport::{ExitOutcome, Transport};
-    // host tools: setsid pgrep
+    // host tools: setsid pgrep pkill
 
     #[test]
     fn captures_streams_and_status() {
@@ -377,6 +402,30 @@ mod tests {
         assert_eq!(out.stdout.len(), 1000);
         assert_eq!(out.dropped, [2_999_000, 0]);
         assert_eq!(out.stderr, b"tail\n");
+    }
+
+    /// A host command (a lab's power cycle) may start a daemon: it survives the command.
+    #[test]
+    fn a_host_command_may_leave_a_daemon_running() {
+        let marker = format!("aba-local-daemon-{}", std::process::id());
+        let mut t = LocalTransport::for_host_commands();
+        let out = t
+            .exec(
+                &format!("setsid sh -c 'sleep 60; echo {marker}' >/dev/null 2>&1 & echo done"),
+                Duration::from_secs(30),
+            )
+            .expect("runs");
+        assert_eq!(out.outcome, ExitOutcome::Exited(0));
+        assert!(out.leftovers.is_empty(), "{:?}", out.leftovers);
+        std::thread::sleep(Duration::from_millis(100));
+        let left = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .expect("pgrep");
+        assert!(!left.stdout.is_empty(), "the daemon was killed");
+        let _ = std::process::Command::new("pkill")
+            .args(["-f", &marker])
+            .status();
     }
 
     #[test]
