@@ -21,14 +21,14 @@ use crate::{
         events::{CampaignEvent, Observer, Step},
         extract::{RunFailure, evaluate},
         lock::{LockError, TargetLock},
-        plan::{Plan, PlannedCase, PlannedPoint, RUNNING_RELEASE},
+        plan::{Plan, PlannedCase, PlannedPoint},
         tuning::{self, Saved},
     },
     interrupt,
-    inventory::{SwitchMethod, Target},
+    inventory::Target,
     kernel::{
         proof::{base_cmdline, prove, read_facts},
-        switch::{SwitchError, SwitchPhase, SwitchRequest, switch_to},
+        switch::{SwitchError, SwitchPhase, SwitchRequest, missing_kernel_files, switch_to},
     },
     recipe::{Recipe, Workload, ident::CpuList},
     results::{
@@ -341,7 +341,7 @@ impl<'a> Engine<'a> {
             .recipe
             .kernels
             .values()
-            .any(|k| k.release.as_str() == RUNNING_RELEASE)
+            .any(|k| k.release.is_running())
         {
             engine.pinned_release = state
                 .points
@@ -415,7 +415,7 @@ impl<'a> Engine<'a> {
     }
 
     fn switches(&self) -> bool {
-        self.target.switch.method() != SwitchMethod::None
+        self.target.switch.method().switches()
     }
 
     fn step(&mut self, step: Step) {
@@ -596,11 +596,7 @@ impl<'a> Engine<'a> {
             )),
         })?;
         self.check_kernels_present()?;
-        let builds_cmdline = matches!(
-            self.target.switch.method(),
-            SwitchMethod::Kexec | SwitchMethod::Bls
-        );
-        if builds_cmdline && self.base_cmdline.is_none() {
+        if self.target.switch.method().builds_cmdline() && self.base_cmdline.is_none() {
             let captured = match &self.target.base_cmdline {
                 Some(pinned) => pinned.clone(),
                 None => {
@@ -627,36 +623,11 @@ impl<'a> Engine<'a> {
     /// grub-reboot and bls boot them from there), so that a release that exists nowhere stops
     /// the run at once instead of after a point was measured, and is not retried.
     fn check_kernels_present(&mut self) -> Result<(), PointError> {
-        if matches!(
-            self.target.switch.method(),
-            SwitchMethod::None | SwitchMethod::Power
-        ) {
+        if !self.target.switch.method().boots_target_files() {
             return Ok(());
         }
-        let mut script = String::new();
-        for kernel in self.recipe.kernels.values() {
-            for path in [kernel.image.as_str(), kernel.initrd.as_str()] {
-                script.push_str(&format!(
-                    "[ -r {q} ] || echo {m}; ",
-                    q = sh_quote(path),
-                    m = sh_quote(&format!(
-                        "kernel `{}` ({}): {path}",
-                        kernel.label, kernel.release
-                    )),
-                ));
-            }
-        }
-        script.push_str("true");
-        let out = self
-            .transport
-            .exec(&script, Duration::from_secs(60))
+        let missing = missing_kernel_files(self.transport, self.recipe.kernels.values())
             .map_err(|e| transport_failure(e, "checking the kernels on the target"))?;
-        let missing: Vec<String> = out
-            .stdout_text()
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(str::to_owned)
-            .collect();
         if missing.is_empty() {
             return Ok(());
         }
@@ -898,7 +869,7 @@ impl<'a> Engine<'a> {
             self.journal.append(&Event::Switching {
                 point: point.label.clone(),
                 attempt,
-                method: format!("{:?}", self.target.switch.method()).to_lowercase(),
+                method: self.target.switch.method().kind(),
                 previous_boot_id: previous.clone(),
             })?;
         }
@@ -910,7 +881,7 @@ impl<'a> Engine<'a> {
         };
         let started = Instant::now();
         let observer = &mut *self.observer;
-        let switched = switch_to(self.target, self.transport, &req, &mut |phase| {
+        let switched = switch_to(self.target.machine(), self.transport, &req, &mut |phase| {
             let step = match phase {
                 SwitchPhase::Preparing | SwitchPhase::Triggered => Step::Switching,
                 SwitchPhase::Waiting => Step::Booting,
@@ -950,7 +921,7 @@ impl<'a> Engine<'a> {
 
         self.step(Step::Proving);
         let facts = switched.facts;
-        let expected = if point.release.as_str() == RUNNING_RELEASE {
+        let expected = if point.release.is_running() {
             self.pinned_release
                 .get_or_insert_with(|| facts.release.clone())
                 .clone()
@@ -1575,7 +1546,7 @@ pub fn check_tuning_consent(
     options: &RunOptions,
 ) -> Result<(), EngineError> {
     let changes = !recipe.sysctls.is_empty() || !recipe.tuning.is_empty();
-    if changes && target.switch.method() == SwitchMethod::None && !options.allow_tuning {
+    if changes && !target.switch.method().switches() && !options.allow_tuning {
         return Err(EngineError::TuningNotAllowed(target.name.clone()));
     }
     Ok(())

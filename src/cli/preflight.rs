@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::{
     campaign::{
         plan::Summary,
-        preflight::{Status, Workdir, preflight as run_checks},
+        preflight::{CheckStatus, Workdir, preflight as run_checks},
     },
     cli::{FilesArgs, TargetArgs},
     error::{Error, exit_code},
@@ -76,9 +76,9 @@ pub fn preflight(
     let mut failed = 0;
     for item in &items {
         let mark = match item.status {
-            Status::Ok => "ok  ",
-            Status::Warn => "warn",
-            Status::Fail => {
+            CheckStatus::Ok => "ok  ",
+            CheckStatus::Warn => "warn",
+            CheckStatus::Fail => {
                 failed += 1;
                 "FAIL"
             }
@@ -89,7 +89,7 @@ pub fn preflight(
             one_line(&item.what),
             crate::text::cut(&one_line(&item.detail), 400)
         );
-        if let (Some(hint), true) = (&item.hint, item.status != Status::Ok) {
+        if let (Some(hint), true) = (&item.hint, item.status != CheckStatus::Ok) {
             println!("      {:<22} fix: {}", "", one_line(hint));
         }
     }

@@ -171,7 +171,7 @@ fn execute(
     };
     // Whatever ends the run, even a panic, no setting it changed on a machine that is not
     // rebooted stays changed.
-    let keeps_settings = target.switch.method() == crate::inventory::SwitchMethod::None;
+    let keeps_settings = !target.switch.method().switches();
     let outcome = guarded(dir, transport.as_mut(), keeps_settings, |transport| {
         let engine = match start {
             Start::New => Engine::create(campaign, transport, &mut progress, &options),

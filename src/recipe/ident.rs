@@ -326,6 +326,17 @@ ident!(
     "kernel release",
     release_rule
 );
+impl Release {
+    /// `release = "running"`: whatever kernel is up. Only a target without a switch runs it;
+    /// the proof pins the release seen at the first point.
+    pub const RUNNING: &'static str = "running";
+
+    /// True for `release = "running"`.
+    pub fn is_running(&self) -> bool {
+        self.0 == Release::RUNNING
+    }
+}
+
 ident!(
     /// A CPU list for pinning (`taskset -c`).
     CpuList,

@@ -123,6 +123,15 @@ pub struct FileCopy {
     pub local: PathBuf,
 }
 
+impl FileCopy {
+    /// The source's permission bits, as the copy on the target gets them: a script stays
+    /// executable, a data file does not become one.
+    pub fn mode(&self) -> u32 {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::metadata(&self.local).map_or(0o644, |m| m.permissions().mode() & 0o7777)
+    }
+}
+
 /// Setup or teardown commands.
 #[derive(Clone, Debug, Default)]
 pub struct Steps {

@@ -14,6 +14,8 @@ use std::{
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::kernel::switch::SwitchKind;
+
 /// Journal format version written in the first record; readers refuse other versions.
 pub const JOURNAL_FORMAT: u32 = 1;
 
@@ -115,8 +117,10 @@ pub enum Event {
         point: String,
         /// Attempt.
         attempt: u32,
-        /// `kexec`, `power`, …
-        method: String,
+        /// `kexec`, `grub-reboot`, `power`, … (aba 0.1 wrote `grubreboot`, read as
+        /// `grub-reboot`).
+        #[serde(deserialize_with = "method_compat")]
+        method: SwitchKind,
         /// `boot_id` before the switch, when known.
         previous_boot_id: Option<String>,
     },
@@ -284,6 +288,15 @@ pub enum Event {
         /// When.
         time: String,
     },
+}
+
+/// A `switching` record's method: the inventory's spelling, or aba 0.1's `grubreboot`.
+fn method_compat<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SwitchKind, D::Error> {
+    let text = std::borrow::Cow::<'de, str>::deserialize(d)?;
+    if text == "grubreboot" {
+        return Ok(SwitchKind::GrubReboot);
+    }
+    SwitchKind::deserialize(serde::de::value::StrDeserializer::<D::Error>::new(&text))
 }
 
 /// A file's content before tuning changed it.
@@ -660,6 +673,7 @@ mod tests {
     use std::io::Write;
 
     use super::{Event, JOURNAL_FORMAT, Journal, JournalWriter};
+    use crate::kernel::switch::SwitchKind;
 
     fn header() -> Event {
         Event::Campaign {
@@ -712,6 +726,23 @@ mod tests {
         let state = j.state();
         assert_eq!(state.point("a-a").expect("point").done, Some(1));
         assert_eq!(state.point("b").expect("point").done, None);
+    }
+
+    /// The switch method is written as the inventory spells it; aba 0.1's `grubreboot` still
+    /// reads.
+    #[test]
+    fn the_switch_method_is_spelled_as_the_inventory_spells_it() {
+        let record = Event::Switching {
+            point: "b".into(),
+            attempt: 1,
+            method: SwitchKind::GrubReboot,
+            previous_boot_id: None,
+        };
+        let line = serde_json::to_string(&record).expect("serialises");
+        assert!(line.contains(r#""method":"grub-reboot""#), "{line}");
+        let old = line.replace("grub-reboot", "grubreboot");
+        assert_eq!(serde_json::from_str::<Event>(&old).expect("reads"), record);
+        assert!(serde_json::from_str::<Event>(&line.replace("grub-reboot", "grub")).is_err());
     }
 
     fn sample(index: u32, retry: u32, status: &str) -> Event {

@@ -1,5 +1,6 @@
 //! Machines aba drives: the transport seam and its implementations.
 
+pub mod check;
 pub mod connect;
 pub mod host;
 pub(crate) mod leftovers;

@@ -1,0 +1,80 @@
+//! No switch: every point runs on the kernel that is up (null campaigns, the `local` target).
+//! Points share one boot, and tuning changes a machine that is not rebooted between them.
+
+use std::time::Duration;
+
+use super::{Cx, Method, SwitchError, SwitchKind};
+use crate::{
+    recipe::Recipe,
+    target::{
+        check::Check,
+        transport::{Transport, TransportError},
+    },
+};
+
+/// `switch = "none"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoSwitch;
+
+impl Method for NoSwitch {
+    fn kind(&self) -> SwitchKind {
+        SwitchKind::None
+    }
+
+    fn switches(&self) -> bool {
+        false
+    }
+
+    fn builds_cmdline(&self) -> bool {
+        false
+    }
+
+    fn boots_target_files(&self) -> bool {
+        false
+    }
+
+    fn old_boot_lingers(&self) -> bool {
+        false
+    }
+
+    fn boot_estimate(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    fn preflight(
+        &self,
+        recipe: &Recipe,
+        _transport: &mut dyn Transport,
+    ) -> Result<Vec<Check>, TransportError> {
+        let running = recipe.kernels.values().all(|k| k.release.is_running());
+        Ok(vec![Check::ok(
+            "switch",
+            if running {
+                "none: every point runs on the kernel that is up"
+            } else {
+                "none: the proof will require the recipe's release"
+            },
+        )])
+    }
+
+    fn prepare(&self, _cx: &mut Cx<'_, '_>) -> Result<(), SwitchError> {
+        Ok(())
+    }
+
+    fn trigger(&self, _cx: &mut Cx<'_, '_>) -> Result<(), SwitchError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NoSwitch;
+    use crate::kernel::switch::Method as _;
+
+    #[test]
+    fn no_switch_shares_the_boot_and_costs_nothing() {
+        assert!(!NoSwitch.switches());
+        assert!(!NoSwitch.builds_cmdline() && !NoSwitch.boots_target_files());
+        assert!(NoSwitch.boot_estimate().is_zero());
+    }
+}
