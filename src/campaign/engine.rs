@@ -30,7 +30,10 @@ use crate::{
         proof::{base_cmdline, prove, read_facts},
         switch::{SwitchError, SwitchPhase, SwitchRequest, missing_kernel_files, switch_to},
     },
-    recipe::{Recipe, Workload, ident::CpuList},
+    recipe::{
+        Recipe, Workload,
+        ident::{CpuList, PointLabel},
+    },
     results::{
         atomic::write_atomic,
         journal::{
@@ -221,7 +224,7 @@ impl<'a> Engine<'a> {
         options: &RunOptions,
     ) -> Result<Engine<'a>, EngineError> {
         check_tuning_consent(campaign.recipe, campaign.target, options)?;
-        let labels: Vec<String> = campaign
+        let labels: Vec<PointLabel> = campaign
             .plan
             .points
             .iter()
@@ -234,7 +237,7 @@ impl<'a> Engine<'a> {
             name: campaign.recipe.name.to_string(),
             recipe_sha256: campaign.recipe.sha256.clone(),
             target: campaign.target.name.clone(),
-            points: labels.clone(),
+            points: labels.iter().map(ToString::to_string).collect(),
             time: now_rfc3339(),
         })?;
         let samples = SampleWriter::open(&campaign.dir.samples_path())?;
@@ -289,8 +292,8 @@ impl<'a> Engine<'a> {
                     target.name
                 )));
             }
-            let labels: Vec<&String> = plan.points.iter().map(|p| &p.label).collect();
-            if points.iter().collect::<Vec<_>>() != labels {
+            let labels: Vec<&str> = plan.points.iter().map(|p| p.label.as_str()).collect();
+            if points.iter().map(String::as_str).collect::<Vec<_>>() != labels {
                 return Err(EngineError::Mismatch(
                     "the plan's points differ from the journal's".to_owned(),
                 ));
@@ -311,10 +314,10 @@ impl<'a> Engine<'a> {
             for point in &state.points {
                 if let Some(attempt) = point.open {
                     journal.append(&Event::PointDiscarded {
-                        point: point.label.clone(),
+                        point: point.label.to_string(),
                         attempt,
                         rows: rows
-                            .get(&(point.label.clone(), attempt))
+                            .get(&(point.label.to_string(), attempt))
                             .copied()
                             .unwrap_or(0),
                     })?;
@@ -336,7 +339,7 @@ impl<'a> Engine<'a> {
             .iter()
             .flat_map(|p| p.boots.iter())
             .last()
-            .map(|(_, id, _)| id.clone());
+            .map(|b| b.boot_id.clone());
         if engine
             .recipe
             .kernels
@@ -348,7 +351,7 @@ impl<'a> Engine<'a> {
                 .iter()
                 .flat_map(|p| p.boots.iter())
                 .next()
-                .map(|(_, _, r)| r.clone());
+                .map(|b| b.release.clone());
         }
         for point in &state.points {
             for (_, reason) in &point.failures {
@@ -501,7 +504,7 @@ impl<'a> Engine<'a> {
                         };
                         let give_up = failures.len() > self.recipe.point_retries as usize;
                         if let Err(e) = self.journal.append(&Event::PointFailed {
-                            point: point.label.clone(),
+                            point: point.label.to_string(),
                             attempt,
                             kernel: point.kernel.to_string(),
                             reason: reason.clone(),
@@ -750,7 +753,7 @@ impl<'a> Engine<'a> {
             attempt,
         });
         self.journal.append(&Event::PointStarted {
-            point: point.label.clone(),
+            point: point.label.to_string(),
             attempt,
             time: now_rfc3339(),
         })?;
@@ -799,7 +802,7 @@ impl<'a> Engine<'a> {
             );
             self.observer.event(&CampaignEvent::Warning(text.clone()));
             self.journal.append(&Event::Warning {
-                point: Some(point.label.clone()),
+                point: Some(point.label.to_string()),
                 text,
             })?;
         }
@@ -811,7 +814,7 @@ impl<'a> Engine<'a> {
             samples_lines,
         )?;
         self.journal.append(&Event::PointDone {
-            point: point.label.clone(),
+            point: point.label.to_string(),
             attempt,
             dmesg_warnings: new_warnings,
             failed_units: after.failed_units,
@@ -867,7 +870,7 @@ impl<'a> Engine<'a> {
         if switches {
             self.step(Step::Switching);
             self.journal.append(&Event::Switching {
-                point: point.label.clone(),
+                point: point.label.to_string(),
                 attempt,
                 method: self.target.switch.method().kind(),
                 previous_boot_id: previous.clone(),
@@ -914,7 +917,7 @@ impl<'a> Engine<'a> {
             );
             self.observer.event(&CampaignEvent::Warning(text.clone()));
             self.journal.append(&Event::Warning {
-                point: Some(point.label.clone()),
+                point: Some(point.label.to_string()),
                 text,
             })?;
         }
@@ -942,7 +945,7 @@ impl<'a> Engine<'a> {
             ))
         })?;
         self.journal.append(&Event::BootProven {
-            point: point.label.clone(),
+            point: point.label.to_string(),
             attempt,
             boot_id: facts.boot_id.clone(),
             release: facts.release.clone(),
@@ -1014,7 +1017,7 @@ impl<'a> Engine<'a> {
             // the machine's values where resume and `aba restore` find them.
             journal
                 .append(&Event::TuningSaved {
-                    point: point.label.clone(),
+                    point: point.label.to_string(),
                     attempt,
                     boot_id: boot_id.clone(),
                     values: tuning::saved_values(saved),
@@ -1046,7 +1049,7 @@ impl<'a> Engine<'a> {
             self.observer.event(&CampaignEvent::Info(text));
         }
         self.journal.append(&Event::Tuned {
-            point: point.label.clone(),
+            point: point.label.to_string(),
             attempt,
             settings: tuned.settings,
             skipped: tuned.skipped,
@@ -1165,7 +1168,7 @@ impl<'a> Engine<'a> {
         index: u32,
     ) -> String {
         let mut vars = vec![
-            ("ABA_POINT", point.label.clone()),
+            ("ABA_POINT", point.label.to_string()),
             ("ABA_ORDER", point.order.to_string()),
             ("ABA_ATTEMPT", attempt.to_string()),
             ("ABA_KERNEL", point.kernel.to_string()),
@@ -1330,14 +1333,14 @@ impl<'a> Engine<'a> {
                 .collect();
             self.samples.append(&rows)?;
             self.journal.append(&Event::Sample {
-                point: point.label.clone(),
+                point: point.label.to_string(),
                 attempt,
                 workload: case.workload_name.to_string(),
                 case: case.case.name.clone(),
-                phase: phase.as_str().to_owned(),
+                phase,
                 index,
                 retry,
-                status: status.as_str().to_owned(),
+                status,
                 elapsed_s: output.elapsed.as_secs_f64(),
                 error: error.as_ref().map(ToString::to_string),
                 raw: raw.clone(),
@@ -1422,7 +1425,7 @@ impl<'a> Engine<'a> {
             Err(other) => return Err(other),
         };
         self.journal.append(&Event::ConnectionLost {
-            point: point.label.clone(),
+            point: point.label.to_string(),
             attempt,
             reason: reason.to_owned(),
             same_boot,

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::recipe::ident::PointLabel;
+
 /// A step inside a point, for the progress display.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -80,7 +82,7 @@ pub enum CampaignEvent {
         /// 1-based order.
         order: usize,
         /// Label.
-        label: String,
+        label: PointLabel,
         /// Kernel label.
         kernel: String,
         /// Attempt.
@@ -104,7 +106,7 @@ pub enum CampaignEvent {
     /// A point finished.
     PointDone {
         /// Label.
-        label: String,
+        label: PointLabel,
         /// Wall time of the point.
         elapsed: Duration,
         /// Remaining ETA, from what was measured so far.
@@ -113,7 +115,7 @@ pub enum CampaignEvent {
     /// A point attempt failed.
     PointFailed {
         /// Label.
-        label: String,
+        label: PointLabel,
         /// Why.
         reason: String,
         /// Whether it will be retried.

@@ -12,7 +12,7 @@ use crate::{
     inventory::{SwitchKind, Target},
     recipe::{
         Case, Recipe,
-        ident::{EnvName, KernelLabel, Release, WorkloadName},
+        ident::{EnvName, KernelLabel, PointLabel, Release, WorkloadName},
         limits,
         resolved::point_labels,
     },
@@ -54,7 +54,7 @@ pub struct PlannedPoint {
     /// 1-based position in the sequence.
     pub order: usize,
     /// `original-a`, `patched`, …
-    pub label: String,
+    pub label: PointLabel,
     /// The kernel.
     pub kernel: KernelLabel,
     /// Its expected release (`running` for "whatever is up").
@@ -167,7 +167,7 @@ pub struct PointSummary {
     /// 1-based position in the sequence.
     pub order: usize,
     /// `original-a`, `patched`, …
-    pub label: String,
+    pub label: PointLabel,
     /// The kernel.
     pub kernel: KernelLabel,
     /// Its expected release.
@@ -234,7 +234,7 @@ impl Summary {
             .enumerate()
             .map(|(i, (kernel, label))| PointSummary {
                 order: i + 1,
-                label,
+                label: PointLabel::new(label),
                 kernel: kernel.clone(),
                 release: recipe.kernels[kernel].release.clone(),
                 cmdline: recipe.cmdline_for(kernel),

@@ -14,7 +14,10 @@ use std::{
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::kernel::switch::SwitchKind;
+use crate::{
+    kernel::switch::SwitchKind,
+    results::samples::{Phase, Status},
+};
 
 /// Journal format version written in the first record; readers refuse other versions.
 pub const JOURNAL_FORMAT: u32 = 1;
@@ -194,14 +197,14 @@ pub enum Event {
         workload: String,
         /// Case.
         case: String,
-        /// `warmup` or `sample`.
-        phase: String,
+        /// Warm-up or measured.
+        phase: Phase,
         /// 1-based index within the phase.
         index: u32,
         /// 0 for the first try of this index, then 1, 2, … for retries after failures.
         retry: u32,
         /// `ok` or `failed`.
-        status: String,
+        status: Status,
         /// Wall seconds of the run.
         elapsed_s: f64,
         /// Why it failed, if it did.
@@ -451,7 +454,7 @@ impl Journal {
                     state.points = points
                         .iter()
                         .map(|p| PointState {
-                            label: p.clone(),
+                            label: PointLabel::new(p.clone()),
                             ..PointState::default()
                         })
                         .collect();
@@ -471,7 +474,11 @@ impl Journal {
                     ..
                 } => {
                     if let Some(p) = state.point_mut(point) {
-                        p.boots.push((*attempt, boot_id.clone(), release.clone()));
+                        p.boots.push(ProvenBoot {
+                            attempt: *attempt,
+                            boot_id: boot_id.clone(),
+                            release: release.clone(),
+                        });
                     }
                 }
                 Event::PointDone { point, attempt, .. } => {
@@ -595,11 +602,13 @@ fn visit_lines(
     }
 }
 
+use crate::recipe::ident::PointLabel;
+
 /// What the journal says about one point.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PointState {
     /// Point label.
-    pub label: String,
+    pub label: PointLabel,
     /// Highest attempt number started.
     pub attempts: u32,
     /// The attempt whose rows are valid, once the point is done.
@@ -611,8 +620,19 @@ pub struct PointState {
     pub failures: Vec<(u32, String)>,
     /// Attempts discarded on resume.
     pub discarded: Vec<u32>,
-    /// Proven boots: (attempt, boot_id, release).
-    pub boots: Vec<(u32, String, String)>,
+    /// Proven boots, in journal order.
+    pub boots: Vec<ProvenBoot>,
+}
+
+/// A boot the journal records as proven for a point attempt (`boot_proven`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProvenBoot {
+    /// The attempt.
+    pub attempt: u32,
+    /// Its `/proc/sys/kernel/random/boot_id`.
+    pub boot_id: String,
+    /// Its `uname -r`.
+    pub release: String,
 }
 
 /// What the journal says about the whole campaign.
@@ -644,7 +664,7 @@ impl CampaignState {
     pub fn done_attempts(&self) -> BTreeMap<String, u32> {
         self.points
             .iter()
-            .filter_map(|p| p.done.map(|a| (p.label.clone(), a)))
+            .filter_map(|p| p.done.map(|a| (p.label.to_string(), a)))
             .collect()
     }
 }
@@ -673,7 +693,10 @@ mod tests {
     use std::io::Write;
 
     use super::{Event, JOURNAL_FORMAT, Journal, JournalWriter};
-    use crate::kernel::switch::SwitchKind;
+    use crate::{
+        kernel::switch::SwitchKind,
+        results::samples::{Phase, Status},
+    };
 
     fn header() -> Event {
         Event::Campaign {
@@ -745,18 +768,18 @@ mod tests {
         assert!(serde_json::from_str::<Event>(&line.replace("grub-reboot", "grub")).is_err());
     }
 
-    fn sample(index: u32, retry: u32, status: &str) -> Event {
+    fn sample(index: u32, retry: u32, status: Status) -> Event {
         Event::Sample {
             point: "a-a".into(),
             attempt: 1,
             workload: "w".into(),
             case: String::new(),
-            phase: "sample".into(),
+            phase: Phase::Sample,
             index,
             retry,
-            status: status.into(),
+            status,
             elapsed_s: 0.5,
-            error: (status == "failed").then(|| "exit status 1".into()),
+            error: (status == Status::Failed).then(|| "exit status 1".into()),
             raw: None,
             leftovers: Vec::new(),
             dropped_bytes: None,
@@ -772,10 +795,10 @@ mod tests {
         let mut w = JournalWriter::open(&path).expect("open");
         let events = [
             header(),
-            sample(1, 0, "ok"),
-            sample(2, 0, "failed"),
-            sample(2, 1, "ok"),
-            sample(3, 0, "ok"),
+            sample(1, 0, Status::Ok),
+            sample(2, 0, Status::Failed),
+            sample(2, 1, Status::Ok),
+            sample(3, 0, Status::Ok),
         ];
         for e in &events {
             w.append(e).expect("append");

@@ -33,8 +33,9 @@ pub const FIELD_BYTES: usize = 4096;
 /// Longest row aba reads back, in bytes: every field at its limit.
 pub const ROW_BYTES: u64 = (FIELD_BYTES * HEADER.len() + HEADER.len()) as u64;
 
-/// Warm-up or measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Warm-up or measured; spelled the same in samples.csv and the journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// Not analysed; kept to show what the machine did.
     Warmup,
@@ -51,6 +52,14 @@ impl Phase {
         }
     }
 
+    /// How a message names it: `warm-up` or `sample`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warm-up",
+            Phase::Sample => "sample",
+        }
+    }
+
     fn parse(text: &[u8]) -> Option<Phase> {
         match text {
             b"warmup" => Some(Phase::Warmup),
@@ -60,8 +69,15 @@ impl Phase {
     }
 }
 
-/// What a row is worth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a row or a run is worth; spelled the same in samples.csv and the journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Status {
     /// A valid value (if its point attempt finished).
     Ok,

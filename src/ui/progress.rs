@@ -196,7 +196,7 @@ impl Plain {
                 kernel,
                 attempt,
             } => {
-                self.label = label.clone();
+                self.label = label.to_string();
                 self.last = None;
                 let again = if *attempt > 1 {
                     format!(" (attempt {attempt})")
