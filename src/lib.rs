@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod campaign;
+pub mod causes;
 pub mod cli;
 pub mod error;
 pub mod input;

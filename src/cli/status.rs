@@ -14,12 +14,10 @@ use crate::{
 /// Prints the state of every point.
 pub fn status(dir_path: &Path) -> Result<u8, Error> {
     let dir = ResultsDir::open(dir_path);
-    let journal = Journal::read(&dir.journal_path()).map_err(|e| {
-        Error::context(
-            format!("{} is not a results directory", dir_path.display()),
-            e,
-        )
-        .with_hint("pass the directory `aba run` printed, e.g. results/<name>-<stamp>")
+    let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
+        dir: dir_path.to_path_buf(),
+        resumable: false,
+        source,
     })?;
     let table = SampleTable::read(&dir.samples_path()).ok();
     print!("{}", render(&journal, table.as_ref()));

@@ -9,9 +9,12 @@ use std::{
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::campaign::{
-    events::{CampaignEvent, Observer, Step},
-    plan::format_eta,
+use crate::{
+    campaign::{
+        events::{CampaignEvent, Observer, Step},
+        plan::format_eta,
+    },
+    results::samples::Status,
 };
 
 /// Renders campaign events on stderr.
@@ -115,17 +118,15 @@ impl Bars {
                 phase,
                 index,
                 of,
-                ok,
+                status,
                 ..
             } => {
-                let word = if *phase == "warmup" {
-                    "warm-up"
-                } else {
-                    "sample"
-                };
-                let mark = if *ok { "" } else { " FAILED" };
-                self.point
-                    .set_message(format!("{}: {word} {index}/{of}{mark}", self.step));
+                let mark = if *status == Status::Ok { "" } else { " FAILED" };
+                self.point.set_message(format!(
+                    "{}: {} {index}/{of}{mark}",
+                    self.step,
+                    phase.word()
+                ));
             }
             CampaignEvent::PointDone {
                 label,
@@ -217,9 +218,12 @@ impl Plain {
                 }
             }
             CampaignEvent::Run {
-                phase, index, ok, ..
+                phase,
+                index,
+                status,
+                ..
             } => {
-                if !ok {
+                if *status != Status::Ok {
                     self.line(&format!("point {}: {phase} {index} failed", self.label));
                 }
             }

@@ -380,23 +380,7 @@ pub fn switch_to(
     phase: &mut dyn FnMut(SwitchPhase),
 ) -> Result<Switched, SwitchError> {
     let method = machine.switch.method();
-    // The boot being left, read right before the trigger: the wait accepts only a boot with
-    // another boot_id, so an old kernel that still answers is never mistaken for the new one.
-    let mut power_cycled = false;
-    let current = match wait::current_facts(machine.connect_window, transport) {
-        Ok(facts) => Some(facts),
-        Err(SwitchError::Unreachable(_)) if machine.power_cycle.is_some() && method.switches() => {
-            // The machine is gone before the switch even starts (the last kernel hung):
-            // bring it back the way the inventory says, then switch from there.
-            phase(SwitchPhase::PowerCycling);
-            power_cycle(machine, transport, req)?;
-            power_cycled = true;
-            let deadline = Instant::now() + machine.boot_timeout;
-            Some(wait_for_new_boot(transport, req.previous_boot_id, deadline)?.facts)
-        }
-        Err(SwitchError::Unreachable(_)) if method.works_while_down() => None,
-        Err(e) => return Err(e),
-    };
+    let (current, mut power_cycled) = boot_being_left(machine, transport, req, phase)?;
     if !method.switches() {
         let Some(facts) = current else {
             return Err(SwitchError::NoReturn {
@@ -458,6 +442,31 @@ pub fn switch_to(
         proof_s: answered.facts_read.as_secs_f64(),
         power_cycled,
     })
+}
+
+/// The boot being left, read right before the trigger: the wait accepts only a boot with
+/// another boot_id, so an old kernel that still answers is never mistaken for the new one.
+/// Also whether the machine had to be power-cycled first (it was down: the last kernel hung).
+fn boot_being_left(
+    machine: Machine<'_>,
+    transport: &mut dyn Transport,
+    req: &SwitchRequest<'_>,
+    phase: &mut dyn FnMut(SwitchPhase),
+) -> Result<(Option<BootFacts>, bool), SwitchError> {
+    let method = machine.switch.method();
+    match wait::current_facts(machine.connect_window, transport) {
+        Ok(facts) => Ok((Some(facts), false)),
+        Err(SwitchError::Unreachable(_)) if machine.power_cycle.is_some() && method.switches() => {
+            // Bring it back the way the inventory says, then switch from there.
+            phase(SwitchPhase::PowerCycling);
+            power_cycle(machine, transport, req)?;
+            let deadline = Instant::now() + machine.boot_timeout;
+            let answered = wait_for_new_boot(transport, req.previous_boot_id, deadline)?;
+            Ok((Some(answered.facts), true))
+        }
+        Err(SwitchError::Unreachable(_)) if method.works_while_down() => Ok((None, false)),
+        Err(e) => Err(e),
+    }
 }
 
 /// Runs the inventory's power-cycle command on the host.
