@@ -355,6 +355,9 @@ fn is_plain_sample(line: &[u8]) -> bool {
 pub struct JournalWriter {
     file: File,
     path: PathBuf,
+    /// Tests: how many more appends succeed before every one fails as on a full disk.
+    #[cfg(test)]
+    pub(crate) fail_after: Option<usize>,
 }
 
 impl JournalWriter {
@@ -375,11 +378,21 @@ impl JournalWriter {
         Ok(JournalWriter {
             file,
             path: path.to_path_buf(),
+            #[cfg(test)]
+            fail_after: None,
         })
     }
 
     /// Appends one record and makes it durable.
     pub fn append(&mut self, event: &Event) -> Result<(), JournalError> {
+        #[cfg(test)]
+        crate::results::atomic::injected_failure(&mut self.fail_after).map_err(|source| {
+            JournalError::Io {
+                action: "append to",
+                path: self.path.clone(),
+                source,
+            }
+        })?;
         let mut line = serde_json::to_vec(event).expect("invariant: events serialise");
         line.push(b'\n');
         self.file

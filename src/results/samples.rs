@@ -181,6 +181,9 @@ pub struct SampleWriter {
     /// Bytes and lines in the file (the header included).
     bytes: u64,
     lines: u64,
+    /// Tests: how many more appends succeed before every one fails as on a full disk.
+    #[cfg(test)]
+    pub(crate) fail_after: Option<usize>,
 }
 
 impl SampleWriter {
@@ -215,6 +218,8 @@ impl SampleWriter {
             buf: Vec::with_capacity(4096),
             bytes,
             lines,
+            #[cfg(test)]
+            fail_after: None,
         })
     }
 
@@ -226,6 +231,14 @@ impl SampleWriter {
 
     /// Appends `rows` in one write and makes them durable before returning.
     pub fn append(&mut self, rows: &[SampleRow<'_>]) -> Result<(), SamplesError> {
+        #[cfg(test)]
+        crate::results::atomic::injected_failure(&mut self.fail_after).map_err(|source| {
+            SamplesError::Io {
+                action: "append to",
+                path: self.path.clone(),
+                source,
+            }
+        })?;
         self.buf.clear();
         {
             let mut w = csv::WriterBuilder::new()

@@ -6,5 +6,7 @@ pub mod host;
 pub(crate) mod leftovers;
 pub mod local;
 pub mod quote;
+#[cfg(test)]
+pub mod scripted;
 pub mod ssh;
 pub mod transport;
