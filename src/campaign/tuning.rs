@@ -60,19 +60,9 @@ pub enum TuneError {
         knob: String,
         /// Which files were looked for.
         files: String,
-        /// Hint.
+        /// What fixes it (shown as the campaign's hint).
         hint: String,
     },
-}
-
-impl TuneError {
-    /// How to fix it.
-    pub fn hint(&self) -> Option<&str> {
-        match self {
-            TuneError::Missing { hint, .. } => Some(hint),
-            _ => None,
-        }
-    }
 }
 
 /// Files of a per-CPU knob that exist, with their current values.

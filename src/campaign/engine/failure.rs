@@ -40,15 +40,6 @@ pub enum Failure {
         #[source]
         source: TransportError,
     },
-    /// The first connection failed.
-    #[error("cannot connect to target `{target}`")]
-    Connect {
-        /// The target.
-        target: String,
-        /// Why.
-        #[source]
-        source: TransportError,
-    },
     /// The default boot's command line could not be read.
     #[error("cannot read the default boot's command line")]
     BaseCmdline(#[source] crate::kernel::proof::FactsError),
@@ -203,7 +194,6 @@ impl Failure {
             | Failure::Rebooted { .. }
             | Failure::Unreachable { .. } => true,
             Failure::HostKey { .. }
-            | Failure::Connect { .. }
             | Failure::BaseCmdline(_)
             | Failure::Journal(_)
             | Failure::Samples(_)

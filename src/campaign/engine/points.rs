@@ -177,8 +177,8 @@ impl Engine<'_> {
         let deadline = Instant::now() + self.target.boot_timeout.max(Duration::from_secs(30));
         self.transport.reconnect(deadline).map_err(|e| match e {
             TransportError::Interrupted { .. } => PointError::Interrupted,
-            other => PointError::from(Failure::Connect {
-                target: self.target.name.clone(),
+            other => PointError::from(Failure::Transport {
+                doing: format!("cannot connect to target `{}`", self.target.name),
                 source: other,
             }),
         })?;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{Cx, Method, SwitchError, SwitchKind, SwitchRequest, classify, wait::detached};
+use super::{Cx, Method, SwitchError, SwitchKind, SwitchRequest, Traits, classify, wait::detached};
 use crate::{
     recipe::Recipe,
     target::{
@@ -59,24 +59,8 @@ pub fn bls_entry(req: &SwitchRequest<'_>) -> String {
 }
 
 impl Method for Bls {
-    fn kind(&self) -> SwitchKind {
-        SwitchKind::Bls
-    }
-
-    fn builds_cmdline(&self) -> bool {
-        true
-    }
-
-    fn boots_target_files(&self) -> bool {
-        true
-    }
-
-    fn old_boot_lingers(&self) -> bool {
-        true
-    }
-
-    fn boot_estimate(&self) -> Duration {
-        Duration::from_secs(120)
+    fn traits(&self) -> Traits {
+        Traits::from_disk(SwitchKind::Bls, true, Duration::from_secs(120))
     }
 
     fn preflight(
@@ -116,18 +100,13 @@ impl Method for Bls {
 #[cfg(test)]
 mod tests {
     use super::{Bls, DEFAULT_ENTRIES, bls_entry};
-    use crate::kernel::switch::{SwitchRequest, tests::kernel};
+    use crate::kernel::switch::tests::{kernel, params, request};
 
     #[test]
     fn the_entry_boots_the_recipes_files_with_the_built_command_line() {
         let k = kernel();
-        let params = vec!["quiet".to_owned(), "aba.kernel=patched".to_owned()];
-        let req = SwitchRequest {
-            kernel: &k,
-            params: &params,
-            base_cmdline: "console=ttyS0,115200 panic=-1 quiet",
-            previous_boot_id: None,
-        };
+        let params = params();
+        let req = request(&k, &params);
         let entry = bls_entry(&req);
         assert!(
             entry.contains("linux /boot/vmlinuz-6.1.0-50-cloud-amd64\n"),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Cx, Method, SwitchError, SwitchKind, wait::detached};
+use super::{Cx, Method, SwitchError, SwitchKind, Traits, wait::detached};
 use crate::{
     recipe::Recipe,
     target::{
@@ -45,24 +45,8 @@ impl GrubReboot {
 }
 
 impl Method for GrubReboot {
-    fn kind(&self) -> SwitchKind {
-        SwitchKind::GrubReboot
-    }
-
-    fn builds_cmdline(&self) -> bool {
-        false
-    }
-
-    fn boots_target_files(&self) -> bool {
-        true
-    }
-
-    fn old_boot_lingers(&self) -> bool {
-        true
-    }
-
-    fn boot_estimate(&self) -> Duration {
-        Duration::from_secs(120)
+    fn traits(&self) -> Traits {
+        Traits::from_disk(SwitchKind::GrubReboot, false, Duration::from_secs(120))
     }
 
     fn preflight(

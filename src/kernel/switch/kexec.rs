@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{Cx, Method, SwitchError, SwitchKind, SwitchRequest, wait::detached};
+use super::{Cx, Method, SwitchError, SwitchKind, SwitchRequest, Traits, wait::detached};
 use crate::{
     recipe::Recipe,
     target::{
@@ -34,24 +34,8 @@ pub fn kexec_load_command(req: &SwitchRequest<'_>) -> String {
 }
 
 impl Method for Kexec {
-    fn kind(&self) -> SwitchKind {
-        SwitchKind::Kexec
-    }
-
-    fn builds_cmdline(&self) -> bool {
-        true
-    }
-
-    fn boots_target_files(&self) -> bool {
-        true
-    }
-
-    fn old_boot_lingers(&self) -> bool {
-        true
-    }
-
-    fn boot_estimate(&self) -> Duration {
-        Duration::from_secs(30)
+    fn traits(&self) -> Traits {
+        Traits::from_disk(SwitchKind::Kexec, true, Duration::from_secs(30))
     }
 
     fn preflight(
@@ -95,18 +79,13 @@ impl Method for Kexec {
 #[cfg(test)]
 mod tests {
     use super::kexec_load_command;
-    use crate::kernel::switch::{SwitchRequest, tests::kernel};
+    use crate::kernel::switch::tests::{kernel, params, request};
 
     #[test]
     fn kexec_command_line_is_base_plus_params_quoted_once() {
         let k = kernel();
-        let params = vec!["quiet".to_owned(), "aba.kernel=patched".to_owned()];
-        let req = SwitchRequest {
-            kernel: &k,
-            params: &params,
-            base_cmdline: "console=ttyS0,115200 panic=-1 quiet",
-            previous_boot_id: None,
-        };
+        let params = params();
+        let req = request(&k, &params);
         assert_eq!(
             req.full_cmdline(),
             "console=ttyS0,115200 panic=-1 quiet aba.kernel=patched"

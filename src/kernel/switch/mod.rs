@@ -117,40 +117,82 @@ impl Switch {
     }
 }
 
-/// What the engine, `aba check` and `aba preflight` ask of a switch method. Every method
-/// implements it in its own module.
-pub trait Method: fmt::Debug + Send + Sync {
-    /// Which method this is; its name in the inventory and the journal.
-    fn kind(&self) -> SwitchKind;
-
+/// What a switch method is: the facts the engine, `aba check` and the ETA read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Traits {
+    /// Which method; its name in the inventory and the journal.
+    pub kind: SwitchKind,
     /// Whether every point gets a fresh boot (false only without a switch: the points share
     /// the boot that is up, and tuning changes a machine that is not rebooted).
-    fn switches(&self) -> bool {
-        true
-    }
-
+    pub switches: bool,
     /// Whether aba builds the new kernel's command line (the default boot's parameters without
     /// the boot loader's, then the point's) and boots the recipe's `image` and `initrd` by
     /// path. A method that boots a prepared entry (a GRUB menu entry, a netboot image) takes
     /// its command line from there.
-    fn builds_cmdline(&self) -> bool;
-
+    pub builds_cmdline: bool,
     /// Whether the target boots the kernel's `image` and `initrd` from its own disk, so that
     /// they are checked there before the first switch.
-    fn boots_target_files(&self) -> bool;
-
+    pub boots_target_files: bool,
     /// Whether the old boot still answers for a moment after the trigger (the trigger runs
     /// detached, a second later): the wait for the new boot starts after that moment.
-    fn old_boot_lingers(&self) -> bool;
-
+    pub old_boot_lingers: bool,
     /// Whether the switch itself can bring back a machine that is down before it starts (a
     /// host-side power cycle does).
-    fn works_while_down(&self) -> bool {
-        false
+    pub works_while_down: bool,
+    /// Rough time for one switch, for the ETA before anything was measured.
+    pub boot_estimate: Duration,
+}
+
+impl Traits {
+    /// A method that reboots the target into a kernel it boots from its own disk, triggered
+    /// detached on the target (`reboot`, `systemctl kexec`).
+    pub const fn from_disk(
+        kind: SwitchKind,
+        builds_cmdline: bool,
+        boot_estimate: Duration,
+    ) -> Traits {
+        Traits {
+            kind,
+            switches: true,
+            builds_cmdline,
+            boots_target_files: true,
+            old_boot_lingers: true,
+            works_while_down: false,
+            boot_estimate,
+        }
+    }
+}
+
+/// What the engine, `aba check` and `aba preflight` ask of a switch method. Every method
+/// implements it in its own module.
+pub trait Method: fmt::Debug + Send + Sync {
+    /// What the method is.
+    fn traits(&self) -> Traits;
+
+    /// [`Traits::kind`].
+    fn kind(&self) -> SwitchKind {
+        self.traits().kind
     }
 
-    /// Rough time for one switch, for the ETA before anything was measured.
-    fn boot_estimate(&self) -> Duration;
+    /// [`Traits::switches`].
+    fn switches(&self) -> bool {
+        self.traits().switches
+    }
+
+    /// [`Traits::builds_cmdline`].
+    fn builds_cmdline(&self) -> bool {
+        self.traits().builds_cmdline
+    }
+
+    /// [`Traits::boots_target_files`].
+    fn boots_target_files(&self) -> bool {
+        self.traits().boots_target_files
+    }
+
+    /// [`Traits::boot_estimate`].
+    fn boot_estimate(&self) -> Duration {
+        self.traits().boot_estimate
+    }
 
     /// The method's own lines of `aba preflight` (the kernel files and `power_cycle` are
     /// checked by preflight for every method).
@@ -409,7 +451,7 @@ pub fn switch_to(
     transport.disconnect();
 
     phase(SwitchPhase::Waiting);
-    if method.old_boot_lingers() {
+    if method.traits().old_boot_lingers {
         // The old boot is still there until its trigger runs: logging into it proves nothing.
         wait::pause_until(triggered + wait::TRIGGER_DELAY + wait::TRIGGER_MARGIN)?;
     }
@@ -464,7 +506,7 @@ fn boot_being_left(
             let answered = wait_for_new_boot(transport, req.previous_boot_id, deadline)?;
             Ok((Some(answered.facts), true))
         }
-        Err(SwitchError::Unreachable(_)) if method.works_while_down() => Ok((None, false)),
+        Err(SwitchError::Unreachable(_)) if method.traits().works_while_down => Ok((None, false)),
         Err(e) => Err(e),
     }
 }
@@ -550,6 +592,21 @@ pub(crate) mod tests {
             image: TargetPath::new("/boot/vmlinuz-6.1.0-50-cloud-amd64").expect("valid"),
             initrd: TargetPath::new("/boot/initrd.img-6.1.0-50-cloud-amd64").expect("valid"),
             cmdline: vec![],
+        }
+    }
+
+    /// `quiet aba.kernel=patched`: parameters a point asks for.
+    pub(crate) fn params() -> Vec<String> {
+        vec!["quiet".to_owned(), "aba.kernel=patched".to_owned()]
+    }
+
+    /// A request for `kernel` with `params` on a serial-console base command line.
+    pub(crate) fn request<'a>(kernel: &'a Kernel, params: &'a [String]) -> SwitchRequest<'a> {
+        SwitchRequest {
+            kernel,
+            params,
+            base_cmdline: "console=ttyS0,115200 panic=-1 quiet",
+            previous_boot_id: None,
         }
     }
 

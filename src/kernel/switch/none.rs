@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{Cx, Method, SwitchError, SwitchKind};
+use super::{Cx, Method, SwitchError, SwitchKind, Traits};
 use crate::{
     recipe::Recipe,
     target::{
@@ -17,28 +17,16 @@ use crate::{
 pub struct NoSwitch;
 
 impl Method for NoSwitch {
-    fn kind(&self) -> SwitchKind {
-        SwitchKind::None
-    }
-
-    fn switches(&self) -> bool {
-        false
-    }
-
-    fn builds_cmdline(&self) -> bool {
-        false
-    }
-
-    fn boots_target_files(&self) -> bool {
-        false
-    }
-
-    fn old_boot_lingers(&self) -> bool {
-        false
-    }
-
-    fn boot_estimate(&self) -> Duration {
-        Duration::ZERO
+    fn traits(&self) -> Traits {
+        Traits {
+            kind: SwitchKind::None,
+            switches: false,
+            builds_cmdline: false,
+            boots_target_files: false,
+            old_boot_lingers: false,
+            works_while_down: false,
+            boot_estimate: Duration::ZERO,
+        }
     }
 
     fn preflight(

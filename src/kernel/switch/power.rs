@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Cx, Method, SwitchError, SwitchKind, host_command_check};
+use super::{Cx, Method, SwitchError, SwitchKind, Traits, host_command_check};
 use crate::{
     recipe::Recipe,
     target::{
@@ -52,28 +52,16 @@ impl Power {
 }
 
 impl Method for Power {
-    fn kind(&self) -> SwitchKind {
-        SwitchKind::Power
-    }
-
-    fn builds_cmdline(&self) -> bool {
-        false
-    }
-
-    fn boots_target_files(&self) -> bool {
-        false
-    }
-
-    fn old_boot_lingers(&self) -> bool {
-        false
-    }
-
-    fn works_while_down(&self) -> bool {
-        true
-    }
-
-    fn boot_estimate(&self) -> Duration {
-        Duration::from_secs(120)
+    fn traits(&self) -> Traits {
+        Traits {
+            kind: SwitchKind::Power,
+            switches: true,
+            builds_cmdline: false,
+            boots_target_files: false,
+            old_boot_lingers: false,
+            works_while_down: true,
+            boot_estimate: Duration::from_secs(120),
+        }
     }
 
     fn preflight(
@@ -115,7 +103,7 @@ mod tests {
             set_next: None,
             cycle: "ipmitool chassis power cycle".to_owned(),
         };
-        assert!(power.works_while_down());
+        assert!(power.traits().works_while_down);
         assert!(!power.builds_cmdline() && !power.boots_target_files());
     }
 }
