@@ -143,6 +143,15 @@ pub enum Error {
         /// The directory.
         dir: PathBuf,
     },
+    /// A results directory's samples.csv cannot be read.
+    #[error("cannot read the samples of {}", dir.display())]
+    Samples {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: crate::results::samples::SamplesError,
+    },
     /// A journal that does not start with a campaign record.
     #[error("the journal has no campaign header")]
     NoHeader,
@@ -233,6 +242,7 @@ impl Error {
             | Error::ResultsDir { .. }
             | Error::NotResultsDir { .. }
             | Error::NoJournal { .. }
+            | Error::Samples { .. }
             | Error::NoHeader
             | Error::Engine(_)
             | Error::Restore { .. }
@@ -292,6 +302,7 @@ impl Error {
             | Error::Target { .. }
             | Error::Connect { .. }
             | Error::ResultsDir { .. }
+            | Error::Samples { .. }
             | Error::NoHeader
             | Error::Engine(_)
             | Error::Verify { .. }
