@@ -30,7 +30,6 @@ use crate::recipe::{
     diagnostic::{Diagnostic, did_you_mean},
     ident::Name,
     range::{BootEstimate, BootTimeout, ConnectTimeout, Count, DeadAfter, Dur, Keepalive, Port},
-    resolved::render_template,
 };
 
 /// Placeholders of the notification commands (`on_finish`, `on_failure`).
@@ -538,7 +537,7 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
 /// A host command may only use the placeholders aba fills in for it: an unknown one would
 /// otherwise fail only when the command runs, in the middle of a night.
 fn check_placeholders(cmd: &Spanned<String>, known: &[&str]) -> Result<(), SpanError> {
-    render_template(cmd.get_ref(), &mut |name| {
+    crate::placeholders::render_template(cmd.get_ref(), &mut |name| {
         known.contains(&name).then(String::new)
     })
     .map(|_| ())

@@ -14,6 +14,7 @@ pub mod input;
 pub mod interrupt;
 pub mod inventory;
 pub mod kernel;
+pub mod placeholders;
 pub mod recipe;
 pub mod report;
 pub mod results;

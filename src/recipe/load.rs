@@ -27,7 +27,7 @@ use crate::recipe::{
     model::{CheckSpec, MetricSpec, RecipeFile, SysctlValue, TuningKnob, TuningSpec, WorkloadSpec},
     resolved::{
         Analysis, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, Recipe, Recovery, Steps,
-        Tuning, Workload, point_labels, render_template,
+        Tuning, Workload, point_labels,
     },
 };
 
@@ -828,7 +828,7 @@ impl Checker<'_> {
         let mut suggested = HashSet::new();
         let templates = std::iter::once(&spec.run).chain(spec.env.values());
         for template in templates {
-            let probe = render_template(template.get_ref(), &mut |name| {
+            let probe = crate::placeholders::render_template(template.get_ref(), &mut |name| {
                 keys.contains(&name).then(|| {
                     used.insert(name.to_owned());
                     String::new()

@@ -96,19 +96,9 @@ impl Bars {
                 self.campaign.set_message(format_eta(*eta));
                 self.log(&format!("results: {dir}"));
             }
-            CampaignEvent::PointStarted {
-                order,
-                label,
-                kernel,
-                attempt,
-            } => {
+            CampaignEvent::PointStarted { order, label, .. } => {
                 self.point.set_prefix(format!("point {order} {label}"));
-                let again = if *attempt > 1 {
-                    format!(" (attempt {attempt})")
-                } else {
-                    String::new()
-                };
-                self.log(&format!("point {order} {label}: kernel {kernel}{again}"));
+                self.log(&logged(event).unwrap_or_default());
             }
             CampaignEvent::Step(step) => {
                 self.step = step.to_string();
@@ -137,17 +127,43 @@ impl Bars {
                 self.campaign.set_message(format_eta(*eta));
                 self.log(&format!("point {label}: done in {}", format_eta(*elapsed)));
             }
-            CampaignEvent::PointFailed {
-                label,
-                reason,
-                retry,
-            } => {
-                let next = if *retry { "; redoing the point" } else { "" };
-                self.log(&format!("point {label} failed: {reason}{next}"));
-            }
-            CampaignEvent::Info(text) => self.log(text),
-            CampaignEvent::Warning(text) => self.log(&format!("warning: {text}")),
+            CampaignEvent::PointFailed { .. }
+            | CampaignEvent::Info(_)
+            | CampaignEvent::Warning(_) => self.log(&logged(event).unwrap_or_default()),
         }
+    }
+}
+
+/// The line both displays print for an event that is shown the same way in each.
+fn logged(event: &CampaignEvent) -> Option<String> {
+    match event {
+        CampaignEvent::PointStarted {
+            order,
+            label,
+            kernel,
+            attempt,
+        } => {
+            let again = if *attempt > 1 {
+                format!(" (attempt {attempt})")
+            } else {
+                String::new()
+            };
+            Some(format!("point {order} {label}: kernel {kernel}{again}"))
+        }
+        CampaignEvent::PointFailed {
+            label,
+            reason,
+            retry,
+        } => {
+            let next = if *retry { "; redoing the point" } else { "" };
+            Some(format!("point {label} failed: {reason}{next}"))
+        }
+        CampaignEvent::Info(text) => Some(text.clone()),
+        CampaignEvent::Warning(warning) => Some(format!("warning: {warning}")),
+        CampaignEvent::Started { .. }
+        | CampaignEvent::Step(_)
+        | CampaignEvent::Run { .. }
+        | CampaignEvent::PointDone { .. } => None,
     }
 }
 
@@ -191,20 +207,10 @@ impl Plain {
                 "campaign: {done}/{points} points done, ETA {}; results in {dir}",
                 format_eta(*eta)
             )),
-            CampaignEvent::PointStarted {
-                order,
-                label,
-                kernel,
-                attempt,
-            } => {
+            CampaignEvent::PointStarted { label, .. } => {
                 self.label = label.to_string();
                 self.last = None;
-                let again = if *attempt > 1 {
-                    format!(" (attempt {attempt})")
-                } else {
-                    String::new()
-                };
-                self.line(&format!("point {order} {label}: kernel {kernel}{again}"));
+                self.line(&logged(event).unwrap_or_default());
             }
             CampaignEvent::Step(step) => {
                 if self.last.as_ref() == Some(step) {
@@ -236,16 +242,9 @@ impl Plain {
                 format_eta(*elapsed),
                 format_eta(*eta)
             )),
-            CampaignEvent::PointFailed {
-                label,
-                reason,
-                retry,
-            } => {
-                let next = if *retry { "; redoing the point" } else { "" };
-                self.line(&format!("point {label} failed: {reason}{next}"));
-            }
-            CampaignEvent::Info(text) => self.line(text),
-            CampaignEvent::Warning(text) => self.line(&format!("warning: {text}")),
+            CampaignEvent::PointFailed { .. }
+            | CampaignEvent::Info(_)
+            | CampaignEvent::Warning(_) => self.line(&logged(event).unwrap_or_default()),
         }
     }
 }
