@@ -21,7 +21,7 @@ use thiserror::Error;
 use toml::Spanned;
 
 use crate::recipe::{
-    diagnostic::{Diagnostic, did_you_mean},
+    diagnostic::{Diagnostic, ticked},
     ident::{KernelLabel, TargetPath, check_cmdline_param, check_matrix_value},
     limits,
     model::{CheckSpec, MetricSpec, RecipeFile, SysctlValue, TuningKnob, TuningSpec, WorkloadSpec},
@@ -230,7 +230,6 @@ impl Checker<'_> {
 
     fn unknown_kernel(&mut self, label: &Spanned<KernelLabel>, known: &[&KernelLabel], role: &str) {
         let names: Vec<&str> = known.iter().map(|k| k.as_str()).collect();
-        let suggestion = did_you_mean(label.get_ref().as_str(), names.iter().copied());
         let list = names
             .iter()
             .map(|n| format!("`{n}`"))
@@ -243,9 +242,7 @@ impl Checker<'_> {
                 label.get_ref()
             ),
         );
-        if let Some(s) = suggestion {
-            diag.help.push(format!("did you mean `{s}`?"));
-        }
+        diag.suggest(label.get_ref().as_str(), names.iter().copied(), ticked);
         diag.help.push(format!("known kernels: {list}"));
     }
 
@@ -839,8 +836,9 @@ impl Checker<'_> {
                     template.span(),
                     format!("unknown placeholder `{{{unknown}}}`"),
                 );
-                if let Some(s) = did_you_mean(&unknown, keys.iter().copied()) {
-                    diag.help.push(format!("did you mean `{{{s}}}`?"));
+                if let Some(s) =
+                    diag.suggest(&unknown, keys.iter().copied(), |s| format!("`{{{s}}}`"))
+                {
                     suggested.insert(s.to_owned());
                 }
                 diag.help.push(if keys.is_empty() {
@@ -1146,11 +1144,11 @@ impl Checker<'_> {
                         spec.workload.get_ref()
                     ),
                 );
-                if let Some(s) =
-                    did_you_mean(spec.workload.get_ref().as_str(), names.iter().copied())
-                {
-                    diag.help.push(format!("did you mean `{s}`?"));
-                }
+                diag.suggest(
+                    spec.workload.get_ref().as_str(),
+                    names.iter().copied(),
+                    ticked,
+                );
                 diag.help.push(format!("workloads: {}", names.join(", ")));
                 continue;
             };
