@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-pub use crate::target::check::{Check, CheckStatus};
+pub use crate::target::check::{CheckItem, CheckStatus};
 use crate::{
     inventory::Target,
     kernel::{proof::read_facts, switch::host_command_check},
@@ -37,7 +37,7 @@ pub fn preflight(
     target: &Target,
     transport: &mut dyn Transport,
     workdir: Workdir<'_>,
-) -> Vec<Check> {
+) -> Vec<CheckItem> {
     let mut items = Vec::new();
     let deadline = Instant::now() + target.connect_window();
     if let Err(e) = transport.reconnect(deadline) {
@@ -50,7 +50,7 @@ pub fn preflight(
             }
             _ => "check host, port and that the machine is up",
         };
-        items.push(Check::new(
+        items.push(CheckItem::new(
             CheckStatus::Fail,
             "connect",
             e.to_string(),
@@ -58,7 +58,7 @@ pub fn preflight(
         ));
         return items;
     }
-    items.push(Check::new(
+    items.push(CheckItem::new(
         CheckStatus::Ok,
         "connect",
         format!("logged in to {} (host key verified)", transport.describe()),
@@ -67,7 +67,7 @@ pub fn preflight(
 
     match run_checks(recipe, target, transport, workdir, &mut items) {
         Ok(()) => {}
-        Err(e) => items.push(Check::new(
+        Err(e) => items.push(CheckItem::new(
             CheckStatus::Fail,
             "connection",
             e.to_string(),
@@ -83,10 +83,10 @@ fn run_checks(
     target: &Target,
     transport: &mut dyn Transport,
     workdir: Workdir<'_>,
-    items: &mut Vec<Check>,
+    items: &mut Vec<CheckItem>,
 ) -> Result<(), TransportError> {
     match read_facts(transport) {
-        Ok(f) => items.push(Check::new(
+        Ok(f) => items.push(CheckItem::new(
             CheckStatus::Ok,
             "boot",
             format!(
@@ -95,7 +95,7 @@ fn run_checks(
             ),
             None,
         )),
-        Err(e) => items.push(Check::new(
+        Err(e) => items.push(CheckItem::new(
             CheckStatus::Fail,
             "boot",
             e.to_string(),
@@ -107,7 +107,7 @@ fn run_checks(
     ] {
         let found = probe(transport, &format!("command -v {tool}"))?;
         if let Probe::Failed(e) = found {
-            items.push(Check::new(
+            items.push(CheckItem::new(
                 CheckStatus::Fail,
                 format!("tool {tool}"),
                 e,
@@ -118,8 +118,8 @@ fn run_checks(
     if recipe.workloads.iter().any(|w| w.cpu.is_some()) {
         let t = probe(transport, "command -v taskset")?;
         items.push(match t {
-            Probe::Passed(p) => Check::ok("taskset", p),
-            Probe::Failed(e) => Check::new(
+            Probe::Passed(p) => CheckItem::ok("taskset", p),
+            Probe::Failed(e) => CheckItem::new(
                 CheckStatus::Fail,
                 "taskset",
                 e,
@@ -137,13 +137,13 @@ fn run_checks(
             &format!("[ -w {p} ] && cat {p}", p = sh_quote(&path)),
         )?;
         items.push(match r {
-            Probe::Passed(now) => Check::new(
+            Probe::Passed(now) => CheckItem::new(
                 CheckStatus::Ok,
                 format!("sysctl {name}"),
                 format!("writable, now {now}, will be {value}"),
                 None,
             ),
-            Probe::Failed(_) => Check::new(
+            Probe::Failed(_) => CheckItem::new(
                 CheckStatus::Fail,
                 format!("sysctl {name}"),
                 format!("{path} is missing or not writable"),
@@ -159,7 +159,7 @@ fn switch_checks(
     recipe: &Recipe,
     target: &Target,
     transport: &mut dyn Transport,
-    items: &mut Vec<Check>,
+    items: &mut Vec<CheckItem>,
 ) -> Result<(), TransportError> {
     let method = target.switch.method();
     items.extend(method.preflight(recipe, transport)?);
@@ -175,11 +175,11 @@ fn switch_checks(
             )?;
             let what = format!("kernel {}", kernel.label);
             items.push(match r {
-                Probe::Passed(_) => Check::ok(
+                Probe::Passed(_) => CheckItem::ok(
                     what,
                     format!("{} and {} present", kernel.image, kernel.initrd),
                 ),
-                Probe::Failed(e) => Check::fail(
+                Probe::Failed(e) => CheckItem::fail(
                     what,
                     e,
                     "install the kernel on the target, or set `image`/`initrd` in [kernels]",
@@ -190,7 +190,7 @@ fn switch_checks(
     if let Some(cmd) = &target.power_cycle {
         items.push(host_command_check("power_cycle", cmd, recipe));
     } else if method.switches() {
-        items.push(Check::new(
+        items.push(CheckItem::new(
             CheckStatus::Warn,
             "power_cycle",
             "not set: a kernel that hangs will stop the campaign at the boot timeout",
@@ -203,7 +203,7 @@ fn switch_checks(
 fn knob_checks(
     recipe: &Recipe,
     transport: &mut dyn Transport,
-    items: &mut Vec<Check>,
+    items: &mut Vec<CheckItem>,
 ) -> Result<(), TransportError> {
     let t = &recipe.tuning;
     let knobs: [(&str, Option<bool>, &str); 3] = [
@@ -230,19 +230,19 @@ fn knob_checks(
             &format!("for f in {files}; do [ -w \"$f\" ] && echo \"$f\" && exit 0; done; exit 1"),
         )?;
         items.push(match (r, required) {
-            (Probe::Passed(f), _) => Check::new(
+            (Probe::Passed(f), _) => CheckItem::new(
                 CheckStatus::Ok,
                 format!("tuning {name}"),
                 format!("{f} writable"),
                 None,
             ),
-            (Probe::Failed(_), true) => Check::new(
+            (Probe::Failed(_), true) => CheckItem::new(
                 CheckStatus::Fail,
                 format!("tuning {name}"),
                 format!("absent ({files})"),
                 Some("list it in [tuning] optional if this machine may lack it"),
             ),
-            (Probe::Failed(_), false) => Check::new(
+            (Probe::Failed(_), false) => CheckItem::new(
                 CheckStatus::Warn,
                 format!("tuning {name}"),
                 "absent; optional, will be skipped",
@@ -284,14 +284,14 @@ fn files_and_setup(
     recipe: &Recipe,
     transport: &mut dyn Transport,
     workdir: Workdir<'_>,
-    items: &mut Vec<Check>,
+    items: &mut Vec<CheckItem>,
 ) -> Result<(), TransportError> {
     let (workdir, remove) = match workdir {
         Workdir::Given(dir) => (dir.to_owned(), false),
         Workdir::FreshUnder(base) => match fresh_dir(transport, base, recipe.name.as_str())? {
             Probe::Passed(dir) => (dir, true),
             Probe::Failed(e) => {
-                items.push(Check::new(
+                items.push(CheckItem::new(
                     CheckStatus::Fail,
                     "workdir",
                     format!("cannot create a fresh directory under {base}: {e}"),
@@ -301,7 +301,7 @@ fn files_and_setup(
             }
         },
     };
-    items.push(Check::ok(
+    items.push(CheckItem::ok(
         "workdir",
         format!("{workdir} (fresh, private, removed afterwards)"),
     ));
@@ -309,7 +309,7 @@ fn files_and_setup(
     if remove {
         let removed = probe(transport, &format!("rm -rf -- {}", sh_quote(&workdir)))?;
         if let Probe::Failed(e) = removed {
-            items.push(Check::new(
+            items.push(CheckItem::new(
                 CheckStatus::Warn,
                 "workdir",
                 format!("could not remove {workdir}: {e}"),
@@ -324,13 +324,13 @@ fn copy_and_setup(
     recipe: &Recipe,
     transport: &mut dyn Transport,
     workdir: &str,
-    items: &mut Vec<Check>,
+    items: &mut Vec<CheckItem>,
 ) -> Result<(), TransportError> {
     for file in &recipe.files {
         let data = match crate::recipe::load::read_source(&file.local) {
             Ok(d) => d,
             Err(e) => {
-                items.push(Check::new(
+                items.push(CheckItem::new(
                     CheckStatus::Fail,
                     format!("file {}", file.remote),
                     e.to_string(),
@@ -343,7 +343,7 @@ fn copy_and_setup(
         if let Some((parent, _)) = remote.rsplit_once('/')
             && let Probe::Failed(e) = probe(transport, &format!("mkdir -p {}", sh_quote(parent)))?
         {
-            items.push(Check::new(
+            items.push(CheckItem::new(
                 CheckStatus::Fail,
                 format!("file {}", file.remote),
                 format!("cannot create {parent}: {e}"),
@@ -352,11 +352,11 @@ fn copy_and_setup(
             continue;
         }
         items.push(match transport.upload(&data, &remote, file.mode()) {
-            Ok(()) => Check::ok(
+            Ok(()) => CheckItem::ok(
                 format!("file {}", file.remote),
                 format!("{} bytes copied", data.len()),
             ),
-            Err(e) => Check::new(
+            Err(e) => CheckItem::new(
                 CheckStatus::Fail,
                 format!("file {}", file.remote),
                 e.to_string(),
@@ -370,11 +370,11 @@ fn copy_and_setup(
             recipe.setup.timeout,
         )?;
         items.push(if out.outcome.success() {
-            Check::ok(format!("setup {}", i + 1), command.clone())
+            CheckItem::ok(format!("setup {}", i + 1), command.clone())
         } else {
             let stderr = out.stderr_text();
             let tail = crate::text::last_lines(&stderr, 3);
-            Check::new(
+            CheckItem::new(
                 CheckStatus::Fail,
                 format!("setup {}", i + 1),
                 format!("`{command}`: {} {}", out.outcome, tail.join(" / ")),

@@ -26,8 +26,8 @@ use crate::recipe::{
     limits,
     model::{CheckSpec, MetricSpec, RecipeFile, SysctlValue, TuningKnob, TuningSpec, WorkloadSpec},
     resolved::{
-        Analysis, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, Recipe, Recovery, Steps,
-        Tuning, Workload, point_labels,
+        AnalysisSettings, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, Recipe, Recovery,
+        Steps, Tuning, Workload, point_labels,
     },
 };
 
@@ -1050,7 +1050,7 @@ impl Checker<'_> {
         file: &RecipeFile,
         sequence: &[KernelLabel],
         known: &[&KernelLabel],
-    ) -> Analysis {
+    ) -> AnalysisSettings {
         let spec = &file.analysis;
         let baseline = match &spec.baseline {
             Some(label) => {
@@ -1100,7 +1100,7 @@ impl Checker<'_> {
                 path: path.iter().map(|p| p.get_ref().clone()).collect(),
             });
         }
-        Analysis {
+        AnalysisSettings {
             baseline,
             gate_pct: self.percent(spec.gate_pct.as_ref(), 5.0, "gate_pct"),
             drift_margin: self.percent(spec.drift_margin.as_ref(), 2.0, "drift_margin"),
@@ -1115,7 +1115,7 @@ impl Checker<'_> {
         &mut self,
         file: &RecipeFile,
         workloads: &[Workload],
-        analysis: &Analysis,
+        analysis: &AnalysisSettings,
         sequence: &[KernelLabel],
         known: &[&KernelLabel],
     ) -> Vec<Expect> {

@@ -52,7 +52,7 @@ pub struct Recipe {
     /// Workloads in run order.
     pub workloads: Vec<Workload>,
     /// `[analysis]`.
-    pub analysis: Analysis,
+    pub analysis: AnalysisSettings,
     /// `[[expect]]`.
     pub expect: Vec<Expect>,
 }
@@ -283,7 +283,7 @@ pub struct Check {
 
 /// `[analysis]` with defaults applied.
 #[derive(Clone, Debug)]
-pub struct Analysis {
+pub struct AnalysisSettings {
     /// Baseline kernel.
     pub baseline: KernelLabel,
     /// Materiality gate, percent.

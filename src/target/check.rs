@@ -21,7 +21,7 @@ pub enum CheckStatus {
 
 /// One line of the checklist.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Check {
+pub struct CheckItem {
     /// Outcome.
     pub status: CheckStatus,
     /// What was checked.
@@ -32,15 +32,15 @@ pub struct Check {
     pub hint: Option<String>,
 }
 
-impl Check {
+impl CheckItem {
     /// A line of the checklist.
     pub fn new(
         status: CheckStatus,
         what: impl Into<String>,
         detail: impl Into<String>,
         hint: Option<&str>,
-    ) -> Check {
-        Check {
+    ) -> CheckItem {
+        CheckItem {
             status,
             what: what.into(),
             detail: detail.into(),
@@ -49,13 +49,13 @@ impl Check {
     }
 
     /// A check that passed.
-    pub fn ok(what: impl Into<String>, detail: impl Into<String>) -> Check {
-        Check::new(CheckStatus::Ok, what, detail, None)
+    pub fn ok(what: impl Into<String>, detail: impl Into<String>) -> CheckItem {
+        CheckItem::new(CheckStatus::Ok, what, detail, None)
     }
 
     /// A check that failed, with the fix.
-    pub fn fail(what: impl Into<String>, detail: impl Into<String>, hint: &str) -> Check {
-        Check::new(CheckStatus::Fail, what, detail, Some(hint))
+    pub fn fail(what: impl Into<String>, detail: impl Into<String>, hint: &str) -> CheckItem {
+        CheckItem::new(CheckStatus::Fail, what, detail, Some(hint))
     }
 }
 

@@ -10,7 +10,7 @@ use super::{Cx, Method, SwitchError, SwitchKind, SwitchRequest, Traits, classify
 use crate::{
     recipe::Recipe,
     target::{
-        check::{Check, Probe, probe},
+        check::{CheckItem, Probe, probe},
         quote::sh_quote,
         transport::{Transport, TransportError},
     },
@@ -67,14 +67,16 @@ impl Method for Bls {
         &self,
         _recipe: &Recipe,
         transport: &mut dyn Transport,
-    ) -> Result<Vec<Check>, TransportError> {
+    ) -> Result<Vec<CheckItem>, TransportError> {
         let entries = &self.entries;
         let found = match probe(
             transport,
             &format!("command -v bootctl && [ -w {} ]", sh_quote(entries)),
         )? {
-            Probe::Passed(path) => Check::ok("switch bls", format!("{path}, {entries} writable")),
-            Probe::Failed(_) => Check::fail(
+            Probe::Passed(path) => {
+                CheckItem::ok("switch bls", format!("{path}, {entries} writable"))
+            }
+            Probe::Failed(_) => CheckItem::fail(
                 "switch bls",
                 format!("bootctl missing or {entries} not writable"),
                 "systemd-boot and a writable loader/entries directory are needed",

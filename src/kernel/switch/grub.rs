@@ -10,7 +10,7 @@ use super::{Cx, Method, SwitchError, SwitchKind, Traits, wait::detached};
 use crate::{
     recipe::Recipe,
     target::{
-        check::{Check, Probe, probe},
+        check::{CheckItem, Probe, probe},
         transport::{Transport, TransportError},
     },
 };
@@ -53,13 +53,13 @@ impl Method for GrubReboot {
         &self,
         _recipe: &Recipe,
         transport: &mut dyn Transport,
-    ) -> Result<Vec<Check>, TransportError> {
+    ) -> Result<Vec<CheckItem>, TransportError> {
         let found = match probe(
             transport,
             "command -v grub-reboot || command -v grub2-reboot",
         )? {
-            Probe::Passed(path) => Check::ok("switch grub-reboot", path),
-            Probe::Failed(_) => Check::fail(
+            Probe::Passed(path) => CheckItem::ok("switch grub-reboot", path),
+            Probe::Failed(_) => CheckItem::fail(
                 "switch grub-reboot",
                 "grub-reboot not found",
                 "install grub or choose another switch",

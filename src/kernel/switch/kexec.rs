@@ -8,7 +8,7 @@ use super::{Cx, Method, SwitchError, SwitchKind, SwitchRequest, Traits, wait::de
 use crate::{
     recipe::Recipe,
     target::{
-        check::{Check, Probe, probe},
+        check::{CheckItem, Probe, probe},
         quote::sh_quote,
         transport::{Transport, TransportError},
     },
@@ -42,10 +42,10 @@ impl Method for Kexec {
         &self,
         _recipe: &Recipe,
         transport: &mut dyn Transport,
-    ) -> Result<Vec<Check>, TransportError> {
+    ) -> Result<Vec<CheckItem>, TransportError> {
         let found = match probe(transport, "command -v kexec")? {
-            Probe::Passed(path) => Check::ok("switch kexec", path),
-            Probe::Failed(_) => Check::fail(
+            Probe::Passed(path) => CheckItem::ok("switch kexec", path),
+            Probe::Failed(_) => CheckItem::fail(
                 "switch kexec",
                 "kexec not found",
                 "install kexec-tools on the target",
@@ -55,7 +55,7 @@ impl Method for Kexec {
             transport,
             "[ -d /run/systemd/system ] && command -v systemctl",
         )?;
-        let trigger = Check::ok(
+        let trigger = CheckItem::ok(
             "kexec trigger",
             if systemd.passed() {
                 "systemctl kexec"

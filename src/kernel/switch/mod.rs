@@ -35,7 +35,7 @@ use crate::{
     kernel::proof::{BootFacts, FactsError},
     recipe::{Kernel, Recipe},
     target::{
-        check::Check,
+        check::CheckItem,
         host::{HostCommandError, run_host},
         quote::sh_quote,
         transport::{Transport, TransportError},
@@ -200,7 +200,7 @@ pub trait Method: fmt::Debug + Send + Sync {
         &self,
         recipe: &Recipe,
         transport: &mut dyn Transport,
-    ) -> Result<Vec<Check>, TransportError>;
+    ) -> Result<Vec<CheckItem>, TransportError>;
 
     /// Readies the target to boot the requested kernel next (loads it, writes a one-shot
     /// entry, selects it on the netboot server). The target is still up afterwards.
@@ -553,14 +553,14 @@ pub fn missing_kernel_files<'k>(
 
 /// A host-side switch command, expanded for every kernel of the recipe (not run): a
 /// placeholder it cannot fill fails here instead of at the first switch of the night.
-pub fn host_command_check(what: &str, cmd: &str, recipe: &Recipe) -> Check {
+pub fn host_command_check(what: &str, cmd: &str, recipe: &Recipe) -> CheckItem {
     let mut expanded = Vec::new();
     for kernel in recipe.kernels.values() {
         let params = recipe.cmdline_for(&kernel.label).join(" ");
         match crate::target::host::expand(cmd, &kernel_vars(kernel, &params, &params)) {
             Ok(text) => expanded.push(text),
             Err(e) => {
-                return Check::fail(
+                return CheckItem::fail(
                     what,
                     e.to_string(),
                     "use only the placeholders listed in docs/targets.md",
@@ -568,7 +568,7 @@ pub fn host_command_check(what: &str, cmd: &str, recipe: &Recipe) -> Check {
             }
         }
     }
-    Check::ok(
+    CheckItem::ok(
         what,
         format!(
             "host command, not run by preflight: {}",

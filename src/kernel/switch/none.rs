@@ -7,7 +7,7 @@ use super::{Cx, Method, SwitchError, SwitchKind, Traits};
 use crate::{
     recipe::Recipe,
     target::{
-        check::Check,
+        check::CheckItem,
         transport::{Transport, TransportError},
     },
 };
@@ -33,9 +33,9 @@ impl Method for NoSwitch {
         &self,
         recipe: &Recipe,
         _transport: &mut dyn Transport,
-    ) -> Result<Vec<Check>, TransportError> {
+    ) -> Result<Vec<CheckItem>, TransportError> {
         let running = recipe.kernels.values().all(|k| k.release.is_running());
-        Ok(vec![Check::ok(
+        Ok(vec![CheckItem::ok(
             "switch",
             if running {
                 "none: every point runs on the kernel that is up"

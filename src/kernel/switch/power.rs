@@ -11,7 +11,7 @@ use super::{Cx, Method, SwitchError, SwitchKind, Traits, host_command_check};
 use crate::{
     recipe::Recipe,
     target::{
-        check::Check,
+        check::CheckItem,
         transport::{Transport, TransportError},
     },
 };
@@ -68,7 +68,7 @@ impl Method for Power {
         &self,
         recipe: &Recipe,
         _transport: &mut dyn Transport,
-    ) -> Result<Vec<Check>, TransportError> {
+    ) -> Result<Vec<CheckItem>, TransportError> {
         Ok(self
             .set_next
             .iter()
