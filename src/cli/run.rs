@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::{
     analysis::analyze,
     campaign::{
-        engine::{Engine, EngineError, Job, Outcome, RunOptions, check_tuning_consent},
+        engine::{Engine, EngineError, Job, Outcome, RunOptions, Start, check_tuning_consent},
         events::{CampaignEvent, Observer, Warning},
         lock::{Holder, TargetLock},
         plan::{Plan, Summary},
@@ -122,13 +122,6 @@ fn take_lock(
         .map_err(|e| Error::lock("cannot take the target", e))
 }
 
-/// Whether the engine starts a campaign or picks one up.
-#[derive(Clone, Copy)]
-enum Start {
-    New,
-    Resume,
-}
-
 /// Runs the campaign in `dir` on `target` from the recipe copy it recorded (so resume and
 /// report see exactly what ran), then concludes with the reports.
 fn execute(
@@ -157,10 +150,7 @@ fn execute(
     // rebooted stays changed.
     let keeps_settings = !target.switch.method().switches();
     let outcome = guarded(dir, transport.as_mut(), keeps_settings, |transport| {
-        let engine = match start {
-            Start::New => Engine::create(job, transport, &mut progress, &options),
-            Start::Resume => Engine::resume(job, transport, &mut progress, &options),
-        };
+        let engine = Engine::open(job, start, transport, &mut progress, &options);
         Ok::<_, Error>(engine.map_err(engine_error)?.run())
     })?;
     drop(progress);

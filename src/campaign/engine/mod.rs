@@ -183,20 +183,37 @@ pub struct Engine<'a> {
     start: CampaignState,
 }
 
+/// Whether a run starts a campaign or picks one up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// A new campaign in an empty results directory: the journal header is written.
+    New,
+    /// An existing campaign (`aba resume`): the recipe, target and plan must match the
+    /// journal's, an attempt the last runner left open is discarded, the resumption journaled.
+    Resume,
+}
+
 impl<'a> Engine<'a> {
-    /// Starts a new campaign in an empty results directory: writes the journal header.
-    pub fn create(
+    /// Opens the campaign in `job`'s results directory as `start` says; refuses to tune a
+    /// machine that is not rebooted without consent, before anything is written.
+    pub fn open(
         job: Job<'a>,
+        start: Start,
         transport: &'a mut dyn Transport,
         observer: &'a mut dyn Observer,
         options: &RunOptions,
     ) -> Result<Engine<'a>, EngineError> {
         check_tuning_consent(job.recipe, job.target, options)?;
-        let journal = JournalWriter::open(&job.dir.journal_path())?;
-        Engine::create_with(job, transport, observer, journal)
+        match start {
+            Start::New => {
+                let journal = JournalWriter::open(&job.dir.journal_path())?;
+                Engine::create_with(job, transport, observer, journal)
+            }
+            Start::Resume => Engine::resume(job, transport, observer),
+        }
     }
 
-    /// [`Engine::create`] appending to `journal`.
+    /// A new campaign appending to `journal`.
     fn create_with(
         job: Job<'a>,
         transport: &'a mut dyn Transport,

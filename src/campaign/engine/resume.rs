@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Engine, EngineError, Job, Mismatch, RunOptions, check_tuning_consent};
+use super::{Engine, EngineError, Job, Mismatch};
 use crate::{
     campaign::{events::Observer, plan::Plan},
     inventory::Target,
@@ -24,13 +24,11 @@ use super::failure::PastFailure;
 impl<'a> Engine<'a> {
     /// Opens an existing campaign: checks that the recipe and target match, marks the rows of
     /// any attempt the last runner left open as discarded, and journals the resumption.
-    pub fn resume(
+    pub(super) fn resume(
         job: Job<'a>,
         transport: &'a mut dyn Transport,
         observer: &'a mut dyn Observer,
-        options: &RunOptions,
     ) -> Result<Engine<'a>, EngineError> {
-        check_tuning_consent(job.recipe, job.target, options)?;
         let past = Journal::read(&job.dir.journal_path())?;
         check_header(&past, job.recipe, job.target, job.plan)?;
         let journal = JournalWriter::open(&job.dir.journal_path())?;

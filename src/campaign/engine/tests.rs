@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{Engine, Failure, Job, Outcome, Stop};
+use super::{Engine, Failure, Job, Outcome, Start, Stop};
 use crate::{
     campaign::{
         events::{CampaignEvent, Recorder, Warning},
@@ -116,9 +116,15 @@ impl Campaign {
 
     fn resume(&self, machine: &mut Scripted) -> (Outcome, Recorder) {
         let mut events = Recorder::default();
-        let outcome = Engine::resume(self.job(), machine, &mut events, &Default::default())
-            .expect("resumes")
-            .run();
+        let outcome = Engine::open(
+            self.job(),
+            Start::Resume,
+            machine,
+            &mut events,
+            &Default::default(),
+        )
+        .expect("resumes")
+        .run();
         (outcome, events)
     }
 
