@@ -1,9 +1,33 @@
-//! The top-level error, its exit code, and how it is shown: `error: …`, the chain of causes,
-//! and a hint naming the flag or key that fixes it.
+//! The top-level error: one variant per way an `aba` command ends unsuccessfully, its exit
+//! code ([`Error::exit_code`]) and the hint that fixes it ([`Error::hint`]), both decided
+//! here from the variant and nowhere else, and how it is shown: `error: …`, the chain of
+//! causes, and a hint naming the flag or key that fixes it.
 
-use std::{error::Error as StdError, fmt::Write as _};
+use std::{
+    error::Error as StdError,
+    fmt::{self, Write as _},
+    path::PathBuf,
+    time::Duration,
+};
 
 use thiserror::Error;
+
+use crate::{
+    analysis::AnalysisError,
+    campaign::{
+        amend::AmendError,
+        engine::{EngineError, Failure, Stop},
+        lock::{Liveness, LockError},
+        plan::PlanError,
+        restore::RestoreError,
+        tuning::TuneError,
+    },
+    inventory::InventoryError,
+    recipe::RecipeError,
+    report::ReportError,
+    results::{journal::JournalError, verify::VerifyError},
+    target::transport::TransportError,
+};
 
 /// Exit codes, documented in the README; scripts around overnight campaigns rely on them.
 pub mod exit_code {
@@ -24,90 +48,250 @@ pub mod exit_code {
     pub const INTERRUPTED: u8 = 130;
 }
 
+/// An error shown inline after what was being done (`invalid recipe: …`), its own causes
+/// following as the chain: the error's message is printed once, in the first line.
+#[derive(Debug)]
+pub struct Inline<E> {
+    /// What was being done.
+    pub doing: String,
+    /// The error.
+    pub error: E,
+}
+
+impl<E: fmt::Display> fmt::Display for Inline<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.doing, self.error)
+    }
+}
+
+impl<E: StdError> StdError for Inline<E> {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.error.source()
+    }
+}
+
+fn inline<E>(doing: impl Into<String>, error: E) -> Inline<E> {
+    Inline {
+        doing: doing.into(),
+        error,
+    }
+}
+
 /// Anything that ends an `aba` command unsuccessfully.
 #[derive(Debug, Error)]
 pub enum Error {
-    /// The recipe is invalid.
-    #[error("invalid recipe: {0}")]
-    Recipe(#[from] crate::recipe::RecipeError),
+    /// The recipe is invalid or unreadable.
+    #[error(transparent)]
+    Recipe(Inline<RecipeError>),
     /// The inventory is invalid or lacks the target.
     #[error(transparent)]
-    Inventory(#[from] crate::inventory::InventoryError),
+    Inventory(#[from] InventoryError),
     /// The recipe cannot run on the target.
     #[error("cannot plan this recipe: {0}")]
-    Plan(#[from] crate::campaign::plan::PlanError),
-    /// Something else, with context.
-    #[error("{message}")]
-    Other {
-        /// What failed.
-        message: String,
+    Plan(PlanError),
+    /// The plan is estimated at more than a day and `--yes` was not given.
+    #[error("the campaign is estimated to take {}, more than {}", crate::campaign::plan::format_eta(*eta), crate::campaign::plan::format_eta(crate::recipe::limits::ETA_CONFIRM))]
+    TooLong {
+        /// The estimate.
+        eta: Duration,
+        /// The recipe.
+        recipe: PathBuf,
+    },
+    /// The target cannot be used (its SSH settings do not resolve).
+    #[error("cannot use target `{target}`")]
+    Target {
+        /// The target.
+        target: String,
         /// Why.
         #[source]
-        source: Option<Box<dyn StdError + Send + Sync>>,
-        /// How to fix it.
-        hint: Option<String>,
-        /// Exit code.
-        code: u8,
+        source: TransportError,
     },
+    /// The target cannot be reached.
+    #[error("cannot connect to target `{target}`")]
+    Connect {
+        /// The target.
+        target: String,
+        /// Why.
+        #[source]
+        source: TransportError,
+    },
+    /// The target's lock could not be taken or released.
+    #[error(transparent)]
+    Lock(Inline<LockError>),
+    /// A results directory could not be created.
+    #[error("cannot create a results directory under {}", parent.display())]
+    ResultsDir {
+        /// Where.
+        parent: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A directory that is not a campaign's results.
+    #[error("{} is not a {}results directory", dir.display(), if *resumable { "resumable " } else { "" })]
+    NotResultsDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Whether a campaign to resume was asked for.
+        resumable: bool,
+        /// Why its journal is not one.
+        #[source]
+        source: JournalError,
+    },
+    /// A directory without a journal.
+    #[error("{} is not a results directory: it has no journal.jsonl", dir.display())]
+    NoJournal {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A results directory's samples.csv cannot be read.
+    #[error("cannot read the samples of {}", dir.display())]
+    Samples {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: crate::results::samples::SamplesError,
+    },
+    /// A journal that does not start with a campaign record.
+    #[error("the journal has no campaign header")]
+    NoHeader,
+    /// The engine could not start.
+    #[error("cannot run the campaign")]
+    Engine(#[source] EngineError),
+    /// The campaign stopped before its end; the directory is resumable.
+    #[error("the campaign stopped: {stop}")]
+    CampaignStopped {
+        /// The results directory.
+        dir: PathBuf,
+        /// Why, typed; its text (with every cause) is what the journal recorded.
+        stop: Box<Stop>,
+    },
+    /// Ctrl-C or SIGTERM; the directory is resumable.
+    #[error("interrupted")]
+    Interrupted {
+        /// The results directory.
+        dir: PathBuf,
+    },
+    /// `aba resume --amend` refused the amended recipe or could not record it.
+    #[error("cannot amend the campaign with {}", recipe.display())]
+    Amend {
+        /// The amended recipe.
+        recipe: PathBuf,
+        /// Why.
+        #[source]
+        source: AmendFailure,
+    },
+    /// `aba restore` could not put the settings back.
+    #[error("cannot restore the settings on target `{target}`")]
+    Restore {
+        /// The target.
+        target: String,
+        /// Why.
+        #[source]
+        source: RestoreError,
+    },
+    /// `aba verify` could not make its check.
+    #[error("cannot verify {}", dir.display())]
+    Verify {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: VerifyError,
+    },
+    /// `aba preflight` found problems.
+    #[error("preflight found {problems} problem(s) on target `{target}`")]
+    Preflight {
+        /// How many checks failed.
+        problems: usize,
+        /// The target.
+        target: String,
+    },
+    /// A local directory for preflight could not be made.
+    #[error("cannot create a private directory for preflight")]
+    PrivateDir(#[source] std::io::Error),
+    /// The analysis could not be made.
+    #[error(transparent)]
+    Analysis(#[from] AnalysisError),
+    /// The reports could not be written.
+    #[error(transparent)]
+    Report(#[from] ReportError),
+}
+
+/// Why `aba resume --amend` did not amend.
+#[derive(Debug, Error)]
+pub enum AmendFailure {
+    /// The change is not one an amendment may make.
+    #[error(transparent)]
+    Refused(#[from] AmendError),
+    /// The results directory's recipe copy could not be replaced.
+    #[error("cannot replace the recipe copy in {}", dir.display())]
+    Copy {
+        /// The results directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The amendment could not be journaled.
+    #[error("cannot journal the amendment")]
+    Journal(#[source] JournalError),
+}
+
+impl From<RecipeError> for Error {
+    fn from(e: RecipeError) -> Self {
+        Error::Recipe(inline("invalid recipe", e))
+    }
+}
+
+impl From<PlanError> for Error {
+    fn from(e: PlanError) -> Self {
+        Error::Plan(e)
+    }
 }
 
 impl Error {
-    /// An error with a message and an optional cause.
-    pub fn msg(message: impl Into<String>) -> Self {
-        Error::Other {
-            message: message.into(),
-            source: None,
-            hint: None,
-            code: exit_code::ERROR,
-        }
-    }
-
-    /// Wraps `source` with what was being done.
-    pub fn context(
-        message: impl Into<String>,
-        source: impl StdError + Send + Sync + 'static,
-    ) -> Self {
-        Error::Other {
-            message: message.into(),
-            source: Some(Box::new(source)),
-            hint: None,
-            code: exit_code::ERROR,
-        }
-    }
-
-    /// Adds a hint (only to `Other`; other variants carry their own).
-    #[must_use]
-    pub fn with_hint(mut self, text: impl Into<String>) -> Self {
-        if let Error::Other { hint, .. } = &mut self {
-            *hint = Some(text.into());
-        }
-        self
-    }
-
-    /// Sets the exit code.
-    #[must_use]
-    pub fn with_code(mut self, exit: u8) -> Self {
-        if let Error::Other { code, .. } = &mut self {
-            *code = exit;
-        }
-        self
+    /// The target's lock could not be taken (or released) while `doing` something.
+    pub fn lock(doing: impl Into<String>, e: LockError) -> Self {
+        Error::Lock(inline(doing, e))
     }
 
     /// The process exit code for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Other { code, .. } => *code,
-            _ => exit_code::ERROR,
+            Error::CampaignStopped { .. } => exit_code::CAMPAIGN_STOPPED,
+            Error::Interrupted { .. } => exit_code::INTERRUPTED,
+            Error::Recipe(_)
+            | Error::Inventory(_)
+            | Error::Plan(_)
+            | Error::TooLong { .. }
+            | Error::Target { .. }
+            | Error::Connect { .. }
+            | Error::Lock(_)
+            | Error::ResultsDir { .. }
+            | Error::NotResultsDir { .. }
+            | Error::NoJournal { .. }
+            | Error::Samples { .. }
+            | Error::NoHeader
+            | Error::Engine(_)
+            | Error::Amend { .. }
+            | Error::Restore { .. }
+            | Error::Verify { .. }
+            | Error::Preflight { .. }
+            | Error::PrivateDir(_)
+            | Error::Analysis(_)
+            | Error::Report(_) => exit_code::ERROR,
         }
     }
 
-    fn hint(&self) -> Option<String> {
+    /// How to fix it: the flag, key or command that does.
+    pub fn hint(&self) -> Option<String> {
+        const RESULTS_DIR: &str =
+            "pass the directory `aba run` printed, e.g. results/<name>-<stamp>";
         match self {
-            Error::Other { hint, .. } => hint.clone(),
-            Error::Inventory(crate::inventory::InventoryError::UnknownTarget {
-                known,
-                suggestion,
-                ..
+            Error::Inventory(InventoryError::UnknownTarget {
+                known, suggestion, ..
             }) => Some(match suggestion {
                 Some(s) => format!("did you mean `{s}`? known targets: {}", known.join(", ")),
                 None => format!(
@@ -118,26 +302,61 @@ impl Error {
             Error::Plan(_) => Some(
                 "run it on a target that switches kernels (see targets.toml), or give every kernel the same release".to_owned(),
             ),
-            _ => None,
+            Error::TooLong { recipe, .. } => Some(format!(
+                "`aba check {}` shows where the time goes; pass --yes to start it anyway",
+                recipe.display()
+            )),
+            Error::Lock(Inline { error, .. }) => lock_hint(error),
+            Error::NotResultsDir { .. } | Error::NoJournal { .. } => Some(RESULTS_DIR.to_owned()),
+            Error::Engine(EngineError::TuningNotAllowed(_)) => Some(
+                "pass --allow-tuning to apply them; previous values are restored at the end and on Ctrl-C".to_owned(),
+            ),
+            Error::Engine(EngineError::Mismatch(_)) => Some(
+                "start a new campaign with `aba run`, or, if only unfinished points are affected, fix the recipe and continue with `aba resume DIR --amend RECIPE`".to_owned(),
+            ),
+            Error::Amend {
+                source: AmendFailure::Refused(_),
+                ..
+            } => Some(
+                "an amendment may only change what no finished point used; start a new campaign for anything else".to_owned(),
+            ),
+            Error::CampaignStopped { dir, stop } => Some(format!(
+                "{}, then continue with `aba resume {}`; finished points are kept",
+                stop.failure().and_then(failure_fix).unwrap_or("fix the cause"),
+                dir.display()
+            )),
+            Error::Interrupted { dir } => {
+                Some(format!("continue with `aba resume {}`", dir.display()))
+            }
+            Error::Restore { .. } => Some(
+                "the values to write back are the `tuning_saved` record in journal.jsonl"
+                    .to_owned(),
+            ),
+            Error::Analysis(e) => e.hint(),
+            Error::Report(e) => e.hint(),
+            Error::Recipe(_)
+            | Error::Amend { .. }
+            | Error::Inventory(_)
+            | Error::Target { .. }
+            | Error::Connect { .. }
+            | Error::ResultsDir { .. }
+            | Error::Samples { .. }
+            | Error::NoHeader
+            | Error::Engine(_)
+            | Error::Verify { .. }
+            | Error::Preflight { .. }
+            | Error::PrivateDir(_) => None,
         }
     }
 
     /// Renders the error, its causes and the hint, for stderr.
     pub fn render(&self) -> String {
         let mut out = format!("error: {self}");
-        let mut source = self.source();
-        let mut first = true;
-        while let Some(cause) = source {
-            // Transparent wrappers repeat their cause's text; print it once.
-            let text = cause.to_string();
-            if !out.contains(&text) {
-                if first {
-                    out.push_str("\ncaused by:");
-                    first = false;
-                }
-                let _ = write!(out, "\n  - {text}");
+        for (i, cause) in crate::causes::causes(self).enumerate() {
+            if i == 0 {
+                out.push_str("\ncaused by:");
             }
-            source = cause.source();
+            let _ = write!(out, "\n  - {cause}");
         }
         if let Some(hint) = self.hint() {
             let _ = write!(out, "\n(hint: {hint})");
@@ -146,20 +365,98 @@ impl Error {
     }
 }
 
+/// How to get past a lock.
+fn lock_hint(error: &LockError) -> Option<String> {
+    match error {
+        LockError::Busy {
+            target,
+            holder,
+            live,
+        } => Some(match live {
+            Liveness::Running => format!(
+                "wait for it with `--wait`, or stop it (kill {}) and resume it later with `aba resume {}`",
+                holder.pid, holder.campaign
+            ),
+            Liveness::Gone | Liveness::Unknown => format!(
+                "if that campaign should go on, resume it with `aba resume {}`; if it is abandoned and nothing runs on the target, release it with `aba unlock --target {target}`",
+                holder.campaign
+            ),
+        }),
+        LockError::Marker { .. } => Some(
+            "the marker lives at the inventory's `lock_file` (default /var/lib/aba/lock); point it at a writable place on the target".to_owned(),
+        ),
+        LockError::Host { .. } | LockError::Interrupted(_) => None,
+    }
+}
+
+/// What fixes the failure that stopped a campaign, when aba knows it better than "the cause".
+fn failure_fix(failure: &Failure) -> Option<&str> {
+    match failure {
+        Failure::Tuning(TuneError::Missing { hint, .. }) => Some(hint),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::{Error, exit_code};
+    use crate::{
+        campaign::engine::{Failure, Stop},
+        recipe::ident::PointLabel,
+        results::journal::JournalError,
+    };
 
     #[test]
     fn renders_chain_and_hint() {
         let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
-        let err = Error::context("cannot open results/x/journal.jsonl", io)
-            .with_hint("pass the directory `aba run` printed")
-            .with_code(exit_code::CAMPAIGN_STOPPED);
+        let err = Error::NotResultsDir {
+            dir: PathBuf::from("results/x"),
+            resumable: true,
+            source: JournalError::Io {
+                action: "read",
+                path: PathBuf::from("results/x/journal.jsonl"),
+                source: io,
+            },
+        };
         assert_eq!(
             err.render(),
-            "error: cannot open results/x/journal.jsonl\ncaused by:\n  - no such file\n(hint: pass the directory `aba run` printed)"
+            "error: results/x is not a resumable results directory\ncaused by:\n  - cannot read journal results/x/journal.jsonl\n  - no such file\n(hint: pass the directory `aba run` printed, e.g. results/<name>-<stamp>)"
         );
-        assert_eq!(err.exit_code(), 3);
+        assert_eq!(err.exit_code(), exit_code::ERROR);
+    }
+
+    /// A stop's reason is shown once, on the first line, with its causes; the exit code says
+    /// the directory is resumable.
+    #[test]
+    fn a_stopped_campaign_exits_3_with_its_reason_and_how_to_resume() {
+        let err = Error::CampaignStopped {
+            dir: PathBuf::from("results/r-1"),
+            stop: Box::new(Stop::Point {
+                point: PointLabel::new("b"),
+                attempt: 1,
+                cause: Failure::File {
+                    action: "write",
+                    path: PathBuf::from("results/r-1/env/b-1.json"),
+                    source: std::io::Error::from_raw_os_error(libc::ENOSPC),
+                },
+            }),
+        };
+        assert_eq!(err.exit_code(), exit_code::CAMPAIGN_STOPPED);
+        let text = err.render();
+        assert!(
+            text.starts_with("error: the campaign stopped: point `b` attempt 1: cannot write results/r-1/env/b-1.json: No space left on device"),
+            "{text}"
+        );
+        assert_eq!(text.matches("No space left").count(), 1, "{text}");
+        assert!(text.ends_with("(hint: fix the cause, then continue with `aba resume results/r-1`; finished points are kept)"), "{text}");
+        assert_eq!(
+            Error::Interrupted {
+                dir: PathBuf::from("d")
+            }
+            .exit_code(),
+            exit_code::INTERRUPTED
+        );
     }
 }

@@ -16,18 +16,22 @@ use serde::Deserialize;
 use thiserror::Error;
 use toml::Spanned;
 
+use crate::kernel::switch::{
+    Machine,
+    bls::{Bls, BlsTable},
+    grub::{GrubReboot, GrubTable},
+    kexec::Kexec,
+    none::NoSwitch,
+    power::{Power, PowerTable},
+};
+pub use crate::kernel::switch::{SWITCH_PLACEHOLDERS, Switch, SwitchKind};
 use crate::recipe::{
     Diagnostics,
     diagnostic::{Diagnostic, did_you_mean},
     ident::Name,
     range::{BootEstimate, BootTimeout, ConnectTimeout, Count, DeadAfter, Dur, Keepalive, Port},
-    resolved::render_template,
 };
 
-/// Placeholders of the switch commands (`power.set_next`, `power.cycle`, `power_cycle`,
-/// `grub.entry`).
-pub const SWITCH_PLACEHOLDERS: &[&str] =
-    &["kernel", "release", "image", "initrd", "cmdline", "params"];
 /// Placeholders of the notification commands (`on_finish`, `on_failure`).
 pub const NOTIFY_PLACEHOLDERS: &[&str] = &["dir", "reason", "target"];
 
@@ -36,35 +40,6 @@ pub const LOCAL: &str = "local";
 
 /// The name of the stand-in target `aba check` plans for without `--target`.
 pub const ANY_SWITCHING: &str = "(any)";
-
-/// How a target changes kernels between points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SwitchMethod {
-    /// `kexec -l` then `systemctl kexec` / `kexec -e`: fast, no firmware.
-    Kexec,
-    /// `grub-reboot ENTRY` then `reboot`: a one-shot GRUB entry.
-    GrubReboot,
-    /// A one-shot Boot Loader Specification entry (systemd-boot) then `reboot`.
-    Bls,
-    /// Host-side commands: set the next kernel (netboot), then cycle power.
-    Power,
-    /// No switch: every point runs on the kernel that is up (null campaigns, `local`).
-    None,
-}
-
-impl SwitchMethod {
-    /// Rough time for one switch, for the ETA before anything was measured.
-    pub fn boot_estimate(self) -> Duration {
-        match self {
-            SwitchMethod::Kexec => Duration::from_secs(30),
-            SwitchMethod::GrubReboot | SwitchMethod::Bls | SwitchMethod::Power => {
-                Duration::from_secs(120)
-            }
-            SwitchMethod::None => Duration::ZERO,
-        }
-    }
-}
 
 /// Where a target records which campaign holds it, unless the inventory says otherwise: a
 /// place that survives reboots on a distribution.
@@ -98,7 +73,7 @@ struct TargetSpec {
     host_key: Option<Spanned<String>>,
     #[serde(default)]
     ssh_config: Option<String>,
-    switch: Spanned<SwitchMethod>,
+    switch: Spanned<SwitchKind>,
     #[serde(default)]
     boot_timeout: Option<Dur<BootTimeout>>,
     #[serde(default)]
@@ -124,32 +99,11 @@ struct TargetSpec {
     #[serde(default)]
     connect_timeout: Option<Dur<ConnectTimeout>>,
     #[serde(default)]
-    power: Option<PowerSpec>,
+    power: Option<PowerTable>,
     #[serde(default)]
-    grub: Option<GrubSpec>,
+    grub: Option<GrubTable>,
     #[serde(default)]
-    bls: Option<BlsSpec>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PowerSpec {
-    #[serde(default)]
-    set_next: Option<Spanned<String>>,
-    cycle: Spanned<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GrubSpec {
-    entry: Spanned<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BlsSpec {
-    #[serde(default)]
-    entries: Option<String>,
+    bls: Option<BlsTable>,
 }
 
 /// SSH connection facts.
@@ -177,45 +131,6 @@ pub struct SshFacts {
     pub dead_after: Duration,
     /// Deadline of one connection attempt.
     pub connect_timeout: Duration,
-}
-
-/// How a target switches kernels, with the commands each method needs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Switch {
-    /// kexec on the target.
-    Kexec,
-    /// grub-reboot into an entry (placeholders `{release}`, `{kernel}`).
-    GrubReboot {
-        /// Entry title template.
-        entry: String,
-    },
-    /// One-shot BLS entry written under `entries`.
-    Bls {
-        /// Directory of loader entries on the target.
-        entries: String,
-    },
-    /// Host-side commands.
-    Power {
-        /// Optional command that selects the next kernel.
-        set_next: Option<String>,
-        /// Command that cycles power (and boots what was selected).
-        cycle: String,
-    },
-    /// No switch.
-    None,
-}
-
-impl Switch {
-    /// The method's kind.
-    pub fn method(&self) -> SwitchMethod {
-        match self {
-            Switch::Kexec => SwitchMethod::Kexec,
-            Switch::GrubReboot { .. } => SwitchMethod::GrubReboot,
-            Switch::Bls { .. } => SwitchMethod::Bls,
-            Switch::Power { .. } => SwitchMethod::Power,
-            Switch::None => SwitchMethod::None,
-        }
-    }
 }
 
 /// One machine, resolved.
@@ -260,7 +175,7 @@ impl Target {
         Target {
             name: LOCAL.to_owned(),
             ssh: None,
-            switch: Switch::None,
+            switch: Switch::None(NoSwitch),
             boot_timeout: Duration::ZERO,
             boot_estimate: Duration::ZERO,
             workdir: None,
@@ -279,8 +194,8 @@ impl Target {
     pub fn any_switching() -> Self {
         Target {
             name: ANY_SWITCHING.to_owned(),
-            switch: Switch::Kexec,
-            boot_estimate: SwitchMethod::Kexec.boot_estimate(),
+            switch: Switch::Kexec(Kexec),
+            boot_estimate: crate::kernel::switch::Method::boot_estimate(&Kexec),
             ..Target::local()
         }
     }
@@ -288,6 +203,17 @@ impl Target {
     /// True for the built-in target.
     pub fn is_local(&self) -> bool {
         self.ssh.is_none()
+    }
+
+    /// What the switch code needs to know of this machine.
+    pub fn machine(&self) -> Machine<'_> {
+        Machine {
+            switch: &self.switch,
+            boot_timeout: self.boot_timeout,
+            connect_window: self.connect_window(),
+            power_cycle: self.power_cycle.as_deref(),
+            host_dir: &self.base_dir,
+        }
     }
 
     /// How long to keep trying to reach a machine that should be up (not booting): long
@@ -526,43 +452,16 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
     {
         check_placeholders(cmd, NOTIFY_PLACEHOLDERS)?;
     }
-    let method = *spec.switch.get_ref();
-    let switch = match method {
-        SwitchMethod::Kexec => Switch::Kexec,
-        SwitchMethod::None => Switch::None,
-        SwitchMethod::GrubReboot => match spec.grub {
-            Some(g) => Switch::GrubReboot {
-                entry: g.entry.into_inner(),
-            },
-            None => {
-                return Err((
-                    Some(spec.switch.span()),
-                    format!(
-                        "switch = \"grub-reboot\" needs [targets.{name}.grub] entry = \"…{{release}}…\""
-                    ),
-                ));
-            }
-        },
-        SwitchMethod::Bls => Switch::Bls {
-            entries: spec
-                .bls
-                .and_then(|b| b.entries)
-                .unwrap_or_else(|| "/boot/loader/entries".to_owned()),
-        },
-        SwitchMethod::Power => match spec.power {
-            Some(p) => Switch::Power {
-                set_next: p.set_next.map(Spanned::into_inner),
-                cycle: p.cycle.into_inner(),
-            },
-            None => {
-                return Err((
-                    Some(spec.switch.span()),
-                    format!(
-                        "switch = \"power\" needs [targets.{name}.power] cycle = \"…\" (and optionally set_next)"
-                    ),
-                ));
-            }
-        },
+    let kind = *spec.switch.get_ref();
+    let at_switch = |message: String| (Some(spec.switch.span()), message);
+    let switch = match kind {
+        SwitchKind::Kexec => Switch::Kexec(Kexec),
+        SwitchKind::None => Switch::None(NoSwitch),
+        SwitchKind::GrubReboot => {
+            Switch::GrubReboot(GrubReboot::from_table(name, spec.grub).map_err(at_switch)?)
+        }
+        SwitchKind::Bls => Switch::Bls(Bls::from_table(spec.bls)),
+        SwitchKind::Power => Switch::Power(Power::from_table(name, spec.power).map_err(at_switch)?),
     };
     let workdir = match spec.workdir {
         Some(w) => {
@@ -622,7 +521,7 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
             .map_or(Duration::from_secs(600), |d| d.get()),
         boot_estimate: spec
             .boot_estimate
-            .map_or(method.boot_estimate(), |d| d.get()),
+            .map_or(switch.method().boot_estimate(), |d| d.get()),
         switch,
         workdir: Some(workdir),
         lock_file: Some(lock_file),
@@ -638,7 +537,7 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
 /// A host command may only use the placeholders aba fills in for it: an unknown one would
 /// otherwise fail only when the command runs, in the middle of a night.
 fn check_placeholders(cmd: &Spanned<String>, known: &[&str]) -> Result<(), SpanError> {
-    render_template(cmd.get_ref(), &mut |name| {
+    crate::placeholders::render_template(cmd.get_ref(), &mut |name| {
         known.contains(&name).then(String::new)
     })
     .map(|_| ())
@@ -676,7 +575,8 @@ fn expand_home(path: &str, base: &Path) -> PathBuf {
 mod tests {
     use std::path::Path;
 
-    use super::{Inventory, InventoryError, Switch, SwitchMethod};
+    use super::{Inventory, InventoryError, Switch, SwitchKind};
+    use crate::kernel::switch::kexec::Kexec;
 
     const LAB: &str = r#"
 [targets.lab]
@@ -702,10 +602,10 @@ cycle = "./power-cycle.sh lab1 10022 {release}"
         let lab = inv.target("lab").expect("defined");
         let ssh = lab.ssh.as_ref().expect("ssh");
         assert_eq!(ssh.identity.as_deref(), Some(Path::new("lab/id_ed25519")));
-        assert_eq!(lab.switch, Switch::Kexec);
+        assert_eq!(lab.switch, Switch::Kexec(Kexec));
         assert_eq!(lab.boot_timeout.as_secs(), 90);
         let net = inv.target("netboot").expect("defined");
-        assert_eq!(net.switch.method(), SwitchMethod::Power);
+        assert_eq!(net.switch.method().kind(), SwitchKind::Power);
         assert!(inv.target("local").expect("built in").is_local());
     }
 

@@ -7,12 +7,14 @@
 
 pub mod analysis;
 pub mod campaign;
+pub mod causes;
 pub mod cli;
 pub mod error;
 pub mod input;
 pub mod interrupt;
 pub mod inventory;
 pub mod kernel;
+pub mod placeholders;
 pub mod recipe;
 pub mod report;
 pub mod results;

@@ -82,6 +82,14 @@ pub fn quoted(text: &str) -> String {
     }
 }
 
+/// The last `n` lines of `text` that are not blank, oldest first: the end of a command's
+/// stderr, quoted in a message.
+pub fn last_lines(text: &str, n: usize) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(n);
+    lines[start..].to_vec()
+}
+
 /// A byte count the way people read it: `512 bytes`, `1.0 MiB`, `8.0 GiB`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
@@ -100,7 +108,7 @@ pub fn bytes(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{bytes, control_char, cut, one_line, printable, quoted};
+    use super::{bytes, control_char, cut, last_lines, one_line, printable, quoted};
 
     #[test]
     fn control_characters_are_found_and_escaped() {
@@ -120,6 +128,13 @@ mod tests {
         let q = quoted(&format!("{}\u{1b}", "é".repeat(100)));
         assert!(q.ends_with("… (101 characters)"), "{q}");
         assert_eq!(quoted("a\nb"), "a\\nb");
+    }
+
+    #[test]
+    fn the_last_lines_skip_blank_ones() {
+        assert_eq!(last_lines("a\n\nb\n  \nc\nd\n", 3), ["b", "c", "d"]);
+        assert_eq!(last_lines("only\n", 3), ["only"]);
+        assert!(last_lines(" \n\n", 3).is_empty());
     }
 
     #[test]

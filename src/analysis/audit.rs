@@ -235,14 +235,14 @@ impl<'a> Book<'a> {
                 let issue = RunIssue {
                     workload: workload.clone(),
                     case: case.clone(),
-                    phase: phase.clone(),
+                    phase: phase.as_str().to_owned(),
                     index: *index,
                     retry: *retry,
                     error: error.clone(),
                     raw: raw.clone(),
                 };
                 let a = self.entry(point, *attempt);
-                if status == "failed" {
+                if *status == Status::Failed {
                     a.failed_runs.push(issue);
                 } else if *retry > 0 {
                     a.retried_runs.push(issue);
@@ -417,10 +417,10 @@ mod tests {
                     attempt: 2,
                     workload: "w".into(),
                     case: String::new(),
-                    phase: "sample".into(),
+                    phase: crate::results::samples::Phase::Sample,
                     index: 1,
                     retry: 0,
-                    status: "failed".into(),
+                    status: crate::results::samples::Status::Failed,
                     elapsed_s: 1.0,
                     error: Some("exit status 1".into()),
                     raw: Some("raw/b-2/w-1-0.txt".into()),

@@ -83,34 +83,49 @@ fn parse(text: &str) -> Facts {
     facts
 }
 
-/// What the audit found at the end of a point.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Audit {
+/// A count read from the target: a number, or what was printed instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Count {
+    /// The number.
+    Counted(u32),
+    /// Not a number: what the command printed (empty when it printed nothing).
+    Unreadable(String),
+}
+
+/// What the health check found, before the workloads and at the end of a point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Health {
     /// Kernel warning lines in dmesg now.
-    pub dmesg_warnings: u32,
+    pub dmesg_warnings: Count,
     /// The newest warning lines, for the report.
     pub dmesg_tail: Vec<String>,
     /// Failed systemd units now.
     pub failed_units: Vec<String>,
 }
 
+/// The script of [`health`]: one marker line before each fact.
+fn health_script() -> String {
+    format!(
+        "echo @@count; dmesg 2>/dev/null | grep -cE '{DMESG_WARNING_PATTERN}'\n\
+         echo @@tail; dmesg 2>/dev/null | grep -E '{DMESG_WARNING_PATTERN}' | tail -n 5\n\
+         echo @@units; if [ -d /run/systemd/system ]; then systemctl --failed --plain --no-legend 2>/dev/null | awk '{{print $1}}'; fi\n\
+         true"
+    )
+}
+
 /// Counts kernel warnings and failed units now.
-pub fn audit(transport: &mut dyn Transport) -> Result<Audit, TransportError> {
-    let out = transport.exec(
-        &format!(
-            "echo @@count; dmesg 2>/dev/null | grep -cE '{DMESG_WARNING_PATTERN}'\n\
-             echo @@tail; dmesg 2>/dev/null | grep -E '{DMESG_WARNING_PATTERN}' | tail -n 5\n\
-             echo @@units; if [ -d /run/systemd/system ]; then systemctl --failed --plain --no-legend 2>/dev/null | awk '{{print $1}}'; fi\n\
-             true"
-        ),
-        TIMEOUT,
-    )?;
-    let facts = parse(&out.stdout_text());
-    Ok(Audit {
-        dmesg_warnings: facts
-            .get("count")
-            .and_then(|c| c.trim().parse().ok())
-            .unwrap_or(0),
+pub fn health(transport: &mut dyn Transport) -> Result<Health, TransportError> {
+    let out = transport.exec(&health_script(), TIMEOUT)?;
+    Ok(parse_health(&out.stdout_text()))
+}
+
+fn parse_health(text: &str) -> Health {
+    let facts = parse(text);
+    let count = facts.get("count").map_or("", |c| c.trim());
+    Health {
+        dmesg_warnings: count
+            .parse()
+            .map_or_else(|_| Count::Unreadable(count.to_owned()), Count::Counted),
         dmesg_tail: facts
             .get("tail")
             .map(|t| t.lines().map(str::to_owned).collect())
@@ -119,25 +134,53 @@ pub fn audit(transport: &mut dyn Transport) -> Result<Audit, TransportError> {
             .get("units")
             .map(|t| t.split_whitespace().map(str::to_owned).collect())
             .unwrap_or_default(),
-    })
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use super::{audit, snapshot};
+    use super::{Count, health, parse_health, snapshot};
     use crate::target::local::LocalTransport;
 
+    /// The facts are this machine's, as the kernel itself gives them.
     #[test]
-    fn snapshot_of_this_machine_has_the_basics() {
+    fn snapshot_of_this_machine_reads_what_the_kernel_says() {
         let mut t = LocalTransport::new();
         let facts = snapshot(&mut t, &["kernel.ostype".to_owned()]).expect("runs");
-        assert!(!facts["release"].is_empty());
-        assert_eq!(facts["boot_id"].len(), 36);
+        let read = |path: &str| std::fs::read_to_string(path).expect("readable");
+        assert_eq!(facts["release"], read("/proc/sys/kernel/osrelease").trim());
+        assert_eq!(
+            facts["boot_id"],
+            read("/proc/sys/kernel/random/boot_id").trim()
+        );
+        assert_eq!(facts["cmdline"], read("/proc/cmdline").trim());
         assert_eq!(facts["sysctl.kernel.ostype"], "Linux");
-        let _ = Duration::ZERO;
-        let a = audit(&mut t).expect("runs");
-        assert!(a.dmesg_tail.len() <= 5);
+        assert_eq!(
+            facts["cpus_online"],
+            read("/sys/devices/system/cpu/online").trim()
+        );
+        let h = health(&mut t).expect("runs");
+        assert!(matches!(h.dmesg_warnings, Count::Counted(_)), "{h:?}");
+    }
+
+    /// The health check's output is read field by field; a count that is not a number is
+    /// kept as printed, never taken for zero.
+    #[test]
+    fn health_reads_counts_lines_and_units_and_keeps_an_unreadable_count() {
+        let h = parse_health(
+            "@@count\n2\n@@tail\n[ 1.0] WARNING: a\n[ 2.0] BUG: b\n@@units\nx.service y.mount\n",
+        );
+        assert_eq!(h.dmesg_warnings, Count::Counted(2));
+        assert_eq!(h.dmesg_tail, ["[ 1.0] WARNING: a", "[ 2.0] BUG: b"]);
+        assert_eq!(h.failed_units, ["x.service", "y.mount"]);
+        let garbled = parse_health("@@count\ngrep: not found\n@@tail\n@@units\n");
+        assert_eq!(
+            garbled.dmesg_warnings,
+            Count::Unreadable("grep: not found".to_owned())
+        );
+        assert_eq!(
+            parse_health("").dmesg_warnings,
+            Count::Unreadable(String::new())
+        );
     }
 }

@@ -3,6 +3,11 @@
 
 use std::time::Duration;
 
+use crate::{
+    recipe::ident::PointLabel,
+    results::samples::{Phase, Status},
+};
+
 /// A step inside a point, for the progress display.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -80,7 +85,7 @@ pub enum CampaignEvent {
         /// 1-based order.
         order: usize,
         /// Label.
-        label: String,
+        label: PointLabel,
         /// Kernel label.
         kernel: String,
         /// Attempt.
@@ -90,21 +95,21 @@ pub enum CampaignEvent {
     Step(Step),
     /// A run of the current case finished.
     Run {
-        /// `warmup` or `sample`.
-        phase: &'static str,
+        /// Warm-up or measured.
+        phase: Phase,
         /// 1-based index within the phase.
         index: u32,
         /// Runs in the phase.
         of: u32,
         /// Whether it counted.
-        ok: bool,
+        status: Status,
         /// Its wall time.
         elapsed: Duration,
     },
     /// A point finished.
     PointDone {
         /// Label.
-        label: String,
+        label: PointLabel,
         /// Wall time of the point.
         elapsed: Duration,
         /// Remaining ETA, from what was measured so far.
@@ -113,7 +118,7 @@ pub enum CampaignEvent {
     /// A point attempt failed.
     PointFailed {
         /// Label.
-        label: String,
+        label: PointLabel,
         /// Why.
         reason: String,
         /// Whether it will be retried.
@@ -122,11 +127,126 @@ pub enum CampaignEvent {
     /// Something worth a line above the progress bars.
     Info(String),
     /// Something the user should look at.
-    Warning(String),
+    Warning(Warning),
+}
+
+/// Something a campaign met that the user should look at; journaled (as its text) when it
+/// belongs to the campaign's record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Warning {
+    /// New kernel warning lines appeared in dmesg during a point.
+    Dmesg {
+        /// The point.
+        point: PointLabel,
+        /// How many new lines.
+        count: u32,
+        /// The newest warning lines.
+        tail: Vec<String>,
+    },
+    /// dmesg's warning lines could not be counted: the point's count is unknown.
+    DmesgUncounted {
+        /// The point.
+        point: PointLabel,
+        /// What the count printed.
+        printed: String,
+    },
+    /// The boot did not come back; the power-cycle command brought the machine back.
+    PowerCycled {
+        /// The point.
+        point: PointLabel,
+    },
+    /// A run left processes behind; they were killed.
+    LeftBehind {
+        /// `workload[case]`.
+        run: String,
+        /// The point.
+        point: PointLabel,
+        /// Warm-up or measured.
+        phase: Phase,
+        /// Index within the phase.
+        index: u32,
+        /// `PID command line` of each.
+        processes: Vec<String>,
+    },
+    /// A run failed and is tried again.
+    Retrying {
+        /// Why it failed, on one line.
+        failure: String,
+        /// This retry's number.
+        retry: u32,
+        /// Retries allowed.
+        retries: u32,
+    },
+    /// The connection dropped during a point; aba reconnects.
+    ConnectionLost {
+        /// The point.
+        point: PointLabel,
+        /// What was observed.
+        reason: String,
+    },
+    /// The settings tuning changed could not be put back.
+    NotRestored(String),
+    /// The target's lock marker could not be removed.
+    MarkerKept(String),
+    /// A record could not be journaled, at a moment where it can only be reported.
+    NotJournaled(String),
+    /// The interim reports could not be written (the campaign goes on).
+    InterimReports(String),
+    /// A notification command failed.
+    Notification(String),
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::Dmesg { point, count, tail } => write!(
+                f,
+                "{count} new kernel warning line(s) in dmesg during point {point}: {}",
+                tail.join(" | ")
+            ),
+            Warning::DmesgUncounted { point, printed } => write!(
+                f,
+                "the kernel warning lines in dmesg could not be counted at point {point} (the count printed `{}`); new warnings of this point are unknown",
+                crate::text::quoted(printed)
+            ),
+            Warning::PowerCycled { point } => write!(
+                f,
+                "point {point}: the boot did not come back; the power-cycle command was used"
+            ),
+            Warning::LeftBehind {
+                run,
+                point,
+                phase,
+                index,
+                processes,
+            } => write!(
+                f,
+                "workload `{run}` at point `{point}` ({phase} {index}) left {} process(es) behind; killed: {}",
+                processes.len(),
+                processes.join("; ")
+            ),
+            Warning::Retrying {
+                failure,
+                retry,
+                retries,
+            } => write!(f, "{failure}; retrying ({retry}/{retries})"),
+            Warning::ConnectionLost { point, reason } => write!(
+                f,
+                "connection lost during point {point} ({reason}); reconnecting"
+            ),
+            Warning::NotRestored(e) => write!(f, "could not restore settings: {e}"),
+            Warning::MarkerKept(e) => {
+                write!(f, "the target's lock marker could not be removed: {e}")
+            }
+            Warning::NotJournaled(e) => write!(f, "not journaled: {e}"),
+            Warning::InterimReports(e) => write!(f, "interim reports not written: {e}"),
+            Warning::Notification(e) => write!(f, "notification command failed: {e}"),
+        }
+    }
 }
 
 /// Receives events.
-pub trait Observer {
+pub trait Observer: Send {
     /// Called for every event, in order.
     fn event(&mut self, event: &CampaignEvent);
 }

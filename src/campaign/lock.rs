@@ -159,32 +159,6 @@ pub enum LockError {
     Interrupted(String),
 }
 
-impl LockError {
-    /// How to get past it.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            LockError::Busy {
-                target,
-                holder,
-                live,
-            } => Some(match live {
-                Liveness::Running => format!(
-                    "wait for it with `--wait`, or stop it (kill {}) and resume it later with `aba resume {}`",
-                    holder.pid, holder.campaign
-                ),
-                Liveness::Gone | Liveness::Unknown => format!(
-                    "if that campaign should go on, resume it with `aba resume {}`; if it is abandoned and nothing runs on the target, release it with `aba unlock --target {target}`",
-                    holder.campaign
-                ),
-            }),
-            LockError::Marker { .. } => Some(
-                "the marker lives at the inventory's `lock_file` (default /var/lib/aba/lock); point it at a writable place on the target".to_owned(),
-            ),
-            _ => None,
-        }
-    }
-}
-
 /// A target held by this campaign: the host-side lock (released when this value is dropped)
 /// and, for a remote target, the marker's path.
 #[derive(Debug)]

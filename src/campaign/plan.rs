@@ -9,18 +9,14 @@ use std::{fmt, sync::Arc, time::Duration};
 use thiserror::Error;
 
 use crate::{
-    inventory::{SwitchMethod, Target},
+    inventory::{SwitchKind, Target},
     recipe::{
         Case, Recipe,
-        ident::{EnvName, KernelLabel, Release, WorkloadName},
+        ident::{EnvName, KernelLabel, PointLabel, Release, WorkloadName},
         limits,
         resolved::point_labels,
     },
 };
-
-/// The release value meaning "whatever kernel is running": no switch, the proof pins the
-/// release seen at the first point.
-pub const RUNNING_RELEASE: &str = "running";
 
 /// One workload case at one point.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,7 +54,7 @@ pub struct PlannedPoint {
     /// 1-based position in the sequence.
     pub order: usize,
     /// `original-a`, `patched`, …
-    pub label: String,
+    pub label: PointLabel,
     /// The kernel.
     pub kernel: KernelLabel,
     /// Its expected release (`running` for "whatever is up").
@@ -136,7 +132,7 @@ pub enum PlanError {
     },
     /// `release = "running"` on a target that switches kernels.
     #[error(
-        "kernel `{kernel}` has release = \"running\", which only a target with switch = \"none\" can run (target `{target}` switches by {method:?})"
+        "kernel `{kernel}` has release = \"running\", which only a target with switch = \"none\" can run (target `{target}` switches by {method})"
     )]
     RunningWithSwitch {
         /// Kernel label.
@@ -144,7 +140,7 @@ pub enum PlanError {
         /// Target name.
         target: String,
         /// Its switch method.
-        method: SwitchMethod,
+        method: SwitchKind,
     },
 }
 
@@ -171,7 +167,7 @@ pub struct PointSummary {
     /// 1-based position in the sequence.
     pub order: usize,
     /// `original-a`, `patched`, …
-    pub label: String,
+    pub label: PointLabel,
     /// The kernel.
     pub kernel: KernelLabel,
     /// Its expected release.
@@ -204,7 +200,7 @@ impl Summary {
     /// Summarises the plan of `recipe` on `target`.
     pub fn new(recipe: &Recipe, target: &Target) -> Result<Summary, PlanError> {
         let method = target.switch.method();
-        let switches = method != SwitchMethod::None;
+        let switches = method.switches();
         if !switches {
             let mut releases: Vec<&str> = recipe
                 .kernels
@@ -223,15 +219,11 @@ impl Summary {
                     ),
                 });
             }
-        } else if let Some(k) = recipe
-            .kernels
-            .values()
-            .find(|k| k.release.as_str() == RUNNING_RELEASE)
-        {
+        } else if let Some(k) = recipe.kernels.values().find(|k| k.release.is_running()) {
             return Err(PlanError::RunningWithSwitch {
                 kernel: k.label.clone(),
                 target: target.name.clone(),
-                method,
+                method: method.kind(),
             });
         }
 
@@ -242,7 +234,7 @@ impl Summary {
             .enumerate()
             .map(|(i, (kernel, label))| PointSummary {
                 order: i + 1,
-                label,
+                label: PointLabel::new(label),
                 kernel: kernel.clone(),
                 release: recipe.kernels[kernel].release.clone(),
                 cmdline: recipe.cmdline_for(kernel),

@@ -125,13 +125,19 @@ pub fn guarded<T>(
             crate::interrupt::reset();
             let _ = transport.reconnect(Instant::now() + Duration::from_secs(30));
             report(dir, transport, "after an internal error");
-            if let Ok(mut journal) = JournalWriter::open(&dir.journal_path()) {
-                let _ = journal.append(&Event::Stopped {
+            let recorded = JournalWriter::open(&dir.journal_path()).and_then(|mut journal| {
+                journal.append(&Event::Stopped {
                     reason: format!(
                         "aba stopped on an internal error (a bug, please report it): {text}"
                     ),
                     time: now_rfc3339(),
-                });
+                })
+            });
+            if let Err(e) = recorded {
+                eprintln!(
+                    "aba: after an internal error, the journal could not record it: {}",
+                    crate::causes::one_line(&e)
+                );
             }
             resume_unwind(payload)
         }
@@ -148,25 +154,10 @@ fn report(dir: &ResultsDir, transport: &mut dyn Transport, when: &str) {
         Ok(Restored::Rebooted { .. }) => {}
         Err(e) => eprintln!(
             "aba: {when}, could not restore the settings the campaign changed: {}; run `aba restore {}`",
-            chain(&e),
+            crate::causes::one_line(&e),
             dir.root.display()
         ),
     }
-}
-
-/// `error: cause: cause`, one line.
-pub fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let t = s.to_string();
-        if !text.contains(&t) {
-            text.push_str(": ");
-            text.push_str(&t);
-        }
-        source = s.source();
-    }
-    text
 }
 
 #[cfg(test)]

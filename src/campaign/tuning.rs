@@ -51,8 +51,8 @@ pub enum TuneError {
         reason: String,
     },
     /// The values found could not be journaled, so nothing was changed.
-    #[error("cannot journal the current values before changing them, so nothing was changed: {0}")]
-    NotSaved(String),
+    #[error("cannot journal the current values before changing them, so nothing was changed")]
+    NotSaved(#[source] JournalError),
     /// A required knob does not exist on this machine.
     #[error("{knob} is required but this machine has no {files}")]
     Missing {
@@ -60,19 +60,9 @@ pub enum TuneError {
         knob: String,
         /// Which files were looked for.
         files: String,
-        /// Hint.
+        /// What fixes it (shown as the campaign's hint).
         hint: String,
     },
-}
-
-impl TuneError {
-    /// How to fix it.
-    pub fn hint(&self) -> Option<&str> {
-        match self {
-            TuneError::Missing { hint, .. } => Some(hint),
-            _ => None,
-        }
-    }
 }
 
 /// Files of a per-CPU knob that exist, with their current values.
@@ -190,7 +180,7 @@ fn find_knob(
 pub fn apply(
     transport: &mut dyn Transport,
     recipe: &Recipe,
-    before_write: &mut dyn FnMut(&Saved) -> Result<(), String>,
+    before_write: &mut dyn FnMut(&Saved) -> Result<(), JournalError>,
 ) -> Result<Tuned, TuneError> {
     let mut tuned = Tuned::default();
     let mut writes = Vec::new();

@@ -83,7 +83,7 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
             out,
             "target   {} (switch: {})",
             target.name,
-            switch_name(target)
+            target.switch.method().kind()
         );
     }
     for kernel in recipe.kernels.values() {
@@ -92,7 +92,7 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
             "kernel   {} = {}{}",
             kernel.label,
             kernel.release,
-            if target.switch.method() == crate::inventory::SwitchMethod::Kexec {
+            if target.switch.method().builds_cmdline() {
                 format!(" ({} + {})", kernel.image, kernel.initrd)
             } else {
                 String::new()
@@ -205,23 +205,9 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
 
 /// True when the recipe boots more than one release, or a real one.
 fn needs_switch(recipe: &Recipe) -> bool {
-    recipe
-        .kernels
-        .values()
-        .any(|k| k.release.as_str() != crate::campaign::plan::RUNNING_RELEASE)
+    recipe.kernels.values().any(|k| !k.release.is_running())
 }
 
 fn optional_mark(required: bool) -> &'static str {
     if required { "" } else { " (optional)" }
-}
-
-fn switch_name(target: &Target) -> &'static str {
-    use crate::inventory::SwitchMethod;
-    match target.switch.method() {
-        SwitchMethod::Kexec => "kexec",
-        SwitchMethod::GrubReboot => "grub-reboot",
-        SwitchMethod::Bls => "bls",
-        SwitchMethod::Power => "power",
-        SwitchMethod::None => "none",
-    }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::{
     campaign::{
         plan::Summary,
-        preflight::{Status, Workdir, preflight as run_checks},
+        preflight::{CheckStatus, Workdir, preflight as run_checks},
     },
     cli::{FilesArgs, TargetArgs},
     error::{Error, exit_code},
@@ -56,9 +56,8 @@ pub fn preflight(
     let local_dir = match &target.workdir {
         Some(_) => None,
         None => Some(
-            PrivateDir::new(&format!("aba-preflight-{}", recipe.name)).map_err(|e| {
-                Error::context("cannot create a private directory for preflight", e)
-            })?,
+            PrivateDir::new(&format!("aba-preflight-{}", recipe.name))
+                .map_err(Error::PrivateDir)?,
         ),
     };
     let local_text = local_dir
@@ -68,17 +67,19 @@ pub fn preflight(
         Some(dir) => Workdir::Given(dir),
         None => Workdir::FreshUnder(target.workdir.as_deref().unwrap_or("/tmp/aba")),
     };
-    let mut transport = transport_for(&target)
-        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let mut transport = transport_for(&target).map_err(|source| Error::Target {
+        target: target.name.clone(),
+        source,
+    })?;
     crate::interrupt::install();
     let items = run_checks(&recipe, &target, transport.as_mut(), workdir);
     drop(local_dir);
     let mut failed = 0;
     for item in &items {
         let mark = match item.status {
-            Status::Ok => "ok  ",
-            Status::Warn => "warn",
-            Status::Fail => {
+            CheckStatus::Ok => "ok  ",
+            CheckStatus::Warn => "warn",
+            CheckStatus::Fail => {
                 failed += 1;
                 "FAIL"
             }
@@ -89,7 +90,7 @@ pub fn preflight(
             one_line(&item.what),
             crate::text::cut(&one_line(&item.detail), 400)
         );
-        if let (Some(hint), true) = (&item.hint, item.status != Status::Ok) {
+        if let (Some(hint), true) = (&item.hint, item.status != CheckStatus::Ok) {
             println!("      {:<22} fix: {}", "", one_line(hint));
         }
     }
@@ -101,9 +102,9 @@ pub fn preflight(
         );
         Ok(exit_code::OK)
     } else {
-        Err(Error::msg(format!(
-            "preflight found {failed} problem(s) on target `{}`",
-            target.name
-        )))
+        Err(Error::Preflight {
+            problems: failed,
+            target: target.name.clone(),
+        })
     }
 }

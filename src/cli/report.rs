@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use crate::{
-    analysis::{AnalysisError, analyze},
+    analysis::analyze,
     error::{Error, exit_code},
-    report::{ReportError, write_reports},
+    report::write_reports,
     results::layout::ResultsDir,
 };
 
@@ -19,29 +19,12 @@ pub fn report(dir: &Path) -> Result<u8, Error> {
 /// `aba run` and `aba resume`. Exits with [`exit_code::EXPECT_MISSED`] when a published
 /// result in `[[expect]]` was not reproduced.
 pub fn write_and_print(results: &ResultsDir) -> Result<u8, Error> {
-    let analysis = analyze(results).map_err(analysis_error)?;
-    let reports = write_reports(results, &analysis).map_err(report_error)?;
+    let analysis = analyze(results)?;
+    let reports = write_reports(results, &analysis)?;
     print!("{}", reports.report_txt());
     if analysis.summary.expects_reproduced == Some(false) {
         eprintln!("warning: a published result in [[expect]] was not reproduced");
         return Ok(exit_code::EXPECT_MISSED);
     }
     Ok(exit_code::OK)
-}
-
-fn analysis_error(err: AnalysisError) -> Error {
-    let hint = err.hint();
-    with_hint(Error::context(err.to_string(), err), hint)
-}
-
-fn report_error(err: ReportError) -> Error {
-    let hint = err.hint();
-    with_hint(Error::context(err.to_string(), err), hint)
-}
-
-fn with_hint(error: Error, hint: Option<String>) -> Error {
-    match hint {
-        Some(h) => error.with_hint(h),
-        None => error,
-    }
 }

@@ -9,7 +9,7 @@ use std::{
 use crate::{
     campaign::{
         lock::{Holder, TargetLock},
-        restore::{Restored, chain, restore_pending},
+        restore::{Restored, restore_pending},
     },
     error::{Error, exit_code},
     inventory::Inventory,
@@ -24,20 +24,19 @@ use crate::{
 /// that boot.
 pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> {
     let dir = ResultsDir::open(dir_path);
-    let journal = Journal::read_for_analysis(&dir.journal_path()).map_err(|e| {
-        Error::context(
-            format!("{} is not a results directory", dir_path.display()),
-            e,
-        )
-        .with_hint("pass the directory `aba run` printed, e.g. results/<name>-<stamp>")
-    })?;
+    let journal =
+        Journal::read_for_analysis(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
+            dir: dir_path.to_path_buf(),
+            resumable: false,
+            source,
+        })?;
     let Some(Event::Campaign {
         target: name,
         name: recipe_name,
         ..
     }) = journal.header().cloned()
     else {
-        return Err(Error::msg("the journal has no campaign header"));
+        return Err(Error::NoHeader);
     };
     let state = journal.state();
     if state.pending_restore.is_none() {
@@ -45,24 +44,22 @@ pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> 
         return Ok(exit_code::OK);
     }
     let target = Inventory::discover(targets.map(PathBuf::as_path))?.target(&name)?;
-    let mut transport = transport_for(&target)
-        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let unusable = |source| Error::Target {
+        target: target.name.clone(),
+        source,
+    };
+    let mut transport = transport_for(&target).map_err(unusable)?;
     // A campaign running on the target now would have its settings pulled from under it.
-    let key = machine_key(&target)
-        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let key = machine_key(&target).map_err(unusable)?;
     let holder = Holder::this_process(&dir.root, &recipe_name, &target.name);
-    let lock =
-        TargetLock::acquire(&target, &key, holder, transport.as_mut(), false).map_err(|e| {
-            let hint = e.hint();
-            let err = Error::context(format!("cannot take target `{name}`: {e}"), e);
-            match hint {
-                Some(h) => err.with_hint(h),
-                None => err,
-            }
-        })?;
+    let lock = TargetLock::acquire(&target, &key, holder, transport.as_mut(), false)
+        .map_err(|e| Error::lock(format!("cannot take target `{name}`"), e))?;
     transport
         .reconnect(Instant::now() + target.connect_window())
-        .map_err(|e| Error::context(format!("cannot connect to target `{name}`"), e))?;
+        .map_err(|source| Error::Connect {
+            target: name.clone(),
+            source,
+        })?;
     let restored = restore_pending(&dir, transport.as_mut());
     // A campaign that was killed held the target's marker, and `aba resume` takes it back;
     // one that ended properly had released it, so the marker taken here goes again.
@@ -81,12 +78,11 @@ pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> 
         Ok(Restored::Rebooted { saved_in, now }) => println!(
             "nothing to restore: target `{name}` rebooted since the settings were changed (boot_id {now} now, {saved_in} then), which reset them"
         ),
-        Err(e) => {
-            return Err(Error::msg(format!(
-                "cannot restore the settings on target `{name}`: {}",
-                chain(&e)
-            ))
-            .with_hint("the values to write back are the `tuning_saved` record in journal.jsonl"));
+        Err(source) => {
+            return Err(Error::Restore {
+                target: name,
+                source,
+            });
         }
     }
     Ok(exit_code::OK)

@@ -6,14 +6,14 @@ use crate::{
     analysis::analyze,
     campaign::{
         amend::amendment,
-        engine::{Campaign, Engine, EngineError, Outcome, RunOptions, check_tuning_consent},
-        events::{CampaignEvent, Observer},
-        lock::{Holder, LockError, TargetLock},
-        plan::{Plan, Summary, format_eta},
+        engine::{Engine, EngineError, Job, Outcome, RunOptions, Start, check_tuning_consent},
+        events::{CampaignEvent, Observer, Warning},
+        lock::{Holder, TargetLock},
+        plan::{Plan, Summary},
         restore::guarded,
     },
     cli::{FilesArgs, TargetArgs},
-    error::{Error, exit_code},
+    error::{AmendFailure, Error},
     interrupt,
     inventory::{Inventory, Target},
     report::write_reports,
@@ -23,7 +23,7 @@ use crate::{
     },
     target::{
         connect::{machine_key, transport_for},
-        transport::Transport,
+        transport::{Transport, TransportError},
     },
     ui::progress::Progress,
 };
@@ -39,26 +39,29 @@ impl Observer for ProgressAndReports<'_> {
     fn event(&mut self, event: &CampaignEvent) {
         self.progress.event(event);
         if let CampaignEvent::PointDone { .. } = event {
-            let written = analyze(self.dir).map_err(|e| e.to_string()).and_then(|a| {
-                write_reports(self.dir, &a)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            });
+            let written = analyze(self.dir)
+                .map_err(|e| crate::causes::one_line(&e))
+                .and_then(|a| {
+                    write_reports(self.dir, &a)
+                        .map(|_| ())
+                        .map_err(|e| crate::causes::one_line(&e))
+                });
             if let Err(e) = written {
-                self.progress.event(&CampaignEvent::Warning(format!(
-                    "interim reports not written: {e}"
-                )));
+                self.progress
+                    .event(&CampaignEvent::Warning(Warning::InterimReports(e)));
             }
         }
     }
 }
 
 fn engine_error(e: EngineError) -> Error {
-    let hint = e.hint();
-    let err = Error::context("cannot run the campaign", e);
-    match hint {
-        Some(h) => err.with_hint(h),
-        None => err,
+    Error::Engine(e)
+}
+
+fn target_error(target: &Target) -> impl FnOnce(TransportError) -> Error + '_ {
+    |source| Error::Target {
+        target: target.name.clone(),
+        source,
     }
 }
 
@@ -76,32 +79,22 @@ pub fn run(
     let target = target_args.resolve_in(&inventory)?;
     let summary = Summary::new(&recipe, &target)?;
     if summary.needs_confirmation() && !yes {
-        return Err(Error::msg(format!(
-            "the campaign is estimated to take {}, more than {}",
-            format_eta(summary.eta),
-            format_eta(crate::recipe::limits::ETA_CONFIRM)
-        ))
-        .with_hint(format!(
-            "`aba check {}` shows where the time goes; pass --yes to start it anyway",
-            recipe_path.display()
-        )));
+        return Err(Error::TooLong {
+            eta: summary.eta,
+            recipe: recipe_path.to_path_buf(),
+        });
     }
     let plan = Plan::new(&recipe, &target)?;
     check_tuning_consent(&recipe, &target, &options).map_err(engine_error)?;
     for warning in &plan.warnings {
         eprintln!("warning: {warning}");
     }
-    let dir = ResultsDir::create(results, &recipe, &utc_stamp()).map_err(|e| {
-        Error::context(
-            format!(
-                "cannot create a results directory under {}",
-                results.display()
-            ),
-            e,
-        )
-    })?;
-    let mut transport = transport_for(&target)
-        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let dir =
+        ResultsDir::create(results, &recipe, &utc_stamp()).map_err(|source| Error::ResultsDir {
+            parent: results.to_path_buf(),
+            source,
+        })?;
+    let mut transport = transport_for(&target).map_err(target_error(&target))?;
     let lock = match take_lock(&target, &dir, transport.as_mut(), &options) {
         Ok(lock) => lock,
         Err(e) => {
@@ -120,30 +113,14 @@ fn take_lock(
     transport: &mut dyn Transport,
     options: &RunOptions,
 ) -> Result<TargetLock, Error> {
-    let key = machine_key(target)
-        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let key = machine_key(target).map_err(target_error(target))?;
     let recipe = dir.load_recipe()?;
     let holder = Holder::this_process(&dir.root, recipe.name.as_str(), &target.name);
     if options.wait {
         interrupt::install();
     }
-    TargetLock::acquire(target, &key, holder, transport, options.wait).map_err(lock_error)
-}
-
-fn lock_error(e: LockError) -> Error {
-    let hint = e.hint();
-    let err = Error::context(format!("cannot take the target: {e}"), e);
-    match hint {
-        Some(h) => err.with_hint(h),
-        None => err,
-    }
-}
-
-/// Whether the engine starts a campaign or picks one up.
-#[derive(Clone, Copy)]
-enum Start {
-    New,
-    Resume,
+    TargetLock::acquire(target, &key, holder, transport, options.wait)
+        .map_err(|e| Error::lock("cannot take the target", e))
 }
 
 /// Runs the campaign in `dir` on `target` from the recipe copy it recorded (so resume and
@@ -163,7 +140,7 @@ fn execute(
         progress: Progress::for_stderr(),
         dir,
     };
-    let campaign = Campaign {
+    let job = Job {
         recipe: &recipe,
         plan: &plan,
         target,
@@ -172,16 +149,13 @@ fn execute(
     };
     // Whatever ends the run, even a panic, no setting it changed on a machine that is not
     // rebooted stays changed.
-    let keeps_settings = target.switch.method() == crate::inventory::SwitchMethod::None;
+    let keeps_settings = !target.switch.method().switches();
     let outcome = guarded(dir, transport.as_mut(), keeps_settings, |transport| {
-        let engine = match start {
-            Start::New => Engine::create(campaign, transport, &mut progress, &options),
-            Start::Resume => Engine::resume(campaign, transport, &mut progress, &options),
-        };
-        engine.map_err(engine_error)?.run().map_err(engine_error)
+        let engine = Engine::open(job, start, transport, &mut progress, &options);
+        Ok::<_, Error>(engine.map_err(engine_error)?.run())
     })?;
     drop(progress);
-    conclude(dir, &outcome)
+    conclude(dir, outcome)
 }
 
 /// `aba resume DIR`.
@@ -193,34 +167,28 @@ pub fn resume(
     options: RunOptions,
 ) -> Result<u8, Error> {
     let dir = ResultsDir::open(dir_path);
-    let journal = Journal::read(&dir.journal_path()).map_err(|e| {
-        Error::context(
-            format!(
-                "{} is not a resumable results directory",
-                dir_path.display()
-            ),
-            e,
-        )
-        .with_hint("pass the directory `aba run` printed, e.g. results/<name>-<stamp>")
+    let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
+        dir: dir_path.to_path_buf(),
+        resumable: true,
+        source,
     })?;
     let Some(Event::Campaign {
         target: target_name,
         ..
     }) = journal.header().cloned()
     else {
-        return Err(Error::msg("the journal has no campaign header"));
+        return Err(Error::NoHeader);
     };
     if journal.state().finished {
         eprintln!("the campaign in {} is already finished", dir_path.display());
-        return conclude(&dir, &Outcome::Finished);
+        return conclude(&dir, Outcome::Finished);
     }
     let inventory = Inventory::discover(targets.map(PathBuf::as_path))?;
     let target = inventory.target(&target_name)?;
     if let Some(path) = amend {
         amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path)?;
     }
-    let mut transport = transport_for(&target)
-        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let mut transport = transport_for(&target).map_err(target_error(&target))?;
     let lock = take_lock(&target, &dir, transport.as_mut(), &options)?;
     execute(&dir, &target, transport, &lock, options, Start::Resume)
 }
@@ -236,28 +204,28 @@ fn amend_recipe(
     let old = dir.load_recipe()?;
     let done: std::collections::BTreeSet<String> =
         journal.state().done_attempts().into_keys().collect();
-    let changes = amendment(&old, new, &done).map_err(|e| {
-        Error::context(format!("cannot amend with {}", path.display()), e).with_hint(
-            "an amendment may only change what no finished point used; start a new campaign for anything else",
-        )
-    })?;
-    dir.copy_recipe(new).map_err(|e| {
-        Error::context(
-            format!("cannot replace the recipe copy in {}", dir.root.display()),
-            e,
-        )
-    })?;
-    let mut writer = JournalWriter::open(&dir.journal_path())
-        .map_err(|e| Error::context("cannot journal the amendment", e))?;
-    writer
-        .append(&Event::Amended {
-            previous_sha256: old.sha256.clone(),
-            sha256: new.sha256.clone(),
-            recipe: path.display().to_string(),
-            changes: changes.clone(),
-            time: crate::results::journal::now_rfc3339(),
+    let failed = |source: AmendFailure| Error::Amend {
+        recipe: path.to_path_buf(),
+        source,
+    };
+    let changes = amendment(&old, new, &done).map_err(|e| failed(e.into()))?;
+    dir.copy_recipe(new).map_err(|source| {
+        failed(AmendFailure::Copy {
+            dir: dir.root.clone(),
+            source,
         })
-        .map_err(|e| Error::context("cannot journal the amendment", e))?;
+    })?;
+    JournalWriter::open(&dir.journal_path())
+        .and_then(|mut writer| {
+            writer.append(&Event::Amended {
+                previous_sha256: old.sha256.clone(),
+                sha256: new.sha256.clone(),
+                recipe: path.display().to_string(),
+                changes: changes.clone(),
+                time: crate::results::journal::now_rfc3339(),
+            })
+        })
+        .map_err(|e| failed(AmendFailure::Journal(e)))?;
     for change in &changes {
         eprintln!("amended: {change}");
     }
@@ -265,7 +233,7 @@ fn amend_recipe(
 }
 
 /// Writes the reports, prints the mail table, and maps the outcome to an exit code.
-fn conclude(dir: &ResultsDir, outcome: &Outcome) -> Result<u8, Error> {
+fn conclude(dir: &ResultsDir, outcome: Outcome) -> Result<u8, Error> {
     let printed = crate::cli::report::write_and_print(dir);
     match outcome {
         Outcome::Finished => {
@@ -273,24 +241,22 @@ fn conclude(dir: &ResultsDir, outcome: &Outcome) -> Result<u8, Error> {
             eprintln!("campaign finished: {}", dir.root.display());
             Ok(code)
         }
-        Outcome::Stopped { reason } => {
+        Outcome::Stopped(stop) => {
             if let Err(e) = printed {
                 eprintln!("{}", e.render());
             }
-            Err(Error::msg(format!("the campaign stopped: {reason}"))
-                .with_hint(format!(
-                    "fix the cause, then continue with `aba resume {}`; finished points are kept",
-                    dir.root.display()
-                ))
-                .with_code(exit_code::CAMPAIGN_STOPPED))
+            Err(Error::CampaignStopped {
+                dir: dir.root.clone(),
+                stop: Box::new(stop),
+            })
         }
         Outcome::Interrupted => {
             if let Err(e) = printed {
                 eprintln!("{}", e.render());
             }
-            Err(Error::msg("interrupted")
-                .with_hint(format!("continue with `aba resume {}`", dir.root.display()))
-                .with_code(exit_code::INTERRUPTED))
+            Err(Error::Interrupted {
+                dir: dir.root.clone(),
+            })
         }
     }
 }

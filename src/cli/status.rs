@@ -14,14 +14,24 @@ use crate::{
 /// Prints the state of every point.
 pub fn status(dir_path: &Path) -> Result<u8, Error> {
     let dir = ResultsDir::open(dir_path);
-    let journal = Journal::read(&dir.journal_path()).map_err(|e| {
-        Error::context(
-            format!("{} is not a results directory", dir_path.display()),
-            e,
-        )
-        .with_hint("pass the directory `aba run` printed, e.g. results/<name>-<stamp>")
+    let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
+        dir: dir_path.to_path_buf(),
+        resumable: false,
+        source,
     })?;
-    let table = SampleTable::read(&dir.samples_path()).ok();
+    // A campaign that never got to its first point may have no samples.csv yet; one that
+    // cannot be read is said so, never counted as no rows.
+    let table = match SampleTable::read(&dir.samples_path()) {
+        Ok(table) => Some(table),
+        Err(_) if !dir.samples_path().exists() => None,
+        Err(source) => {
+            print!("{}", render(&journal, None));
+            return Err(Error::Samples {
+                dir: dir_path.to_path_buf(),
+                source,
+            });
+        }
+    };
     print!("{}", render(&journal, table.as_ref()));
     Ok(exit_code::OK)
 }
@@ -36,18 +46,22 @@ pub fn render(journal: &Journal, table: Option<&SampleTable>) -> String {
     {
         let _ = writeln!(out, "campaign {name} on target {target}, started {time}");
     }
-    let count = |label: &str, attempt: u32, status: Status| -> usize {
-        table.map_or(0, |t| {
-            t.rows
-                .iter()
-                .filter(|r| {
-                    t.text(r.point) == label
-                        && r.attempt == attempt
-                        && r.status == status
-                        && r.phase == Phase::Sample
-                })
-                .count()
-        })
+    let count = |label: &str, attempt: u32, status: Status| -> String {
+        table.map_or_else(
+            || "unknown".to_owned(),
+            |t| {
+                t.rows
+                    .iter()
+                    .filter(|r| {
+                        t.text(r.point) == label
+                            && r.attempt == attempt
+                            && r.status == status
+                            && r.phase == Phase::Sample
+                    })
+                    .count()
+                    .to_string()
+            },
+        )
     };
     let done = state.points.iter().filter(|p| p.done.is_some()).count();
     for p in &state.points {

@@ -13,14 +13,19 @@ use crate::{
 /// `aba unlock`.
 pub fn unlock(target_args: &TargetArgs) -> Result<u8, Error> {
     let target = target_args.resolve()?;
-    let key = machine_key(&target)
-        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
-    let mut transport = transport_for(&target)
-        .map_err(|e| Error::context(format!("cannot use target `{}`", target.name), e))?;
+    let unusable = |source| Error::Target {
+        target: target.name.clone(),
+        source,
+    };
+    let key = machine_key(&target).map_err(unusable)?;
+    let mut transport = transport_for(&target).map_err(unusable)?;
     if target.lock_file.is_some() {
         transport
             .reconnect(Instant::now() + Duration::from_secs(60))
-            .map_err(|e| Error::context(format!("cannot connect to `{}`", target.name), e))?;
+            .map_err(|source| Error::Connect {
+                target: target.name.clone(),
+                source,
+            })?;
     }
     match release_stale(&target, &key, transport.as_mut()) {
         Ok(released) if released.is_empty() => {
@@ -33,17 +38,7 @@ pub fn unlock(target_args: &TargetArgs) -> Result<u8, Error> {
             }
             Ok(exit_code::OK)
         }
-        Err(e @ LockError::Busy { .. }) => {
-            let hint = e.hint();
-            let err = Error::context(format!("not unlocked: {e}"), e);
-            Err(match hint {
-                Some(h) => err.with_hint(h),
-                None => err,
-            })
-        }
-        Err(e) => Err(Error::context(
-            format!("cannot unlock `{}`", target.name),
-            e,
-        )),
+        Err(e @ LockError::Busy { .. }) => Err(Error::lock("not unlocked", e)),
+        Err(e) => Err(Error::lock(format!("cannot unlock `{}`", target.name), e)),
     }
 }

@@ -15,20 +15,18 @@ use crate::{
 pub fn verify(dir: &Path) -> Result<u8, Error> {
     let results = ResultsDir::open(dir);
     if !results.journal_path().is_file() {
-        return Err(Error::msg(format!(
-            "{} is not a results directory: it has no journal.jsonl",
-            dir.display()
-        ))
-        .with_hint("pass the directory `aba run` printed, e.g. results/<name>-<stamp>"));
+        return Err(Error::NoJournal {
+            dir: dir.to_path_buf(),
+        });
     }
     let recipe = results.load_recipe().map_err(|e| {
-        Error::context(
-            format!(
+        Error::Recipe(crate::error::Inline {
+            doing: format!(
                 "cannot read the recipe copy {}",
                 results.recipe_path().display()
             ),
-            e,
-        )
+            error: e,
+        })
     })?;
     let found = check(
         &recipe,
@@ -36,7 +34,10 @@ pub fn verify(dir: &Path) -> Result<u8, Error> {
         &results.samples_path(),
         Scope::All,
     )
-    .map_err(|e| Error::context(format!("cannot verify {}", dir.display()), e))?;
+    .map_err(|source| Error::Verify {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     let tail = if found.unjournaled_tail_rows > 0 {
         format!(
             "; {} row(s) of an unfinished attempt were written just before the runner stopped, without their journal record (they never count)",

@@ -97,15 +97,26 @@ impl Diagnostic {
         self
     }
 
+    /// Adds `did you mean …?` when one of `known` is close to `unknown` (shown by `show`, e.g.
+    /// in backticks); returns that name.
+    pub fn suggest<'k>(
+        &mut self,
+        unknown: &str,
+        known: impl IntoIterator<Item = &'k str>,
+        show: impl Fn(&str) -> String,
+    ) -> Option<&'k str> {
+        let best = did_you_mean(unknown, known)?;
+        self.help.push(format!("did you mean {}?", show(best)));
+        Some(best)
+    }
+
     /// Builds a diagnostic from a toml error, adding "did you mean" for unknown keys and
     /// unknown variants.
     pub fn from_toml(file: impl Into<PathBuf>, source: &str, err: &toml::de::Error) -> Self {
         let message = err.message().trim().to_owned();
         let mut diag = Diagnostic::at(file, source, err.span(), message.clone());
         if let Some((unknown, expected)) = parse_unknown(&message) {
-            if let Some(best) = did_you_mean(&unknown, expected.iter().map(String::as_str)) {
-                diag.help.push(format!("did you mean `{best}`?"));
-            }
+            diag.suggest(&unknown, expected.iter().map(String::as_str), ticked);
             if !expected.is_empty() {
                 let list = expected
                     .iter()
@@ -267,6 +278,11 @@ fn parse_unknown(message: &str) -> Option<(String, Vec<String>)> {
         .map(str::to_owned)
         .collect();
     Some((unknown, expected))
+}
+
+/// `name` in backticks, as messages quote names.
+pub fn ticked(name: &str) -> String {
+    format!("`{name}`")
 }
 
 /// The closest candidate by edit distance, when it is close enough to be a likely typo.

@@ -320,12 +320,173 @@ ident!(
     "file name",
     remote_file_rule
 );
-ident!(
-    /// A kernel release as `uname -r` prints it.
-    Release,
-    "kernel release",
-    release_rule
-);
+/// A kernel release as `uname -r` prints it, or `running`: whatever kernel is up (only a
+/// target without a switch runs it; the proof pins the release seen at the first point).
+#[derive(Clone, Debug)]
+pub enum Release {
+    /// `release = "running"`.
+    Running,
+    /// A release `uname -r` must print.
+    Named(String),
+}
+
+impl Release {
+    /// How a recipe writes [`Release::Running`].
+    pub const RUNNING: &'static str = "running";
+
+    /// Validates `value` and wraps it.
+    pub fn new(value: &str) -> Result<Self, String> {
+        release_rule(value)
+            .map(|()| {
+                if value == Release::RUNNING {
+                    Release::Running
+                } else {
+                    Release::Named(value.to_owned())
+                }
+            })
+            .map_err(|why| {
+                format!(
+                    "invalid kernel release `{}`: {}",
+                    crate::text::quoted(value),
+                    why
+                )
+            })
+    }
+
+    /// The recipe's text: the release, or `running`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Release::Running => Release::RUNNING,
+            Release::Named(text) => text,
+        }
+    }
+
+    /// True for [`Release::Running`].
+    pub fn is_running(&self) -> bool {
+        matches!(self, Release::Running)
+    }
+}
+
+impl PartialEq for Release {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Release {}
+
+impl std::hash::Hash for Release {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialOrd for Release {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Release {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl fmt::Display for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl AsRef<str> for Release {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Release {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl serde::Serialize for Release {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Release {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::new(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A point's label: its kernel's label when the kernel is booted once, else `label-a`,
+/// `label-b`, … in boot order. It names the point in the journal, samples.csv, `env/` and
+/// `raw/`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize)]
+#[serde(transparent)]
+pub struct PointLabel(String);
+
+impl PointLabel {
+    /// Wraps a label made by [`crate::recipe::resolved::point_labels`] or read from a journal.
+    pub fn new(label: impl Into<String>) -> Self {
+        PointLabel(label.into())
+    }
+
+    /// The label.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for PointLabel {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for PointLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::borrow::Borrow<str> for PointLabel {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for PointLabel {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for PointLabel {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for PointLabel {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl From<PointLabel> for String {
+    fn from(label: PointLabel) -> String {
+        label.0
+    }
+}
+
 ident!(
     /// A CPU list for pinning (`taskset -c`).
     CpuList,

@@ -21,13 +21,13 @@ use thiserror::Error;
 use toml::Spanned;
 
 use crate::recipe::{
-    diagnostic::{Diagnostic, did_you_mean},
+    diagnostic::{Diagnostic, ticked},
     ident::{KernelLabel, TargetPath, check_cmdline_param, check_matrix_value},
     limits,
     model::{CheckSpec, MetricSpec, RecipeFile, SysctlValue, TuningKnob, TuningSpec, WorkloadSpec},
     resolved::{
-        Analysis, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, Recipe, Recovery, Steps,
-        Tuning, Workload, point_labels, render_template,
+        AnalysisSettings, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, Recipe, Recovery,
+        Steps, Tuning, Workload, point_labels,
     },
 };
 
@@ -230,7 +230,6 @@ impl Checker<'_> {
 
     fn unknown_kernel(&mut self, label: &Spanned<KernelLabel>, known: &[&KernelLabel], role: &str) {
         let names: Vec<&str> = known.iter().map(|k| k.as_str()).collect();
-        let suggestion = did_you_mean(label.get_ref().as_str(), names.iter().copied());
         let list = names
             .iter()
             .map(|n| format!("`{n}`"))
@@ -243,9 +242,7 @@ impl Checker<'_> {
                 label.get_ref()
             ),
         );
-        if let Some(s) = suggestion {
-            diag.help.push(format!("did you mean `{s}`?"));
-        }
+        diag.suggest(label.get_ref().as_str(), names.iter().copied(), ticked);
         diag.help.push(format!("known kernels: {list}"));
     }
 
@@ -828,7 +825,7 @@ impl Checker<'_> {
         let mut suggested = HashSet::new();
         let templates = std::iter::once(&spec.run).chain(spec.env.values());
         for template in templates {
-            let probe = render_template(template.get_ref(), &mut |name| {
+            let probe = crate::placeholders::render_template(template.get_ref(), &mut |name| {
                 keys.contains(&name).then(|| {
                     used.insert(name.to_owned());
                     String::new()
@@ -839,8 +836,9 @@ impl Checker<'_> {
                     template.span(),
                     format!("unknown placeholder `{{{unknown}}}`"),
                 );
-                if let Some(s) = did_you_mean(&unknown, keys.iter().copied()) {
-                    diag.help.push(format!("did you mean `{{{s}}}`?"));
+                if let Some(s) =
+                    diag.suggest(&unknown, keys.iter().copied(), |s| format!("`{{{s}}}`"))
+                {
                     suggested.insert(s.to_owned());
                 }
                 diag.help.push(if keys.is_empty() {
@@ -1052,7 +1050,7 @@ impl Checker<'_> {
         file: &RecipeFile,
         sequence: &[KernelLabel],
         known: &[&KernelLabel],
-    ) -> Analysis {
+    ) -> AnalysisSettings {
         let spec = &file.analysis;
         let baseline = match &spec.baseline {
             Some(label) => {
@@ -1102,7 +1100,7 @@ impl Checker<'_> {
                 path: path.iter().map(|p| p.get_ref().clone()).collect(),
             });
         }
-        Analysis {
+        AnalysisSettings {
             baseline,
             gate_pct: self.percent(spec.gate_pct.as_ref(), 5.0, "gate_pct"),
             drift_margin: self.percent(spec.drift_margin.as_ref(), 2.0, "drift_margin"),
@@ -1117,7 +1115,7 @@ impl Checker<'_> {
         &mut self,
         file: &RecipeFile,
         workloads: &[Workload],
-        analysis: &Analysis,
+        analysis: &AnalysisSettings,
         sequence: &[KernelLabel],
         known: &[&KernelLabel],
     ) -> Vec<Expect> {
@@ -1146,11 +1144,11 @@ impl Checker<'_> {
                         spec.workload.get_ref()
                     ),
                 );
-                if let Some(s) =
-                    did_you_mean(spec.workload.get_ref().as_str(), names.iter().copied())
-                {
-                    diag.help.push(format!("did you mean `{s}`?"));
-                }
+                diag.suggest(
+                    spec.workload.get_ref().as_str(),
+                    names.iter().copied(),
+                    ticked,
+                );
                 diag.help.push(format!("workloads: {}", names.join(", ")));
                 continue;
             };

@@ -52,7 +52,7 @@ pub struct Recipe {
     /// Workloads in run order.
     pub workloads: Vec<Workload>,
     /// `[analysis]`.
-    pub analysis: Analysis,
+    pub analysis: AnalysisSettings,
     /// `[[expect]]`.
     pub expect: Vec<Expect>,
 }
@@ -121,6 +121,15 @@ pub struct FileCopy {
     pub remote: RemoteFileName,
     /// Absolute local path.
     pub local: PathBuf,
+}
+
+impl FileCopy {
+    /// The source's permission bits, as the copy on the target gets them: a script stays
+    /// executable, a data file does not become one.
+    pub fn mode(&self) -> u32 {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::metadata(&self.local).map_or(0o644, |m| m.permissions().mode() & 0o7777)
+    }
 }
 
 /// Setup or teardown commands.
@@ -221,7 +230,7 @@ impl Case {
     /// Substitutes this case's values into a template. Unknown placeholders were rejected at
     /// load time, so this cannot fail.
     pub fn render(&self, template: &str) -> String {
-        render_template(template, &mut |name| {
+        crate::placeholders::render_template(template, &mut |name| {
             self.bindings
                 .iter()
                 .find(|(k, _)| k == name)
@@ -229,62 +238,6 @@ impl Case {
         })
         .unwrap_or_else(|unknown| format!("{template} (unknown placeholder {{{unknown}}})"))
     }
-}
-
-/// Expands `{name}` placeholders.
-///
-/// The syntax leaves shell text alone: `{{` and `}}` are literal braces, `${name}` is shell
-/// parameter expansion and stays as written, and braces around anything that is not an
-/// identifier (`{print $1}`, `{a,b}`) stay literal. Only `{identifier}` is a placeholder; an
-/// identifier `lookup` does not know is returned as the error.
-pub fn render_template(
-    template: &str,
-    lookup: &mut dyn FnMut(&str) -> Option<String>,
-) -> Result<String, String> {
-    let mut out = String::with_capacity(template.len());
-    let bytes = template.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        if c == b'{' && bytes.get(i + 1) == Some(&b'{') {
-            out.push('{');
-            i += 2;
-            continue;
-        }
-        if c == b'}' && bytes.get(i + 1) == Some(&b'}') {
-            out.push('}');
-            i += 2;
-            continue;
-        }
-        if c == b'{'
-            && (i == 0 || bytes[i - 1] != b'$')
-            && let Some(len) = template[i + 1..].find('}')
-        {
-            let inner = &template[i + 1..i + 1 + len];
-            let is_ident = inner
-                .bytes()
-                .next()
-                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-                && inner
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_');
-            if is_ident {
-                match lookup(inner) {
-                    Some(value) => out.push_str(&value),
-                    None => return Err(inner.to_owned()),
-                }
-                i += len + 2;
-                continue;
-            }
-        }
-        let ch = template[i..]
-            .chars()
-            .next()
-            .expect("invariant: i is a char boundary");
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    Ok(out)
 }
 
 /// How a metric's number is found in the output.
@@ -330,7 +283,7 @@ pub struct Check {
 
 /// `[analysis]` with defaults applied.
 #[derive(Clone, Debug)]
-pub struct Analysis {
+pub struct AnalysisSettings {
     /// Baseline kernel.
     pub baseline: KernelLabel,
     /// Materiality gate, percent.
@@ -420,7 +373,7 @@ pub fn point_labels(sequence: &[KernelLabel]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{point_labels, render_template};
+    use super::point_labels;
     use crate::recipe::ident::KernelLabel;
 
     #[test]
@@ -430,25 +383,5 @@ mod tests {
             .map(|s| KernelLabel::new(s).expect("valid"))
             .collect();
         assert_eq!(point_labels(&seq), ["parent-a", "child", "parent-b"]);
-    }
-
-    fn render(t: &str) -> Result<String, String> {
-        render_template(t, &mut |k| (k == "level").then(|| "2".to_owned()))
-    }
-
-    #[test]
-    fn placeholders_expand_and_shell_text_stays() {
-        assert_eq!(render("run {level}").as_deref(), Ok("run 2"));
-        assert_eq!(
-            render("echo ${HOME} {level}").as_deref(),
-            Ok("echo ${HOME} 2")
-        );
-        assert_eq!(
-            render("awk '{print $1}'").as_deref(),
-            Ok("awk '{print $1}'")
-        );
-        assert_eq!(render("echo {a,b}").as_deref(), Ok("echo {a,b}"));
-        assert_eq!(render("echo {{level}}").as_deref(), Ok("echo {level}"));
-        assert_eq!(render("echo {levle}"), Err("levle".to_owned()));
     }
 }

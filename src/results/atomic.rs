@@ -29,6 +29,19 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// Tests: counts down `left`; once it reached zero, every write fails with `ENOSPC`.
+#[cfg(test)]
+pub(crate) fn injected_failure(left: &mut Option<usize>) -> std::io::Result<()> {
+    match left {
+        Some(0) => Err(std::io::Error::from_raw_os_error(libc::ENOSPC)),
+        Some(n) => {
+            *n -= 1;
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
+
 /// fsyncs a directory so that a rename or a new file in it survives a crash.
 pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()

@@ -14,6 +14,11 @@ use std::{
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::{
+    kernel::switch::SwitchKind,
+    results::samples::{Phase, Status},
+};
+
 /// Journal format version written in the first record; readers refuse other versions.
 pub const JOURNAL_FORMAT: u32 = 1;
 
@@ -128,8 +133,10 @@ pub enum Event {
         point: String,
         /// Attempt.
         attempt: u32,
-        /// `kexec`, `power`, …
-        method: String,
+        /// `kexec`, `grub-reboot`, `power`, … (aba 0.1 wrote `grubreboot`, read as
+        /// `grub-reboot`).
+        #[serde(deserialize_with = "method_compat")]
+        method: SwitchKind,
         /// `boot_id` before the switch, when known.
         previous_boot_id: Option<String>,
     },
@@ -203,14 +210,14 @@ pub enum Event {
         workload: String,
         /// Case.
         case: String,
-        /// `warmup` or `sample`.
-        phase: String,
+        /// Warm-up or measured.
+        phase: Phase,
         /// 1-based index within the phase.
         index: u32,
         /// 0 for the first try of this index, then 1, 2, … for retries after failures.
         retry: u32,
         /// `ok` or `failed`.
-        status: String,
+        status: Status,
         /// Wall seconds of the run.
         elapsed_s: f64,
         /// Why it failed, if it did.
@@ -299,6 +306,15 @@ pub enum Event {
     },
 }
 
+/// A `switching` record's method: the inventory's spelling, or aba 0.1's `grubreboot`.
+fn method_compat<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SwitchKind, D::Error> {
+    let text = std::borrow::Cow::<'de, str>::deserialize(d)?;
+    if text == "grubreboot" {
+        return Ok(SwitchKind::GrubReboot);
+    }
+    SwitchKind::deserialize(serde::de::value::StrDeserializer::<D::Error>::new(&text))
+}
+
 /// A file's content before tuning changed it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SavedValue {
@@ -352,6 +368,9 @@ fn is_plain_sample(line: &[u8]) -> bool {
 pub struct JournalWriter {
     file: File,
     path: PathBuf,
+    /// Tests: how many more appends succeed before every one fails as on a full disk.
+    #[cfg(test)]
+    pub(crate) fail_after: Option<usize>,
 }
 
 impl JournalWriter {
@@ -372,11 +391,21 @@ impl JournalWriter {
         Ok(JournalWriter {
             file,
             path: path.to_path_buf(),
+            #[cfg(test)]
+            fail_after: None,
         })
     }
 
     /// Appends one record and makes it durable.
     pub fn append(&mut self, event: &Event) -> Result<(), JournalError> {
+        #[cfg(test)]
+        crate::results::atomic::injected_failure(&mut self.fail_after).map_err(|source| {
+            JournalError::Io {
+                action: "append to",
+                path: self.path.clone(),
+                source,
+            }
+        })?;
         let mut line = serde_json::to_vec(event).expect("invariant: events serialise");
         line.push(b'\n');
         self.file
@@ -466,7 +495,7 @@ impl Journal {
                     state.points = points
                         .iter()
                         .map(|p| PointState {
-                            label: p.clone(),
+                            label: PointLabel::new(p.clone()),
                             ..PointState::default()
                         })
                         .collect();
@@ -486,7 +515,11 @@ impl Journal {
                     ..
                 } => {
                     if let Some(p) = state.point_mut(point) {
-                        p.boots.push((*attempt, boot_id.clone(), release.clone()));
+                        p.boots.push(ProvenBoot {
+                            attempt: *attempt,
+                            boot_id: boot_id.clone(),
+                            release: release.clone(),
+                        });
                     }
                 }
                 Event::PointDone { point, attempt, .. } => {
@@ -610,11 +643,13 @@ fn visit_lines(
     }
 }
 
+use crate::recipe::ident::PointLabel;
+
 /// What the journal says about one point.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PointState {
     /// Point label.
-    pub label: String,
+    pub label: PointLabel,
     /// Highest attempt number started.
     pub attempts: u32,
     /// The attempt whose rows are valid, once the point is done.
@@ -626,8 +661,19 @@ pub struct PointState {
     pub failures: Vec<(u32, String)>,
     /// Attempts discarded on resume.
     pub discarded: Vec<u32>,
-    /// Proven boots: (attempt, boot_id, release).
-    pub boots: Vec<(u32, String, String)>,
+    /// Proven boots, in journal order.
+    pub boots: Vec<ProvenBoot>,
+}
+
+/// A boot the journal records as proven for a point attempt (`boot_proven`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProvenBoot {
+    /// The attempt.
+    pub attempt: u32,
+    /// Its `/proc/sys/kernel/random/boot_id`.
+    pub boot_id: String,
+    /// Its `uname -r`.
+    pub release: String,
 }
 
 /// What the journal says about the whole campaign.
@@ -659,7 +705,7 @@ impl CampaignState {
     pub fn done_attempts(&self) -> BTreeMap<String, u32> {
         self.points
             .iter()
-            .filter_map(|p| p.done.map(|a| (p.label.clone(), a)))
+            .filter_map(|p| p.done.map(|a| (p.label.to_string(), a)))
             .collect()
     }
 }
@@ -688,6 +734,10 @@ mod tests {
     use std::io::Write;
 
     use super::{Event, JOURNAL_FORMAT, Journal, JournalWriter};
+    use crate::{
+        kernel::switch::SwitchKind,
+        results::samples::{Phase, Status},
+    };
 
     fn header() -> Event {
         Event::Campaign {
@@ -742,18 +792,35 @@ mod tests {
         assert_eq!(state.point("b").expect("point").done, None);
     }
 
-    fn sample(index: u32, retry: u32, status: &str) -> Event {
+    /// The switch method is written as the inventory spells it; aba 0.1's `grubreboot` still
+    /// reads.
+    #[test]
+    fn the_switch_method_is_spelled_as_the_inventory_spells_it() {
+        let record = Event::Switching {
+            point: "b".into(),
+            attempt: 1,
+            method: SwitchKind::GrubReboot,
+            previous_boot_id: None,
+        };
+        let line = serde_json::to_string(&record).expect("serialises");
+        assert!(line.contains(r#""method":"grub-reboot""#), "{line}");
+        let old = line.replace("grub-reboot", "grubreboot");
+        assert_eq!(serde_json::from_str::<Event>(&old).expect("reads"), record);
+        assert!(serde_json::from_str::<Event>(&line.replace("grub-reboot", "grub")).is_err());
+    }
+
+    fn sample(index: u32, retry: u32, status: Status) -> Event {
         Event::Sample {
             point: "a-a".into(),
             attempt: 1,
             workload: "w".into(),
             case: String::new(),
-            phase: "sample".into(),
+            phase: Phase::Sample,
             index,
             retry,
-            status: status.into(),
+            status,
             elapsed_s: 0.5,
-            error: (status == "failed").then(|| "exit status 1".into()),
+            error: (status == Status::Failed).then(|| "exit status 1".into()),
             raw: None,
             leftovers: Vec::new(),
             dropped_bytes: None,
@@ -769,10 +836,10 @@ mod tests {
         let mut w = JournalWriter::open(&path).expect("open");
         let events = [
             header(),
-            sample(1, 0, "ok"),
-            sample(2, 0, "failed"),
-            sample(2, 1, "ok"),
-            sample(3, 0, "ok"),
+            sample(1, 0, Status::Ok),
+            sample(2, 0, Status::Failed),
+            sample(2, 1, Status::Ok),
+            sample(3, 0, Status::Ok),
         ];
         for e in &events {
             w.append(e).expect("append");

@@ -33,8 +33,9 @@ pub const FIELD_BYTES: usize = 4096;
 /// Longest row aba reads back, in bytes: every field at its limit.
 pub const ROW_BYTES: u64 = (FIELD_BYTES * HEADER.len() + HEADER.len()) as u64;
 
-/// Warm-up or measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Warm-up or measured; spelled the same in samples.csv and the journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// Not analysed; kept to show what the machine did.
     Warmup,
@@ -51,6 +52,14 @@ impl Phase {
         }
     }
 
+    /// How a message names it: `warm-up` or `sample`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warm-up",
+            Phase::Sample => "sample",
+        }
+    }
+
     fn parse(text: &[u8]) -> Option<Phase> {
         match text {
             b"warmup" => Some(Phase::Warmup),
@@ -60,8 +69,15 @@ impl Phase {
     }
 }
 
-/// What a row is worth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a row or a run is worth; spelled the same in samples.csv and the journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Status {
     /// A valid value (if its point attempt finished).
     Ok,
@@ -165,6 +181,9 @@ pub struct SampleWriter {
     /// Bytes and lines in the file (the header included).
     bytes: u64,
     lines: u64,
+    /// Tests: how many more appends succeed before every one fails as on a full disk.
+    #[cfg(test)]
+    pub(crate) fail_after: Option<usize>,
 }
 
 impl SampleWriter {
@@ -199,6 +218,8 @@ impl SampleWriter {
             buf: Vec::with_capacity(4096),
             bytes,
             lines,
+            #[cfg(test)]
+            fail_after: None,
         })
     }
 
@@ -210,6 +231,14 @@ impl SampleWriter {
 
     /// Appends `rows` in one write and makes them durable before returning.
     pub fn append(&mut self, rows: &[SampleRow<'_>]) -> Result<(), SamplesError> {
+        #[cfg(test)]
+        crate::results::atomic::injected_failure(&mut self.fail_after).map_err(|source| {
+            SamplesError::Io {
+                action: "append to",
+                path: self.path.clone(),
+                source,
+            }
+        })?;
         self.buf.clear();
         {
             let mut w = csv::WriterBuilder::new()

@@ -476,16 +476,7 @@ impl<'a> Checker<'a> {
             else {
                 continue;
             };
-            let phase = if phase == "warmup" {
-                Phase::Warmup
-            } else {
-                Phase::Sample
-            };
-            let status = if status == "ok" {
-                Status::Ok
-            } else {
-                Status::Failed
-            };
+            let (phase, status) = (*phase, *status);
             let key = (
                 self.sym(point),
                 *attempt,
@@ -843,7 +834,7 @@ mod tests {
         recipe::parse,
         results::{
             journal::Event,
-            samples::{HEADER, SampleTable},
+            samples::{HEADER, Phase, SampleTable, Status},
         },
     };
 
@@ -889,16 +880,16 @@ metric = [
                 proof_s: None,
                 proven_at: None,
             });
-            for (phase, index) in [("warmup", 1), ("sample", 1), ("sample", 2)] {
+            for (phase, index) in [(Phase::Warmup, 1), (Phase::Sample, 1), (Phase::Sample, 2)] {
                 runs.push(Event::Sample {
                     point: (*point).into(),
                     attempt: 1,
                     workload: "w".into(),
                     case: String::new(),
-                    phase: phase.into(),
+                    phase,
                     index,
                     retry: 0,
-                    status: "ok".into(),
+                    status: Status::Ok,
                     elapsed_s: 0.1,
                     error: None,
                     raw: None,
@@ -1012,10 +1003,10 @@ metric = [
             attempt: 2,
             workload: "w".into(),
             case: String::new(),
-            phase: "warmup".into(),
+            phase: Phase::Warmup,
             index: 1,
             retry: 0,
-            status: "ok".into(),
+            status: Status::Ok,
             elapsed_s: 0.1,
             error: None,
             raw: None,

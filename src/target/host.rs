@@ -5,7 +5,7 @@
 use std::{path::Path, time::Duration};
 
 use crate::{
-    recipe::resolved::render_template,
+    placeholders::render_template,
     target::{
         local::LocalTransport,
         quote::sh_quote,
@@ -48,12 +48,11 @@ pub enum HostCommandError {
 }
 
 fn tail(stderr: &str) -> String {
-    let lines: Vec<&str> = stderr.lines().collect();
-    let start = lines.len().saturating_sub(5);
+    let lines = crate::text::last_lines(stderr, 5);
     if lines.is_empty() {
         String::new()
     } else {
-        format!("\n    {}", lines[start..].join("\n    "))
+        format!("\n    {}", lines.join("\n    "))
     }
 }
 

@@ -1,9 +1,12 @@
 //! Machines aba drives: the transport seam and its implementations.
 
+pub mod check;
 pub mod connect;
 pub mod host;
 pub(crate) mod leftovers;
 pub mod local;
 pub mod quote;
+#[cfg(test)]
+pub mod scripted;
 pub mod ssh;
 pub mod transport;

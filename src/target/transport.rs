@@ -214,7 +214,7 @@ impl TransportError {
 ///
 /// Commands are POSIX shell text run by `sh -c` on the machine; the caller quotes every value it
 /// interpolates (see `crate::target::quote`).
-pub trait Transport {
+pub trait Transport: Send {
     /// Short human name for messages: `root@127.0.0.1:10022`, `local`.
     fn describe(&self) -> String;
 

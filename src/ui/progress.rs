@@ -9,9 +9,12 @@ use std::{
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::campaign::{
-    events::{CampaignEvent, Observer, Step},
-    plan::format_eta,
+use crate::{
+    campaign::{
+        events::{CampaignEvent, Observer, Step},
+        plan::format_eta,
+    },
+    results::samples::Status,
 };
 
 /// Renders campaign events on stderr.
@@ -93,19 +96,9 @@ impl Bars {
                 self.campaign.set_message(format_eta(*eta));
                 self.log(&format!("results: {dir}"));
             }
-            CampaignEvent::PointStarted {
-                order,
-                label,
-                kernel,
-                attempt,
-            } => {
+            CampaignEvent::PointStarted { order, label, .. } => {
                 self.point.set_prefix(format!("point {order} {label}"));
-                let again = if *attempt > 1 {
-                    format!(" (attempt {attempt})")
-                } else {
-                    String::new()
-                };
-                self.log(&format!("point {order} {label}: kernel {kernel}{again}"));
+                self.log(&logged(event).unwrap_or_default());
             }
             CampaignEvent::Step(step) => {
                 self.step = step.to_string();
@@ -115,17 +108,15 @@ impl Bars {
                 phase,
                 index,
                 of,
-                ok,
+                status,
                 ..
             } => {
-                let word = if *phase == "warmup" {
-                    "warm-up"
-                } else {
-                    "sample"
-                };
-                let mark = if *ok { "" } else { " FAILED" };
-                self.point
-                    .set_message(format!("{}: {word} {index}/{of}{mark}", self.step));
+                let mark = if *status == Status::Ok { "" } else { " FAILED" };
+                self.point.set_message(format!(
+                    "{}: {} {index}/{of}{mark}",
+                    self.step,
+                    phase.word()
+                ));
             }
             CampaignEvent::PointDone {
                 label,
@@ -136,17 +127,43 @@ impl Bars {
                 self.campaign.set_message(format_eta(*eta));
                 self.log(&format!("point {label}: done in {}", format_eta(*elapsed)));
             }
-            CampaignEvent::PointFailed {
-                label,
-                reason,
-                retry,
-            } => {
-                let next = if *retry { "; redoing the point" } else { "" };
-                self.log(&format!("point {label} failed: {reason}{next}"));
-            }
-            CampaignEvent::Info(text) => self.log(text),
-            CampaignEvent::Warning(text) => self.log(&format!("warning: {text}")),
+            CampaignEvent::PointFailed { .. }
+            | CampaignEvent::Info(_)
+            | CampaignEvent::Warning(_) => self.log(&logged(event).unwrap_or_default()),
         }
+    }
+}
+
+/// The line both displays print for an event that is shown the same way in each.
+fn logged(event: &CampaignEvent) -> Option<String> {
+    match event {
+        CampaignEvent::PointStarted {
+            order,
+            label,
+            kernel,
+            attempt,
+        } => {
+            let again = if *attempt > 1 {
+                format!(" (attempt {attempt})")
+            } else {
+                String::new()
+            };
+            Some(format!("point {order} {label}: kernel {kernel}{again}"))
+        }
+        CampaignEvent::PointFailed {
+            label,
+            reason,
+            retry,
+        } => {
+            let next = if *retry { "; redoing the point" } else { "" };
+            Some(format!("point {label} failed: {reason}{next}"))
+        }
+        CampaignEvent::Info(text) => Some(text.clone()),
+        CampaignEvent::Warning(warning) => Some(format!("warning: {warning}")),
+        CampaignEvent::Started { .. }
+        | CampaignEvent::Step(_)
+        | CampaignEvent::Run { .. }
+        | CampaignEvent::PointDone { .. } => None,
     }
 }
 
@@ -190,20 +207,10 @@ impl Plain {
                 "campaign: {done}/{points} points done, ETA {}; results in {dir}",
                 format_eta(*eta)
             )),
-            CampaignEvent::PointStarted {
-                order,
-                label,
-                kernel,
-                attempt,
-            } => {
-                self.label = label.clone();
+            CampaignEvent::PointStarted { label, .. } => {
+                self.label = label.to_string();
                 self.last = None;
-                let again = if *attempt > 1 {
-                    format!(" (attempt {attempt})")
-                } else {
-                    String::new()
-                };
-                self.line(&format!("point {order} {label}: kernel {kernel}{again}"));
+                self.line(&logged(event).unwrap_or_default());
             }
             CampaignEvent::Step(step) => {
                 if self.last.as_ref() == Some(step) {
@@ -217,9 +224,12 @@ impl Plain {
                 }
             }
             CampaignEvent::Run {
-                phase, index, ok, ..
+                phase,
+                index,
+                status,
+                ..
             } => {
-                if !ok {
+                if *status != Status::Ok {
                     self.line(&format!("point {}: {phase} {index} failed", self.label));
                 }
             }
@@ -232,16 +242,9 @@ impl Plain {
                 format_eta(*elapsed),
                 format_eta(*eta)
             )),
-            CampaignEvent::PointFailed {
-                label,
-                reason,
-                retry,
-            } => {
-                let next = if *retry { "; redoing the point" } else { "" };
-                self.line(&format!("point {label} failed: {reason}{next}"));
-            }
-            CampaignEvent::Info(text) => self.line(text),
-            CampaignEvent::Warning(text) => self.line(&format!("warning: {text}")),
+            CampaignEvent::PointFailed { .. }
+            | CampaignEvent::Info(_)
+            | CampaignEvent::Warning(_) => self.line(&logged(event).unwrap_or_default()),
         }
     }
 }

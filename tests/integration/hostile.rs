@@ -590,6 +590,15 @@ fn a_long_field_is_refused_naming_its_line_and_column() {
         1,
         &["samples.csv:3: field `value` is 5000 bytes long; aba reads fields of at most 4096 bytes"],
     );
+    // `status` says so too, instead of counting no rows.
+    root.refuses(
+        &["status", "results/sent"],
+        1,
+        &[
+            "cannot read the samples of results/sent",
+            "samples.csv:3: field `value` is 5000 bytes long",
+        ],
+    );
 }
 
 #[test]

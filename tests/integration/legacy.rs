@@ -58,3 +58,43 @@ fn an_aba_0_1_directory_reports_the_same_figures_and_verifies() {
         );
     }
 }
+
+/// `aba resume` on a finished aba 0.1 directory says so and rewrites only the reports; a
+/// `switching` record as aba 0.1 spelled a GRUB switch (`grubreboot`) still reads.
+#[test]
+fn an_aba_0_1_directory_resumes_as_finished_and_its_switch_spelling_reads() {
+    let legacy = fixtures_dir()
+        .parent()
+        .expect("fixtures")
+        .join("results-v0.1/exact-cac1-audit");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("exact-cac1-audit");
+    copy_dir(&legacy, &dir);
+    let journal = fs::read_to_string(dir.join("journal.jsonl")).expect("journal");
+    let (first, rest) = journal.split_once('\n').expect("a header line");
+    let (started, rest) = rest.split_once('\n').expect("a point_started line");
+    assert!(started.contains("\"point_started\""), "{started}");
+    fs::write(
+        dir.join("journal.jsonl"),
+        format!(
+            "{first}\n{started}\n{{\"event\":\"switching\",\"point\":\"parent-a\",\"attempt\":1,\"method\":\"grubreboot\",\"previous_boot_id\":null}}\n{rest}"
+        ),
+    )
+    .expect("write");
+    let out = aba(tmp.path(), &["resume", dir.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is already finished"),
+        "{}",
+        text(&out)
+    );
+    assert!(dir.join("report.txt").is_file());
+    assert_verified(&dir);
+    for raw in ["samples.csv", "recipe.toml"] {
+        assert_eq!(
+            fs::read(legacy.join(raw)).expect("fixture"),
+            fs::read(dir.join(raw)).expect("copy"),
+            "{raw} was modified"
+        );
+    }
+}

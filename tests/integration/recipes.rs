@@ -61,10 +61,7 @@ fn load(name: &str) -> Recipe {
 
 /// `release = "running"` recipes run on the built-in local target; the rest need a switch.
 fn runs_locally(recipe: &Recipe) -> bool {
-    recipe
-        .kernels
-        .values()
-        .any(|k| k.release.as_str() == aba::campaign::plan::RUNNING_RELEASE)
+    recipe.kernels.values().any(|k| k.release.is_running())
 }
 
 fn kexec_target() -> Target {

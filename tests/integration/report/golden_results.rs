@@ -776,10 +776,10 @@ impl Campaign {
                 attempt: at.attempt,
                 workload: workload.into(),
                 case: String::new(),
-                phase: phase.as_str().into(),
+                phase,
                 index,
                 retry: 0,
-                status: "ok".into(),
+                status: Status::Ok,
                 elapsed_s: 1.25,
                 error: None,
                 raw: None,
@@ -838,10 +838,14 @@ impl Campaign {
             attempt: at.attempt,
             workload: workload.into(),
             case: String::new(),
-            phase: "sample".into(),
+            phase: Phase::Sample,
             index,
             retry,
-            status: if failure.is_some() { "failed" } else { "ok" }.into(),
+            status: if failure.is_some() {
+                Status::Failed
+            } else {
+                Status::Ok
+            },
             elapsed_s: 1.25,
             error: failure.map(|(e, _)| e.to_owned()),
             raw: failure.map(|(_, r)| r.to_owned()),

@@ -1,0 +1,585 @@
+//! The engine's policy over a scripted machine ([`crate::target::scripted`]): retries, lost
+//! connections on the same boot and on a new one, giving up, host keys, resume discarding an
+//! open attempt, and journal and samples.csv writes that fail. The same paths run against a
+//! real sshd and the QEMU lab in the integration tests.
+
+use std::path::Path;
+
+use super::{Engine, Failure, Job, Outcome, Start, Stop};
+use crate::{
+    campaign::{
+        events::{CampaignEvent, Recorder, Warning},
+        plan::Plan,
+    },
+    causes::one_line,
+    inventory::Target,
+    kernel::switch::{Switch, kexec::Kexec},
+    recipe::{Recipe, parse},
+    results::{
+        journal::{Event, Journal, JournalWriter},
+        layout::ResultsDir,
+        samples::{Phase, SampleTable, Status},
+        verify::{Scope, verify},
+    },
+    target::scripted::{Call, Reconnect, Run, Scripted},
+};
+
+/// Two points of the running kernel (`a-a`, `a-b`), two samples each, no warm-up.
+fn null_recipe(point_retries: u32, retries: u32) -> String {
+    format!(
+        r#"
+version = 1
+name = "policy"
+description = "the engine's policy"
+sequence = ["a", "a"]
+warmup = 0
+samples = 2
+point_retries = {point_retries}
+
+[kernels.a]
+release = "running"
+
+[[workload]]
+name = "w"
+run = "bench"
+retries = {retries}
+metric = {{ number = true, better = "lower" }}
+"#
+    )
+}
+
+/// A kexec A-B-A of two releases.
+const KEXEC_RECIPE: &str = r#"
+version = 1
+name = "kexec-policy"
+description = "a kexec A-B-A"
+sequence = ["a", "b", "a"]
+warmup = 0
+samples = 1
+
+[kernels.a]
+release = "6.1.0-47"
+[kernels.b]
+release = "6.1.0-50"
+
+[[workload]]
+name = "w"
+run = "bench"
+metric = { number = true, better = "lower" }
+"#;
+
+/// A results directory for `recipe` on `target`.
+struct Campaign {
+    _tmp: tempfile::TempDir,
+    dir: ResultsDir,
+    recipe: Recipe,
+    plan: Plan,
+    target: Target,
+}
+
+impl Campaign {
+    fn new(recipe: &str, target: Target) -> Campaign {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let recipe = parse(Path::new("recipe.toml"), recipe).expect("valid recipe");
+        let dir = ResultsDir::create(tmp.path(), &recipe, "t").expect("results dir");
+        let plan = Plan::new(&recipe, &target).expect("plannable");
+        Campaign {
+            _tmp: tmp,
+            dir,
+            recipe,
+            plan,
+            target,
+        }
+    }
+
+    fn job(&self) -> Job<'_> {
+        Job {
+            recipe: &self.recipe,
+            plan: &self.plan,
+            target: &self.target,
+            dir: &self.dir,
+            lock: None,
+        }
+    }
+
+    /// Runs a new campaign on `machine`; `fail_after` makes the journal's writes fail after
+    /// that many more records.
+    fn run(&self, machine: &mut Scripted, fail_after: Option<usize>) -> (Outcome, Recorder) {
+        let mut events = Recorder::default();
+        let journal = JournalWriter::open(&self.dir.journal_path()).expect("journal");
+        let mut engine =
+            Engine::create_with(self.job(), machine, &mut events, journal).expect("starts");
+        engine.journal.fail_after = fail_after;
+        let outcome = engine.run();
+        (outcome, events)
+    }
+
+    fn resume(&self, machine: &mut Scripted) -> (Outcome, Recorder) {
+        let mut events = Recorder::default();
+        let outcome = Engine::open(
+            self.job(),
+            Start::Resume,
+            machine,
+            &mut events,
+            &Default::default(),
+        )
+        .expect("resumes")
+        .run();
+        (outcome, events)
+    }
+
+    fn events(&self) -> Vec<Event> {
+        Journal::read(&self.dir.journal_path())
+            .expect("the journal stays readable")
+            .events
+    }
+
+    fn rows(&self) -> SampleTable {
+        SampleTable::read(&self.dir.samples_path()).expect("samples.csv stays readable")
+    }
+
+    /// Every journaled run has its rows and every finished attempt exactly its samples.
+    fn assert_verified(&self) {
+        let found = verify(
+            &self.recipe,
+            &self.dir.journal_path(),
+            &self.dir.samples_path(),
+            Scope::All,
+        )
+        .expect("verifiable");
+        assert!(found.is_clean(), "{}", found.describe());
+    }
+
+    /// Valid sample rows of `point`'s attempt `attempt`.
+    fn ok_samples(&self, point: &str, attempt: u32) -> usize {
+        let t = self.rows();
+        t.rows
+            .iter()
+            .filter(|r| {
+                t.text(r.point) == point
+                    && r.attempt == attempt
+                    && r.status == Status::Ok
+                    && r.phase == Phase::Sample
+            })
+            .count()
+    }
+}
+
+fn assert_finished(outcome: &Outcome) {
+    match outcome {
+        Outcome::Finished => {}
+        Outcome::Stopped(stop) => panic!("stopped: {stop}"),
+        Outcome::Interrupted => panic!("interrupted"),
+    }
+}
+
+fn stopped(outcome: Outcome) -> Stop {
+    match outcome {
+        Outcome::Stopped(stop) => stop,
+        other => panic!("expected a stop, got {other:?}"),
+    }
+}
+
+/// A run that fails is retried (same index, next retry number); both runs are journaled and
+/// have their rows; only the retry's value counts.
+#[test]
+fn a_failed_run_is_retried_and_only_its_retry_counts() {
+    let c = Campaign::new(&null_recipe(0, 1), Target::local());
+    let mut machine = Scripted::new("6.1.0-47");
+    machine.runs = [Run::Exits(3)].into();
+    let (outcome, events) = c.run(&mut machine, None);
+    assert_finished(&outcome);
+    let runs: Vec<(u32, u32, Status)> = c
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Sample {
+                point,
+                index,
+                retry,
+                status,
+                ..
+            } if point == "a-a" => Some((*index, *retry, *status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (1, 0, Status::Failed),
+            (1, 1, Status::Ok),
+            (2, 0, Status::Ok)
+        ]
+    );
+    assert!(events.0.iter().any(|e| matches!(
+        e,
+        CampaignEvent::Warning(Warning::Retrying {
+            retry: 1,
+            retries: 1,
+            ..
+        })
+    )));
+    assert_eq!((c.ok_samples("a-a", 1), c.ok_samples("a-b", 1)), (2, 2));
+    assert_eq!(machine.workload_runs(), 5);
+    c.assert_verified();
+}
+
+/// A connection lost during a run, with the same boot after reconnecting: the run is
+/// repeated, no row is written for the lost one, and the point is not redone.
+#[test]
+fn a_connection_lost_on_the_same_boot_repeats_the_run() {
+    let c = Campaign::new(&null_recipe(0, 0), Target::local());
+    let mut machine = Scripted::new("6.1.0-47");
+    machine.runs = [Run::Prints("1\n".into()), Run::Lost].into();
+    let (outcome, _) = c.run(&mut machine, None);
+    assert_finished(&outcome);
+    let journal = c.events();
+    assert!(journal.iter().any(|e| matches!(
+        e,
+        Event::ConnectionLost { point, attempt: 1, same_boot: Some(true), .. } if point == "a-a"
+    )));
+    assert!(
+        !journal
+            .iter()
+            .any(|e| matches!(e, Event::PointFailed { .. }))
+    );
+    assert_eq!((c.ok_samples("a-a", 1), c.ok_samples("a-b", 1)), (2, 2));
+    assert_eq!(c.rows().rows.len(), 4, "no row for the lost run");
+    assert_eq!(machine.workload_runs(), 5);
+    c.assert_verified();
+}
+
+/// A connection lost during a run, and another boot answers: the machine rebooted on its own,
+/// so the point fails and is redone from the new boot, whose facts its rows carry.
+#[test]
+fn a_new_boot_after_a_lost_connection_redoes_the_point() {
+    let c = Campaign::new(&null_recipe(1, 0), Target::local());
+    let mut machine = Scripted::new("6.1.0-47");
+    machine.runs = [Run::Prints("1\n".into()), Run::Lost].into();
+    // The first connection finds the boot that is up; the reconnect after the loss, another.
+    machine.reconnects = [Reconnect::SameBoot, Reconnect::NewBoot].into();
+    let (outcome, _) = c.run(&mut machine, None);
+    assert_finished(&outcome);
+    let journal = c.events();
+    assert!(journal.iter().any(|e| matches!(
+        e,
+        Event::ConnectionLost {
+            same_boot: Some(false),
+            ..
+        }
+    )));
+    assert!(journal.iter().any(|e| matches!(
+        e,
+        Event::PointFailed { point, attempt: 1, reason, .. }
+            if point == "a-a" && reason.contains("rebooted on its own")
+    )));
+    assert!(
+        journal
+            .iter()
+            .any(|e| matches!(e, Event::PointDone { point, attempt: 2, .. } if point == "a-a"))
+    );
+    let t = c.rows();
+    assert!(
+        t.rows
+            .iter()
+            .filter(|r| r.attempt == 2)
+            .all(|r| t.text(r.boot_id) == "boot-1"),
+        "the redone point's rows carry the new boot"
+    );
+    assert_eq!((c.ok_samples("a-a", 2), c.ok_samples("a-b", 1)), (2, 2));
+    c.assert_verified();
+}
+
+/// A target that does not come back after a lost connection fails the point with why the
+/// reconnect failed; with no point retries left, the kernel's report stops the campaign.
+#[test]
+fn a_target_that_does_not_come_back_fails_the_point_and_names_why() {
+    let c = Campaign::new(&null_recipe(0, 0), Target::local());
+    let mut machine = Scripted::new("6.1.0-47");
+    machine.runs = [Run::Lost].into();
+    machine.reconnects = [Reconnect::SameBoot, Reconnect::Unreachable].into();
+    let (outcome, _) = c.run(&mut machine, None);
+    let stop = stopped(outcome);
+    let text = stop.to_string();
+    assert!(
+        text.contains("lost the target during point a-a (scripted loss) and could not reconnect: reconnecting: cannot connect to root@scripted:22: connection refused (scripted)"),
+        "{text}"
+    );
+    assert!(matches!(stop, Stop::Kernel(_)), "{stop:?}");
+    assert!(c.events().iter().any(|e| matches!(
+        e,
+        Event::ConnectionLost {
+            same_boot: None,
+            ..
+        }
+    )));
+    c.assert_verified();
+}
+
+/// A kernel whose points keep failing is given up after `point_retries` more attempts: the
+/// report names every failure, and no later point is started.
+#[test]
+fn a_kernel_that_keeps_failing_is_given_up_after_its_point_retries() {
+    let c = Campaign::new(&null_recipe(1, 0), Target::local());
+    let mut machine = Scripted::new("6.1.0-47");
+    machine.default_run = Run::Exits(7);
+    let (outcome, events) = c.run(&mut machine, None);
+    let Stop::Kernel(report) = stopped(outcome) else {
+        panic!("a kernel report");
+    };
+    assert_eq!(report.failures.len(), 2);
+    assert!(matches!(report.last, Failure::Run { .. }));
+    let text = report.to_string();
+    assert!(
+        text.starts_with("kernel `a` (running) failed 2 times, at point `a-a`:\n  - point `a-a` attempt 1: workload `w` at point `a-a` (sample 1): exit status 7 (expected exit status 0); raw output saved in "),
+        "{text}"
+    );
+    assert!(text.contains("\n  - point `a-a` attempt 2: "), "{text}");
+    let journal = c.events();
+    assert_eq!(
+        journal
+            .iter()
+            .filter(|e| matches!(e, Event::PointFailed { .. }))
+            .count(),
+        2
+    );
+    assert!(
+        !journal
+            .iter()
+            .any(|e| matches!(e, Event::PointStarted { point, .. } if point == "a-b"))
+    );
+    let retried: Vec<bool> = events
+        .0
+        .iter()
+        .filter_map(|e| match e {
+            CampaignEvent::PointFailed { retry, .. } => Some(*retry),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retried, [true, false]);
+    assert!(
+        journal
+            .iter()
+            .any(|e| matches!(e, Event::Stopped { reason, .. } if *reason == text))
+    );
+    c.assert_verified();
+}
+
+/// A changed host key met while reconnecting stops the campaign at once: no retry, and no
+/// command is sent to the target afterwards.
+#[test]
+fn a_changed_host_key_stops_at_once_and_sends_nothing_more() {
+    let c = Campaign::new(&null_recipe(3, 0), Target::local());
+    let mut machine = Scripted::new("6.1.0-47");
+    machine.runs = [Run::Lost].into();
+    machine.reconnects = [Reconnect::SameBoot, Reconnect::HostKeyChanged].into();
+    let (outcome, _) = c.run(&mut machine, None);
+    let stop = stopped(outcome);
+    assert!(
+        matches!(
+            &stop,
+            Stop::Point {
+                attempt: 1,
+                cause: Failure::HostKey { .. },
+                ..
+            }
+        ),
+        "{stop:?}"
+    );
+    assert!(
+        stop.to_string().contains("CHANGED to SHA256:scripted"),
+        "{stop}"
+    );
+    assert!(
+        !c.events()
+            .iter()
+            .any(|e| matches!(e, Event::PointFailed { .. }))
+    );
+    let refused = machine
+        .log
+        .iter()
+        .rposition(|call| *call == Call::Reconnect)
+        .expect("reconnected");
+    assert!(
+        !machine.log[refused..]
+            .iter()
+            .any(|call| matches!(call, Call::Exec(_) | Call::Upload(_))),
+        "{:?}",
+        &machine.log[refused..]
+    );
+}
+
+/// The journal fills up in the middle of the second point: the campaign stops (a full disk,
+/// typed), the journal stays readable, and resume discards the attempt that was left open
+/// (naming its rows) and redoes it, with every sample exactly once.
+#[test]
+fn a_journal_write_that_fails_stops_cleanly_and_resume_redoes_the_open_attempt() {
+    let c = Campaign::new(&null_recipe(1, 0), Target::local());
+    let mut machine = Scripted::new("6.1.0-47");
+    // After the header: point_started, boot_proven, sample, sample, point_done of a-a, then
+    // point_started, boot_proven and one sample of a-b.
+    let (outcome, _) = c.run(&mut machine, Some(8));
+    let stop = stopped(outcome);
+    let Some(Failure::Journal(e)) = stop.failure() else {
+        panic!("a journal failure: {stop:?}");
+    };
+    assert!(one_line(e).contains("No space left on device"), "{stop}");
+    assert!(
+        matches!(&stop, Stop::Unrecorded { .. }),
+        "the stop could not be journaled either: {stop}"
+    );
+    let state = Journal::read(&c.dir.journal_path())
+        .expect("readable")
+        .state();
+    assert_eq!(state.point("a-a").and_then(|p| p.done), Some(1));
+    assert_eq!(state.point("a-b").and_then(|p| p.open), Some(1));
+
+    let mut machine = Scripted::new("6.1.0-47");
+    let (outcome, _) = c.resume(&mut machine);
+    assert_finished(&outcome);
+    let journal = c.events();
+    assert!(journal.iter().any(|e| matches!(
+        e,
+        Event::PointDiscarded { point, attempt: 1, rows: 2 } if point == "a-b"
+    )));
+    assert_eq!((c.ok_samples("a-a", 1), c.ok_samples("a-b", 2)), (2, 2));
+    c.assert_verified();
+}
+
+/// samples.csv fills up: the point stops before its run is journaled (rows come first), and
+/// resume completes the campaign.
+#[test]
+fn a_samples_write_that_fails_stops_cleanly_and_resumes() {
+    let c = Campaign::new(&null_recipe(1, 0), Target::local());
+    let mut machine = Scripted::new("6.1.0-47");
+    let mut events = Recorder::default();
+    let journal = JournalWriter::open(&c.dir.journal_path()).expect("journal");
+    let mut engine =
+        Engine::create_with(c.job(), &mut machine, &mut events, journal).expect("starts");
+    engine.samples.fail_after = Some(3);
+    let stop = stopped(engine.run());
+    assert!(
+        matches!(
+            &stop,
+            Stop::Point {
+                cause: Failure::Samples(_),
+                ..
+            }
+        ),
+        "{stop:?}"
+    );
+    assert!(
+        stop.to_string().contains("No space left on device"),
+        "{stop}"
+    );
+    assert_eq!(
+        c.events()
+            .iter()
+            .filter(|e| matches!(e, Event::Sample { .. }))
+            .count(),
+        3,
+        "the run whose rows were not written is not journaled"
+    );
+    let (outcome, _) = c.resume(&mut Scripted::new("6.1.0-47"));
+    assert_finished(&outcome);
+    assert_eq!((c.ok_samples("a-a", 1), c.ok_samples("a-b", 2)), (2, 2));
+    c.assert_verified();
+}
+
+/// A kexec A-B-A: every boot is proven fresh; a kernel that comes up as another release (its
+/// panic fell back to the default kernel) fails its point, which is redone from a new switch.
+#[test]
+fn a_kexec_campaign_proves_each_boot_and_redoes_a_point_that_booted_another_release() {
+    let target = Target {
+        name: "lab".to_owned(),
+        switch: Switch::Kexec(Kexec),
+        boot_timeout: std::time::Duration::from_secs(30),
+        ..Target::local()
+    };
+    let c = Campaign::new(KEXEC_RECIPE, target);
+    let mut machine = Scripted::new("6.1.0-47");
+    // a-a boots as asked; b's first boot falls back to the default 6.1.0-47; then each boots
+    // its own.
+    machine.boots_instead = [None, Some("6.1.0-47".to_owned())].into();
+    let (outcome, _) = c.run(&mut machine, None);
+    assert_finished(&outcome);
+    let journal = c.events();
+    assert!(journal.iter().any(|e| matches!(
+        e,
+        Event::PointFailed { point, attempt: 1, reason, .. }
+            if point == "b" && reason.contains("the target runs 6.1.0-47, not 6.1.0-50 (uname -r)")
+    )));
+    let proven: Vec<(String, String)> = journal
+        .iter()
+        .filter_map(|e| match e {
+            Event::BootProven {
+                point,
+                boot_id,
+                release,
+                ..
+            } => Some((point.clone(), format!("{boot_id} {release}"))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        proven,
+        [
+            ("a-a".into(), "boot-1 6.1.0-47".into()),
+            ("b".into(), "boot-3 6.1.0-50".into()),
+            ("a-b".into(), "boot-4 6.1.0-47".into()),
+        ]
+    );
+    assert!(journal.iter().any(|e| matches!(
+        e,
+        Event::Switching { method, .. } if method.name() == "kexec"
+    )));
+    assert!(journal.iter().any(|e| matches!(
+        e,
+        Event::BaseCmdline { cmdline } if cmdline == "console=ttyS0 quiet"
+    )));
+    c.assert_verified();
+}
+
+/// One engine per target can run in its own thread.
+#[test]
+fn an_engine_and_its_observer_can_move_to_another_thread() {
+    fn send<T: Send>() {}
+    send::<Engine<'static>>();
+    send::<Recorder>();
+}
+
+/// A required tuning knob the machine lacks stops the point before any sample, on every
+/// machine (the SSH test can show it only where cpufreq is absent); the hint names
+/// `[tuning] optional`.
+#[test]
+fn a_missing_required_knob_stops_before_any_sample_with_the_fix() {
+    let recipe = null_recipe(0, 0) + "\n[tuning]\ngovernor = \"performance\"\n";
+    let c = Campaign::new(&recipe, Target::local());
+    let mut machine = Scripted::new("6.1.0-47");
+    let (outcome, _) = c.run(&mut machine, None);
+    let stop = stopped(outcome);
+    assert!(
+        matches!(
+            stop.failure(),
+            Some(Failure::Tuning(
+                crate::campaign::tuning::TuneError::Missing { .. }
+            ))
+        ),
+        "{stop:?}"
+    );
+    let text = stop.to_string();
+    assert!(
+        text.contains("tuning failed before any sample: governor is required but this machine has no /sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"),
+        "{text}"
+    );
+    assert_eq!(machine.workload_runs(), 0);
+    let error = crate::error::Error::CampaignStopped {
+        dir: c.dir.root.clone(),
+        stop: Box::new(stop),
+    };
+    let hint = error.hint().expect("a hint");
+    assert!(
+        hint.contains("list \"governor\" in [tuning] optional") && hint.contains("aba resume"),
+        "{hint}"
+    );
+}
