@@ -35,7 +35,7 @@ use aba::{
         model::SeriesPoint,
         series::{SeriesContext, analyze_series},
     },
-    stats::{Better, VerdictLabel, VerdictParams, summarize},
+    stats::{Better, BootVariance, VerdictParams, ci_boot_from, summarize},
 };
 
 /// xoshiro256**, seeded through splitmix64: small, fast and good enough for simulation.
@@ -256,18 +256,78 @@ struct Tally {
     below_gate: usize,
     no_material: usize,
     unstable: usize,
+    /// UNREPLICATED, or a candidate that was not compared.
     other: usize,
     signal_wrong_direction: usize,
     stable: usize,
     signal_stable: usize,
-    below_gate_stable: usize,
-    boot_estimable: usize,
-    boot_covers: usize,
-    boot_widths: Vec<f64>,
-    boot_zero_width: usize,
-    within_estimable: usize,
-    within_covers: usize,
-    within_widths: Vec<f64>,
+    /// The boot-level interval aba prints.
+    boot: Intervals,
+    /// The within-only interval.
+    within: Intervals,
+    /// The boot-level interval with S_B² unfloored (the rule before issue 9).
+    boot_unfloored: Intervals,
+    /// The boot-level interval with S_B² floored at all of L, max(S_B², L).
+    boot_full_floor: Intervals,
+}
+
+/// Coverage and widths of one kind of interval.
+#[derive(Clone, Default)]
+struct Intervals {
+    /// Campaigns where it exists (ν ≥ 1 for boot-level).
+    exists: usize,
+    /// Bounded ("estimable").
+    bounded: usize,
+    /// Bounded and containing the true change.
+    covers: usize,
+    widths: Vec<f64>,
+    zero_width: usize,
+}
+
+impl Intervals {
+    fn add(&mut self, ci: Option<&aba::stats::RatioInterval>, truth: f64) {
+        let Some(ci) = ci else { return };
+        self.exists += 1;
+        if let Some((lo, hi)) = ci.bounds {
+            self.bounded += 1;
+            self.covers += usize::from(lo <= truth && truth <= hi);
+            self.widths.push(hi - lo);
+            // Zero width as a reader sees it: both bounds print the same at 2 decimals.
+            self.zero_width += usize::from(format!("{lo:.2}") == format!("{hi:.2}"));
+        }
+    }
+
+    fn merge(&mut self, other: &Intervals) {
+        self.exists += other.exists;
+        self.bounded += other.bounded;
+        self.covers += other.covers;
+        self.widths.extend_from_slice(&other.widths);
+        self.zero_width += other.zero_width;
+    }
+
+    /// Coverage among bounded intervals, percent.
+    fn coverage(&self) -> Option<f64> {
+        (self.bounded > 0).then(|| 100.0 * self.covers as f64 / self.bounded as f64)
+    }
+
+    /// Coverage counting an interval that is not estimable (aba prints no bound, so it
+    /// claims nothing) as covering, percent.
+    fn coverage_all(&self) -> Option<f64> {
+        (self.exists > 0)
+            .then(|| 100.0 * (self.covers + self.exists - self.bounded) as f64 / self.exists as f64)
+    }
+
+    fn estimable(&self) -> Option<f64> {
+        (self.exists > 0).then(|| 100.0 * self.bounded as f64 / self.exists as f64)
+    }
+
+    fn median_width(&mut self) -> Option<f64> {
+        median(&mut self.widths)
+    }
+
+    fn min_width(&self) -> Option<f64> {
+        self.widths.iter().copied().reduce(f64::min)
+    }
 }
 
 /// Results of one cell: `[judged candidate][limit set]`.
@@ -352,22 +412,21 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
                     t.other += 1;
                     continue;
                 };
-                let label = c.verdict.label;
-                let stable = label != VerdictLabel::Unstable;
-                match label {
-                    VerdictLabel::Signal => t.signal += 1,
-                    VerdictLabel::BelowGate => t.below_gate += 1,
-                    VerdictLabel::NoMaterialSignal => t.no_material += 1,
-                    VerdictLabel::Unstable => t.unstable += 1,
-                    #[allow(unreachable_patterns)]
+                // By name, so that this table reads the same whatever labels aba has.
+                let label = c.verdict.label.to_string();
+                let stable = label != "UNSTABLE";
+                match label.as_str() {
+                    "SIGNAL" => t.signal += 1,
+                    "BELOW_GATE" => t.below_gate += 1,
+                    "NO_MATERIAL_SIGNAL" => t.no_material += 1,
+                    "UNSTABLE" => t.unstable += 1,
                     _ => t.other += 1,
                 }
                 if stable {
                     t.stable += 1;
-                    t.signal_stable += usize::from(label == VerdictLabel::Signal);
-                    t.below_gate_stable += usize::from(label == VerdictLabel::BelowGate);
+                    t.signal_stable += usize::from(label == "SIGNAL");
                 }
-                if label == VerdictLabel::Signal
+                if label == "SIGNAL"
                     && true_change != 0.0
                     && c.comparison.change_pct * true_change < 0.0
                 {
@@ -375,17 +434,25 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
                 }
                 // Intervals do not depend on the limits: count them once.
                 if s == 0 {
-                    if let Some((lo, hi)) = c.comparison.ci_boot.as_ref().and_then(|ci| ci.bounds) {
-                        t.boot_estimable += 1;
-                        t.boot_covers += usize::from(lo <= true_change && true_change <= hi);
-                        t.boot_widths.push(hi - lo);
-                        t.boot_zero_width += usize::from(hi - lo <= 1e-9 * hi.abs().max(1.0));
-                    }
-                    if let Some((lo, hi)) = c.comparison.ci_within.as_ref().and_then(|ci| ci.bounds)
-                    {
-                        t.within_estimable += 1;
-                        t.within_covers += usize::from(lo <= true_change && true_change <= hi);
-                        t.within_widths.push(hi - lo);
+                    let cmp = &c.comparison;
+                    t.boot.add(cmp.ci_boot.as_ref(), true_change);
+                    t.within.add(cmp.ci_within.as_ref(), true_change);
+                    if let Some(v) = &cmp.boot_variance {
+                        let unfloored = BootVariance {
+                            used: v.between,
+                            floored: false,
+                            ..v.clone()
+                        };
+                        let full = BootVariance {
+                            used: v.within.map_or(v.between, |l| v.between.max(l)),
+                            floored: v.within.is_some_and(|l| l > v.between),
+                            ..v.clone()
+                        };
+                        let ci = |v: &BootVariance| {
+                            ci_boot_from(&all.points, &cmp.candidate, &cmp.baseline, v)
+                        };
+                        t.boot_unfloored.add(ci(&unfloored).as_ref(), true_change);
+                        t.boot_full_floor.add(ci(&full).as_ref(), true_change);
                     }
                 }
             }
@@ -546,6 +613,18 @@ fn cell_index(cell: &Cell, _config: &Config) -> usize {
     (((cell.design * 1000 + n_i) * 1000 + cv_i) * 100_000 + sd_i) * 100_000 + ch_i
 }
 
+fn opt(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.decimals$}"))
+}
+
+/// Interval statistics pooled over the changes and limit sets of one (row, n, CV, SD).
+struct Pooled {
+    key: String,
+    boot: Intervals,
+    unfloored: Intervals,
+    full: Intervals,
+}
+
 #[allow(clippy::too_many_lines)]
 fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threads: usize) {
     let sets = limit_sets();
@@ -565,12 +644,14 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
         env!("CARGO_PKG_VERSION")
     );
     println!(
-        "Rates in percent of the campaigns of a cell. SIG | stable: SIGNAL among the runs \
-         that are not UNSTABLE, with their count. wrong dir: SIGNAL whose sign is opposite to \
-         the true change. boot / within cov: coverage of the true change by the boot-level / \
-         within-only 95% interval where it is estimable (pooled over both limit sets: the \
-         interval does not depend on them), with its median width in percentage points; 0w: \
-         intervals of zero width. G = gate_pct = {} %.\n",
+        "Rates in percent of the campaigns of a cell: SIG SIGNAL, BG BELOW_GATE, NMS \
+         NO_MATERIAL_SIGNAL, UNS UNSTABLE, UNREP UNREPLICATED. SIG | stable: SIGNAL among the \
+         runs that are not UNSTABLE, with their count. wrong dir: SIGNAL whose sign is \
+         opposite to the true change. boot / within: the boot-level / within-only 95% \
+         interval aba prints: cov its coverage of the true change where it is estimable \
+         (bounded), est the share that is estimable, width its median width in percentage \
+         points, 0w how many have zero width. Intervals do not depend on the limits: they are \
+         printed on the default row. G = gate_pct = {} %.\n",
         fmt_num(gate)
     );
     let mut no_change_signal = Bound::new("no change: P(SIGNAL) <= 5 %");
@@ -581,11 +662,13 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
     let mut power =
         Bound::new("2G, CV <= 1 %, boot SD <= 0.3 %, A/B/A/B/A, n = 9: P(SIGNAL) >= 80 %");
     let mut coverage = Bound::new(
-        "boot-level coverage within 94-96 % (pooled over change and limits, per design, n, CV, SD)",
+        "boot-level coverage where estimable within 94-96 % (pooled over change and limits)",
+    );
+    let mut coverage_all = Bound::new(
+        "boot-level coverage, not estimable counted as covering, within 94-96 % (pooled)",
     );
     let mut zero = Bound::new("no boot-level interval of zero width");
-    // Coverage pooled per (judged row, n, cv, sd).
-    let mut pooled: Vec<(String, usize, usize, usize)> = Vec::new();
+    let mut pooled: Vec<Pooled> = Vec::new();
 
     for (d, design) in DESIGNS.iter().enumerate() {
         for (j, (_, row)) in design.judged.iter().enumerate() {
@@ -598,10 +681,10 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
             let nu = design_nu(design);
             println!("## {row} (nu = {nu})\n");
             println!(
-                "| n | CV | SD | change | limits | SIG | BG | NMS | UNS | other | SIG \\| stable (runs) | wrong dir | boot cov | boot width | 0w | within cov | within width |"
+                "| n | CV | SD | change | limits | SIG | BG | NMS | UNS | UNREP | SIG \\| stable (runs) | wrong dir | boot cov | est | width | 0w | within cov | width |"
             );
             println!(
-                "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+                "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
             );
             for &i in &mine {
                 let cell = results[i].cell;
@@ -610,44 +693,52 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                 } else {
                     format!("{}G", fmt_num(cell.change))
                 };
-                let boot = {
-                    let t = &mut results[i].tallies[j][0];
-                    (
-                        t.boot_estimable,
-                        t.boot_covers,
-                        median(&mut t.boot_widths),
-                        t.boot_zero_width,
-                        t.within_estimable,
-                        t.within_covers,
-                        median(&mut t.within_widths),
-                    )
-                };
                 let key = format!(
                     "{row} n={} CV={} SD={}",
                     cell.n,
                     fmt_num(cell.cv),
                     fmt_num(cell.sd)
                 );
-                match pooled.iter_mut().find(|p| p.0 == key) {
-                    Some(p) => {
-                        p.1 += boot.1;
-                        p.2 += boot.0;
-                        p.3 += boot.3;
-                    }
-                    None => pooled.push((key.clone(), boot.1, boot.0, boot.3)),
+                {
+                    let t = &results[i].tallies[j][0];
+                    let p = match pooled.iter_mut().position(|p| p.key == key) {
+                        Some(k) => &mut pooled[k],
+                        None => {
+                            pooled.push(Pooled {
+                                key: key.clone(),
+                                boot: Intervals::default(),
+                                unfloored: Intervals::default(),
+                                full: Intervals::default(),
+                            });
+                            pooled.last_mut().expect("just pushed")
+                        }
+                    };
+                    p.boot.merge(&t.boot);
+                    p.unfloored.merge(&t.boot_unfloored);
+                    p.full.merge(&t.boot_full_floor);
                 }
                 for (s, (set, _)) in sets.iter().enumerate() {
-                    let t = &results[i].tallies[j][s];
-                    let cell_name = format!(
-                        "{row} n={} CV={} SD={} change={change} {set}",
-                        cell.n,
-                        fmt_num(cell.cv),
-                        fmt_num(cell.sd)
-                    );
-                    let width =
-                        |w: Option<f64>| w.map_or_else(|| "-".to_owned(), |w| format!("{w:.2}"));
+                    let cell_name = format!("{key} change={change} {set}");
+                    let t = &mut results[i].tallies[j][s];
+                    let intervals = if s == 0 {
+                        format!(
+                            "{} | {} | {} | {} | {} | {}",
+                            opt(t.boot.coverage(), 1),
+                            opt(t.boot.estimable(), 0),
+                            opt(t.boot.median_width(), 2),
+                            if t.boot.exists > 0 {
+                                t.boot.zero_width.to_string()
+                            } else {
+                                "-".to_owned()
+                            },
+                            opt(t.within.coverage(), 1),
+                            opt(t.within.median_width(), 2),
+                        )
+                    } else {
+                        "\" | \" | \" | \" | \" | \"".to_owned()
+                    };
                     println!(
-                        "| {} | {} | {} | {change} | {set} | {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} |",
+                        "| {} | {} | {} | {change} | {set} | {} | {} | {} | {} | {} | {} ({}) | {} | {intervals} |",
                         cell.n,
                         fmt_num(cell.cv),
                         fmt_num(cell.sd),
@@ -662,31 +753,6 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                             "-".to_owned()
                         } else {
                             rate(t.signal_wrong_direction, t.campaigns)
-                        },
-                        if s == 0 {
-                            rate(boot.1, boot.0)
-                        } else {
-                            "\"".to_owned()
-                        },
-                        if s == 0 {
-                            width(boot.2)
-                        } else {
-                            "\"".to_owned()
-                        },
-                        if s == 0 {
-                            boot.3.to_string()
-                        } else {
-                            "\"".to_owned()
-                        },
-                        if s == 0 {
-                            rate(boot.5, boot.4)
-                        } else {
-                            "\"".to_owned()
-                        },
-                        if s == 0 {
-                            width(boot.6)
-                        } else {
-                            "\"".to_owned()
                         },
                     );
                     let p = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
@@ -722,18 +788,59 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
             println!();
         }
     }
-    for (key, covers, estimable, zeros) in &pooled {
-        if *estimable >= 100 {
-            let c = 100.0 * *covers as f64 / *estimable as f64;
+
+    println!("## The floor of the boot variance\n");
+    println!(
+        "The boot-level interval three ways on the same campaigns, pooled over the changes \
+         and limit sets of each row: unfloored (S_B² alone, the rule before issue 9), the \
+         full floor max(S_B², L) (L: what within-boot noise alone makes S_B² on average) and \
+         aba's calibrated floor max(S_B², f_nu L). cov: coverage where estimable; all: \
+         coverage counting a not-estimable interval (no bound printed, no claim) as covering; \
+         min: the narrowest interval, in percentage points; 0w: intervals of zero width as printed \
+         (both bounds the same at 2 decimals).\n"
+    );
+    println!(
+        "| row | unfloored cov | all | min | 0w | full floor cov | all | min | aba cov | all | est | width | min | 0w |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for p in &mut pooled {
+        if p.boot.exists == 0 {
+            continue;
+        }
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            p.key,
+            opt(p.unfloored.coverage(), 1),
+            opt(p.unfloored.coverage_all(), 1),
+            opt(p.unfloored.min_width(), 3),
+            p.unfloored.zero_width,
+            opt(p.full.coverage(), 1),
+            opt(p.full.coverage_all(), 1),
+            opt(p.full.min_width(), 3),
+            opt(p.boot.coverage(), 1),
+            opt(p.boot.coverage_all(), 1),
+            opt(p.boot.estimable(), 0),
+            opt(p.boot.median_width(), 2),
+            opt(p.boot.min_width(), 3),
+            p.boot.zero_width,
+        );
+        if p.boot.bounded >= 100 {
+            let name = format!("{} ({} intervals)", p.key, p.boot.bounded);
+            let c = p.boot.coverage().expect("bounded");
             coverage.check(
                 (94.0..=96.0).contains(&c),
                 c,
                 (c - 95.0).abs(),
-                format!("{key} ({estimable} intervals)"),
+                name.clone(),
             );
+            let c = p.boot.coverage_all().expect("exists");
+            coverage_all.check((94.0..=96.0).contains(&c), c, (c - 95.0).abs(), name);
         }
-        zero.check(*zeros == 0, *zeros as f64, *zeros as f64, key.clone());
+        let z = p.boot.zero_width as f64;
+        zero.check(p.boot.zero_width == 0, z, z, p.key.clone());
     }
+    println!();
+
     println!("## Bounds (issue 9, section 2)\n");
     println!("| bound | cells met | cells missed | worst cell |");
     println!("|---|---:|---:|---|");
@@ -745,6 +852,7 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
         &conditional_known,
         &power,
         &coverage,
+        &coverage_all,
         &zero,
     ] {
         println!(

@@ -152,7 +152,6 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         drift_margin: recipe.analysis.drift_margin,
         max_drift_pct: recipe.analysis.max_drift_pct,
         max_cv_pct: recipe.analysis.max_cv_pct,
-        require_boot_ci: recipe.analysis.require_boot_ci,
     };
 
     let mut series = Vec::new();

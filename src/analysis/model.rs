@@ -183,6 +183,14 @@ pub struct SeriesPoint {
     pub drop_first: Option<Summary>,
 }
 
+impl SeriesPoint {
+    /// Number of measured values.
+    #[must_use]
+    pub fn values_n(&self) -> usize {
+        self.all.n
+    }
+}
+
 /// One analysis (all or drop-first) of one series.
 #[derive(Clone, Debug, Serialize)]
 pub struct SeriesResult {

@@ -445,7 +445,9 @@ fn candidate_details(s: &Series, all: &SeriesResult, c: &CandidateResult) -> Str
         let lead = match c.verdict.label {
             VerdictLabel::Unstable => "Unstable",
             VerdictLabel::Signal => "Note",
-            VerdictLabel::BelowGate | VerdictLabel::NoMaterialSignal => "Not a SIGNAL",
+            VerdictLabel::BelowGate
+            | VerdictLabel::NoMaterialSignal
+            | VerdictLabel::Unreplicated => "Not a SIGNAL",
         };
         let _ = write!(text, " {lead}: {}.", c.verdict.reasons.join("; "));
     }
