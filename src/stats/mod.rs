@@ -33,5 +33,5 @@ pub use outliers::{Outliers, mad, modified_z_scores};
 pub use summary::{SdDenominator, Summary, median, summarize, summarize_with};
 pub use verdict::{
     Better, Confidence, Direction, Limit, Spread, SpreadMeasure, Verdict, VerdictInput,
-    VerdictLabel, VerdictParams, limit_text, verdict,
+    VerdictLabel, VerdictParams, limit_text, spread_of, verdict,
 };

@@ -236,6 +236,42 @@ pub struct Verdict {
     pub under_gate: bool,
 }
 
+impl Verdict {
+    /// Why a NO_MATERIAL_SIGNAL is not more when its boot-level interval excludes 0, in a few
+    /// words for a headline; `None` for other labels or when the interval includes 0 (which
+    /// the confidence statement already says).
+    #[must_use]
+    pub fn short_why(&self) -> Option<String> {
+        if self.label != VerdictLabel::NoMaterialSignal {
+            return None;
+        }
+        if !self.boot_ci_excludes_zero {
+            return None;
+        }
+        if self.within_ci_excludes_zero == Some(false) {
+            return Some("within-boot noise alone explains it".to_owned());
+        }
+        if !self.material {
+            return Some(if self.under_gate {
+                "measurable, but within the drift margin".to_owned()
+            } else {
+                "measurable, not shown to be under the gate".to_owned()
+            });
+        }
+        let mut failed = Vec::new();
+        if !self.margin {
+            failed.push("within the drift margin");
+        }
+        if !self.bracket {
+            failed.push("does not beat every baseline boot");
+        }
+        if !self.robust {
+            failed.push("not robust to dropping the first sample");
+        }
+        Some(format!("material, but {}", failed.join(", ")))
+    }
+}
+
 /// Decides the verdict for `input` under `params`.
 ///
 /// ```text
@@ -337,28 +373,30 @@ impl Checks {
 
 /// The spread of every kernel booted twice or more, in kernel order.
 fn spreads(kernels: &[KernelSummary]) -> Vec<Spread> {
-    kernels
-        .iter()
-        .filter(|k| k.boots.len() >= 2)
-        .filter_map(|k| {
-            let (measure, pct) = if k.boots.len() == 2 {
-                (SpreadMeasure::Drift, k.drift_pct?)
-            } else {
-                let rms = (2.0 * k.between_var?).sqrt();
-                (
-                    SpreadMeasure::Rms,
-                    (k.mean != 0.0).then(|| 100.0 * rms / k.mean.abs())?,
-                )
-            };
-            Some(Spread {
-                kernel: k.kernel.clone(),
-                boots: k.boots.len(),
-                measure,
-                pct,
-                effect: k.boot_effect.clone(),
-            })
-        })
-        .collect()
+    kernels.iter().filter_map(spread_of).collect()
+}
+
+/// The spread of one kernel; `None` when it was booted once (or its mean is 0).
+#[must_use]
+pub fn spread_of(k: &KernelSummary) -> Option<Spread> {
+    let (measure, pct) = match k.boots.len() {
+        0 | 1 => return None,
+        2 => (SpreadMeasure::Drift, k.drift_pct?),
+        _ => {
+            let rms = (2.0 * k.between_var?).sqrt();
+            (
+                SpreadMeasure::Rms,
+                (k.mean != 0.0).then(|| 100.0 * rms / k.mean.abs())?,
+            )
+        }
+    };
+    Some(Spread {
+        kernel: k.kernel.clone(),
+        boots: k.boots.len(),
+        measure,
+        pct,
+        effect: k.boot_effect.clone(),
+    })
 }
 
 /// The stability limits that tripped, and notes on spreads above the limit that within-boot
