@@ -412,7 +412,22 @@ fn tripped_limits(
         .iter()
         .filter(|s| s.pct.abs() > params.max_drift_pct)
     {
-        if spread.beyond_noise() {
+        let compared = spread.kernel == input.all.candidate || spread.kernel == input.all.baseline;
+        if !compared {
+            // Another kernel of the sequence: its boots already widen this comparison's
+            // interval through the pooled boot variance, and its margin is checked. Making
+            // the comparison UNSTABLE as well would keep only the runs where every kernel's
+            // boots happen to agree, whose pooled variance is then too small
+            // (docs/statistics.md: P(SIGNAL | stable) of a once-booted centre kernel).
+            notes.push(format!(
+                "{} {} max_drift_pct {}; {} is not compared here, its boots widen the \
+                 boot-level interval through the pooled boot variance",
+                spread_words(spread, params.max_drift_pct),
+                exceed(spread),
+                limit_shown(params.max_drift_pct, spread.pct.abs()),
+                spread.kernel
+            ));
+        } else if spread.beyond_noise() {
             limits.push(Limit::Spread(spread.clone()));
         } else {
             let p = spread.effect.as_ref().map_or(f64::NAN, |e| e.p_value);
@@ -961,6 +976,34 @@ mod tests {
             "{:?}",
             v.notes
         );
+    }
+
+    #[test]
+    fn another_kernel_that_moved_widens_the_interval_but_does_not_make_it_unstable() {
+        // p c f n f c p: f's boots differ by 5% (far beyond noise). Comparing n with p, f is
+        // not compared: its spread enters the pooled boot variance and the margin, and it is
+        // a note. Making n-vs-p UNSTABLE would keep only the runs where every kernel agreed,
+        // whose pooled variance is too small (docs/statistics.md).
+        let points = vec![
+            point("p1", "p", 100.0, Some(0.2), 10),
+            point("c1", "c", 110.0, Some(0.2), 10),
+            point("f1", "f", 105.0, Some(0.2), 10),
+            point("n", "n", 103.0, Some(0.2), 10),
+            point("f2", "f", 110.25, Some(0.2), 10),
+            point("c2", "c", 110.1, Some(0.2), 10),
+            point("p2", "p", 100.1, Some(0.2), 10),
+        ];
+        let v = judge(&points, "n", "p", None);
+        assert_ne!(v.label, VerdictLabel::Unstable, "{:?}", v.reasons);
+        assert!(!v.margin, "f's 5% drift still sets the margin");
+        assert!(
+            v.notes[0]
+                .starts_with("drift of f +5.00% exceeds max_drift_pct 1.00; f is not compared"),
+            "{:?}",
+            v.notes
+        );
+        // f against p: f is compared, so its own drift makes that comparison UNSTABLE.
+        assert_eq!(judge(&points, "f", "p", None).label, VerdictLabel::Unstable);
     }
 
     #[test]
