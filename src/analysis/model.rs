@@ -38,6 +38,34 @@ pub struct Analysis {
     pub audit: Audit,
     /// The campaign-level conclusions.
     pub summary: CampaignSummary,
+    /// Whether the recipe copy is the one the campaign ran with.
+    pub preregistration: Preregistration,
+}
+
+/// The recipe copy against the journal's record of it (SHA-256 and limits).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Preregistration {
+    /// The recipe copy and its files hash to the journal's SHA-256.
+    pub unchanged: bool,
+    /// The SHA-256 of the recipe copy now.
+    pub sha256_now: String,
+    /// Limits that differ from the ones the journal recorded (only with
+    /// `--accept-edited-limits`: otherwise the analysis is refused).
+    pub edited: Vec<LimitEdit>,
+    /// The recipe changed and the journal (older aba) does not record the limits, so whether
+    /// they were edited is unknown (only with `--accept-edited-limits`).
+    pub limits_unknown: bool,
+}
+
+/// One limit edited after the run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LimitEdit {
+    /// `max_drift_pct`, …
+    pub name: &'static str,
+    /// What the campaign ran with.
+    pub then: f64,
+    /// What the recipe copy says now (the analysis uses it).
+    pub now: f64,
 }
 
 /// What was run, where and when.

@@ -226,6 +226,7 @@ impl<'a> Engine<'a> {
             target: campaign.target.name.clone(),
             points: labels.clone(),
             time: now_rfc3339(),
+            limits: Some((&campaign.recipe.analysis).into()),
         })?;
         let samples = SampleWriter::open(&campaign.dir.samples_path())?;
         let start = CampaignState {

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::{
+    analysis::AnalyzeOptions,
     campaign::engine::RunOptions,
     error::Error,
     inventory::{Inventory, LOCAL, Target},
@@ -117,6 +118,10 @@ pub enum Command {
     Report {
         /// The results directory (`results/<name>-<time>/`).
         dir: PathBuf,
+        /// Judge with verdict limits edited in recipe.toml after the run instead of refusing;
+        /// every report then says at the top which limits changed, from what to what.
+        #[arg(long)]
+        accept_edited_limits: bool,
     },
 }
 
@@ -151,7 +156,15 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Resume { dir, targets, run } => run::resume(&dir, targets.as_ref(), run.options()),
         Command::Status { dir } => status::status(&dir),
         Command::Verify { dir } => verify::verify(&dir),
-        Command::Report { dir } => report::report(&dir),
+        Command::Report {
+            dir,
+            accept_edited_limits,
+        } => report::report(
+            &dir,
+            AnalyzeOptions {
+                accept_edited_limits,
+            },
+        ),
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Tables {
 pub struct Prose {
     /// `name: A/B/A on target …, n points`.
     pub title: String,
+    /// What changed in the recipe copy since the run (limits edited after it, from what to
+    /// what); empty when it is the recipe the campaign ran with. Every report starts with it.
+    pub preregistration: String,
     /// The recipe's description.
     pub description: String,
     /// Points, samples and settings.
@@ -105,6 +108,7 @@ impl<'a> Context<'a> {
             },
             text: Prose {
                 title: block(mail_prose::title(analysis)),
+                preregistration: block(mail_prose::preregistration(analysis)),
                 description: block(mail_prose::description(analysis)),
                 setup: block(mail_prose::setup(analysis)),
                 summary: block(mail_prose::summary(analysis)),

@@ -47,6 +47,45 @@ fn and_list(items: &[String]) -> String {
     }
 }
 
+/// What changed in the recipe copy since the run, for the top of every report; empty when
+/// it is the recipe the campaign ran with.
+#[must_use]
+pub fn preregistration(analysis: &Analysis) -> String {
+    let p = &analysis.preregistration;
+    if p.unchanged {
+        return String::new();
+    }
+    let c = &analysis.campaign;
+    let text = if !p.edited.is_empty() {
+        let edits: Vec<String> = p
+            .edited
+            .iter()
+            .map(|e| format!("{} {} -> {}", e.name, as_written(e.then), as_written(e.now)))
+            .collect();
+        format!(
+            "LIMITS EDITED AFTER THE RUN: {}. The campaign was preregistered with the first \
+             values; every verdict below uses the edited ones (aba report \
+             --accept-edited-limits).",
+            edits.join(", ")
+        )
+    } else if p.limits_unknown {
+        format!(
+            "RECIPE EDITED AFTER THE RUN: recipe.toml no longer hashes to the journal's \
+             sha256 ({} now, {} then), and the journal does not record the limits the \
+             campaign ran with: the verdicts below may use limits edited after the run (aba \
+             report --accept-edited-limits).",
+            p.sha256_now, c.recipe_sha256
+        )
+    } else {
+        format!(
+            "Note: recipe.toml or a file it copies changed after the run (sha256 {} now, {} \
+             then); its verdict limits are the ones the campaign ran with.",
+            p.sha256_now, c.recipe_sha256
+        )
+    };
+    wrap(&text, WIDTH, "")
+}
+
 /// The recipe's description, wrapped.
 #[must_use]
 pub fn description(analysis: &Analysis) -> String {

@@ -424,8 +424,8 @@ fn a_missed_expectation_exits_with_its_code() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("cac1");
     copy_fixture("mprotect-exact-cac1", &dir);
-    // Pretend the published change was 30%: the journal hashes the recipe, but the
-    // analysis reads the copy as it is, so this stays a valid results directory.
+    // Pretend the published change was 30%: the journal hashes the recipe, and its limits
+    // are unchanged, so the analysis reads the copy as it is and says it changed.
     let recipe = fs::read_to_string(dir.join("recipe.toml")).expect("recipe");
     fs::write(
         dir.join("recipe.toml"),
@@ -442,6 +442,74 @@ fn a_missed_expectation_exits_with_its_code() {
     assert_eq!(out.status.code(), Some(4));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("NOT reproduced"), "{stdout}");
+    assert!(
+        flat(&stdout).contains("its verdict limits are the ones the campaign ran with"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn limits_edited_after_the_run_are_refused_or_said_at_the_top() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("pedro");
+    copy_fixture("mprotect-pedro-v3", &dir);
+    // Relax the drift limit after seeing the -1.93% drift: the journal recorded 1.
+    let recipe = fs::read_to_string(dir.join("recipe.toml")).expect("recipe");
+    fs::write(
+        dir.join("recipe.toml"),
+        recipe.replace(
+            "baseline = \"parent\"",
+            "baseline = \"parent\"\nmax_drift_pct = 2.0",
+        ),
+    )
+    .expect("edit");
+    let aba = |args: &[&str]| {
+        Command::cargo_bin("aba")
+            .expect("binary")
+            .env_remove("ABA_TEMPLATES")
+            .args(args)
+            .arg(&dir)
+            .output()
+            .expect("run aba")
+    };
+    let out = aba(&["report"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("recipe.toml was edited after the run: max_drift_pct 1 -> 2"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--accept-edited-limits"), "{stderr}");
+    assert!(!dir.join("report.txt").exists(), "no report was written");
+
+    let out = aba(&["report", "--accept-edited-limits"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Run {
+        _tmp: tmp,
+        dir: dir.clone(),
+        stdout: String::from_utf8(out.stdout).expect("utf-8"),
+    };
+    let report = run.file("report.txt");
+    let top: Vec<&str> = report.lines().take(5).collect();
+    assert_eq!(top[0], "mprotect-pedro-v3: A/B/A on target lab1, 3 points");
+    assert!(
+        flat(&top[1..].join(" ")).starts_with("LIMITS EDITED AFTER THE RUN: max_drift_pct 1 -> 2."),
+        "{report}"
+    );
+    says(&run, "every verdict below uses the edited ones");
+    assert!(
+        run.file("README.md")
+            .contains("> LIMITS EDITED AFTER THE RUN")
+    );
+    assert!(
+        run.file("run-audit.tsv")
+            .contains("limit edited after the run: max_drift_pct 1 -> 2")
+    );
+    assert_fits_72(&run, "pedro-edited");
 }
 
 #[test]
