@@ -109,6 +109,12 @@ pub fn generate(dir: &Path, points: usize, samples: u32) -> std::io::Result<u64>
             aba: env!("CARGO_PKG_VERSION").to_owned(),
             name: "bench-synthetic".into(),
             recipe_sha256: "0".repeat(64),
+            limits: Some(aba::results::journal::Limits {
+                gate_pct: 5.0,
+                drift_margin: 2.0,
+                max_drift_pct: 5.0,
+                max_cv_pct: 10.0,
+            }),
             target: "synthetic".into(),
             points: labels.clone(),
             time: "2026-01-01T00:00:00Z".into(),

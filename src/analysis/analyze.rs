@@ -12,14 +12,17 @@ use crate::{
         audit::{AuditInput, PlannedPoint, audit},
         error::AnalysisError,
         expect::check,
-        model::{Analysis, Campaign, KernelInfo, PointInfo, Series, SeriesPoint},
+        model::{
+            Analysis, Campaign, KernelInfo, LimitEdit, PointInfo, Preregistration, Series,
+            SeriesPoint,
+        },
         select::ValidRows,
         series::{SeriesContext, analyze_series},
         summary::summarize_campaign,
     },
     recipe::{Recipe, model::BetterSpec, resolved::point_labels},
     results::{
-        journal::{Event, Journal},
+        journal::{Event, Journal, Limits},
         layout::ResultsDir,
         samples::SampleTable,
     },
@@ -41,6 +44,21 @@ pub struct Inputs<'a> {
     pub journal_path: &'a std::path::Path,
     /// Environment snapshots present, relative to the results directory.
     pub env_files: &'a BTreeSet<String>,
+    /// Judge with limits edited after the run (and say so) instead of refusing.
+    pub accept_edited_limits: bool,
+}
+
+/// How [`analyze_with`] treats the results directory.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AnalyzeOptions {
+    /// Judge with limits edited after the run (and say so at the top of every report)
+    /// instead of refusing (`aba report --accept-edited-limits`).
+    pub accept_edited_limits: bool,
+}
+
+/// [`analyze_with`] with the default options: limits edited after the run are refused.
+pub fn analyze(results: &ResultsDir) -> Result<Analysis, AnalysisError> {
+    analyze_with(results, AnalyzeOptions::default())
 }
 
 /// Reads `results` and recomputes its analysis from the raw files.
@@ -48,7 +66,10 @@ pub struct Inputs<'a> {
 /// Valid rows are `ok` measured rows of each point's done attempt (from the journal); every
 /// other row is only counted in the audit. A missing `samples.csv` is read as an empty table
 /// (a campaign that stopped before its first sample).
-pub fn analyze(results: &ResultsDir) -> Result<Analysis, AnalysisError> {
+pub fn analyze_with(
+    results: &ResultsDir,
+    options: AnalyzeOptions,
+) -> Result<Analysis, AnalysisError> {
     let journal_path = results.journal_path();
     for required in [&journal_path, &results.recipe_path()] {
         if !required.is_file() {
@@ -97,6 +118,7 @@ pub fn analyze(results: &ResultsDir) -> Result<Analysis, AnalysisError> {
         directory: &directory,
         journal_path: &journal_path,
         env_files: &env_files,
+        accept_edited_limits: options.accept_edited_limits,
     })
 }
 
@@ -136,6 +158,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             kernel: kernel.to_string(),
         })
         .collect();
+    let preregistration = preregistration(inputs, &header)?;
     let state = inputs.journal.state();
     let done = state.done_attempts();
     let rows = ValidRows::select(inputs.samples, &done);
@@ -152,7 +175,6 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         drift_margin: recipe.analysis.drift_margin,
         max_drift_pct: recipe.analysis.max_drift_pct,
         max_cv_pct: recipe.analysis.max_cv_pct,
-        require_boot_ci: recipe.analysis.require_boot_ci,
     };
 
     let mut series = Vec::new();
@@ -298,7 +320,69 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         expects,
         audit,
         summary,
+        preregistration,
     })
+}
+
+/// Compares the recipe copy with what the journal recorded when the campaign started: a
+/// limit edited after the run is refused unless `accept_edited_limits` (then every report
+/// says which limits changed, from what to what).
+fn preregistration(inputs: &Inputs<'_>, header: &Header) -> Result<Preregistration, AnalysisError> {
+    let recipe = inputs.recipe;
+    let mut result = Preregistration {
+        unchanged: header.sha256.is_empty() || header.sha256 == recipe.sha256,
+        sha256_now: recipe.sha256.clone(),
+        ..Preregistration::default()
+    };
+    if result.unchanged {
+        return Ok(result);
+    }
+    let now = Limits::from(&recipe.analysis);
+    let what = match &header.limits {
+        Some(then) => {
+            result.edited = [
+                ("gate_pct", then.gate_pct, now.gate_pct),
+                ("drift_margin", then.drift_margin, now.drift_margin),
+                ("max_drift_pct", then.max_drift_pct, now.max_drift_pct),
+                ("max_cv_pct", then.max_cv_pct, now.max_cv_pct),
+            ]
+            .into_iter()
+            .filter(|(_, then, now)| then != now)
+            .map(|(name, then, now)| LimitEdit { name, then, now })
+            .collect();
+            if result.edited.is_empty() {
+                return Ok(result);
+            }
+            result
+                .edited
+                .iter()
+                .map(|e| format!("{} {} -> {}", e.name, as_written(e.then), as_written(e.now)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        None => {
+            result.limits_unknown = true;
+            format!(
+                "it no longer hashes to the journal's sha256 ({} now, {} then), and this journal \
+                 does not record the limits the campaign ran with, so whether they were edited \
+                 cannot be told",
+                recipe.sha256, header.sha256
+            )
+        }
+    };
+    if inputs.accept_edited_limits {
+        Ok(result)
+    } else {
+        Err(AnalysisError::LimitsEdited {
+            path: inputs.journal_path.with_file_name("recipe.toml"),
+            what,
+        })
+    }
+}
+
+/// The shortest text that reads back as `value` (`1`, `2.5`).
+fn as_written(value: f64) -> String {
+    value.to_string()
 }
 
 /// `workload`, `workload[case]`, plus `/metric` when the metric is not named after the
@@ -332,6 +416,7 @@ fn tuning(recipe: &Recipe) -> Vec<String> {
 
 /// What the journal's first record says.
 struct Header {
+    limits: Option<Limits>,
     points: Option<Vec<String>>,
     target: String,
     aba: String,
@@ -368,8 +453,10 @@ fn header(journal: &Journal) -> Header {
             target,
             points,
             time,
+            limits,
             ..
         }) => Header {
+            limits: limits.clone(),
             points: Some(points.clone()),
             target: target.clone(),
             aba: aba.clone(),
@@ -377,6 +464,7 @@ fn header(journal: &Journal) -> Header {
             time: time.clone(),
         },
         _ => Header {
+            limits: None,
             points: None,
             target: String::new(),
             aba: String::new(),
@@ -395,7 +483,7 @@ mod tests {
         analysis::{error::AnalysisError, model::AttemptOutcome},
         recipe::parse,
         results::{
-            journal::{Event, JOURNAL_FORMAT, Journal},
+            journal::{Event, JOURNAL_FORMAT, Journal, Limits},
             samples::{HEADER, SampleTable},
         },
     };
@@ -422,11 +510,27 @@ tolerance = 0.5
 "#;
 
     fn journal(points: &[&str], done: &[(&str, u32)]) -> Journal {
+        let recipe = parse(Path::new("recipe.toml"), RECIPE).expect("valid");
+        journal_of(
+            points,
+            done,
+            &recipe.sha256,
+            Some((&recipe.analysis).into()),
+        )
+    }
+
+    fn journal_of(
+        points: &[&str],
+        done: &[(&str, u32)],
+        sha256: &str,
+        limits: Option<Limits>,
+    ) -> Journal {
         let mut events = vec![Event::Campaign {
             format: JOURNAL_FORMAT,
             aba: "0.1.0".into(),
             name: "t".into(),
-            recipe_sha256: "x".into(),
+            recipe_sha256: sha256.into(),
+            limits,
             target: "lab".into(),
             points: points.iter().map(|p| (*p).to_owned()).collect(),
             time: "t".into(),
@@ -480,6 +584,7 @@ tolerance = 0.5
             directory: "t-1",
             journal_path: Path::new("journal.jsonl"),
             env_files: &env,
+            accept_edited_limits: false,
         })
         .expect("analysable");
         let series = &analysis.series[0];
@@ -514,6 +619,7 @@ tolerance = 0.5
             directory: "t-1",
             journal_path: Path::new("journal.jsonl"),
             env_files: &env,
+            accept_edited_limits: false,
         };
         let partial = journal(&["a-a", "b", "a-b"], &[("a-a", 1)]);
         let analysis = analyze_inputs(&inputs(&partial)).expect("analysable");
@@ -525,6 +631,63 @@ tolerance = 0.5
         let other = journal(&["a-a", "b"], &[]);
         let err = analyze_inputs(&inputs(&other)).expect_err("mismatch");
         assert!(matches!(err, AnalysisError::PlanMismatch { .. }), "{err}");
+    }
+
+    #[test]
+    fn limits_edited_after_the_run_are_refused_unless_accepted() {
+        let ran = parse(Path::new("recipe.toml"), RECIPE).expect("valid");
+        let limits = Limits::from(&ran.analysis);
+        let edited = parse(
+            Path::new("recipe.toml"),
+            &format!("{RECIPE}[analysis]\nmax_drift_pct = 2.0\ngate_pct = 3.0\n"),
+        )
+        .expect("valid");
+        let table = rows(&[]);
+        let env = BTreeSet::new();
+        let inputs = |recipe, journal, accept| Inputs {
+            recipe,
+            journal,
+            samples: &table,
+            directory: "t-1",
+            journal_path: Path::new("dir/journal.jsonl"),
+            env_files: &env,
+            accept_edited_limits: accept,
+        };
+        let journal = journal_of(&["a-a", "b", "a-b"], &[], &ran.sha256, Some(limits.clone()));
+        // The recipe as run: nothing to say.
+        let same = analyze_inputs(&inputs(&ran, &journal, false)).expect("analysable");
+        assert!(same.preregistration.unchanged && same.preregistration.edited.is_empty());
+        // Edited limits: refused by default, naming each limit from what to what.
+        let err = analyze_inputs(&inputs(&edited, &journal, false)).expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            "dir/recipe.toml was edited after the run: gate_pct 5 -> 3, max_drift_pct 1 -> 2"
+        );
+        assert!(err.hint().expect("hint").contains("--accept-edited-limits"));
+        // Accepted: judged with the edited limits, and the analysis says which changed.
+        let accepted = analyze_inputs(&inputs(&edited, &journal, true)).expect("accepted");
+        let names: Vec<&str> = accepted
+            .preregistration
+            .edited
+            .iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(names, ["gate_pct", "max_drift_pct"]);
+        assert_eq!(accepted.params.max_drift_pct, 2.0);
+        // Another edit (an [[expect]]) changes the hash but not the limits: no refusal.
+        let expect = parse(
+            Path::new("recipe.toml"),
+            &RECIPE.replace("change_pct = 50.0", "change_pct = 40.0"),
+        )
+        .expect("valid");
+        let other = analyze_inputs(&inputs(&expect, &journal, false)).expect("analysable");
+        assert!(!other.preregistration.unchanged && other.preregistration.edited.is_empty());
+        // An older journal without limits and a changed recipe: cannot be told, refused.
+        let old = journal_of(&["a-a", "b", "a-b"], &[], "x", None);
+        let err = analyze_inputs(&inputs(&expect, &old, false)).expect_err("refused");
+        assert!(err.to_string().contains("cannot be told"), "{err}");
+        let unknown = analyze_inputs(&inputs(&expect, &old, true)).expect("accepted");
+        assert!(unknown.preregistration.limits_unknown);
     }
 
     #[test]

@@ -52,6 +52,16 @@ pub enum AnalysisError {
         /// Point labels the recipe's sequence gives.
         recipe: Vec<String>,
     },
+    /// The preregistered limits in the recipe copy are not the ones the campaign ran with
+    /// (the journal records them), or the recipe changed and the journal does not record
+    /// them; refused unless `--accept-edited-limits`.
+    #[error("{} was edited after the run: {what}", path.display())]
+    LimitsEdited {
+        /// `recipe.toml` in the results directory.
+        path: PathBuf,
+        /// Which limits changed, from what to what, or why that cannot be told.
+        what: String,
+    },
 }
 
 impl AnalysisError {
@@ -72,6 +82,12 @@ impl AnalysisError {
             AnalysisError::PlanMismatch { .. } => Some(
                 "recipe.toml in the results directory was edited after the campaign started; \
                  restore the copy the campaign ran with"
+                    .to_owned(),
+            ),
+            AnalysisError::LimitsEdited { .. } => Some(
+                "a verdict's limits are preregistered: restore the recipe copy the campaign \
+                 ran with, or rerun `aba report --accept-edited-limits DIR` to judge with the \
+                 edited limits; every report then says at the top which limits changed"
                     .to_owned(),
             ),
             AnalysisError::Journal(_) | AnalysisError::Samples(_) => None,

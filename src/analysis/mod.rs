@@ -16,10 +16,11 @@ pub mod summary;
 #[cfg(test)]
 pub(crate) mod testkit;
 
-pub use analyze::{Inputs, analyze, analyze_inputs};
+pub use analyze::{AnalyzeOptions, Inputs, analyze, analyze_inputs, analyze_with};
 pub use error::AnalysisError;
 pub use model::{
     Analysis, AnalysisKind, AttemptAudit, AttemptOutcome, Audit, Campaign, CampaignSummary,
-    CandidateResult, ExpectCheck, KernelInfo, PointInfo, RecoveryResult, RecoveryStep,
-    RecoveryStepKind, RunIssue, Series, SeriesPoint, SeriesResult, VerdictLine, Worst,
+    CandidateResult, ExpectCheck, KernelInfo, LimitEdit, PointInfo, Preregistration,
+    RecoveryResult, RecoveryStep, RecoveryStepKind, RunIssue, Series, SeriesPoint, SeriesResult,
+    VerdictLine, Worst,
 };

@@ -11,7 +11,10 @@ use serde::Serialize;
 
 use crate::{
     recipe::model::Role,
-    stats::{Better, Comparison, KernelSummary, Summary, Verdict, VerdictParams},
+    stats::{
+        Better, Comparison, Confidence, KernelSummary, Limit, RatioInterval, Spread, SpreadMeasure,
+        Summary, Verdict, VerdictLabel, VerdictParams,
+    },
 };
 
 /// A whole campaign, recomputed from its results directory.
@@ -35,6 +38,34 @@ pub struct Analysis {
     pub audit: Audit,
     /// The campaign-level conclusions.
     pub summary: CampaignSummary,
+    /// Whether the recipe copy is the one the campaign ran with.
+    pub preregistration: Preregistration,
+}
+
+/// The recipe copy against the journal's record of it (SHA-256 and limits).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Preregistration {
+    /// The recipe copy and its files hash to the journal's SHA-256.
+    pub unchanged: bool,
+    /// The SHA-256 of the recipe copy now.
+    pub sha256_now: String,
+    /// Limits that differ from the ones the journal recorded (only with
+    /// `--accept-edited-limits`: otherwise the analysis is refused).
+    pub edited: Vec<LimitEdit>,
+    /// The recipe changed and the journal (older aba) does not record the limits, so whether
+    /// they were edited is unknown (only with `--accept-edited-limits`).
+    pub limits_unknown: bool,
+}
+
+/// One limit edited after the run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LimitEdit {
+    /// `max_drift_pct`, …
+    pub name: &'static str,
+    /// What the campaign ran with.
+    pub then: f64,
+    /// What the recipe copy says now (the analysis uses it).
+    pub now: f64,
 }
 
 /// What was run, where and when.
@@ -194,6 +225,14 @@ pub struct SeriesPoint {
     pub all: Summary,
     /// Summary without x₁; `None` when n < 2.
     pub drop_first: Option<Summary>,
+}
+
+impl SeriesPoint {
+    /// Number of measured values.
+    #[must_use]
+    pub fn values_n(&self) -> usize {
+        self.all.n
+    }
 }
 
 /// One analysis (all or drop-first) of one series.
@@ -458,10 +497,27 @@ pub struct VerdictLine {
     pub series: String,
     /// Candidate kernel.
     pub candidate: String,
+    /// Baseline kernel.
+    pub baseline: String,
     /// Change in percent (all samples).
     pub change_pct: f64,
     /// Verdict label as printed.
     pub label: String,
+    /// The verdict, typed (the template renders it).
+    pub verdict: VerdictLabel,
+    /// The confidence statement.
+    pub confidence: Confidence,
+    /// The boot-level interval, when there is one.
+    pub ci_boot: Option<RatioInterval>,
+    /// The within-only interval, when there is one.
+    pub ci_within: Option<RatioInterval>,
+    /// The limits that tripped (UNSTABLE).
+    pub tripped: Vec<Limit>,
+    /// The baseline's spread, when it was booted twice or more.
+    pub baseline_spread: Option<Spread>,
+    /// Why a NO_MATERIAL_SIGNAL whose boot-level interval excludes 0 is not more, in a few
+    /// words; `None` otherwise.
+    pub short_why: Option<String>,
     /// `slower` / `faster`.
     pub direction: Option<String>,
     /// Same conclusion with drop-first.
@@ -490,10 +546,17 @@ pub struct CampaignSummary {
     pub controls: Vec<VerdictLine>,
     /// Control lines whose verdict is not NO_MATERIAL_SIGNAL: a control moved.
     pub control_alerts: Vec<VerdictLine>,
-    /// Largest point CV over the measured series.
+    /// Largest point CV over the measured series (controls and auxiliary ones stay out).
     pub max_cv: Option<Worst>,
-    /// Largest |drift| of the baseline over the measured series.
+    /// Largest spread of the baseline over the measured series: the drift with two boots,
+    /// the RMS difference between two boots with three or more.
     pub baseline_drift: Option<Worst>,
+    /// How `baseline_drift` is measured.
+    pub baseline_spread: Option<SpreadMeasure>,
+    /// Largest point CV over the control series (the summary says them apart).
+    pub control_cv: Option<Worst>,
+    /// Largest spread of the baseline over the control series.
+    pub control_drift: Option<Worst>,
     /// Largest point CV over every series.
     pub worst_cv: Option<Worst>,
     /// Largest |drift| of any kernel in any series.

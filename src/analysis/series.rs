@@ -66,28 +66,68 @@ pub fn analyze_series(points: &[SeriesPoint], ctx: &SeriesContext<'_>) -> Series
         };
     }
     let all = stage(AnalysisKind::All, points, ctx);
-    let short: Vec<&str> = points
+    // Drop-first needs an SD (hence a CV) at every point, so n ≥ 3: with n = 2 it would run
+    // on one sample per point without a CV, and its check would mean nothing.
+    let single: Vec<&str> = points
         .iter()
-        .filter(|p| p.drop_first.is_none())
+        .filter(|p| p.values_n() == 1)
         .map(|p| p.label.as_str())
         .collect();
-    let drop_first = short
-        .is_empty()
-        .then(|| stage(AnalysisKind::DropFirst, points, ctx));
-    let drop_first_unavailable = (!short.is_empty()).then(|| {
-        format!(
-            "{} {} a single sample, nothing is left after dropping the first",
-            short.join(", "),
-            if short.len() == 1 { "has" } else { "have" }
-        )
+    let pairs: Vec<&str> = points
+        .iter()
+        .filter(|p| p.values_n() == 2)
+        .map(|p| p.label.as_str())
+        .collect();
+    let usable = single.is_empty() && pairs.is_empty();
+    let drop_first = usable.then(|| stage(AnalysisKind::DropFirst, points, ctx));
+    let drop_first_unavailable = (!usable).then(|| {
+        let mut why = Vec::new();
+        if !single.is_empty() {
+            why.push(format!(
+                "{} {} a single sample, nothing is left after dropping the first",
+                single.join(", "),
+                if single.len() == 1 { "has" } else { "have" }
+            ));
+        }
+        if !pairs.is_empty() {
+            why.push(format!(
+                "{} {} 2 samples, dropping the first leaves one, with no SD or CV",
+                pairs.join(", "),
+                if pairs.len() == 1 { "has" } else { "have" }
+            ));
+        }
+        format!("{}; the drop-first check could not be made", why.join("; "))
     });
-    let all_result = finish(&all, drop_first.as_ref(), ctx);
-    let df_result = drop_first.as_ref().map(|df| finish(df, Some(&all), ctx));
+    let refusal = percentages_refused(points);
+    let all_result = finish(&all, drop_first.as_ref(), ctx, refusal.as_deref());
+    let df_result = drop_first
+        .as_ref()
+        .map(|df| finish(df, Some(&all), ctx, refusal.as_deref()));
     SeriesAnalyses {
         all: Some(all_result),
         drop_first: df_result,
         drop_first_unavailable,
     }
+}
+
+/// Why percentages of this series do not exist: a point mean ≤ 0 (a percentage of it would
+/// turn a regression into "10% faster", and a CV of it is not a CV) or a negative value (the
+/// metric is not a magnitude); `None` when every value is ≥ 0 and every mean > 0.
+fn percentages_refused(points: &[SeriesPoint]) -> Option<String> {
+    if let Some(p) = points.iter().find(|p| p.all.mean <= 0.0) {
+        return Some(format!(
+            "{} has mean {}, and a percentage of a mean ≤ 0 does not exist, so no change, CV \
+             limit or verdict is computed",
+            p.label, p.all.mean
+        ));
+    }
+    points.iter().find(|p| p.all.min < 0.0).map(|p| {
+        format!(
+            "the metric has negative values ({} has {}): percentages of it are not defined, so \
+             no change, CV limit or verdict is computed",
+            p.label, p.all.min
+        )
+    })
 }
 
 fn stage(kind: AnalysisKind, points: &[SeriesPoint], ctx: &SeriesContext<'_>) -> Stage {
@@ -124,10 +164,23 @@ fn stage(kind: AnalysisKind, points: &[SeriesPoint], ctx: &SeriesContext<'_>) ->
     }
 }
 
-fn finish(own: &Stage, other: Option<&Stage>, ctx: &SeriesContext<'_>) -> SeriesResult {
+fn finish(
+    own: &Stage,
+    other: Option<&Stage>,
+    ctx: &SeriesContext<'_>,
+    refusal: Option<&str>,
+) -> SeriesResult {
     let mut comparisons = Vec::new();
     let mut not_compared = Vec::new();
     for (i, candidate) in ctx.candidates.iter().enumerate() {
+        if let Some(why) = refusal {
+            if own.points.iter().any(|p| &p.kernel == candidate) {
+                not_compared.push(format!("{candidate}: {why}"));
+            } else {
+                not_compared.push(why_not_compared(&own.points, candidate, ctx.baseline));
+            }
+            continue;
+        }
         let Some(cmp) = &own.comparisons[i] else {
             not_compared.push(why_not_compared(&own.points, candidate, ctx.baseline));
             continue;
@@ -293,7 +346,11 @@ mod tests {
         assert!(result.drop_first.is_none());
         assert_eq!(
             result.drop_first_unavailable.as_deref(),
-            Some("a-a has a single sample, nothing is left after dropping the first")
+            Some(
+                "a-a has a single sample, nothing is left after dropping the first; b, a-b \
+                 have 2 samples, dropping the first leaves one, with no SD or CV; the \
+                 drop-first check could not be made"
+            )
         );
         let all = result.all.expect("points");
         // No drop-first: robustness fails, so no SIGNAL, and the label is AUX_.
@@ -301,5 +358,69 @@ mod tests {
         assert_ne!(all.comparisons[0].label, "AUX_SIGNAL");
         assert_eq!(all.comparisons[0].same_conclusion, None);
         assert_eq!(all.not_compared, ["c: no done point with values"]);
+    }
+
+    #[test]
+    fn two_samples_per_point_say_the_drop_first_check_could_not_be_made() {
+        // n = 2: drop-first would run on single samples without an SD or CV.
+        let points = [
+            point(1, "a-a", "a", &[10.0, 10.1]),
+            point(2, "b", "b", &[20.0, 20.1]),
+            point(3, "a-b", "a", &[10.0, 10.2]),
+        ];
+        let candidates = ["b".to_owned()];
+        let params = VerdictParams::default();
+        let result = analyze_series(&points, &ctx(&candidates, &params, false));
+        assert!(result.drop_first.is_none());
+        let why = result.drop_first_unavailable.expect("unavailable");
+        assert!(
+            why.ends_with("with no SD or CV; the drop-first check could not be made"),
+            "{why}"
+        );
+        let all = result.all.expect("points");
+        // Robustness cannot be checked, so no SIGNAL, and the reason says so.
+        let v = &all.comparisons[0].verdict;
+        assert!(!v.robust);
+        assert!(
+            v.reasons
+                .iter()
+                .any(|r| r == "drop-first comparison unavailable")
+        );
+    }
+
+    #[test]
+    fn a_mean_at_or_below_zero_or_a_negative_value_refuses_percentages() {
+        let candidates = ["b".to_owned()];
+        let params = VerdictParams::default();
+        for (a2, want) in [
+            (
+                [0.0, 0.0, 0.0],
+                "b: a-b has mean 0, and a percentage of a mean ≤ 0 does not exist",
+            ),
+            (
+                [-5.0, -4.0, -6.0],
+                "b: a-b has mean -5, and a percentage of a mean ≤ 0 does not exist",
+            ),
+            (
+                [-1.0, 2.0, 5.0],
+                "b: the metric has negative values (a-b has -1): percentages of it are not \
+                 defined",
+            ),
+        ] {
+            let points = [
+                point(1, "a-a", "a", &[10.0, 10.1, 9.9]),
+                point(2, "b", "b", &[9.0, 9.1, 8.9]),
+                point(3, "a-b", "a", &a2),
+            ];
+            let result = analyze_series(&points, &ctx(&candidates, &params, false));
+            let all = result.all.expect("points");
+            assert!(all.comparisons.is_empty(), "{a2:?} was judged");
+            assert!(
+                all.not_compared[0].starts_with(want),
+                "{}",
+                all.not_compared[0]
+            );
+            assert!(all.not_compared[0].ends_with("so no change, CV limit or verdict is computed"));
+        }
     }
 }

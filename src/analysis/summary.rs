@@ -6,7 +6,7 @@
 use crate::{
     analysis::model::{CampaignSummary, ExpectCheck, Series, VerdictLine, Worst},
     recipe::model::Role,
-    stats::VerdictLabel,
+    stats::{SpreadMeasure, VerdictLabel, spread_of},
 };
 
 /// Summarizes the analysed series and expectations; `baseline` is the baseline kernel.
@@ -26,8 +26,21 @@ pub fn summarize_campaign(
             let line = VerdictLine {
                 series: s.label.clone(),
                 candidate: c.candidate.clone(),
+                baseline: c.baseline.clone(),
                 change_pct: c.comparison.change_pct,
                 label: c.label.clone(),
+                verdict: c.verdict.label,
+                confidence: c.verdict.confidence,
+                ci_boot: c.comparison.ci_boot.clone(),
+                ci_within: c.comparison.ci_within.clone(),
+                tripped: c.verdict.tripped.clone(),
+                baseline_spread: c
+                    .verdict
+                    .spreads
+                    .iter()
+                    .find(|sp| sp.kernel == c.baseline)
+                    .cloned(),
+                short_why: c.verdict.short_why(),
                 direction: c.direction.clone(),
                 same_conclusion: c.same_conclusion,
             };
@@ -43,10 +56,15 @@ pub fn summarize_campaign(
             }
         }
     }
+    // The conclusion's CV and drift are the measured series'; the controls' are reported
+    // beside them (the mails' "drift was at most 0.34%" is about the measured sysctls, with
+    // the RR control's 0.83% in its own sentence).
     let measured: Vec<&Series> = series
         .iter()
         .filter(|s| s.role == Role::Measured && !s.aux)
         .collect();
+    let control_series: Vec<&Series> = series.iter().filter(|s| s.role == Role::Control).collect();
+    let (baseline_drift, baseline_spread) = worst_spread(&measured, baseline);
     let every: Vec<&Series> = series.iter().collect();
     let same: Vec<bool> = series
         .iter()
@@ -59,7 +77,10 @@ pub fn summarize_campaign(
         controls,
         control_alerts,
         max_cv: worst_cv(&measured),
-        baseline_drift: worst_drift(&measured, Some(baseline)),
+        baseline_drift,
+        baseline_spread,
+        control_cv: worst_cv(&control_series),
+        control_drift: worst_spread(&control_series, baseline).0,
         worst_cv: worst_cv(&every),
         worst_drift: worst_drift(&every, None),
         drop_first_same: (!same.is_empty()).then(|| same.iter().all(|s| *s)),
@@ -81,6 +102,36 @@ fn worst_cv(series: &[&Series]) -> Option<Worst> {
             })
         })
         .reduce(|a, b| if b.value > a.value { b } else { a })
+}
+
+/// Largest spread of `kernel` over `series`, as the verdict measures it (the signed drift
+/// with two boots, the RMS difference between two boots with three or more).
+fn worst_spread(series: &[&Series], kernel: &str) -> (Option<Worst>, Option<SpreadMeasure>) {
+    let mut worst: Option<(Worst, SpreadMeasure)> = None;
+    for s in series {
+        let Some(all) = &s.all else { continue };
+        let Some(k) = all.kernels.iter().find(|k| k.kernel == kernel) else {
+            continue;
+        };
+        let Some(spread) = spread_of(k) else { continue };
+        if worst
+            .as_ref()
+            .is_none_or(|(w, _)| spread.pct.abs() > w.value.abs())
+        {
+            worst = Some((
+                Worst {
+                    series: s.label.clone(),
+                    at: k.kernel.clone(),
+                    value: spread.pct,
+                },
+                spread.measure,
+            ));
+        }
+    }
+    match worst {
+        Some((w, m)) => (Some(w), Some(m)),
+        None => (None, None),
+    }
 }
 
 /// Largest |drift| (signed value kept) of `kernel`, or of any kernel, over `series`.

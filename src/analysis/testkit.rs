@@ -23,6 +23,7 @@ pub fn campaign(recipe: &str, values: &[(&str, &str, &[f64])]) -> Analysis {
         aba: "0.0.0".into(),
         name: recipe.name.to_string(),
         recipe_sha256: recipe.sha256.clone(),
+        limits: Some((&recipe.analysis).into()),
         target: "lab".into(),
         points: labels.clone(),
         time: "t".into(),
@@ -71,6 +72,7 @@ pub fn campaign(recipe: &str, values: &[(&str, &str, &[f64])]) -> Analysis {
         directory: "test",
         journal_path: Path::new("journal.jsonl"),
         env_files: &BTreeSet::new(),
+        accept_edited_limits: false,
     })
     .expect("analysable")
 }

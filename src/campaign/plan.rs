@@ -90,6 +90,46 @@ pub enum PlanWarning {
         /// The estimate.
         eta: Duration,
     },
+    /// The boot-level interval rests on ν = 1 or 2 repeated boots: its t quantile is huge, so
+    /// a verdict needs a change many times its boot noise (docs/statistics.md).
+    FewBootPairs {
+        /// ν = Σ (boots − 1) over the kernels booted twice or more.
+        nu: usize,
+        /// A sequence with ν ≥ 3 over the same kernels.
+        suggestion: String,
+    },
+}
+
+/// ν of a sequence: Σ (boots − 1) over the kernels it boots twice or more.
+fn boot_dof(sequence: &[KernelLabel]) -> usize {
+    let mut kernels: Vec<&KernelLabel> = Vec::new();
+    for k in sequence {
+        if !kernels.contains(&k) {
+            kernels.push(k);
+        }
+    }
+    kernels
+        .iter()
+        .map(|k| sequence.iter().filter(|s| s == k).count().saturating_sub(1))
+        .sum()
+}
+
+/// A sequence over the same kernels with ν ≥ 3: every kernel twice in order of first boot,
+/// closed by the first again (`a, b, a, b, a` for two kernels, ν = 3; ν = K + 1 for K).
+fn design_with_three_pairs(sequence: &[KernelLabel]) -> String {
+    let mut kernels: Vec<&str> = Vec::new();
+    for k in sequence {
+        if !kernels.contains(&k.as_str()) {
+            kernels.push(k.as_str());
+        }
+    }
+    let mut design: Vec<&str> = kernels.iter().chain(kernels.iter()).copied().collect();
+    design.extend(kernels.first());
+    format!(
+        "[\"{}\"] (ν = {})",
+        design.join("\", \""),
+        kernels.len() + 1
+    )
 }
 
 impl fmt::Display for PlanWarning {
@@ -114,6 +154,12 @@ impl fmt::Display for PlanWarning {
                 "the campaign is estimated to take {}, more than {}: `aba run` starts it only with --yes",
                 format_eta(*eta),
                 format_eta(limits::ETA_CONFIRM)
+            ),
+            PlanWarning::FewBootPairs { nu, suggestion } => write!(
+                f,
+                "the boot-level interval rests on ν = {nu} ({}), so its t quantile is {}: a SIGNAL needs a change far beyond the boot noise and every verdict says it rests on that few boots; sequence = {suggestion} reaches ν ≥ 3",
+                if *nu == 1 { "one control pair" } else { "two boot pairs" },
+                if *nu == 1 { "12.71" } else { "4.30" }
             ),
         }
     }
@@ -275,6 +321,13 @@ impl Summary {
                     baseline: recipe.analysis.baseline.clone(),
                 });
             }
+            let nu = boot_dof(&recipe.sequence);
+            if (1..=2).contains(&nu) && switches {
+                warnings.push(PlanWarning::FewBootPairs {
+                    nu,
+                    suggestion: design_with_three_pairs(&recipe.sequence),
+                });
+            }
         }
         for w in &recipe.workloads {
             if w.samples < 3 {
@@ -424,10 +477,33 @@ metric = { number = true, better = "higher" }
         assert_eq!(plan.eta.as_secs(), 3 * 10 + 30 * 2);
         assert_eq!(
             plan.warnings,
-            [PlanWarning::FewSamples {
-                workload: crate::recipe::ident::WorkloadName::new("pipe").expect("valid"),
-                samples: 2
-            }]
+            [
+                PlanWarning::FewBootPairs {
+                    nu: 1,
+                    suggestion: r#"["a", "b", "a", "b", "a"] (ν = 3)"#.to_owned()
+                },
+                PlanWarning::FewSamples {
+                    workload: crate::recipe::ident::WorkloadName::new("pipe").expect("valid"),
+                    samples: 2
+                }
+            ]
+        );
+        assert_eq!(
+            plan.warnings[0].to_string(),
+            "the boot-level interval rests on ν = 1 (one control pair), so its t quantile is \
+             12.71: a SIGNAL needs a change far beyond the boot noise and every verdict says it \
+             rests on that few boots; sequence = [\"a\", \"b\", \"a\", \"b\", \"a\"] (ν = 3) \
+             reaches ν ≥ 3"
+        );
+        // A/B/A/B/A reaches ν = 3: no such warning.
+        let src = ABA.replace(r#"["a", "b", "a"]"#, r#"["a", "b", "a", "b", "a"]"#);
+        let recipe = parse(Path::new("r.toml"), &src).expect("valid");
+        let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
+        assert!(
+            !plan
+                .warnings
+                .iter()
+                .any(|w| matches!(w, PlanWarning::FewBootPairs { .. }))
         );
     }
 

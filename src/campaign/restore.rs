@@ -188,6 +188,7 @@ mod tests {
             target: "local".into(),
             points: vec!["a".into()],
             time: "t".into(),
+            limits: None,
         })
         .expect("append");
         j.append(&Event::TuningSaved {

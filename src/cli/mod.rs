@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::{
+    analysis::AnalyzeOptions,
     campaign::engine::RunOptions,
     error::Error,
     inventory::{Inventory, LOCAL, Target},
@@ -186,6 +187,10 @@ pub enum Command {
     Report {
         /// The results directory (`results/<name>-<time>/`).
         dir: PathBuf,
+        /// Judge with verdict limits edited in recipe.toml after the run instead of refusing;
+        /// every report then says at the top which limits changed, from what to what.
+        #[arg(long)]
+        accept_edited_limits: bool,
     },
 }
 
@@ -248,7 +253,15 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Status { dir } => status::status(&dir),
         Command::Verify { dir } => verify::verify(&dir),
         Command::Unlock { target } => unlock::unlock(&target),
-        Command::Report { dir } => report::report(&dir),
+        Command::Report {
+            dir,
+            accept_edited_limits,
+        } => report::report(
+            &dir,
+            AnalyzeOptions {
+                accept_edited_limits,
+            },
+        ),
     }
 }
 

@@ -4,22 +4,27 @@
 use std::path::Path;
 
 use crate::{
-    analysis::analyze,
+    analysis::{AnalyzeOptions, analyze_with},
     error::{Error, exit_code},
     report::write_reports,
     results::layout::ResultsDir,
 };
 
-/// `aba report DIR`.
-pub fn report(dir: &Path) -> Result<u8, Error> {
-    write_and_print(&ResultsDir::open(dir))
+/// `aba report DIR [--accept-edited-limits]`.
+pub fn report(dir: &Path, options: AnalyzeOptions) -> Result<u8, Error> {
+    write_and_print_with(&ResultsDir::open(dir), options)
 }
 
 /// Analyses `results`, writes its reports and prints `report.txt`; also the end of
 /// `aba run` and `aba resume`. Exits with [`exit_code::EXPECT_MISSED`] when a published
 /// result in `[[expect]]` was not reproduced.
 pub fn write_and_print(results: &ResultsDir) -> Result<u8, Error> {
-    let analysis = analyze(results)?;
+    write_and_print_with(results, AnalyzeOptions::default())
+}
+
+/// [`write_and_print`] with analysis options.
+pub fn write_and_print_with(results: &ResultsDir, options: AnalyzeOptions) -> Result<u8, Error> {
+    let analysis = analyze_with(results, options)?;
     let reports = write_reports(results, &analysis)?;
     print!("{}", reports.report_txt());
     if analysis.summary.expects_reproduced == Some(false) {

@@ -162,6 +162,19 @@ fn note(text: String) -> Row {
 pub fn render(analysis: &Analysis) -> Vec<u8> {
     let audit = &analysis.audit;
     let mut rows: Vec<Row> = audit.attempts.iter().map(attempt_row).collect();
+    let prereg = &analysis.preregistration;
+    for e in &prereg.edited {
+        rows.push(note(format!(
+            "limit edited after the run: {} {} -> {} (the verdicts use the edited value)",
+            e.name, e.then, e.now
+        )));
+    }
+    if prereg.limits_unknown {
+        rows.push(note(
+            "recipe.toml changed after the run and the journal does not record its limits"
+                .to_owned(),
+        ));
+    }
     if let Some(shared) = &audit.shared_boot {
         rows.push(note(format!(
             "all {} done points share boot {} (target {}): no kernel switch, drift is run-to-run noise",

@@ -8,15 +8,18 @@
 //! Rows come per series and analysis: point means, then per kernel (boots, boot-weighted
 //! mean, within-boot variance; for kernels booted twice or more also between-boot variance,
 //! the Kalibera–Jones boot-level component `boot_var`, drift, range and the boot-effect
-//! test's p), then per candidate against the baseline, then recovery rows. Numbers have 6 decimals; `-` marks a value that does not
-//! exist (an interval that is not estimable).
+//! test's p, and with three boots or more the RMS difference between two boots
+//! `spread_rms_pct`), then per candidate against the baseline (with `ci95_boot_floored` and
+//! the `confidence` statement), then recovery rows. Numbers have 6 decimals (fewer beyond 9
+//! integer digits: at most 15 significant digits); `-` marks a value that does not exist (an
+//! interval that is not estimable).
 
 use serde::Serialize;
 
 use crate::{
     analysis::{Analysis, Series, SeriesResult},
     report::{number::tsv, tsv::to_tsv},
-    stats::RatioInterval,
+    stats::{Confidence, RatioInterval, SpreadMeasure, spread_of},
 };
 
 /// The columns.
@@ -77,6 +80,9 @@ fn rows_of<'a>(series: &'a Series, result: &SeriesResult, rows: &mut Vec<Row<'a>
             if let Some(effect) = &k.boot_effect {
                 push("boot_effect_p", k.kernel.clone(), tsv(Some(effect.p_value)));
             }
+            if let Some(spread) = spread_of(k).filter(|s| s.measure == SpreadMeasure::Rms) {
+                push("spread_rms_pct", k.kernel.clone(), tsv(Some(spread.pct)));
+            }
         }
     }
     for c in &result.comparisons {
@@ -93,10 +99,30 @@ fn rows_of<'a>(series: &'a Series, result: &SeriesResult, rows: &mut Vec<Row<'a>
         }
         let boot = ["ci95_boot_lo", "ci95_boot_hi", "ci95_boot_nu"];
         interval(&mut push, boot, &pair, cmp.ci_boot.as_ref());
+        push(
+            "ci95_boot_floored",
+            pair.clone(),
+            cmp.ci_boot
+                .as_ref()
+                .map_or("-", |ci| if ci.floored { "yes" } else { "no" })
+                .to_owned(),
+        );
         let within = ["ci95_within_lo", "ci95_within_hi", "ci95_within_nu"];
         interval(&mut push, within, &pair, cmp.ci_within.as_ref());
         push("max_cv_pct", pair.clone(), tsv(c.max_cv_pct));
         push("verdict", pair.clone(), c.label.clone());
+        push(
+            "confidence",
+            pair.clone(),
+            match c.verdict.confidence {
+                Confidence::BootCiExcludesZero { .. } => "boot_ci_excludes_0",
+                Confidence::BootCiIncludesZero { .. } => "boot_ci_includes_0",
+                Confidence::BootCiNotEstimable { .. } => "boot_ci_not_estimable",
+                Confidence::WithinOnly => "within_only",
+                Confidence::NotEstimable => "none",
+            }
+            .to_owned(),
+        );
         push(
             "direction",
             pair.clone(),

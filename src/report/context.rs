@@ -51,6 +51,9 @@ pub struct Prose {
     pub title: String,
     /// What a reader must know first (an amended recipe); empty when nothing.
     pub notices: String,
+    /// What changed in the recipe copy since the run (limits edited after it, from what to
+    /// what); empty when it is the recipe the campaign ran with. Every report starts with it.
+    pub preregistration: String,
     /// The recipe's description.
     pub description: String,
     /// Points, samples and settings.
@@ -108,6 +111,7 @@ impl<'a> Context<'a> {
             text: Prose {
                 title: block(mail_prose::title(analysis)),
                 notices: block(mail_prose::notices(analysis)),
+                preregistration: block(mail_prose::preregistration(analysis)),
                 description: block(mail_prose::description(analysis)),
                 setup: block(mail_prose::setup(analysis)),
                 summary: block(mail_prose::summary(analysis)),

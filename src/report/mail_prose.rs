@@ -14,9 +14,10 @@ use crate::{
         audit_tsv::describe_run,
         layout::{WIDTH, keep_together, wrap, wrap_hanging},
         mail_tables::{baseline_reference, design},
-        number::{as_written, ceil2, fixed, nu, pct, signed_pct},
+        number::{as_written, ceil2, fixed, nu, pct, signed_pct, significant},
+        verdict_text::{confidence, few_boots, headline, level},
     },
-    stats::{BootEffectTest, KernelSummary, RatioInterval, VerdictLabel},
+    stats::{BootEffectTest, KernelSummary, RatioInterval, SpreadMeasure, VerdictLabel, spread_of},
 };
 
 /// `name: A/B/A on target lab1, 3 points`.
@@ -63,6 +64,45 @@ fn and_list(items: &[String]) -> String {
         [one] => one.clone(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
+}
+
+/// What changed in the recipe copy since the run, for the top of every report; empty when
+/// it is the recipe the campaign ran with.
+#[must_use]
+pub fn preregistration(analysis: &Analysis) -> String {
+    let p = &analysis.preregistration;
+    if p.unchanged {
+        return String::new();
+    }
+    let c = &analysis.campaign;
+    let text = if !p.edited.is_empty() {
+        let edits: Vec<String> = p
+            .edited
+            .iter()
+            .map(|e| format!("{} {} -> {}", e.name, as_written(e.then), as_written(e.now)))
+            .collect();
+        format!(
+            "LIMITS EDITED AFTER THE RUN: {}. The campaign was preregistered with the first \
+             values; every verdict below uses the edited ones (aba report \
+             --accept-edited-limits).",
+            edits.join(", ")
+        )
+    } else if p.limits_unknown {
+        format!(
+            "RECIPE EDITED AFTER THE RUN: recipe.toml no longer hashes to the journal's \
+             sha256 ({} now, {} then), and the journal does not record the limits the \
+             campaign ran with: the verdicts below may use limits edited after the run (aba \
+             report --accept-edited-limits).",
+            p.sha256_now, c.recipe_sha256
+        )
+    } else {
+        format!(
+            "Note: recipe.toml or a file it copies changed after the run (sha256 {} now, {} \
+             then); its verdict limits are the ones the campaign ran with.",
+            p.sha256_now, c.recipe_sha256
+        )
+    };
+    wrap(&text, WIDTH, "")
 }
 
 /// The recipe's description, wrapped.
@@ -127,18 +167,12 @@ fn runs(warmup: u32, samples: u32) -> String {
     }
 }
 
-/// `child is 39.77% slower` / `is unchanged`.
-fn change_words(line: &VerdictLine) -> String {
-    match line.direction.as_deref() {
-        Some(direction) => format!("{} {direction}", pct(line.change_pct.abs())),
-        None => "unchanged".to_owned(),
-    }
-}
-
 /// One sentence per series: `series: child is 39.77% slower than the parent midpoint
-/// (SIGNAL).`, or with several candidates `series, against the parent midpoint: child 36.51%
-/// slower (SIGNAL), … and nofolio 4.64% slower (BELOW_GATE).`
-fn verdict_sentences(lines: &[VerdictLine], reference: &str) -> String {
+/// (SIGNAL, ν = 1: one control pair; boot-level 95% CI [+29.18%, +51.22%] excludes 0).`, or
+/// with several candidates `series, against the parent midpoint: child 36.51% slower
+/// (SIGNAL; …), … and nofolio +4.64% (NO_MATERIAL_SIGNAL: …; …).` A comparison that cannot
+/// support a direction and size reads `b vs a: +21.10%, not interpretable: …`.
+fn verdict_sentences(lines: &[VerdictLine], reference: &str, shared_boot: bool) -> String {
     let mut text = String::new();
     let mut rest = lines;
     while let Some(first) = rest.first() {
@@ -146,19 +180,16 @@ fn verdict_sentences(lines: &[VerdictLine], reference: &str) -> String {
         let (group, tail) = rest.split_at(n);
         rest = tail;
         if let [line] = group {
-            let how = match line.direction {
-                Some(_) => format!("is {} than {reference}", change_words(line)),
-                None => format!("is unchanged against {reference}"),
-            };
             let _ = write!(
                 text,
-                "{}: {} {how} ({}). ",
-                line.series, line.candidate, line.label
+                "{}: {}. ",
+                line.series,
+                headline(line, reference, shared_boot, true)
             );
         } else {
             let parts: Vec<String> = group
                 .iter()
-                .map(|l| format!("{} {} ({})", l.candidate, change_words(l), l.label))
+                .map(|l| headline(l, reference, shared_boot, false))
                 .collect();
             let _ = write!(
                 text,
@@ -192,7 +223,20 @@ pub fn summary(analysis: &Analysis) -> String {
             analysis.missing_points.join(", ")
         );
     }
-    text.push_str(&verdict_sentences(&s.verdicts, &reference));
+    let shared = analysis.audit.shared_boot.is_some();
+    text.push_str(&verdict_sentences(&s.verdicts, &reference, shared));
+    for series in &analysis.series {
+        let Some(all) = &series.all else { continue };
+        if series.aux || !all.comparisons.is_empty() || all.not_compared.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            text,
+            "{}: no verdict: {}. ",
+            series.label,
+            all.not_compared.join("; ")
+        );
+    }
     if s.verdicts.is_empty() && analysis.campaign.candidates.is_empty() {
         let _ = write!(
             text,
@@ -216,20 +260,44 @@ pub fn summary(analysis: &Analysis) -> String {
             pct(cv.value),
             above(cv.value, params.max_cv_pct, "max_cv_pct")
         );
-        match &s.baseline_drift {
-            Some(drift) => {
+        // The figures are the measured series'; with controls, theirs are said apart.
+        let scope = match (&s.control_cv, &s.control_drift) {
+            (None, None) => String::new(),
+            (cv, drift) => {
+                let mut parts = Vec::new();
+                if let Some(cv) = cv {
+                    parts.push(format!("CV {}", pct(cv.value)));
+                }
+                if let Some(drift) = drift {
+                    parts.push(format!("drift at most {}%", ceil2(drift.value.abs())));
+                }
+                format!(" (measured series; controls: {})", parts.join(", "))
+            }
+        };
+        match (&s.baseline_drift, s.baseline_spread) {
+            (Some(drift), Some(SpreadMeasure::Rms)) => {
                 let _ = write!(
                     text,
-                    ", and the drift of {} was at most {}%{}. ",
+                    ", and two {}s of {} differed by at most {}% (RMS over pairs){}{scope}. ",
+                    if shared { "point" } else { "boot" },
                     analysis.campaign.baseline,
                     ceil2(drift.value.abs()),
                     above(drift.value.abs(), params.max_drift_pct, "max_drift_pct")
                 );
             }
-            None => {
+            (Some(drift), _) => {
                 let _ = write!(
                     text,
-                    "; {} was booted once, so its drift is unknown. ",
+                    ", and the drift of {} was at most {}%{}{scope}. ",
+                    analysis.campaign.baseline,
+                    ceil2(drift.value.abs()),
+                    above(drift.value.abs(), params.max_drift_pct, "max_drift_pct")
+                );
+            }
+            (None, _) => {
+                let _ = write!(
+                    text,
+                    "{scope}; {} was booted once, so its drift is unknown. ",
                     analysis.campaign.baseline
                 );
             }
@@ -266,27 +334,32 @@ pub fn summary(analysis: &Analysis) -> String {
         }
         let _ = write!(
             text,
-            "The control {} changed by {} ({}). ",
+            "The control {} changed by {} ({}; {}). ",
             line.series,
             signed_pct(line.change_pct),
-            line.label
+            line.label,
+            confidence(
+                line.confidence,
+                line.ci_boot.as_ref(),
+                line.ci_within.as_ref(),
+                shared
+            )
         );
     }
     for alert in &s.control_alerts {
         let _ = write!(
             text,
-            "ALERT: the control {} moved by {} ({}); a control should show \
-             NO_MATERIAL_SIGNAL, so check the setup before trusting the other results. ",
+            "ALERT: the control {}: {}; a control should show NO_MATERIAL_SIGNAL, so check \
+             the setup before trusting the other results. ",
             alert.series,
-            signed_pct(alert.change_pct),
-            alert.label
+            headline(alert, &reference, shared, true)
         );
     }
     if !s.aux.is_empty() {
         let _ = write!(
             text,
             "Auxiliary (not part of the conclusion): {}",
-            verdict_sentences(&s.aux, &reference)
+            verdict_sentences(&s.aux, &reference, shared)
         );
     }
     match s.expects_reproduced {
@@ -325,7 +398,7 @@ pub fn details(analysis: &Analysis) -> String {
         out.push_str(&wrap(&series_details(analysis, s, all), WIDTH, "  "));
         for c in &all.comparisons {
             out.push_str(&wrap_hanging(
-                &candidate_details(s, all, c),
+                &candidate_details(analysis, s, c),
                 WIDTH,
                 "  - ",
                 "    ",
@@ -346,23 +419,37 @@ fn series_details(analysis: &Analysis, s: &Series, all: &SeriesResult) -> String
             fixed(params.max_cv_pct, 2)
         );
     }
+    let unit = if analysis.audit.shared_boot.is_some() {
+        "point"
+    } else {
+        "boot"
+    };
     let drifts: Vec<String> = all
         .kernels
         .iter()
         .filter(|k| k.boots.len() >= 2)
         .filter_map(|k| {
-            Some(format!(
-                "{} {}{}",
-                k.kernel,
-                signed_pct(k.drift_pct?),
-                effect(k)
-            ))
+            let mut inner = Vec::new();
+            if let Some(sp) = spread_of(k).filter(|sp| sp.measure == SpreadMeasure::Rms) {
+                inner.push(format!(
+                    "its {} {unit}s differ by {}, RMS over pairs",
+                    k.boots.len(),
+                    pct(sp.pct)
+                ));
+            }
+            inner.extend(effect(k, unit));
+            let inner = if inner.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", inner.join("; "))
+            };
+            Some(format!("{} {}{inner}", k.kernel, signed_pct(k.drift_pct?)))
         })
         .collect();
     if !drifts.is_empty() {
         let _ = write!(
             text,
-            " Drift of the last boot against the first (max_drift_pct {}): {}.",
+            " Drift of the last {unit} against the first (max_drift_pct {}): {}.",
             fixed(params.max_drift_pct, 2),
             and_list(&drifts)
         );
@@ -379,11 +466,10 @@ fn series_details(analysis: &Analysis, s: &Series, all: &SeriesResult) -> String
     text
 }
 
-/// ` (Welch t = -4.80, p < 0.001)` when a boot-effect test exists.
-fn effect(k: &KernelSummary) -> String {
-    let Some(e) = &k.boot_effect else {
-        return String::new();
-    };
+/// `Welch t = -4.80, p < 0.001: boot-to-boot variation dominates` when a boot-effect test
+/// exists; the words appear exactly when the test says so.
+fn effect(k: &KernelSummary, unit: &str) -> Option<String> {
+    let e = k.boot_effect.as_ref()?;
     let test = match e.test {
         BootEffectTest::Welch => "Welch t",
         BootEffectTest::Anova => "ANOVA F",
@@ -393,10 +479,15 @@ fn effect(k: &KernelSummary) -> String {
     } else {
         format!("p = {}", fixed(e.p_value, 3))
     };
-    format!(
-        " ({})",
+    let dominates = if e.dominates {
+        format!(": {unit}-to-{unit} variation dominates")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{}{dominates}",
         keep_together(&format!("{test} = {}, {p}", fixed(e.statistic, 2)))
-    )
+    ))
 }
 
 fn interval_text(ci: &RatioInterval) -> String {
@@ -411,16 +502,39 @@ fn interval_text(ci: &RatioInterval) -> String {
     }
 }
 
-fn candidate_details(s: &Series, all: &SeriesResult, c: &CandidateResult) -> String {
+fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> String {
     let cmp = &c.comparison;
-    let mut text = format!(
-        "{} {}: {}.",
-        c.candidate,
-        signed_pct(cmp.change_pct),
-        c.label
-    );
+    let shared = analysis.audit.shared_boot.is_some();
+    let label = match (
+        c.verdict.label,
+        few_boots(c.verdict.confidence.dof(), shared),
+    ) {
+        (VerdictLabel::Signal | VerdictLabel::BelowGate, Some(few)) => {
+            format!("{} ({few})", c.label)
+        }
+        _ => c.label.clone(),
+    };
+    let mut text = format!("{} {}: {label}.", c.candidate, signed_pct(cmp.change_pct));
     if let Some(ci) = &cmp.ci_boot {
-        let _ = write!(text, " Boot-level 95% CI {}", interval_text(ci));
+        let level = level(shared);
+        let mut level_word = level.to_owned();
+        if let Some(first) = level_word.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
+        let verdict = match ci.excludes_zero() {
+            Some(true) => " excludes 0",
+            Some(false) => " includes 0",
+            None => "",
+        };
+        let _ = write!(text, " {level_word} 95% CI {}{verdict}", interval_text(ci));
+        if let Some(v) = cmp.boot_variance.as_ref().filter(|v| v.floored) {
+            let _ = write!(
+                text,
+                "; the boots agree more closely than their samples explain, so the boot \
+                 variance is floored at {} x what within-boot noise alone implies",
+                significant(v.floor_factor)
+            );
+        }
         if !c.borrowed_from.is_empty() {
             let _ = write!(
                 text,
@@ -438,35 +552,27 @@ fn candidate_details(s: &Series, all: &SeriesResult, c: &CandidateResult) -> Str
         }
         text.push('.');
         if let Some(within) = &cmp.ci_within {
-            let _ = write!(text, " Within-boot noise only: {}", interval_text(within));
-            let max_drift = all
-                .kernels
-                .iter()
-                .filter_map(|k| k.drift_pct)
-                .map(f64::abs)
-                .fold(0.0, f64::max);
-            if within.half_width().is_some_and(|hw| max_drift > hw) {
-                text.push_str(
-                    "; the drift exceeds its half-width: boot-to-boot variation dominates",
-                );
-            }
-            text.push('.');
+            let _ = write!(text, " Within-boot noise only: {}.", interval_text(within));
         }
     } else if let Some(within) = &cmp.ci_within {
         let _ = write!(
             text,
             " 95% CI {}: within-boot noise only, boot-to-boot variation unmeasured; this \
-             interval is too narrow.",
+             interval is too narrow and decides nothing.",
             interval_text(within)
         );
     }
     if !c.verdict.reasons.is_empty() {
         let lead = match c.verdict.label {
             VerdictLabel::Unstable => "Unstable",
+            VerdictLabel::Unreplicated => "Unreplicated",
             VerdictLabel::Signal => "Note",
             VerdictLabel::BelowGate | VerdictLabel::NoMaterialSignal => "Not a SIGNAL",
         };
         let _ = write!(text, " {lead}: {}.", c.verdict.reasons.join("; "));
+    }
+    for note in &c.verdict.notes {
+        let _ = write!(text, " Note: {note}.");
     }
     if let Some(df) = s
         .drop_first
@@ -683,7 +789,7 @@ pub fn footer(analysis: &Analysis) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{audit, shared_boot, summary};
+    use super::{audit, details, shared_boot, summary};
     use crate::{analysis::testkit::roles, report::testdata::fixture};
 
     fn flat(text: &str) -> String {
@@ -694,19 +800,140 @@ mod tests {
     fn controls_that_move_are_alerts_and_aux_is_set_apart() {
         let text = flat(&summary(&roles()));
         assert!(
-            text.starts_with("main: b is 49.85% slower than the a midpoint (SIGNAL)."),
+            text.starts_with(
+                "main: b is 49.85% slower than the a midpoint (SIGNAL, ν = 1: one control \
+                 pair; boot-level 95% CI [+47.26%, +52.49%] excludes 0)."
+            ),
             "{text}"
         );
-        assert!(text.contains("the drift of a was at most 0.20%."), "{text}");
+        // The summary's CV and drift are the measured series', the controls' said apart.
         assert!(
-            text.contains("ALERT: the control ctl moved by +100.00% (SIGNAL)"),
+            text.contains(
+                "the drift of a was at most 0.20% (measured series; controls: CV 0.10%, drift \
+                 at most 0.00%)."
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "ALERT: the control ctl: b is 100.00% slower than the a midpoint (SIGNAL"
+            ),
             "{text}"
         );
         assert!(
             text.contains("Auxiliary (not part of the conclusion): side: b is 50.00% slower"),
             "{text}"
         );
-        assert!(text.contains("(AUX_SIGNAL)"), "{text}");
+        assert!(text.contains("(AUX_SIGNAL, ν = 1"), "{text}");
+    }
+
+    const AB: &str = r#"
+version = 1
+name = "t"
+description = "d"
+sequence = SEQUENCE
+[kernels.a]
+release = "6.1.0-a"
+[kernels.b]
+release = "6.1.0-b"
+[[workload]]
+name = "w"
+run = "true"
+metric = { number = true, unit = "ns", better = "lower" }
+"#;
+
+    fn one(sequence: &str, values: &[(&str, &str, &[f64])]) -> crate::analysis::Analysis {
+        crate::analysis::testkit::campaign(&AB.replace("SEQUENCE", sequence), values)
+    }
+
+    #[test]
+    fn every_headline_carries_its_confidence_statement() {
+        // No change, A/B/A: the interval includes 0 and the headline asserts no direction.
+        let text = flat(&summary(&one(
+            r#"["a", "b", "a"]"#,
+            &[
+                ("a-a", "w", &[100.0, 101.0, 99.0]),
+                ("b", "w", &[100.5, 101.5, 99.5]),
+                ("a-b", "w", &[100.2, 101.2, 99.2]),
+            ],
+        )));
+        assert!(
+            text.starts_with(
+                "w: b vs the a midpoint: +0.40% (NO_MATERIAL_SIGNAL; boot-level 95% CI ["
+            ),
+            "{text}"
+        );
+        assert!(text.contains("] includes 0 (ν = 1))."), "{text}");
+        // Plain A/B: within-boot only, never more than UNREPLICATED.
+        let text = flat(&summary(&one(
+            r#"["a", "b"]"#,
+            &[
+                ("a", "w", &[100.0, 100.1, 99.9]),
+                ("b", "w", &[120.0, 120.1, 119.9]),
+            ],
+        )));
+        assert!(
+            text.starts_with(
+                "w: b vs a: +20.00% (UNREPLICATED: no kernel was booted twice; within-boot \
+                 95% CI ["
+            ),
+            "{text}"
+        );
+        assert!(text.contains("] only)."), "{text}");
+    }
+
+    #[test]
+    fn an_unstable_headline_asserts_no_direction_or_size() {
+        // a's own boots differ by 56%: the change cannot be read.
+        let analysis = one(
+            r#"["a", "b", "a"]"#,
+            &[
+                ("a-a", "w", &[100.0, 100.1, 99.9]),
+                ("b", "w", &[155.0, 155.1, 154.9]),
+                ("a-b", "w", &[156.0, 156.1, 155.9]),
+            ],
+        );
+        let text = flat(&summary(&analysis));
+        assert!(
+            text.starts_with(
+                "w: b vs the a midpoint: +21.09%, not interpretable: a's own boots differ by \
+                 56.00% (UNSTABLE)."
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("slower"), "{text}");
+        let table = crate::report::mail_tables::changes(&analysis);
+        assert!(table.contains("+21.09%  UNSTABLE\n"), "{table}");
+    }
+
+    #[test]
+    fn boot_to_boot_variation_dominates_exactly_when_the_test_says_so() {
+        // Drift +0.40% with a within-boot SE of ~0.06%: Welch p < 0.001, the words appear.
+        let steady = one(
+            r#"["a", "b", "a"]"#,
+            &[
+                ("a-a", "w", &[100.0, 100.1, 99.9, 100.05, 99.95]),
+                ("b", "w", &[100.0, 100.1, 99.9, 100.05, 99.95]),
+                ("a-b", "w", &[100.4, 100.5, 100.3, 100.45, 100.35]),
+            ],
+        );
+        let text = flat(&details(&steady));
+        assert!(
+            text.contains("p < 0.001: boot-to-boot variation dominates)"),
+            "{text}"
+        );
+        // Drift +0.40% with a within-boot SE of ~2%: p ≈ 0.85, and no such words anywhere.
+        let noisy = one(
+            r#"["a", "b", "a"]"#,
+            &[
+                ("a-a", "w", &[100.0, 104.0, 96.0, 102.0, 98.0]),
+                ("b", "w", &[100.0, 104.0, 96.0, 102.0, 98.0]),
+                ("a-b", "w", &[100.4, 104.4, 96.4, 102.4, 98.4]),
+            ],
+        );
+        let text = flat(&details(&noisy));
+        assert!(!text.contains("dominates"), "{text}");
+        assert!(text.contains("(Welch t = 0.20, p = 0.846)."), "{text}");
     }
 
     #[test]

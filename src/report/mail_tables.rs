@@ -7,13 +7,13 @@
 //! line of its own.
 
 use crate::{
-    analysis::{Analysis, RecoveryStepKind, Series, SeriesResult},
+    analysis::{Analysis, CandidateResult, RecoveryStepKind, Series, SeriesResult},
     recipe::model::Role,
     report::{
         layout::{Align, Table, WIDTH},
-        number::{fixed, mean_decimals, pct, signed_pct},
+        number::{fixed, mean_decimals, nu, pct, signed_pct},
     },
-    stats::{Better, kernel_mean},
+    stats::{Better, VerdictLabel, kernel_mean},
 };
 
 /// Series labels longer than this get their own line above their row of values.
@@ -214,11 +214,20 @@ pub fn better_text(better: Better) -> &'static str {
     }
 }
 
-/// `VERDICT, direction`.
-fn verdict_cell(label: &str, direction: Option<&str>) -> String {
-    match direction {
-        Some(d) => format!("{label}, {d}"),
-        None => label.to_owned(),
+/// `SIGNAL, slower`, `SIGNAL (ν = 1), slower`: the direction only for a verdict that claims
+/// one (SIGNAL, BELOW_GATE), ν only when such a claim rests on one or two boot pairs.
+fn verdict_cell(c: &CandidateResult) -> String {
+    let claim = matches!(
+        c.verdict.label,
+        VerdictLabel::Signal | VerdictLabel::BelowGate
+    );
+    let mut cell = c.label.clone();
+    if let Some(dof) = c.verdict.confidence.dof().filter(|d| claim && *d <= 2.0) {
+        cell = format!("{cell} (ν = {})", nu(dof));
+    }
+    match c.direction.as_deref().filter(|_| claim) {
+        Some(d) => format!("{cell}, {d}"),
+        None => cell,
     }
 }
 
@@ -268,7 +277,7 @@ pub fn changes(analysis: &Analysis) -> String {
                 format!("  {}", c.candidate),
                 signed_pct(c.comparison.change_pct),
                 df,
-                verdict_cell(&c.label, c.direction.as_deref()),
+                verdict_cell(c),
             ]);
         }
     }

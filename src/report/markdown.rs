@@ -5,9 +5,12 @@
 use std::path::Path;
 
 use crate::{
-    analysis::Analysis,
-    report::number::{nu, signed_pct},
-    stats::RatioInterval,
+    analysis::{Analysis, CandidateResult},
+    report::{
+        number::{nu, signed_pct},
+        verdict_text::{label_with_boots, level},
+    },
+    stats::{Confidence, RatioInterval, VerdictLabel},
 };
 
 /// A Markdown table: header, separator, rows.
@@ -109,9 +112,43 @@ fn interval(ci: Option<&RatioInterval>) -> String {
     }
 }
 
-/// One row per series and candidate: change, drop-first change, intervals, verdict.
+/// `**SIGNAL** (ν = 1: one control pair), slower`: the direction only for a verdict that
+/// claims one.
+fn verdict_cell(c: &CandidateResult, shared: bool) -> String {
+    let label = format!("**{}**", c.label);
+    let label = label_with_boots(&label, c.verdict.label, c.verdict.confidence.dof(), shared)
+        .replace('\u{a0}', " ");
+    let claim = matches!(
+        c.verdict.label,
+        VerdictLabel::Signal | VerdictLabel::BelowGate
+    );
+    match c.direction.as_deref().filter(|_| claim) {
+        Some(d) => format!("{label}, {d}"),
+        None => label,
+    }
+}
+
+/// `boot-level CI excludes 0`, `boot-level CI includes 0 (ν = 1)`, `within-boot only`, …
+fn confidence_cell(c: &CandidateResult, shared: bool) -> String {
+    let level = level(shared);
+    match c.verdict.confidence {
+        Confidence::BootCiExcludesZero { .. } => format!("{level} CI excludes 0"),
+        Confidence::BootCiIncludesZero { dof } => {
+            format!("{level} CI includes 0 (ν = {})", nu(dof))
+        }
+        Confidence::BootCiNotEstimable { dof } => {
+            format!("{level} CI not estimable (ν = {})", nu(dof))
+        }
+        Confidence::WithinOnly => "within-boot only".to_owned(),
+        Confidence::NotEstimable => "no interval".to_owned(),
+    }
+}
+
+/// One row per series and candidate: change, drop-first change, intervals, verdict and its
+/// confidence statement.
 #[must_use]
 pub fn verdicts(analysis: &Analysis) -> String {
+    let shared = analysis.audit.shared_boot.is_some();
     let mut rows = Vec::new();
     for s in &analysis.series {
         let Some(all) = &s.all else { continue };
@@ -127,10 +164,8 @@ pub fn verdicts(analysis: &Analysis) -> String {
                 df.map_or_else(String::new, |d| signed_pct(d.comparison.change_pct)),
                 interval(c.comparison.ci_boot.as_ref()),
                 interval(c.comparison.ci_within.as_ref()),
-                match &c.direction {
-                    Some(d) => format!("**{}**, {d}", c.label),
-                    None => format!("**{}**", c.label),
-                },
+                verdict_cell(c, shared),
+                confidence_cell(c, shared),
             ]);
         }
     }
@@ -146,6 +181,7 @@ pub fn verdicts(analysis: &Analysis) -> String {
             "boot-level 95% CI",
             "within-boot 95% CI",
             "verdict",
+            "confidence",
         ],
         &rows,
     )

@@ -21,6 +21,7 @@ pub mod template;
 #[cfg(test)]
 mod testdata;
 pub mod tsv;
+pub mod verdict_text;
 pub mod write;
 
 pub use error::ReportError;

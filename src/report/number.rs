@@ -16,10 +16,27 @@ pub fn fixed(value: f64, decimals: usize) -> String {
     }
 }
 
-/// 6 decimals for TSV files; `-` for a value that does not exist (never 0).
+/// Significant digits a TSV number may show: a double holds 15 decimal digits exactly
+/// (DBL_DIG); a 17th or 16th digit is representation noise, not data.
+pub const TSV_DIGITS: i32 = 15;
+
+/// 6 decimals for TSV files, fewer when the value has more than 9 integer digits so that no
+/// more than [`TSV_DIGITS`] significant digits are printed (a variance of 1.2e13 gets 1
+/// decimal, not 6 that carry noise); `-` for a value that does not exist (never 0).
 #[must_use]
 pub fn tsv(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_owned(), |v| fixed(v, 6))
+    value.map_or_else(|| "-".to_owned(), |v| fixed(v, tsv_decimals(v)))
+}
+
+/// Decimals for `value` in a TSV file: 6, or fewer so that at most [`TSV_DIGITS`]
+/// significant digits are printed.
+#[must_use]
+pub fn tsv_decimals(value: f64) -> usize {
+    if !value.is_finite() || value == 0.0 {
+        return 6;
+    }
+    let integer_digits = value.abs().log10().floor() as i32 + 1;
+    (TSV_DIGITS - integer_digits).clamp(0, 6) as usize
 }
 
 /// A signed percentage with 2 decimals: `+39.77%`, `-0.83%`, `0.00%`.
@@ -91,6 +108,17 @@ pub fn nu(dof: f64) -> String {
     }
 }
 
+/// `value` with 3 significant digits (`0.00103`, `0.141`, `1.00`), for factors in prose.
+#[must_use]
+pub fn significant(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return fixed(value, 2);
+    }
+    let magnitude = value.abs().log10().floor();
+    let decimals = (2.0 - magnitude).clamp(0.0, 12.0) as usize;
+    fixed(value, decimals)
+}
+
 /// A value printed with the shortest text that round-trips (`39.77`, `0.005`), for numbers
 /// the user wrote in the recipe.
 #[must_use]
@@ -101,7 +129,7 @@ pub fn as_written(value: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{as_written, ceil2, fixed, mean_decimals, nu, pct, signed_pct, tsv};
+    use super::{as_written, ceil2, fixed, mean_decimals, nu, pct, signed_pct, significant, tsv};
 
     #[test]
     fn negative_zero_loses_its_sign() {
@@ -113,6 +141,18 @@ mod tests {
         assert_eq!(signed_pct(39.773_716), "+39.77%");
         assert_eq!(signed_pct(-0.826), "-0.83%");
         assert_eq!(pct(1.949_012), "1.95%");
+    }
+
+    #[test]
+    fn tsv_never_prints_digits_a_double_does_not_hold() {
+        // Means of the golden data keep their 6 decimals (at most 6 integer digits).
+        assert_eq!(tsv(Some(17_352.416_666_666_67)), "17352.416667");
+        assert_eq!(tsv(Some(123_456_789.123_456_7)), "123456789.123457");
+        // A variance around 1e13 has 14 integer digits: one decimal, 15 significant digits.
+        assert_eq!(tsv(Some(12_345_678_901_234.567)), "12345678901234.6");
+        assert_eq!(tsv(Some(-1.234_567_890_123_456_7e15)), "-1234567890123457");
+        assert_eq!(tsv(Some(0.0)), "0.000000");
+        assert_eq!(tsv(Some(1e-9)), "0.000000");
     }
 
     #[test]
@@ -136,5 +176,8 @@ mod tests {
         assert_eq!(as_written(39.77), "39.77");
         assert_eq!(as_written(0.005), "0.005");
         assert_eq!((nu(1.0), nu(36.04)), ("1".to_owned(), "36.0".to_owned()));
+        assert_eq!(significant(0.001_03), "0.00103");
+        assert_eq!(significant(0.141_4), "0.141");
+        assert_eq!(significant(1.0), "1.00");
     }
 }

@@ -69,14 +69,31 @@ pub fn render_reports(
             )
         });
         let mut context = Context::new(analysis, root);
-        // Whatever a user's template does, no line of the mail report exceeds 72 columns.
+        // Whatever a user's template does, no line of the mail report exceeds 72 columns, and
+        // limits edited after the run are said at the top of every report.
+        let notice = context.text.preregistration.clone();
+        let key = notice
+            .split_whitespace()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let at_top = |rendered: String, quote: &str| {
+            let flat = rendered.split_whitespace().collect::<Vec<_>>().join(" ");
+            if notice.is_empty() || flat.contains(&key) {
+                rendered
+            } else {
+                let lines: Vec<String> = notice.lines().map(|l| format!("{quote}{l}")).collect();
+                format!("{}\n\n{rendered}", lines.join("\n"))
+            }
+        };
         let text = templates
             .render(REPORT_TXT, &context)
-            .map(|t| fit_width(&t, WIDTH));
+            .map(|t| fit_width(&at_top(t, ""), WIDTH));
         let readme = text.as_ref().ok().map(|t| {
             context.report_txt = Some(t.clone());
             templates.render(README_MD, &context)
         });
+        let readme = readme.map(|r| r.map(|r| at_top(r, "> ")));
         let (points, comparison, audit, samples) = tables
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

@@ -73,6 +73,30 @@ pub enum JournalError {
 /// Key/value facts about the machine, recorded as they were read.
 pub type Facts = BTreeMap<String, String>;
 
+/// The preregistered verdict limits of a campaign, as its journal records them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// `gate_pct`.
+    pub gate_pct: f64,
+    /// `drift_margin`.
+    pub drift_margin: f64,
+    /// `max_drift_pct`.
+    pub max_drift_pct: f64,
+    /// `max_cv_pct`.
+    pub max_cv_pct: f64,
+}
+
+impl From<&crate::recipe::resolved::AnalysisSettings> for Limits {
+    fn from(a: &crate::recipe::resolved::AnalysisSettings) -> Self {
+        Self {
+            gate_pct: a.gate_pct,
+            drift_margin: a.drift_margin,
+            max_drift_pct: a.max_drift_pct,
+            max_cv_pct: a.max_cv_pct,
+        }
+    }
+}
+
 /// One journal record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -93,6 +117,10 @@ pub enum Event {
         points: Vec<String>,
         /// When the campaign was created (RFC 3339, UTC).
         time: String,
+        /// The verdict limits of `[analysis]` the campaign ran with, so that `aba report` can
+        /// tell which were edited after the run; absent in older journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limits: Option<Limits>,
     },
     /// `aba resume --amend` replaced the recipe copy: only what unfinished points use changed.
     Amended {
@@ -745,6 +773,7 @@ mod tests {
             aba: "0".into(),
             name: "t".into(),
             recipe_sha256: "x".into(),
+            limits: None,
             target: "local".into(),
             points: vec!["a-a".into(), "b".into()],
             time: "t".into(),

@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use crate::stats::{
-    interval::{RatioInterval, ci_boot, ci_within},
+    interval::{BootVariance, RatioInterval, boot_variance, ci_boot_from, ci_within},
     kernel::{BootPoint, kernel_boots, kernel_mean},
 };
 
@@ -38,6 +38,8 @@ pub struct Comparison {
     pub change_pct: f64,
     /// The candidate against each baseline boot, in boot order.
     pub brackets: Vec<Bracket>,
+    /// The boot variance behind `ci_boot`: pooled S_B², ν, the within-boot floor.
+    pub boot_variance: Option<BootVariance>,
     /// Fieller 95% interval with the pooled between-boot variance; `None` when no kernel in
     /// the points was booted twice.
     pub ci_boot: Option<RatioInterval>,
@@ -113,6 +115,10 @@ pub fn compare(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<
     let candidate_mean = kernel_mean(points, candidate)?;
     let baseline_mean = kernel_mean(points, baseline)?;
     let change_pct = percent_change(candidate_mean, baseline_mean)?;
+    let boot_variance = boot_variance(points);
+    let ci_boot = boot_variance
+        .as_ref()
+        .and_then(|v| ci_boot_from(points, candidate, baseline, v));
     Some(Comparison {
         candidate: candidate.to_owned(),
         baseline: baseline.to_owned(),
@@ -121,7 +127,8 @@ pub fn compare(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<
         diff: candidate_mean - baseline_mean,
         change_pct,
         brackets: brackets(points, candidate, baseline),
-        ci_boot: ci_boot(points, candidate, baseline),
+        boot_variance,
+        ci_boot,
         ci_within: ci_within(points, candidate, baseline),
         candidate_boots: kernel_boots(points, candidate).len(),
         baseline_boots: kernel_boots(points, baseline).len(),

@@ -9,7 +9,7 @@
 //! (the plain A/B fallback that ignores boot-to-boot variation and is too narrow).
 
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{ChiSquared, Continuous, ContinuousCDF, Normal, StudentsT};
 
 use crate::stats::{
     kernel::{BootPoint, kernel_boots, kernel_mean, kernels_in_order},
@@ -41,6 +41,8 @@ pub struct RatioInterval {
     /// (low, high) change in percent, 100·(R − 1); `None` when the interval is unbounded
     /// (q ≤ 0 or D < 0), printed as "not estimable".
     pub bounds: Option<(f64, f64)>,
+    /// Boot-level only: the boot variance was raised to its within-boot floor.
+    pub floored: bool,
 }
 
 impl RatioInterval {
@@ -71,18 +73,109 @@ pub fn t_quantile_975(dof: f64) -> f64 {
     }
 }
 
-/// Boot-level interval (`ci95_boot`): the between-boot variance is pooled over every kernel in
-/// `points` booted at least twice, S_B² = Σ_k Σ_j (x̄_kj − mean_k)² / Σ_k (m_k − 1), with
-/// ν = Σ_k (m_k − 1), and V = S_B²/m for each of the two kernels.
+/// What the boot-level interval knows about the variance of one boot mean: the single,
+/// replaceable input of [`ci_boot_from`].
 ///
-/// A kernel booted once borrows that boot variance: its single boot is one draw of the boot
-/// distribution. S_B² already contains each boot mean's within-boot noise, so nothing is added.
-/// `None` when a kernel is absent or ν = 0 (no kernel booted twice).
+/// Today it comes from the campaign's own boots ([`boot_variance`]); a noise profile of many
+/// boots of the baseline (issue 10) pools into it: `between` becomes the dof-weighted mean of
+/// the two estimates and `dof` their sum.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BootVariance {
+    /// S_B²: the between-boot variance of the point means, pooled over every kernel booted at
+    /// least twice, Σ_k Σ_j (x̄_kj − mean_k)² / Σ_k (m_k − 1).
+    pub between: f64,
+    /// ν = Σ_k (m_k − 1).
+    pub dof: f64,
+    /// What within-boot noise alone would make S_B² on average, L = Σ_k (1 − 1/m_k)·Σ_j
+    /// s_j²/n_j / ν (a boot mean is never steadier than its own samples); `None` when a boot
+    /// of a pooled kernel has no SD.
+    pub within: Option<f64>,
+    /// f_ν of [`floor_factor`]: the share of `within` below which the variance is floored.
+    pub floor_factor: f64,
+    /// The variance the interval uses: max(S_B², f_ν·L), or S_B² without L.
+    pub used: f64,
+    /// S_B² was below f_ν·L and was raised to it.
+    pub floored: bool,
+}
+
+/// How much the floor may raise the interval's coverage above 95% in the normal model (at
+/// worst, when there is no boot effect): 0.4 percentage points.
+pub const FLOOR_COVERAGE_EXCESS: f64 = 0.004;
+
+/// f_ν: the largest share of the within-boot floor L that keeps the boot-level interval's
+/// coverage within [`FLOOR_COVERAGE_EXCESS`] of 95%.
+///
+/// Flooring S_B² at all of L (max(S_B², L)) removes the intervals that collapse when two
+/// boots happen to agree, but it also widens every interval whose S_B² is small by chance, so
+/// when boots differ by no more than their samples explain, coverage rises to 100% at ν = 1
+/// and 99.5% at ν = 4 (docs/statistics.md). With S_B² = τ²·W, W ~ χ²_ν/ν, and L = ρτ²
+/// (ρ ≤ 1, 1 without a boot effect), the floored interval covers with probability
+/// E[2Φ(t_ν·√max(W, fρ)) − 1] = 0.95 + ∫₀^{fρ} (2Φ(t_ν√(fρ)) − 2Φ(t_ν√w)) p_ν(w) dw, which is
+/// largest at ρ = 1; f_ν solves that excess = [`FLOOR_COVERAGE_EXCESS`] (f₁ = 0.00103,
+/// f₂ = 0.0254, f₃ = 0.0787, f₄ = 0.141, f₁₀ = 0.428, f₁₀₀ = 0.924). The interval then never
+/// has zero width while its coverage stays within 95.0–95.4% for every boot SD.
+/// Memoized per ν (a campaign has one or two).
 #[must_use]
-pub fn ci_boot(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<RatioInterval> {
-    let a = kernel_mean(points, baseline)?;
-    let c = kernel_mean(points, candidate)?;
+pub fn floor_factor(dof: f64) -> f64 {
+    thread_local! {
+        static MEMO: std::cell::RefCell<Vec<(u64, f64)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if dof.is_nan() || dof <= 0.0 {
+        return 0.0;
+    }
+    let key = dof.to_bits();
+    if let Some(f) = MEMO.with(|m| m.borrow().iter().find(|(k, _)| *k == key).map(|(_, f)| *f)) {
+        return f;
+    }
+    let f = solve_floor_factor(dof);
+    MEMO.with(|m| m.borrow_mut().push((key, f)));
+    f
+}
+
+/// Bisection for f_ν on the coverage excess (monotone in f).
+fn solve_floor_factor(dof: f64) -> f64 {
+    let t = t_quantile_975(dof);
+    let Ok(chi) = ChiSquared::new(dof) else {
+        return 0.0;
+    };
+    let normal = Normal::new(0.0, 1.0).expect("invariant: the standard normal is valid");
+    // ∫₀^f (2Φ(t√f) − 2Φ(t√w)) p(w) dw with w = f·u², p(w) = ν·χ²_ν pdf(ν·w): the
+    // substitution removes the w^(ν/2 − 1) singularity at 0.
+    let excess = |f: f64| {
+        const STEPS: usize = 2000;
+        let top = 2.0 * normal.cdf(t * f.sqrt());
+        let mut sum = 0.0;
+        for i in 0..STEPS {
+            let u = (i as f64 + 0.5) / STEPS as f64;
+            let w = f * u * u;
+            let density = dof * chi.pdf(dof * w);
+            sum += (top - 2.0 * normal.cdf(t * w.sqrt())) * density * 2.0 * f * u;
+        }
+        sum / STEPS as f64
+    };
+    if excess(1.0) <= FLOOR_COVERAGE_EXCESS {
+        return 1.0;
+    }
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..40 {
+        let mid = 0.5 * (lo + hi);
+        if excess(mid) <= FLOOR_COVERAGE_EXCESS {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The campaign's own boot variance: S_B² pooled over every kernel in `points` booted at least
+/// twice, with ν = Σ_k (m_k − 1), floored at f_ν·L (see [`BootVariance`], [`floor_factor`]).
+/// `None` when no kernel was booted twice (ν = 0).
+#[must_use]
+pub fn boot_variance(points: &[BootPoint]) -> Option<BootVariance> {
     let mut squares = Vec::with_capacity(points.len());
+    let mut within_terms = Vec::with_capacity(points.len());
+    let mut within_known = true;
     let mut dof = 0_usize;
     for kernel in kernels_in_order(points) {
         let boots = kernel_boots(points, &kernel);
@@ -91,6 +184,13 @@ pub fn ci_boot(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<
         }
         let mean = kernel_mean(points, &kernel)?;
         squares.extend(boots.iter().map(|&i| (points[i].mean - mean).powi(2)));
+        let share = 1.0 - 1.0 / boots.len() as f64;
+        for &i in &boots {
+            match points[i].sd.filter(|_| points[i].n >= 2) {
+                Some(sd) => within_terms.push(share * sd * sd / points[i].n as f64),
+                None => within_known = false,
+            }
+        }
         dof += boots.len() - 1;
     }
     if dof == 0 {
@@ -98,12 +198,48 @@ pub fn ci_boot(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<
     }
     let dof = dof as f64;
     let between = compensated_sum(squares) / dof;
-    let v_a = between / kernel_boots(points, baseline).len() as f64;
-    let v_c = between / kernel_boots(points, candidate).len() as f64;
+    let within = within_known.then(|| compensated_sum(within_terms) / dof);
+    let floor_factor = floor_factor(dof);
+    let floor = within.map_or(0.0, |l| floor_factor * l);
+    Some(BootVariance {
+        between,
+        dof,
+        within,
+        floor_factor,
+        used: between.max(floor),
+        floored: floor > between,
+    })
+}
+
+/// Boot-level interval (`ci95_boot`) of the campaign's own boots: [`ci_boot_from`] with
+/// [`boot_variance`]. `None` when a kernel is absent or ν = 0 (no kernel booted twice).
+#[must_use]
+pub fn ci_boot(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<RatioInterval> {
+    ci_boot_from(points, candidate, baseline, &boot_variance(points)?)
+}
+
+/// Boot-level interval from a given boot variance: V = `variance.used`/m for each of the two
+/// kernels, t with `variance.dof`.
+///
+/// A kernel booted once borrows that boot variance: its single boot is one draw of the boot
+/// distribution. S_B² already contains each boot mean's within-boot noise, so nothing is added.
+/// `None` when a kernel is absent.
+#[must_use]
+pub fn ci_boot_from(
+    points: &[BootPoint],
+    candidate: &str,
+    baseline: &str,
+    variance: &BootVariance,
+) -> Option<RatioInterval> {
+    let a = kernel_mean(points, baseline)?;
+    let c = kernel_mean(points, candidate)?;
+    let v_a = variance.used / kernel_boots(points, baseline).len() as f64;
+    let v_c = variance.used / kernel_boots(points, candidate).len() as f64;
     Some(RatioInterval {
         kind: IntervalKind::BootLevel,
-        dof,
-        bounds: fieller_change_pct(a, c, v_a, v_c, t_quantile_975(dof)),
+        dof: variance.dof,
+        bounds: fieller_change_pct(a, c, v_a, v_c, t_quantile_975(variance.dof)),
+        floored: variance.floored,
     })
 }
 
@@ -129,6 +265,7 @@ pub fn ci_within(points: &[BootPoint], candidate: &str, baseline: &str) -> Optio
         kind: IntervalKind::WithinOnly,
         dof,
         bounds: fieller_change_pct(a, c, v_a, v_c, t_quantile_975(dof)),
+        floored: false,
     })
 }
 
@@ -169,7 +306,10 @@ fn fieller_change_pct(a: f64, c: f64, v_a: f64, v_c: f64, t: f64) -> Option<(f64
 
 #[cfg(test)]
 mod tests {
-    use super::{IntervalKind, RatioInterval, ci_boot, ci_within, t_quantile_975};
+    use super::{
+        IntervalKind, RatioInterval, boot_variance, ci_boot, ci_within, floor_factor,
+        t_quantile_975,
+    };
     use crate::stats::{
         compare::change_pct,
         kernel::BootPoint,
@@ -242,6 +382,63 @@ mod tests {
         case(&mechanism, "folioonly", "fastpath", "+0.07", boot, None);
         let boot = ("+3.98", "+5.30", 4.0);
         case(&mechanism, "nofolio", "parent", "+4.64", boot, None);
+    }
+
+    #[test]
+    fn floor_factors_solve_the_coverage_integral() {
+        // Independent values: the same integral evaluated in Python with 4,000 steps.
+        for (dof, want) in [
+            (1.0, 0.00103),
+            (2.0, 0.02540),
+            (3.0, 0.07871),
+            (4.0, 0.14140),
+            (10.0, 0.42828),
+            (100.0, 0.92418),
+        ] {
+            let got = floor_factor(dof);
+            assert!(
+                (got - want).abs() < 0.01 * want,
+                "f({dof}) = {got}, want {want}"
+            );
+        }
+        assert_eq!(floor_factor(0.0), 0.0);
+        assert!(floor_factor(1e6) > 0.99);
+    }
+
+    #[test]
+    fn agreeing_control_boots_do_not_collapse_the_interval() {
+        // A1 and A2 agree exactly: S_B² = 0, and unfloored the interval had zero width.
+        let point = |label: &str, kernel: &str, mean: f64| BootPoint {
+            label: label.to_owned(),
+            kernel: kernel.to_owned(),
+            mean,
+            n: 9,
+            sd: Some(3.0),
+        };
+        let points = vec![
+            point("a1", "a", 100.0),
+            point("b", "b", 90.0),
+            point("a2", "a", 100.0),
+        ];
+        let variance = boot_variance(&points).expect("ν = 1");
+        assert_eq!((variance.between, variance.dof), (0.0, 1.0));
+        // L = (1 − 1/2)·(9/9 + 9/9)/1 = 1.
+        assert!((variance.within.expect("sd known") - 1.0).abs() < 1e-12);
+        assert!(variance.floored && variance.used > 0.0);
+        assert_eq!(variance.used, floor_factor(1.0));
+        let ci = ci_boot(&points, "b", "a").expect("ν = 1");
+        let (lo, hi) = ci.bounds.expect("bounded");
+        assert!(
+            ci.floored && lo < -10.0 && hi > -10.0 && hi - lo > 0.5,
+            "{lo} {hi}"
+        );
+        // Published means without SDs: no floor is known, the interval is S_B²'s.
+        let bare_points: Vec<BootPoint> = points
+            .iter()
+            .map(|p| bare(&p.label, &p.kernel, p.mean))
+            .collect();
+        let variance = boot_variance(&bare_points).expect("ν = 1");
+        assert_eq!((variance.within, variance.floored), (None, false));
     }
 
     #[test]

@@ -21,7 +21,10 @@ pub use compare::{
     Bracket, Comparison, brackets, change_pct, compare, diff, point_change_pct, recovery_pct,
 };
 pub use fsnotify::{FsnotifyKind, FsnotifyParams, classify_fsnotify_v1};
-pub use interval::{IntervalKind, RatioInterval, ci_boot, ci_within, t_quantile_975};
+pub use interval::{
+    BootVariance, FLOOR_COVERAGE_EXCESS, IntervalKind, RatioInterval, boot_variance, ci_boot,
+    ci_boot_from, ci_within, floor_factor, t_quantile_975,
+};
 pub use kernel::{
     BootEffect, BootEffectTest, BootPoint, KernelSummary, kernel_boots, kernel_mean,
     kernel_summary, kernels_in_order,
@@ -29,5 +32,6 @@ pub use kernel::{
 pub use outliers::{Outliers, mad, modified_z_scores};
 pub use summary::{SdDenominator, Summary, median, summarize, summarize_with};
 pub use verdict::{
-    Better, Confidence, Direction, Verdict, VerdictInput, VerdictLabel, VerdictParams, verdict,
+    Better, Confidence, Direction, Limit, Spread, SpreadMeasure, Verdict, VerdictInput,
+    VerdictLabel, VerdictParams, limit_text, spread_of, verdict,
 };

@@ -127,9 +127,16 @@ fn every_recipe_parses_and_plans() {
         );
         assert!(plan.runs > 0, "{}", path.display());
         if !runs_locally(&recipe) {
-            // A shared recipe is designed as a sandwich: no design warning about it.
+            // A shared recipe is designed as a sandwich: no design warning about it, except
+            // that the seeds reproduce published A/B/A designs, whose boot-level interval
+            // rests on one control pair (ν = 1), which `aba check` says.
+            let warnings: Vec<_> = plan
+                .warnings
+                .iter()
+                .filter(|w| !matches!(w, aba::campaign::plan::PlanWarning::FewBootPairs { .. }))
+                .collect();
             assert!(
-                plan.warnings.is_empty(),
+                warnings.is_empty(),
                 "{}: {:?}",
                 path.display(),
                 plan.warnings

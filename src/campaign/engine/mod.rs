@@ -229,6 +229,7 @@ impl<'a> Engine<'a> {
             target: job.target.name.clone(),
             points: labels.iter().map(ToString::to_string).collect(),
             time: now_rfc3339(),
+            limits: Some((&job.recipe.analysis).into()),
         })?;
         let samples = SampleWriter::open(&job.dir.samples_path())?;
         let start = CampaignState {

@@ -1,0 +1,896 @@
+//! The verdict simulator (issue 9): synthetic campaigns with a known truth, judged by aba's own
+//! analysis code, to measure how often each verdict is wrong.
+//!
+//! Every campaign goes through `aba::analysis::series::analyze_series` on in-memory points,
+//! exactly as `aba report` analyses a series read from `samples.csv` (point summaries, drop-
+//! first, kernel pooling, comparisons, intervals and verdicts). Nothing statistical is
+//! re-implemented here: this file only draws numbers and counts labels.
+//!
+//! Model: a kernel K has mean μ_K (the baseline 100, a candidate 100·(1 + Δ/100)); each point
+//! (one fresh boot) has boot mean μ_K·(1 + N(0, boot SD)); each sample is boot mean ·
+//! (1 + N(0, within CV)). Options: a linear drift over the campaign (`--drift PCT`: the last
+//! point is PCT % above the first, whatever its kernel) and a slow first sample at every point
+//! (`--slow-first PCT`).
+//!
+//! Grid (full mode): designs A/B, A/B/A, A/B/B/A, A/B/A/B/A and the nine-point nested
+//! palindrome P/C/F/O/N/O/F/C/P (judged twice: C, booted twice, and N, the centre, booted
+//! once); n = 3, 5, 9, 15; within CV 0.1, 1, 5 %; boot SD 0, 0.3, 1, 3, 10 %; true change 0,
+//! G/2, G, 2G, 5G; the default limits and a loose set (max_drift_pct 5, max_cv_pct 10). Each
+//! campaign is judged under both limit sets (the same data), and the campaigns of one cell use
+//! their own stream of the seeded generator, so a cell is reproducible on its own.
+//!
+//! `cargo bench --bench verdicts -- [--short] [--campaigns N] [--seed S] [--design LIST]
+//! [--n LIST] [--cv LIST] [--sd LIST] [--change LIST] [--drift PCT] [--slow-first PCT]`.
+//! Prints a Markdown table per design, then the bounds of issue 9 §2, each met or missed. It
+//! never judges: the exit status is 0 whatever the rates are.
+
+use std::{
+    fmt::Write as _,
+    sync::atomic::{AtomicUsize, Ordering},
+    time::Instant,
+};
+
+use aba::{
+    analysis::{
+        model::SeriesPoint,
+        series::{SeriesContext, analyze_series},
+    },
+    stats::{Better, BootVariance, VerdictParams, ci_boot_from, summarize},
+};
+
+/// xoshiro256**, seeded through splitmix64: small, fast and good enough for simulation.
+struct Rng {
+    s: [u64; 4],
+    spare: Option<f64>,
+}
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        let mut x = seed;
+        let mut next = || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        Rng {
+            s: [next(), next(), next(), next()],
+            spare: None,
+        }
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        result
+    }
+
+    /// Uniform on (0, 1).
+    fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Marsaglia's polar method).
+    fn normal(&mut self) -> f64 {
+        if let Some(z) = self.spare.take() {
+            return z;
+        }
+        loop {
+            let u = 2.0 * self.uniform() - 1.0;
+            let v = 2.0 * self.uniform() - 1.0;
+            let s = u * u + v * v;
+            if s > 0.0 && s < 1.0 {
+                let k = (-2.0 * s.ln() / s).sqrt();
+                self.spare = Some(v * k);
+                return u * k;
+            }
+        }
+    }
+}
+
+/// A design: the boot sequence and which candidates are judged.
+struct Design {
+    name: &'static str,
+    sequence: &'static [&'static str],
+    /// (candidate judged, row name).
+    judged: &'static [(&'static str, &'static str)],
+}
+
+const DESIGNS: [Design; 5] = [
+    Design {
+        name: "A/B",
+        sequence: &["a", "b"],
+        judged: &[("b", "A/B")],
+    },
+    Design {
+        name: "A/B/A",
+        sequence: &["a", "b", "a"],
+        judged: &[("b", "A/B/A")],
+    },
+    Design {
+        name: "A/B/B/A",
+        sequence: &["a", "b", "b", "a"],
+        judged: &[("b", "A/B/B/A")],
+    },
+    Design {
+        name: "A/B/A/B/A",
+        sequence: &["a", "b", "a", "b", "a"],
+        judged: &[("b", "A/B/A/B/A")],
+    },
+    Design {
+        name: "palindrome",
+        sequence: &["a", "c", "f", "o", "n", "o", "f", "c", "a"],
+        judged: &[("c", "9-point C"), ("n", "9-point N")],
+    },
+];
+
+/// The two limit sets of issue 9.
+fn limit_sets() -> [(&'static str, VerdictParams); 2] {
+    [
+        ("default", VerdictParams::default()),
+        (
+            "loose",
+            VerdictParams {
+                max_drift_pct: 5.0,
+                max_cv_pct: 10.0,
+                ..VerdictParams::default()
+            },
+        ),
+    ]
+}
+
+/// What the command line chose.
+struct Config {
+    short: bool,
+    campaigns: usize,
+    seed: u64,
+    designs: Vec<usize>,
+    ns: Vec<usize>,
+    cvs: Vec<f64>,
+    sds: Vec<f64>,
+    /// True changes in units of the gate G.
+    changes: Vec<f64>,
+    drift: f64,
+    slow_first: f64,
+}
+
+fn parse_list<T: std::str::FromStr>(text: &str, what: &str) -> Vec<T> {
+    text.split(',')
+        .map(|s| {
+            s.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("--{what}: cannot read {s:?}"))
+        })
+        .collect()
+}
+
+fn config() -> Config {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let short = args.iter().any(|a| a == "--short");
+    let mut c = Config {
+        short,
+        campaigns: if short { 200 } else { 2000 },
+        seed: 20_260_723,
+        designs: (0..DESIGNS.len()).collect(),
+        ns: if short { vec![3, 9] } else { vec![3, 5, 9, 15] },
+        cvs: if short {
+            vec![1.0]
+        } else {
+            vec![0.1, 1.0, 5.0]
+        },
+        sds: if short {
+            vec![0.0, 1.0, 3.0]
+        } else {
+            vec![0.0, 0.3, 1.0, 3.0, 10.0]
+        },
+        changes: if short {
+            vec![0.0, 2.0]
+        } else {
+            vec![0.0, 0.5, 1.0, 2.0, 5.0]
+        },
+        drift: 0.0,
+        slow_first: 0.0,
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let value = || {
+            args.get(i + 1)
+                .unwrap_or_else(|| panic!("{} needs a value", args[i]))
+                .clone()
+        };
+        match args[i].as_str() {
+            "--short" | "--bench" => {
+                i += 1;
+                continue;
+            }
+            "--campaigns" => c.campaigns = value().parse().expect("--campaigns N"),
+            "--seed" => c.seed = value().parse().expect("--seed S"),
+            "--design" => {
+                let names: Vec<String> = parse_list(&value(), "design");
+                c.designs = names
+                    .iter()
+                    .map(|n| {
+                        DESIGNS
+                            .iter()
+                            .position(|d| d.name.eq_ignore_ascii_case(n))
+                            .unwrap_or_else(|| panic!("--design: unknown {n}"))
+                    })
+                    .collect();
+            }
+            "--n" => c.ns = parse_list(&value(), "n"),
+            "--cv" => c.cvs = parse_list(&value(), "cv"),
+            "--sd" => c.sds = parse_list(&value(), "sd"),
+            "--change" => c.changes = parse_list(&value(), "change"),
+            "--drift" => c.drift = value().parse().expect("--drift PCT"),
+            "--slow-first" => c.slow_first = value().parse().expect("--slow-first PCT"),
+            other => panic!("unknown argument {other}"),
+        }
+        i += 2;
+    }
+    c
+}
+
+/// One cell of the grid, before the limit sets (they judge the same data).
+#[derive(Clone, Copy)]
+struct Cell {
+    design: usize,
+    n: usize,
+    cv: f64,
+    sd: f64,
+    /// True change in units of G.
+    change: f64,
+}
+
+/// Counts for one judged candidate under one limit set.
+#[derive(Clone, Default)]
+struct Tally {
+    campaigns: usize,
+    signal: usize,
+    below_gate: usize,
+    no_material: usize,
+    unstable: usize,
+    /// UNREPLICATED, or a candidate that was not compared.
+    other: usize,
+    signal_wrong_direction: usize,
+    stable: usize,
+    signal_stable: usize,
+    /// The boot-level interval aba prints.
+    boot: Intervals,
+    /// The within-only interval.
+    within: Intervals,
+    /// The boot-level interval with S_B² unfloored (the rule before issue 9).
+    boot_unfloored: Intervals,
+    /// The boot-level interval with S_B² floored at all of L, max(S_B², L).
+    boot_full_floor: Intervals,
+}
+
+/// Coverage and widths of one kind of interval.
+#[derive(Clone, Default)]
+struct Intervals {
+    /// Campaigns where it exists (ν ≥ 1 for boot-level).
+    exists: usize,
+    /// Bounded ("estimable").
+    bounded: usize,
+    /// Bounded and containing the true change.
+    covers: usize,
+    widths: Vec<f64>,
+    zero_width: usize,
+}
+
+impl Intervals {
+    fn add(&mut self, ci: Option<&aba::stats::RatioInterval>, truth: f64) {
+        let Some(ci) = ci else { return };
+        self.exists += 1;
+        if let Some((lo, hi)) = ci.bounds {
+            self.bounded += 1;
+            self.covers += usize::from(lo <= truth && truth <= hi);
+            self.widths.push(hi - lo);
+            // Zero width as a reader sees it: both bounds print the same at 2 decimals.
+            self.zero_width += usize::from(format!("{lo:.2}") == format!("{hi:.2}"));
+        }
+    }
+
+    fn merge(&mut self, other: &Intervals) {
+        self.exists += other.exists;
+        self.bounded += other.bounded;
+        self.covers += other.covers;
+        self.widths.extend_from_slice(&other.widths);
+        self.zero_width += other.zero_width;
+    }
+
+    /// Coverage among bounded intervals, percent.
+    fn coverage(&self) -> Option<f64> {
+        (self.bounded > 0).then(|| 100.0 * self.covers as f64 / self.bounded as f64)
+    }
+
+    /// Coverage counting an interval that is not estimable (aba prints no bound, so it
+    /// claims nothing) as covering, percent.
+    fn coverage_all(&self) -> Option<f64> {
+        (self.exists > 0)
+            .then(|| 100.0 * (self.covers + self.exists - self.bounded) as f64 / self.exists as f64)
+    }
+
+    fn estimable(&self) -> Option<f64> {
+        (self.exists > 0).then(|| 100.0 * self.bounded as f64 / self.exists as f64)
+    }
+
+    fn median_width(&mut self) -> Option<f64> {
+        median(&mut self.widths)
+    }
+
+    fn min_width(&self) -> Option<f64> {
+        self.widths.iter().copied().reduce(f64::min)
+    }
+}
+
+/// Results of one cell: `[judged candidate][limit set]`.
+struct CellResult {
+    cell: Cell,
+    tallies: Vec<[Tally; 2]>,
+}
+
+fn cell_seed(seed: u64, index: usize) -> u64 {
+    seed ^ (index as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03)
+}
+
+fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
+    let design = &DESIGNS[cell.design];
+    let sets = limit_sets();
+    let gate = sets[0].1.gate_pct;
+    let true_change = cell.change * gate;
+    let mut rng = Rng::new(cell_seed(config.seed, index));
+    let mut tallies: Vec<[Tally; 2]> = design.judged.iter().map(|_| Default::default()).collect();
+    let candidates: Vec<String> = {
+        let mut c: Vec<String> = Vec::new();
+        for k in design.sequence.iter().filter(|k| **k != "a") {
+            if !c.iter().any(|x| x == k) {
+                c.push((*k).to_owned());
+            }
+        }
+        c
+    };
+    let m = design.sequence.len();
+    let mut values = vec![0.0; cell.n];
+    for _ in 0..config.campaigns {
+        let points: Vec<SeriesPoint> = design
+            .sequence
+            .iter()
+            .enumerate()
+            .map(|(i, kernel)| {
+                let mu = if *kernel == "a" {
+                    100.0
+                } else {
+                    100.0 * (1.0 + true_change / 100.0)
+                };
+                let time = if m > 1 {
+                    i as f64 / (m - 1) as f64
+                } else {
+                    0.0
+                };
+                let boot = mu
+                    * (1.0 + cell.sd / 100.0 * rng.normal())
+                    * (1.0 + config.drift / 100.0 * time);
+                for (j, v) in values.iter_mut().enumerate() {
+                    *v = boot * (1.0 + cell.cv / 100.0 * rng.normal());
+                    if j == 0 {
+                        *v *= 1.0 + config.slow_first / 100.0;
+                    }
+                }
+                SeriesPoint {
+                    order: i + 1,
+                    label: format!("{kernel}{i}"),
+                    kernel: (*kernel).to_owned(),
+                    values: Vec::new(),
+                    warmups: Vec::new(),
+                    all: summarize(&values).expect("n ≥ 1"),
+                    drop_first: summarize(&values[1..]),
+                }
+            })
+            .collect();
+        for (s, (_, params)) in sets.iter().enumerate() {
+            let ctx = SeriesContext {
+                baseline: "a",
+                candidates: &candidates,
+                params,
+                better: Better::Lower,
+                aux: false,
+                recoveries: &[],
+            };
+            let result = analyze_series(&points, &ctx);
+            let Some(all) = result.all else { continue };
+            for (j, (candidate, _)) in design.judged.iter().enumerate() {
+                let t = &mut tallies[j][s];
+                t.campaigns += 1;
+                let Some(c) = all.comparisons.iter().find(|c| c.candidate == *candidate) else {
+                    t.other += 1;
+                    continue;
+                };
+                // By name, so that this table reads the same whatever labels aba has.
+                let label = c.verdict.label.to_string();
+                let stable = label != "UNSTABLE";
+                match label.as_str() {
+                    "SIGNAL" => t.signal += 1,
+                    "BELOW_GATE" => t.below_gate += 1,
+                    "NO_MATERIAL_SIGNAL" => t.no_material += 1,
+                    "UNSTABLE" => t.unstable += 1,
+                    _ => t.other += 1,
+                }
+                if stable {
+                    t.stable += 1;
+                    t.signal_stable += usize::from(label == "SIGNAL");
+                }
+                if label == "SIGNAL"
+                    && true_change != 0.0
+                    && c.comparison.change_pct * true_change < 0.0
+                {
+                    t.signal_wrong_direction += 1;
+                }
+                // Intervals do not depend on the limits: count them once.
+                if s == 0 {
+                    let cmp = &c.comparison;
+                    t.boot.add(cmp.ci_boot.as_ref(), true_change);
+                    t.within.add(cmp.ci_within.as_ref(), true_change);
+                    if let Some(v) = &cmp.boot_variance {
+                        let unfloored = BootVariance {
+                            used: v.between,
+                            floored: false,
+                            ..v.clone()
+                        };
+                        let full = BootVariance {
+                            used: v.within.map_or(v.between, |l| v.between.max(l)),
+                            floored: v.within.is_some_and(|l| l > v.between),
+                            ..v.clone()
+                        };
+                        let ci = |v: &BootVariance| {
+                            ci_boot_from(&all.points, &cmp.candidate, &cmp.baseline, v)
+                        };
+                        t.boot_unfloored.add(ci(&unfloored).as_ref(), true_change);
+                        t.boot_full_floor.add(ci(&full).as_ref(), true_change);
+                    }
+                }
+            }
+        }
+    }
+    CellResult { cell, tallies }
+}
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let k = values.len();
+    Some(if k % 2 == 1 {
+        values[k / 2]
+    } else {
+        (values[k / 2 - 1] + values[k / 2]) / 2.0
+    })
+}
+
+fn rate(k: usize, n: usize) -> String {
+    if n == 0 {
+        "-".to_owned()
+    } else {
+        format!("{:.1}", 100.0 * k as f64 / n as f64)
+    }
+}
+
+/// Wilson 95% interval of k/n, in percent.
+fn wilson(k: usize, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 100.0);
+    }
+    let (k, n) = (k as f64, n as f64);
+    let z = 1.959_963_984_540_054;
+    let p = k / n;
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+    (
+        100.0 * (centre - half).max(0.0),
+        100.0 * (centre + half).min(1.0),
+    )
+}
+
+/// Degrees of freedom of the pooled between-boot variance of a design.
+fn design_nu(design: &Design) -> usize {
+    let mut kernels: Vec<&str> = Vec::new();
+    for k in design.sequence {
+        if !kernels.contains(k) {
+            kernels.push(k);
+        }
+    }
+    kernels
+        .iter()
+        .map(|k| design.sequence.iter().filter(|s| *s == k).count())
+        .filter(|m| *m >= 2)
+        .map(|m| m - 1)
+        .sum()
+}
+
+fn fmt_num(x: f64) -> String {
+    let text = format!("{x}");
+    text.strip_suffix(".0").map_or(text.clone(), str::to_owned)
+}
+
+struct Bound {
+    what: String,
+    met: usize,
+    missed: Vec<String>,
+    /// Missed cells whose 95% binomial (Wilson) interval excludes the bound: the rate is
+    /// beyond the bound, not just a Monte-Carlo draw above it.
+    beyond_noise: usize,
+    worst: Option<(f64, String)>,
+}
+
+impl Bound {
+    fn new(what: &str) -> Bound {
+        Bound {
+            what: what.to_owned(),
+            met: 0,
+            missed: Vec::new(),
+            beyond_noise: 0,
+            worst: None,
+        }
+    }
+
+    /// Records one cell: `score` orders the cells (the largest is the worst), `value` is
+    /// printed for the worst one.
+    fn check(&mut self, ok: bool, value: f64, score: f64, cell: String) {
+        if self.worst.as_ref().is_none_or(|(w, _)| score > *w) {
+            self.worst = Some((score, format!("{value:.1} at {cell}")));
+        }
+        if ok {
+            self.met += 1;
+        } else {
+            self.missed.push(cell);
+        }
+    }
+
+    /// [`Bound::check`] for a rate of `k` in `n` that must stay at most (`upper`) or at least
+    /// (`!upper`) `limit` percent.
+    fn rate(&mut self, k: usize, n: usize, limit: f64, upper: bool, cell: String) {
+        let value = 100.0 * k as f64 / n.max(1) as f64;
+        let (lo, hi) = wilson(k, n);
+        let ok = if upper {
+            value <= limit
+        } else {
+            value >= limit
+        };
+        let beyond = if upper { lo > limit } else { hi < limit };
+        let cell = format!("{cell}: {k}/{n}, 95% [{lo:.1}, {hi:.1}]");
+        self.beyond_noise += usize::from(!ok && beyond);
+        let score = if upper { value } else { -value };
+        self.check(ok, value, score, cell);
+    }
+}
+
+fn main() {
+    let config = config();
+    let started = Instant::now();
+    let mut cells = Vec::new();
+    for &design in &config.designs {
+        for &n in &config.ns {
+            for &cv in &config.cvs {
+                for &sd in &config.sds {
+                    for &change in &config.changes {
+                        cells.push(Cell {
+                            design,
+                            n,
+                            cv,
+                            sd,
+                            change,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    // Each cell's index in the full grid order seeds its stream, so a subset reproduces the
+    // same numbers as the full run only when the lists are the same; the seed is printed.
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut results: Vec<CellResult> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(cell) = cells.get(i) else { break };
+                        out.push((i, simulate(*cell, cell_index(cell, &config), &config)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        let mut all: Vec<(usize, CellResult)> = workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("worker"))
+            .collect();
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, r)| r).collect()
+    });
+    let elapsed = started.elapsed();
+    print_report(&config, &mut results, elapsed.as_secs_f64(), threads);
+}
+
+/// A cell's position in the full grid: independent of which subset is run.
+fn cell_index(cell: &Cell, _config: &Config) -> usize {
+    let pos = |xs: &[f64], x: f64| xs.iter().position(|v| (*v - x).abs() < 1e-12);
+    let ns = [3usize, 5, 9, 15];
+    let n_i = ns.iter().position(|v| *v == cell.n).unwrap_or(cell.n + 10);
+    let cv_i = pos(&[0.1, 1.0, 5.0], cell.cv).unwrap_or((cell.cv * 1000.0) as usize + 10);
+    let sd_i =
+        pos(&[0.0, 0.3, 1.0, 3.0, 10.0], cell.sd).unwrap_or((cell.sd * 1000.0) as usize + 10);
+    let ch_i = pos(&[0.0, 0.5, 1.0, 2.0, 5.0], cell.change)
+        .unwrap_or((cell.change * 1000.0) as usize + 10);
+    (((cell.design * 1000 + n_i) * 1000 + cv_i) * 100_000 + sd_i) * 100_000 + ch_i
+}
+
+fn opt(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.decimals$}"))
+}
+
+/// Interval statistics pooled over the changes and limit sets of one (row, n, CV, SD).
+struct Pooled {
+    key: String,
+    boot: Intervals,
+    unfloored: Intervals,
+    full: Intervals,
+}
+
+#[allow(clippy::too_many_lines)]
+fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threads: usize) {
+    let sets = limit_sets();
+    let gate = sets[0].1.gate_pct;
+    println!(
+        "# aba verdict simulator ({} mode)\n",
+        if config.short { "short" } else { "full" }
+    );
+    println!(
+        "seed {}, {} campaigns per cell, {} cells x 2 limit sets, drift {} %, slow first \
+         sample {} %, {threads} threads, {seconds:.0} s wall time, aba {}.\n",
+        config.seed,
+        config.campaigns,
+        results.len(),
+        fmt_num(config.drift),
+        fmt_num(config.slow_first),
+        env!("CARGO_PKG_VERSION")
+    );
+    println!(
+        "Rates in percent of the campaigns of a cell: SIG SIGNAL, BG BELOW_GATE, NMS \
+         NO_MATERIAL_SIGNAL, UNS UNSTABLE, UNREP UNREPLICATED. SIG | stable: SIGNAL among the \
+         runs that are not UNSTABLE, with their count. wrong dir: SIGNAL whose sign is \
+         opposite to the true change. boot / within: the boot-level / within-only 95% \
+         interval aba prints: cov its coverage of the true change where it is estimable \
+         (bounded), est the share that is estimable, width its median width in percentage \
+         points, 0w how many have zero width. Intervals do not depend on the limits: they are \
+         printed on the default row. G = gate_pct = {} %.\n",
+        fmt_num(gate)
+    );
+    let mut no_change_signal = Bound::new("no change: P(SIGNAL) <= 5 %");
+    let mut no_change_below = Bound::new("no change: P(BELOW_GATE) <= 5 %");
+    let mut conditional = Bound::new("no change, nu >= 3: P(SIGNAL | not UNSTABLE) <= 5 %");
+    let mut conditional_known =
+        Bound::new("no change, nu >= 3, at least 200 stable runs: P(SIGNAL | not UNSTABLE) <= 5 %");
+    let mut power =
+        Bound::new("2G, CV <= 1 %, boot SD <= 0.3 %, A/B/A/B/A, n = 9: P(SIGNAL) >= 80 %");
+    let mut coverage = Bound::new(
+        "boot-level coverage where estimable within 94-96 % (pooled over change and limits)",
+    );
+    let mut coverage_all = Bound::new(
+        "boot-level coverage, not estimable counted as covering, within 94-96 % (pooled)",
+    );
+    let mut zero = Bound::new("no boot-level interval of zero width");
+    let mut pooled: Vec<Pooled> = Vec::new();
+
+    for (d, design) in DESIGNS.iter().enumerate() {
+        for (j, (_, row)) in design.judged.iter().enumerate() {
+            let mine: Vec<usize> = (0..results.len())
+                .filter(|&i| results[i].cell.design == d)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let nu = design_nu(design);
+            println!("## {row} (nu = {nu})\n");
+            println!(
+                "| n | CV | SD | change | limits | SIG | BG | NMS | UNS | UNREP | SIG \\| stable (runs) | wrong dir | boot cov | est | width | 0w | within cov | width |"
+            );
+            println!(
+                "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            );
+            for &i in &mine {
+                let cell = results[i].cell;
+                let change = if cell.change == 0.0 {
+                    "0".to_owned()
+                } else {
+                    format!("{}G", fmt_num(cell.change))
+                };
+                let key = format!(
+                    "{row} n={} CV={} SD={}",
+                    cell.n,
+                    fmt_num(cell.cv),
+                    fmt_num(cell.sd)
+                );
+                {
+                    let t = &results[i].tallies[j][0];
+                    let p = match pooled.iter_mut().position(|p| p.key == key) {
+                        Some(k) => &mut pooled[k],
+                        None => {
+                            pooled.push(Pooled {
+                                key: key.clone(),
+                                boot: Intervals::default(),
+                                unfloored: Intervals::default(),
+                                full: Intervals::default(),
+                            });
+                            pooled.last_mut().expect("just pushed")
+                        }
+                    };
+                    p.boot.merge(&t.boot);
+                    p.unfloored.merge(&t.boot_unfloored);
+                    p.full.merge(&t.boot_full_floor);
+                }
+                for (s, (set, _)) in sets.iter().enumerate() {
+                    let cell_name = format!("{key} change={change} {set}");
+                    let t = &mut results[i].tallies[j][s];
+                    let intervals = if s == 0 {
+                        format!(
+                            "{} | {} | {} | {} | {} | {}",
+                            opt(t.boot.coverage(), 1),
+                            opt(t.boot.estimable(), 0),
+                            opt(t.boot.median_width(), 2),
+                            if t.boot.exists > 0 {
+                                t.boot.zero_width.to_string()
+                            } else {
+                                "-".to_owned()
+                            },
+                            opt(t.within.coverage(), 1),
+                            opt(t.within.median_width(), 2),
+                        )
+                    } else {
+                        "\" | \" | \" | \" | \" | \"".to_owned()
+                    };
+                    println!(
+                        "| {} | {} | {} | {change} | {set} | {} | {} | {} | {} | {} | {} ({}) | {} | {intervals} |",
+                        cell.n,
+                        fmt_num(cell.cv),
+                        fmt_num(cell.sd),
+                        rate(t.signal, t.campaigns),
+                        rate(t.below_gate, t.campaigns),
+                        rate(t.no_material, t.campaigns),
+                        rate(t.unstable, t.campaigns),
+                        rate(t.other, t.campaigns),
+                        rate(t.signal_stable, t.stable),
+                        t.stable,
+                        if cell.change == 0.0 {
+                            "-".to_owned()
+                        } else {
+                            rate(t.signal_wrong_direction, t.campaigns)
+                        },
+                    );
+                    if cell.change == 0.0 {
+                        no_change_signal.rate(t.signal, t.campaigns, 5.0, true, cell_name.clone());
+                        no_change_below.rate(
+                            t.below_gate,
+                            t.campaigns,
+                            5.0,
+                            true,
+                            cell_name.clone(),
+                        );
+                        if nu >= 3 && t.stable > 0 {
+                            let name = format!("{cell_name} (stable runs)");
+                            conditional.rate(t.signal_stable, t.stable, 5.0, true, name.clone());
+                            if t.stable >= 200 {
+                                conditional_known.rate(t.signal_stable, t.stable, 5.0, true, name);
+                            }
+                        }
+                    }
+                    if design.name == "A/B/A/B/A"
+                        && cell.n == 9
+                        && cell.cv <= 1.0
+                        && cell.sd <= 0.3
+                        && cell.change == 2.0
+                    {
+                        power.rate(t.signal, t.campaigns, 80.0, false, cell_name.clone());
+                    }
+                }
+            }
+            println!();
+        }
+    }
+
+    println!("## The floor of the boot variance\n");
+    println!(
+        "The boot-level interval three ways on the same campaigns, pooled over the changes \
+         and limit sets of each row: unfloored (S_B² alone, the rule before issue 9), the \
+         full floor max(S_B², L) (L: what within-boot noise alone makes S_B² on average) and \
+         aba's calibrated floor max(S_B², f_nu L). cov: coverage where estimable; all: \
+         coverage counting a not-estimable interval (no bound printed, no claim) as covering; \
+         min: the narrowest interval, in percentage points; 0w: intervals of zero width as printed \
+         (both bounds the same at 2 decimals).\n"
+    );
+    println!(
+        "| row | unfloored cov | all | min | 0w | full floor cov | all | min | aba cov | all | est | width | min | 0w |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for p in &mut pooled {
+        if p.boot.exists == 0 {
+            continue;
+        }
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            p.key,
+            opt(p.unfloored.coverage(), 1),
+            opt(p.unfloored.coverage_all(), 1),
+            opt(p.unfloored.min_width(), 3),
+            p.unfloored.zero_width,
+            opt(p.full.coverage(), 1),
+            opt(p.full.coverage_all(), 1),
+            opt(p.full.min_width(), 3),
+            opt(p.boot.coverage(), 1),
+            opt(p.boot.coverage_all(), 1),
+            opt(p.boot.estimable(), 0),
+            opt(p.boot.median_width(), 2),
+            opt(p.boot.min_width(), 3),
+            p.boot.zero_width,
+        );
+        if p.boot.bounded >= 100 {
+            let name = format!("{} ({} intervals)", p.key, p.boot.bounded);
+            let c = p.boot.coverage().expect("bounded");
+            coverage.check(
+                (94.0..=96.0).contains(&c),
+                c,
+                (c - 95.0).abs(),
+                name.clone(),
+            );
+            let c = p.boot.coverage_all().expect("exists");
+            coverage_all.check((94.0..=96.0).contains(&c), c, (c - 95.0).abs(), name);
+        }
+        let z = p.boot.zero_width as f64;
+        zero.check(p.boot.zero_width == 0, z, z, p.key.clone());
+    }
+    println!();
+
+    println!("## Bounds (issue 9, section 2)\n");
+    println!(
+        "Missed: the cell's estimate is on the wrong side of the bound; beyond noise: its 95% \
+         binomial interval is too (rates only).\n"
+    );
+    println!("| bound | cells met | cells missed | beyond noise | worst cell |");
+    println!("|---|---:|---:|---:|---|");
+    let mut missed_lists = String::new();
+    for b in [
+        &no_change_signal,
+        &no_change_below,
+        &conditional,
+        &conditional_known,
+        &power,
+        &coverage,
+        &coverage_all,
+        &zero,
+    ] {
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            b.what,
+            b.met,
+            b.missed.len(),
+            b.beyond_noise,
+            b.worst.as_ref().map_or("-", |w| w.1.as_str())
+        );
+        if !b.missed.is_empty() {
+            let _ = writeln!(missed_lists, "\nMissed, {}:\n", b.what);
+            for m in &b.missed {
+                let _ = writeln!(missed_lists, "- {m}");
+            }
+        }
+    }
+    print!("{missed_lists}");
+}

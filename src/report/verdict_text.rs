@@ -1,0 +1,202 @@
+//! How a verdict reads (issue 9): the confidence statement printed with every verdict, the
+//! note on a verdict that rests on one or two control pairs, and headlines that never assert
+//! a direction or size the comparison cannot support.
+//!
+//! - `child is 39.77% slower than the parent midpoint (SIGNAL, ν = 1: one control pair;
+//!   boot-level 95% CI [+29.18%, +51.22%] excludes 0)`
+//! - `child vs the parent midpoint: +6.20%, not interpretable: parent's own boots differ by
+//!   1.93% (UNSTABLE)`
+//! - `b vs a: +3.10% (UNREPLICATED: no kernel was booted twice; within-boot 95% CI
+//!   [+2.80%, +3.40%] only)`
+//!
+//! On a target that does not switch kernels (`local`) every point shares one boot: the
+//! interval then measures run-to-run noise and is called a run-to-run interval.
+
+use crate::{
+    analysis::VerdictLine,
+    report::{
+        layout::keep_together,
+        number::{nu, pct, signed_pct},
+    },
+    stats::{Confidence, Limit, RatioInterval, Spread, SpreadMeasure, VerdictLabel},
+};
+
+/// `boot-level` or, when every point shares one boot, `run-to-run`.
+#[must_use]
+pub fn level(shared_boot: bool) -> &'static str {
+    if shared_boot {
+        "run-to-run"
+    } else {
+        "boot-level"
+    }
+}
+
+/// `[+29.18%, +51.22%]`, kept on one line.
+fn bounds(lo: f64, hi: f64) -> String {
+    keep_together(&format!("[{}, {}]", signed_pct(lo), signed_pct(hi)))
+}
+
+/// The confidence statement: `boot-level 95% CI [+x%, +y%] excludes 0`, `… includes 0
+/// (ν = 1)`, `boot-level 95% CI not estimable (ν = 1)`, `within-boot 95% CI [x, y] only`.
+#[must_use]
+pub fn confidence(
+    confidence: Confidence,
+    ci_boot: Option<&RatioInterval>,
+    ci_within: Option<&RatioInterval>,
+    shared_boot: bool,
+) -> String {
+    let level = level(shared_boot);
+    let boot = ci_boot.and_then(|ci| ci.bounds);
+    match (confidence, boot) {
+        (Confidence::BootCiExcludesZero { .. }, Some((lo, hi))) => {
+            format!("{level} 95% CI {} excludes 0", bounds(lo, hi))
+        }
+        (Confidence::BootCiIncludesZero { dof }, Some((lo, hi))) => format!(
+            "{level} 95% CI {} includes 0 {}",
+            bounds(lo, hi),
+            keep_together(&format!("(ν = {})", nu(dof)))
+        ),
+        (Confidence::BootCiNotEstimable { dof }, _)
+        | (Confidence::BootCiExcludesZero { dof } | Confidence::BootCiIncludesZero { dof }, None) =>
+        {
+            format!(
+                "{level} 95% CI not estimable {}",
+                keep_together(&format!("(ν = {})", nu(dof)))
+            )
+        }
+        (Confidence::WithinOnly, _) => match ci_within.and_then(|ci| ci.bounds) {
+            Some((lo, hi)) => format!("within-boot 95% CI {} only", bounds(lo, hi)),
+            None => "within-boot only".to_owned(),
+        },
+        (Confidence::NotEstimable, _) => "no interval could be computed".to_owned(),
+    }
+}
+
+/// `ν = 1: one control pair` / `ν = 2: two boot pairs` for a verdict that rests on that few
+/// repeated boots; `None` from ν = 3 on.
+#[must_use]
+pub fn few_boots(dof: Option<f64>, shared_boot: bool) -> Option<String> {
+    let dof = dof?;
+    let what = match (dof, shared_boot) {
+        (1.0, false) => "one control pair",
+        (2.0, false) => "two boot pairs",
+        (1.0, true) => "one repeated run",
+        (2.0, true) => "two repeated runs",
+        _ => return None,
+    };
+    Some(keep_together(&format!("ν = {}: {what}", nu(dof))))
+}
+
+/// `SIGNAL (ν = 1: one control pair)` for a claim resting on few boots, else the label.
+#[must_use]
+pub fn label_with_boots(
+    label: &str,
+    verdict: VerdictLabel,
+    dof: Option<f64>,
+    shared: bool,
+) -> String {
+    match (verdict, few_boots(dof, shared)) {
+        (VerdictLabel::Signal | VerdictLabel::BelowGate, Some(few)) => format!("{label} ({few})"),
+        _ => label.to_owned(),
+    }
+}
+
+/// `parent's own boots differ by 1.93%` / `a's own 3 boots differ by 3.18% (RMS)`.
+fn own_boots(s: &Spread) -> String {
+    match s.measure {
+        SpreadMeasure::Drift => format!("{}'s own boots differ by {}", s.kernel, pct(s.pct.abs())),
+        SpreadMeasure::Rms => format!(
+            "{}'s own {} boots differ by {} (RMS)",
+            s.kernel,
+            s.boots,
+            pct(s.pct.abs())
+        ),
+    }
+}
+
+/// Why an UNSTABLE comparison cannot be read, in a few words: `parent's own boots differ by
+/// 1.93%`, `a point's within-boot CV is 3.10%`.
+fn not_interpretable(tripped: &[Limit]) -> String {
+    let words: Vec<String> = tripped
+        .iter()
+        .map(|limit| match limit {
+            Limit::Spread(s) => own_boots(s),
+            Limit::Cv { pct: cv } if *cv < 0.0 => "a point's mean is not positive".to_owned(),
+            Limit::Cv { pct: cv } => format!("a point's within-boot CV is {}", pct(*cv)),
+        })
+        .collect();
+    words.join(" and ")
+}
+
+/// The headline of one verdict line, without the series: what the report may assert.
+///
+/// `single`: the only candidate of its series (`child is 39.77% slower than the parent
+/// midpoint (…)`); otherwise the shorter list form (`child 36.51% slower (…)`).
+#[must_use]
+pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: bool) -> String {
+    let change = signed_pct(line.change_pct);
+    let statement = confidence(
+        line.confidence,
+        line.ci_boot.as_ref(),
+        line.ci_within.as_ref(),
+        shared_boot,
+    );
+    let versus = if single {
+        format!("{} vs {reference}: {change}", line.candidate)
+    } else {
+        format!("{} {change}", line.candidate)
+    };
+    let boot_bounded = line.ci_boot.as_ref().is_some_and(|ci| ci.bounds.is_some());
+    match line.verdict {
+        VerdictLabel::Unstable => format!(
+            "{versus}, not interpretable: {} ({})",
+            not_interpretable(&line.tripped),
+            line.label
+        ),
+        VerdictLabel::Unreplicated => format!(
+            "{versus} ({}: no kernel was booted twice; {statement})",
+            line.label
+        ),
+        VerdictLabel::Signal | VerdictLabel::BelowGate => {
+            let size = match line.direction.as_deref() {
+                Some(direction) if single => {
+                    format!(
+                        "{} is {} {direction} than {reference}",
+                        line.candidate,
+                        pct(line.change_pct.abs())
+                    )
+                }
+                Some(direction) => {
+                    format!(
+                        "{} {} {direction}",
+                        line.candidate,
+                        pct(line.change_pct.abs())
+                    )
+                }
+                None => versus,
+            };
+            let label = match few_boots(line.confidence.dof(), shared_boot) {
+                Some(few) => format!("{}, {few}", line.label),
+                None => line.label.clone(),
+            };
+            format!("{size} ({label}; {statement})")
+        }
+        VerdictLabel::NoMaterialSignal if line.ci_boot.is_some() && !boot_bounded => {
+            let dof = line.ci_boot.as_ref().map_or(0.0, |ci| ci.dof);
+            let why = line
+                .baseline_spread
+                .as_ref()
+                .map_or_else(String::new, |s| format!(", {}", own_boots(s)));
+            format!(
+                "{versus}, not interpretable: its {} 95% CI is not estimable {}{why} ({})",
+                level(shared_boot),
+                keep_together(&format!("(ν = {})", nu(dof))),
+                line.label
+            )
+        }
+        VerdictLabel::NoMaterialSignal => match &line.short_why {
+            Some(why) => format!("{versus} ({}: {why}; {statement})", line.label),
+            None => format!("{versus} ({}; {statement})", line.label),
+        },
+    }
+}
