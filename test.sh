@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test.sh [cargo test args…]: aba's whole test suite, on a fresh Debian machine too.
 # Installs every host program the tests need (lab/host-deps.sh: QEMU, OpenSSH server and client,
-# busybox, cpio…; needs root when something is missing), builds the QEMU lab from Debian
-# packages if it is not built, then runs the unit tests, the integration tests and the lab
-# tests, and prints how long each phase took and how many tests were skipped, and why.
+# busybox, cpio…; needs root when something is missing), builds the QEMU lab and the distro
+# target from Debian packages if they are not built, then runs the unit tests, the integration
+# tests, and the lab and distro tests side by side, and prints how long each phase took and how many tests were skipped, and why.
 # The SSH tests start their own sshd on 127.0.0.1; the lab tests start their own VMs under
 # software emulation. With arguments, runs `cargo test ARGS…` after the same preparation.
 # ABA_REQUIRE_ALL=1 (set by .ci/run) turns every skipped test into a failure.
@@ -21,8 +21,11 @@ phase() { # phase NAME: records the time since the previous mark under NAME
     phases+=("$(printf '%-12s %5d s' "$1" $((now - mark)))")
     mark=$now
 }
+# The distro tests leave their VM up for the next one; whatever ends test.sh stops it.
+stop_distro() { LAB_FLAVOR=distro lab/stop-vm.sh t-distro --hard >/dev/null 2>&1 || true; }
 summary() {
     local status=$?
+    stop_distro
     printf '\ntest.sh phases:\n'
     printf '  %s\n' "${phases[@]}"
     local skipped
@@ -40,6 +43,7 @@ trap summary EXIT
 lab/host-deps.sh
 phase install
 lab/build-target.sh --check >/dev/null 2>&1 || lab/build-target.sh
+lab/distro/build.sh --check >/dev/null 2>&1 || lab/distro/build.sh
 phase lab-build
 cargo test --locked --no-run "$@"
 phase build
@@ -50,7 +54,21 @@ if (($#)); then
 fi
 cargo test --locked --lib
 phase unit
-cargo test --locked --test integration -- --skip lab::
+cargo test --locked --test integration -- --skip lab:: --skip distro::
 phase integration
-cargo test --locked --test integration -- lab::
-phase lab
+# The busybox lab and the distro target each emulate one guest at a time; on two cores they
+# run side by side. The distro tests share one VM (t-distro), stopped when they are done.
+distro_log=target/distro-tests.log
+cargo test --locked --test integration -- distro:: --test-threads=1 >"$distro_log" 2>&1 &
+distro_pid=$!
+lab_status=0
+cargo test --locked --test integration -- lab:: || lab_status=$?
+distro_status=0
+wait "$distro_pid" || distro_status=$?
+stop_distro
+printf '
+--- distro tests (lab/distro, run beside the lab tests) ---
+'
+cat "$distro_log"
+phase lab+distro
+((lab_status == 0 && distro_status == 0)) || exit 1

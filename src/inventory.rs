@@ -441,7 +441,7 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
         spec.power.as_ref().and_then(|p| p.set_next.as_ref()),
         spec.power.as_ref().map(|p| &p.cycle),
         spec.power_cycle.as_ref(),
-        spec.grub.as_ref().map(|g| &g.entry),
+        spec.grub.as_ref().and_then(|g| g.entry.as_ref()),
     ];
     for cmd in switch_commands.into_iter().flatten() {
         check_placeholders(cmd, SWITCH_PLACEHOLDERS)?;
@@ -457,10 +457,8 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
     let switch = match kind {
         SwitchKind::Kexec => Switch::Kexec(Kexec),
         SwitchKind::None => Switch::None(NoSwitch),
-        SwitchKind::GrubReboot => {
-            Switch::GrubReboot(GrubReboot::from_table(name, spec.grub).map_err(at_switch)?)
-        }
-        SwitchKind::Bls => Switch::Bls(Bls::from_table(spec.bls)),
+        SwitchKind::GrubReboot => Switch::GrubReboot(GrubReboot::from_table(spec.grub)),
+        SwitchKind::Bls => Switch::Bls(Bls::from_table(spec.bls).map_err(at_switch)?),
         SwitchKind::Power => Switch::Power(Power::from_table(name, spec.power).map_err(at_switch)?),
     };
     let workdir = match spec.workdir {

@@ -188,6 +188,8 @@ pub enum Warning {
     NotRestored(String),
     /// The target's lock marker could not be removed.
     MarkerKept(String),
+    /// aba's one-shot boot-loader entries could not be removed.
+    BootEntriesKept(String),
     /// A record could not be journaled, at a moment where it can only be reported.
     NotJournaled(String),
     /// The interim reports could not be written (the campaign goes on).
@@ -238,6 +240,10 @@ impl std::fmt::Display for Warning {
             Warning::MarkerKept(e) => {
                 write!(f, "the target's lock marker could not be removed: {e}")
             }
+            Warning::BootEntriesKept(e) => write!(
+                f,
+                "aba's one-shot boot entries could not be removed: {e}; the next campaign (or `aba resume`) on this target removes them"
+            ),
             Warning::NotJournaled(e) => write!(f, "not journaled: {e}"),
             Warning::InterimReports(e) => write!(f, "interim reports not written: {e}"),
             Warning::Notification(e) => write!(f, "notification command failed: {e}"),

@@ -308,6 +308,22 @@ pub enum Event {
         /// Rows marked `discarded` in `samples.csv`.
         rows: u64,
     },
+    /// aba's one-shot boot-loader files and selections (a GRUB `custom.cfg` and `next_entry`,
+    /// a BLS entry, its copies and `LoaderEntryOneShot`) were found and removed: after the
+    /// boot they were written for was proven (with its point), or before the first point and
+    /// at the end of a run (without one), which is how a killed run's leftovers go.
+    BootEntriesRemoved {
+        /// Point label, when removed after that point's boot.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        point: Option<String>,
+        /// Its attempt.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attempt: Option<u32>,
+        /// What was removed, one item each (`removed /boot/grub/custom.cfg`).
+        removed: Vec<String>,
+        /// When.
+        time: String,
+    },
     /// A remark for the report (a skipped knob, a slow boot, a reconnect).
     Warning {
         /// Point label, if the warning belongs to one.

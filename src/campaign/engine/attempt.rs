@@ -201,6 +201,7 @@ impl Engine<'_> {
         })?;
         self.last_boot_id = Some(boot.boot_id.clone());
         self.claim_marker()?;
+        self.clean_boot_loader(Some(&point.label), Some(at.attempt))?;
         Ok(boot)
     }
 

@@ -1,5 +1,5 @@
 //! How a run ends, whatever ended it: settings tuning changed on a machine that is not
-//! rebooted are put back, the last record (`finished`, `stopped`, `interrupted`) is journaled
+//! rebooted are put back, aba's one-shot boot entries are removed, the last record (`finished`, `stopped`, `interrupted`) is journaled
 //! (a run whose end could not be recorded never counts as finished), the target's lock marker
 //! is removed, the inventory's notification command runs, and the connection is dropped.
 
@@ -15,6 +15,11 @@ impl Engine<'_> {
     pub(super) fn finish(&mut self, outcome: Outcome) -> Outcome {
         let mut unrecorded = Vec::new();
         if let Err(e) = self.restore_tuning() {
+            unrecorded.push(e);
+        }
+        // aba's one-shot boot entries go whatever ended the run; a target that cannot be
+        // reached keeps them until the next run on it, which removes them first.
+        if let Err(e) = self.clean_boot_loader(None, None) {
             unrecorded.push(e);
         }
         let record = match &outcome {

@@ -327,6 +327,30 @@ impl<'a> Engine<'a> {
         self.observer.event(&CampaignEvent::Warning(warning));
     }
 
+    /// Removes aba's one-shot boot-loader leftovers on the target (see [`Method::clean`]) and
+    /// journals what went; a failure to remove them is a journaled warning, not a stop.
+    ///
+    /// [`Method::clean`]: crate::kernel::switch::Method::clean
+    fn clean_boot_loader(
+        &mut self,
+        point: Option<&PointLabel>,
+        attempt: Option<u32>,
+    ) -> Result<(), JournalError> {
+        match self.target.switch.method().clean(self.transport) {
+            Ok(removed) if removed.is_empty() => Ok(()),
+            Ok(removed) => {
+                self.info(format!("boot loader: {}", removed.join("; ")));
+                self.journal.append(&Event::BootEntriesRemoved {
+                    point: point.map(ToString::to_string),
+                    attempt,
+                    removed,
+                    time: now_rfc3339(),
+                })
+            }
+            Err(e) => self.warn(point, Warning::BootEntriesKept(crate::causes::one_line(&e))),
+        }
+    }
+
     /// Shows a warning and journals it.
     fn warn(&mut self, point: Option<&PointLabel>, warning: Warning) -> Result<(), JournalError> {
         let text = warning.to_string();

@@ -183,6 +183,9 @@ impl Engine<'_> {
             }),
         })?;
         self.check_kernels_present()?;
+        // A killed run may have left a one-shot entry selected: the first switch must not
+        // race it, and the default boot's command line is read without it.
+        self.clean_boot_loader(None, None)?;
         if self.target.switch.method().builds_cmdline() && self.base_cmdline.is_none() {
             let captured = match &self.target.base_cmdline {
                 Some(pinned) => pinned.clone(),

@@ -20,6 +20,7 @@ pub mod bls;
 pub mod grub;
 pub mod kexec;
 pub mod none;
+pub mod oneshot;
 pub mod power;
 mod wait;
 
@@ -208,6 +209,33 @@ pub trait Method: fmt::Debug + Send + Sync {
 
     /// Starts the switch prepared by [`Method::prepare`]; returns as soon as it is under way.
     fn trigger(&self, cx: &mut Cx<'_, '_>) -> Result<(), SwitchError>;
+
+    /// Removes what [`Method::prepare`] left on the target for one boot (a one-shot entry,
+    /// its copies, its selection), only what carries aba's marker; returns what it removed,
+    /// in words. Called once a boot is proven, when a campaign ends and before one starts, so
+    /// a killed run's leftovers go with the next run on that machine.
+    fn clean(&self, _transport: &mut dyn Transport) -> Result<Vec<String>, SwitchError> {
+        Ok(Vec::new())
+    }
+}
+
+/// Runs a cleaning script on the target; each line it prints is one thing it removed.
+fn run_clean(transport: &mut dyn Transport, script: &str) -> Result<Vec<String>, SwitchError> {
+    let out = transport.exec(script, PREPARE_TIMEOUT).map_err(classify)?;
+    if !out.outcome.success() {
+        return Err(SwitchError::Prepare {
+            command: script.to_owned(),
+            outcome: out.outcome.to_string(),
+            stderr: out.stderr_text(),
+        });
+    }
+    Ok(out
+        .stdout_text()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect())
 }
 
 /// What the engine wants booted.
@@ -275,12 +303,17 @@ impl<'a, 'r> Cx<'a, 'r> {
 
     /// Runs a preparing command on the target; a non-zero exit is a [`SwitchError::Prepare`].
     pub fn on_target(&mut self, command: &str) -> Result<(), SwitchError> {
+        self.on_target_output(command).map(drop)
+    }
+
+    /// [`Cx::on_target`], returning what the command printed.
+    pub fn on_target_output(&mut self, command: &str) -> Result<String, SwitchError> {
         let out = self
             .transport
             .exec(command, PREPARE_TIMEOUT)
             .map_err(classify)?;
         if out.outcome.success() {
-            Ok(())
+            Ok(out.stdout_text())
         } else {
             Err(SwitchError::Prepare {
                 command: command.to_owned(),

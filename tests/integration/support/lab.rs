@@ -22,7 +22,8 @@ pub const KERNEL_A: &str = "6.1.0-47-cloud-amd64";
 /// The other kernel.
 pub const KERNEL_B: &str = "6.1.0-50-cloud-amd64";
 
-fn lock() -> MutexGuard<'static, ()> {
+/// The lab's process-wide lock: one emulated guest at a time (busybox or distro).
+pub fn lab_lock() -> MutexGuard<'static, ()> {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
     LOCK.get_or_init(|| Mutex::new(()))
         .lock()
@@ -69,7 +70,7 @@ pub struct LabVm {
 impl LabVm {
     /// Starts VM `name` on `kernel` and waits until it accepts logins.
     pub fn start(name: &str, kernel: &str) -> LabVm {
-        let guard = lock();
+        let guard = lab_lock();
         ensure_built();
         let _ = run("stop-vm.sh", &[name, "--hard"]);
         let port = free_port();

@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 
 pub mod cli;
+pub mod distro;
 pub mod lab;
 #[path = "../../common/skip.rs"]
 pub mod skip;

@@ -1,0 +1,299 @@
+//! Switching proven on a real distribution: A-B-A campaigns on the distro target (Debian 12,
+//! systemd, GRUB and systemd-boot under UEFI) by `systemctl kexec`, by a GRUB one-shot entry
+//! and by a BLS one-shot entry, each kernel with its own recipe parameters proven in
+//! /proc/cmdline; the audits of a real system; a runner killed mid-switch and resumed.
+//!
+//! One VM serves every test, one test at a time (support::distro). Each boot takes one to
+//! three minutes under emulation: the tests are few and each proves several things.
+
+use std::{collections::BTreeSet, path::Path, time::Duration};
+
+use aba::results::{
+    journal::{Event, Journal},
+    samples::{SampleTable, Status},
+};
+
+use crate::support::{
+    cli::{
+        aba, assert_verified, campaign_dir, run_on, spawn_run_on, text, wait_for_journal, write,
+    },
+    distro::{DEFAULT_KERNEL, DistroVm, OTHER_KERNEL},
+};
+
+fn events(dir: &Path) -> Vec<Event> {
+    Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .events
+}
+
+/// An A-B-A whose kernels differ from the box's default one way or another: `a` is the
+/// other kernel (never the default entry), `b` the default kernel with parameters of its own.
+fn recipe(run: &str) -> String {
+    format!(
+        r#"
+version = 1
+name = "distro-aba"
+description = "an A-B-A on the distro target"
+sequence = ["a", "b", "a"]
+warmup = 0
+samples = 3
+point_retries = 0
+[boot]
+cmdline = "aba.lab=1"
+[kernels.a]
+release = "{OTHER_KERNEL}"
+cmdline = "aba.kernel=a"
+[kernels.b]
+release = "{DEFAULT_KERNEL}"
+cmdline = "aba.kernel=b mitigations=off"
+[[workload]]
+name = "labbench"
+run = "{run}"
+timeout = "120s"
+metric = {{ number = true, unit = "ns", better = "lower" }}
+"#
+    )
+}
+
+/// (point, release, boot_id, cmdline) of every proven boot of the counted attempts.
+fn proven(dir: &Path) -> Vec<(String, String, String, String)> {
+    let events = events(dir);
+    let counted: BTreeSet<(String, u32)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PointDone { point, attempt, .. } => Some((point.clone(), *attempt)),
+            _ => None,
+        })
+        .collect();
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::BootProven {
+                point,
+                attempt,
+                release,
+                boot_id,
+                cmdline,
+                ..
+            } if counted.contains(&(point.clone(), attempt)) => {
+                Some((point, release, boot_id, cmdline))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every point was a fresh boot of its kernel with its parameters, and every counted sample
+/// is labelled with that boot; nothing is lost (aba verify).
+fn assert_aba_proven(dir: &Path) -> Vec<(String, String, String, String)> {
+    let boots = proven(dir);
+    let points: Vec<&str> = boots.iter().map(|b| b.0.as_str()).collect();
+    assert_eq!(points, ["a-a", "b", "a-b"], "{boots:?}");
+    let ids: BTreeSet<&str> = boots.iter().map(|b| b.2.as_str()).collect();
+    assert_eq!(ids.len(), 3, "every point is a fresh boot: {boots:?}");
+    for (point, release, _, cmdline) in &boots {
+        let words: Vec<&str> = cmdline.split_whitespace().collect();
+        let (kernel, wanted, params) = if point == "b" {
+            (
+                "b",
+                DEFAULT_KERNEL,
+                &["aba.kernel=b", "mitigations=off"][..],
+            )
+        } else {
+            ("a", OTHER_KERNEL, &["aba.kernel=a"][..])
+        };
+        assert_eq!(release, wanted, "point {point}");
+        for p in params.iter().chain(&["aba.lab=1"]) {
+            assert!(
+                words.contains(p),
+                "point {point} (kernel {kernel}): {cmdline}"
+            );
+        }
+        assert!(
+            words.contains(&"root=UUID=ab0a0001-0000-4000-8000-0000000000a1"),
+            "{cmdline}"
+        );
+    }
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    let done: BTreeSet<(String, u32)> = events(dir)
+        .iter()
+        .filter_map(|e| match e {
+            Event::PointDone { point, attempt, .. } => Some((point.clone(), *attempt)),
+            _ => None,
+        })
+        .collect();
+    for (point, release, boot_id, _) in &boots {
+        let rows: Vec<_> = table
+            .rows
+            .iter()
+            .filter(|r| {
+                table.text(r.point) == point
+                    && done.contains(&(point.clone(), r.attempt))
+                    && r.status == Status::Ok
+            })
+            .collect();
+        assert_eq!(rows.len(), 3, "3 samples at {point}");
+        assert!(
+            rows.iter()
+                .all(|r| table.text(r.boot_id) == boot_id && table.text(r.release) == release),
+            "point {point}'s samples carry its proven boot"
+        );
+    }
+    assert_verified(dir);
+    boots
+}
+
+fn removed_entries(dir: &Path) -> Vec<String> {
+    events(dir)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::BootEntriesRemoved { removed, .. } => Some(removed),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// `systemctl kexec` A-B-A; the audit names a failed unit and a kernel warning injected at
+/// point b only.
+#[test]
+fn systemctl_kexec_aba_with_audits_of_a_failed_unit_and_a_kernel_warning() {
+    let vm = DistroVm::get();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path());
+    let inject = format!(
+        "if [ \\\"$(uname -r)\\\" = {DEFAULT_KERNEL} ] && [ ! -e /run/aba-injected ]; then touch /run/aba-injected; systemd-run --unit=aba-fail --quiet false; echo '<4>WARNING: aba-test injected warning' >/dev/kmsg; fi; labbench 5"
+    );
+    let r = write(tmp.path(), "r.toml", &recipe(&inject));
+    let out = run_on(tmp.path(), &r, &targets, "kexec", "results");
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    assert_aba_proven(&dir);
+
+    let audit = std::fs::read_to_string(dir.join("run-audit.tsv")).expect("run-audit.tsv");
+    let header: Vec<&str> = audit.lines().next().expect("header").split('\t').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
+    };
+    let (point, units, warnings) = (col("point"), col("failed_units"), col("dmesg_warnings"));
+    let row = |p: &str| -> Vec<String> {
+        audit
+            .lines()
+            .map(|l| l.split('\t').map(str::to_owned).collect::<Vec<_>>())
+            .find(|f| f[point] == p)
+            .unwrap_or_else(|| panic!("no audit row for {p}:\n{audit}"))
+    };
+    let b = row("b");
+    assert!(b[units].contains("aba-fail.service"), "{audit}");
+    assert_ne!(b[warnings], "0", "{audit}");
+    for p in ["a-a", "a-b"] {
+        let a = row(p);
+        assert!(!a[units].contains("aba-fail"), "{audit}");
+    }
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
+    assert!(report.contains("aba-fail.service"), "{report}");
+    // The box is left on the last point's kernel, a fresh boot without the injected unit.
+    assert_eq!(vm.ssh("uname -r").trim(), OTHER_KERNEL);
+    assert!(
+        !vm.ssh("systemctl list-units --failed --plain --no-legend")
+            .contains("aba-fail")
+    );
+    assert!(vm.boot_loader_leftovers().is_empty());
+}
+
+/// A GRUB A-B-A whose kernels carry their own parameters (aba writes a one-shot entry in
+/// custom.cfg), with the runner SIGKILLed during point b's switch and resumed: every boot is
+/// proven with its parameters, nothing is lost, and no aba entry or selection is left.
+#[test]
+fn grub_reboot_applies_each_kernels_parameters_and_a_killed_switch_resumes_clean() {
+    let vm = DistroVm::get();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path());
+    let r = write(tmp.path(), "r.toml", &recipe("labbench 5"));
+    let mut child = spawn_run_on(tmp.path(), &r, &targets, "grub");
+    let results = tmp.path().join("results");
+    // Killed right after GRUB was told to boot b once (custom.cfg written, next_entry set)
+    // or while it reboots into it.
+    let dir = wait_for_journal(
+        &results,
+        Duration::from_secs(1500),
+        "the switch to point b",
+        |events| {
+            events
+                .iter()
+                .any(|e| matches!(e, Event::Switching { point, .. } if point == "b"))
+        },
+    );
+    std::thread::sleep(Duration::from_secs(8));
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+
+    let out = aba(
+        tmp.path(),
+        &[
+            "resume",
+            dir.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let boots = assert_aba_proven(&dir);
+    // GRUB's boots name their image: the one-shot entry's, by its path on the root fs.
+    for (point, release, _, cmdline) in &boots {
+        assert!(
+            cmdline.contains(&format!("BOOT_IMAGE=/boot/vmlinuz-{release}")),
+            "point {point}: {cmdline}"
+        );
+    }
+    let removed = removed_entries(&dir);
+    assert!(
+        removed.iter().any(|r| r.contains("/boot/grub/custom.cfg")),
+        "aba removed its entry after each boot: {removed:?}"
+    );
+    assert!(
+        vm.boot_loader_leftovers().is_empty(),
+        "{:?}",
+        vm.boot_loader_leftovers()
+    );
+    assert!(
+        vm.ssh("cat /boot/grub/grub.cfg").contains("custom.cfg"),
+        "grub.cfg is the distribution's"
+    );
+}
+
+/// A BLS A-B-A through systemd-boot one-shot entries whose kernels are copied to the ESP;
+/// the one-shot selection and the copies are gone afterwards.
+#[test]
+fn bls_one_shot_entries_boot_each_kernel_from_the_esp_with_its_parameters() {
+    let vm = DistroVm::get();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path());
+    let r = write(tmp.path(), "r.toml", &recipe("labbench 5"));
+    let out = run_on(tmp.path(), &r, &targets, "bls", "results");
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let boots = assert_aba_proven(&dir);
+    // systemd-boot names the initrd it loaded: aba's copy on the ESP, not GRUB's path.
+    for (point, _, _, cmdline) in &boots {
+        let kernel = if point == "b" { "b" } else { "a" };
+        assert!(
+            cmdline.contains(&format!("initrd=\\aba\\{kernel}\\initrd")),
+            "point {point}: {cmdline}"
+        );
+        assert!(!cmdline.contains("BOOT_IMAGE="), "{cmdline}");
+    }
+    let removed = removed_entries(&dir);
+    assert!(
+        removed.iter().any(|r| r.contains("/boot/efi/aba")),
+        "{removed:?}"
+    );
+    assert!(
+        vm.boot_loader_leftovers().is_empty(),
+        "{:?}",
+        vm.boot_loader_leftovers()
+    );
+}
