@@ -202,15 +202,24 @@ impl TargetLock {
                 .reconnect(deadline)
                 .map_err(|e| lock.marker_error(&e.to_string()))?;
             loop {
-                match lock.claim_marker(transport) {
-                    Err(LockError::Busy {
+                match lock.claim_marker_once(transport) {
+                    Err(Claim::Lock(LockError::Busy {
                         live: Liveness::Running | Liveness::Unknown,
                         ..
-                    }) if wait => sleep_or_interrupt(&lock.target)?,
-                    other => {
-                        other?;
-                        break;
+                    })) if wait => sleep_or_interrupt(&lock.target)?,
+                    // A killed campaign's target may be rebooting into its one-shot kernel
+                    // (resume comes at once): the old boot answers, then goes. Wait for the
+                    // next one within the boot timeout, like a switch would.
+                    Err(Claim::Lost(e)) if Instant::now() < deadline => {
+                        transport.disconnect();
+                        sleep_or_interrupt(&lock.target)?;
+                        transport
+                            .reconnect(deadline)
+                            .map_err(|_| lock.marker_error(&transport_reason(&e)))?;
                     }
+                    Err(Claim::Lost(e)) => return Err(lock.marker_error(&transport_reason(&e))),
+                    Err(Claim::Lock(e)) => return Err(e),
+                    Ok(()) => break,
                 }
             }
         }
@@ -257,6 +266,14 @@ impl TargetLock {
     /// at the start and again after every boot: a target whose marker did not survive the
     /// reboot gets it back, one that another campaign took stops this one.
     pub fn claim_marker(&self, transport: &mut dyn Transport) -> Result<(), LockError> {
+        self.claim_marker_once(transport).map_err(|e| match e {
+            Claim::Lock(e) => e,
+            Claim::Lost(e) => self.marker_error(&transport_reason(&e)),
+        })
+    }
+
+    /// [`TargetLock::claim_marker`], telling a lost connection apart.
+    fn claim_marker_once(&self, transport: &mut dyn Transport) -> Result<(), Claim> {
         let Some(file) = &self.marker else {
             return Ok(());
         };
@@ -280,25 +297,32 @@ impl TargetLock {
         );
         let out = transport
             .exec(&script, Duration::from_secs(60))
-            .map_err(|e| self.marker_error(&transport_reason(&e)))?;
+            .map_err(|e| match e {
+                TransportError::ConnectionLost { .. } | TransportError::Connect { .. } => {
+                    Claim::Lost(e)
+                }
+                other => Claim::Lock(self.marker_error(&transport_reason(&other))),
+            })?;
         match &out.outcome {
             crate::target::transport::ExitOutcome::Exited(0) => Ok(()),
             crate::target::transport::ExitOutcome::Exited(3) => {
                 let text = out.stdout_text();
                 match serde_json::from_str::<Holder>(text.trim()) {
                     Ok(other) if other.same_campaign(&self.holder) => Ok(()),
-                    Ok(other) => Err(LockError::Busy {
+                    Ok(other) => Err(Claim::Lock(LockError::Busy {
                         target: self.target.clone(),
                         live: other.liveness(),
                         holder: Box::new(other),
-                    }),
-                    Err(_) => Err(self.marker_error(&format!(
+                    })),
+                    Err(_) => Err(Claim::Lock(self.marker_error(&format!(
                         "it holds something aba did not write: {}",
                         shorten(text.trim(), 200)
-                    ))),
+                    )))),
                 }
             }
-            other => Err(self.marker_error(&format!("{other}: {}", out.stderr_text().trim()))),
+            other => Err(Claim::Lock(
+                self.marker_error(&format!("{other}: {}", out.stderr_text().trim())),
+            )),
         }
     }
 
@@ -322,6 +346,14 @@ impl TargetLock {
             Err(self.marker_error(&format!("{}: {}", out.outcome, out.stderr_text().trim())))
         }
     }
+}
+
+/// Why a marker claim did not succeed.
+enum Claim {
+    /// The connection went (the target is rebooting): worth reconnecting.
+    Lost(TransportError),
+    /// Anything else.
+    Lock(LockError),
 }
 
 impl Drop for TargetLock {

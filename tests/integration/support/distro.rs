@@ -84,7 +84,11 @@ impl DistroVm {
                 String::from_utf8_lossy(&wait.stderr)
             );
         }
-        DistroVm { _guard: guard }
+        let vm = DistroVm { _guard: guard };
+        // A test that failed may have left its campaign's lock marker; the distro tests run
+        // one at a time, so none is live here.
+        vm.ssh("rm -f /var/lib/aba/lock");
+        vm
     }
 
     /// Runs a command in the guest; returns stdout.
