@@ -118,6 +118,9 @@ pub fn setup(analysis: &Analysis) -> String {
     let labels: Vec<&str> = analysis.points.iter().map(|p| p.label.as_str()).collect();
     let boots = if analysis.audit.shared_boot.is_some() {
         "all in one boot".to_owned()
+    } else if labels.len() == 1 {
+        // One point proves nothing about switching: it ran on the boot it found or made.
+        "in one boot".to_owned()
     } else {
         "each a fresh boot".to_owned()
     };

@@ -86,7 +86,7 @@ impl LabVm {
             port,
             _guard: guard,
         };
-        let wait = run("wait-ssh.sh", &[&port_text, "120"]);
+        let wait = run("wait-ssh.sh", &[&port_text, "300"]);
         assert!(
             wait.status.success(),
             "the lab VM did not come up: {}",
