@@ -197,7 +197,7 @@ impl TargetLock {
         };
         lock.write_host_record()?;
         if lock.marker.is_some() {
-            let deadline = Instant::now() + target.boot_timeout.max(Duration::from_secs(60));
+            let deadline = Instant::now() + target.boot_timeout.max(Duration::from_secs(120));
             transport
                 .reconnect(deadline)
                 .map_err(|e| lock.marker_error(&e.to_string()))?;

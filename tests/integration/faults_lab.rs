@@ -210,7 +210,7 @@ fn a_sigkilled_runner_resumes_the_point_from_a_fresh_boot() {
     let results = tmp.path().join("results");
     let dir = wait_for_journal(
         &results,
-        Duration::from_secs(240),
+        Duration::from_secs(600),
         "samples at point b",
         |events| samples_since_start_of(events, "b") >= 2,
     );
@@ -296,7 +296,7 @@ fn a_target_that_reboots_on_its_own_gets_the_point_redone() {
     let results = tmp.path().join("results");
     wait_for_journal(
         &results,
-        Duration::from_secs(240),
+        Duration::from_secs(600),
         "a sample at point a-a",
         |events| events.iter().any(|e| matches!(e, Event::Sample { .. })),
     );
