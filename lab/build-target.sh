@@ -19,17 +19,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 export LC_ALL=C
 
-mode=build
-case ${1:-} in
-    "") ;;
-    --check) mode=check ;;
-    --force) mode=force ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown argument: $1 (try --help)" ;;
-esac
-
-T0=$(now)
-step() { awk -v n="${0##*/}" -v a="$(now)" -v b="$T0" -v m="$*" 'BEGIN { printf "%s: [%5.1fs] %s\n", n, a - b, m }' >&2; }
+lab_build_mode 19 "$@"
 
 need() { command -v "$1" >/dev/null || die "missing host tool: $1 ($2)"; }
 need apt-get apt; need dpkg-deb dpkg; need cpio "apt-get install cpio"
@@ -72,13 +62,7 @@ ensure_keys() {
 
 # ---------------------------------------------------------------- debs ----------
 # newest cached deb of a package, or nothing
-cached_deb() {
-    local f
-    f=$(compgen -G "$LAB_DEBS/${1}_*.deb" | sort -V | tail -n 1) || true
-    [[ -n $f ]] && echo "$f"
-    return 0
-}
-apt_candidate() { apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p'; }
+cached_deb() { lab_cached_deb "$LAB_DEBS" "$1"; }
 apt_download() { # pkgs...
     (($#)) || return 0
     mkdir -p "$LAB_DEBS"
@@ -93,36 +77,8 @@ while IFS=: read -r p _ _; do
     [[ " ${TOOL_PKGS[*]} " == *" $p "* ]] || TOOL_PKGS+=("$p")
 done <<<"$LAB_TOOLS"
 
-# Resolve LAB_KVERS against the cache and the archive. Sets KVERS.
-resolve_kvers() {
-    KVERS=()
-    local k pkg cand base flav abi best bestd n d
-    for k in $LAB_KVERS; do
-        pkg=linux-image-$k-unsigned
-        if [[ $LAB_REFRESH_DEBS != 1 && -n $(cached_deb "$pkg") ]]; then KVERS+=("$k"); continue; fi
-        [[ $mode == check ]] && { KVERS+=("$k"); continue; }
-        cand=$(apt_candidate "$pkg")
-        if [[ -n $cand && $cand != "(none)" ]]; then KVERS+=("$k"); continue; fi
-        [[ $LAB_KVERS_STRICT == 1 ]] && die "kernel $pkg is not in the archive (nor in $LAB_DEBS)"
-        [[ $k =~ ^([0-9.]+)-([0-9]+)-(.+)$ ]] || die "cannot parse kernel release $k"
-        base=${BASH_REMATCH[1]} abi=${BASH_REMATCH[2]} flav=${BASH_REMATCH[3]}
-        best="" bestd=999999
-        while read -r n; do
-            [[ $n =~ ^linux-image-${base//./\\.}-([0-9]+)-${flav}-unsigned$ ]] || continue
-            d=${BASH_REMATCH[1]}
-            [[ " ${KVERS[*]} $LAB_KVERS " == *" $base-$d-$flav "* ]] && continue
-            cand=$(apt_candidate "$n")
-            [[ -n $cand && $cand != "(none)" ]] || continue
-            local dist=$((d > abi ? d - abi : abi - d))
-            if ((dist < bestd || (dist == bestd && d > ${best:-0}))); then best=$d bestd=$dist; fi
-        done < <(apt-cache pkgnames "linux-image-$base-" | sort -u)
-        [[ -n $best ]] || die "kernel $pkg left the archive and no other $base-*-$flav kernel is available"
-        log "WARNING: $pkg is no longer in the archive; using nearest $base-$best-$flav instead" \
-            "(override with LAB_KVERS, or LAB_KVERS_STRICT=1 to fail)"
-        KVERS+=("$base-$best-$flav")
-    done
-    ((${#KVERS[@]})) || die "LAB_KVERS is empty"
-}
+# Resolve LAB_KVERS against the cache and the archive (common.sh). Sets KVERS.
+resolve_kvers() { lab_resolve_kvers "$LAB_DEBS" -unsigned; }
 
 base_pkgs() {
     local k

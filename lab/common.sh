@@ -140,6 +140,64 @@ die() { echo "${0##*/}: $*" >&2; exit 1; }
 log() { echo "${0##*/}: $*" >&2; }
 now() { date +%s.%N; }
 
+# --- what the two image builds share (build-target.sh, distro/build.sh) --------------
+# lab_build_mode HELP_LINES [ARG]: sets mode to build, check or force from the script's one
+# argument; --help prints the script's header comment (lines 2..HELP_LINES).
+lab_build_mode() {
+    mode=build
+    case ${2:-} in
+        "") ;;
+        --check) mode=check ;;
+        --force) mode=force ;;
+        -h | --help) sed -n "2,${1}p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown argument: $2 (try --help)" ;;
+    esac
+}
+LAB_T0=$(date +%s.%N)
+# step MESSAGE: a progress line with the seconds since the script started
+step() { awk -v n="${0##*/}" -v a="$(now)" -v b="$LAB_T0" -v m="$*" 'BEGIN { printf "%s: [%5.1fs] %s\n", n, a - b, m }' >&2; }
+# lab_cached_deb DIR PKG: the newest cached deb of PKG in DIR, if any
+lab_cached_deb() {
+    local f
+    f=$(compgen -G "$1/${2}_*.deb" | sort -V | tail -n 1) || true
+    [[ -n $f ]] && echo "$f"
+    return 0
+}
+lab_apt_candidate() { apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p'; }
+# lab_resolve_kvers DEBDIR SUFFIX: sets KVERS from LAB_KVERS. A kernel whose package
+# (linux-image-<kver>SUFFIX) is cached in DEBDIR (unless LAB_REFRESH_DEBS=1) or in the
+# archive is kept; one that left the archive is replaced by the nearest ABI of the same base
+# and flavour (LAB_KVERS_STRICT=1: fail instead). In check mode nothing is looked up.
+lab_resolve_kvers() {
+    local debs=$1 suffix=$2 k pkg cand base flav abi best bestd n d dist
+    KVERS=()
+    for k in $LAB_KVERS; do
+        pkg=linux-image-$k$suffix
+        if [[ $LAB_REFRESH_DEBS != 1 && -n $(lab_cached_deb "$debs" "$pkg") ]]; then KVERS+=("$k"); continue; fi
+        [[ $mode == check ]] && { KVERS+=("$k"); continue; }
+        cand=$(lab_apt_candidate "$pkg")
+        if [[ -n $cand && $cand != "(none)" ]]; then KVERS+=("$k"); continue; fi
+        [[ $LAB_KVERS_STRICT == 1 ]] && die "kernel $pkg is not in the archive (nor in $debs)"
+        [[ $k =~ ^([0-9.]+)-([0-9]+)-(.+)$ ]] || die "cannot parse kernel release $k"
+        base=${BASH_REMATCH[1]} abi=${BASH_REMATCH[2]} flav=${BASH_REMATCH[3]}
+        best="" bestd=999999
+        while read -r n; do
+            [[ $n =~ ^linux-image-${base//./\\.}-([0-9]+)-${flav}${suffix}$ ]] || continue
+            d=${BASH_REMATCH[1]}
+            [[ " ${KVERS[*]} $LAB_KVERS " == *" $base-$d-$flav "* ]] && continue
+            cand=$(lab_apt_candidate "$n")
+            [[ -n $cand && $cand != "(none)" ]] || continue
+            dist=$((d > abi ? d - abi : abi - d))
+            if ((dist < bestd || (dist == bestd && d > ${best:-0}))); then best=$d bestd=$dist; fi
+        done < <(apt-cache pkgnames "linux-image-$base-" | sort -u)
+        [[ -n $best ]] || die "kernel $pkg left the archive and no other $base-*-$flav kernel is available"
+        log "WARNING: $pkg is no longer in the archive; using nearest $base-$best-$flav instead" \
+            "(override with LAB_KVERS, or LAB_KVERS_STRICT=1 to fail)"
+        KVERS+=("$base-$best-$flav")
+    done
+    ((${#KVERS[@]})) || die "LAB_KVERS is empty"
+}
+
 # Kernel releases actually built (a kernel may have been substituted); falls back
 # to LAB_KVERS before the first build.
 lab_kvers() {

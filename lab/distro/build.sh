@@ -25,60 +25,20 @@ set -euo pipefail
 . "$(dirname "$0")/../common.sh"
 export LC_ALL=C
 
-mode=build
-case ${1:-} in
-    "") ;;
-    --check) mode=check ;;
-    --force) mode=force ;;
-    -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown argument: $1 (try --help)" ;;
-esac
+lab_build_mode 24 "$@"
 
 O=$LAB_DISTRO_OUT
 DEBS=$O/debs
 HERE=$LAB_DIR/distro
-T0=$(now)
-step() { awk -v n="${0##*/}" -v a="$(now)" -v b="$T0" -v m="$*" 'BEGIN { printf "%s: [%5.1fs] %s\n", n, a - b, m }' >&2; }
 need() { command -v "$1" >/dev/null || [[ -x /usr/sbin/$1 ]] || die "missing host tool: $1 (run lab/host-deps.sh)"; }
 
 # ------------------------------------------------------------------ kernels ----------
-# Same rule as build-target.sh: a cached deb wins; else the archive's candidate; else, if the
-# ABI left the archive, the nearest ABI of the same base and flavour (LAB_KVERS_STRICT=1:
-# fail instead). The distro installs the signed linux-image-<kver> packages.
-cached_deb() {
-    local f
-    f=$(compgen -G "$DEBS/${1}_*.deb" | sort -V | tail -n 1) || true
-    [[ -n $f ]] && echo "$f"
-    return 0
-}
-apt_candidate() { apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p'; }
+# Same rule as build-target.sh (common.sh's lab_resolve_kvers); the distro installs the
+# signed linux-image-<kver> packages.
+cached_deb() { lab_cached_deb "$DEBS" "$1"; }
+# Newest last: the box's default kernel is the newest.
 resolve_kvers() {
-    KVERS=()
-    local k cand base flav abi best bestd n d dist
-    for k in $LAB_KVERS; do
-        if [[ -n $(cached_deb "linux-image-$k") ]]; then KVERS+=("$k"); continue; fi
-        [[ $mode == check ]] && { KVERS+=("$k"); continue; }
-        cand=$(apt_candidate "linux-image-$k")
-        if [[ -n $cand && $cand != "(none)" ]]; then KVERS+=("$k"); continue; fi
-        [[ $LAB_KVERS_STRICT == 1 ]] && die "kernel linux-image-$k is not in the archive (nor in $DEBS)"
-        [[ $k =~ ^([0-9.]+)-([0-9]+)-(.+)$ ]] || die "cannot parse kernel release $k"
-        base=${BASH_REMATCH[1]} abi=${BASH_REMATCH[2]} flav=${BASH_REMATCH[3]}
-        best="" bestd=999999
-        while read -r n; do
-            [[ $n =~ ^linux-image-${base//./\\.}-([0-9]+)-${flav}$ ]] || continue
-            d=${BASH_REMATCH[1]}
-            [[ " ${KVERS[*]} $LAB_KVERS " == *" $base-$d-$flav "* ]] && continue
-            cand=$(apt_candidate "$n")
-            [[ -n $cand && $cand != "(none)" ]] || continue
-            dist=$((d > abi ? d - abi : abi - d))
-            if ((dist < bestd || (dist == bestd && d > ${best:-0}))); then best=$d bestd=$dist; fi
-        done < <(apt-cache pkgnames "linux-image-$base-" | sort -u)
-        [[ -n $best ]] || die "kernel linux-image-$k left the archive and no other $base-*-$flav kernel is available"
-        log "WARNING: linux-image-$k is no longer in the archive; using nearest $base-$best-$flav instead" \
-            "(override with LAB_KVERS, or LAB_KVERS_STRICT=1 to fail)"
-        KVERS+=("$base-$best-$flav")
-    done
-    ((${#KVERS[@]} >= 1)) || die "LAB_KVERS is empty"
+    lab_resolve_kvers "$DEBS" ""
     mapfile -t KVERS < <(printf '%s\n' "${KVERS[@]}" | sort -V)
 }
 
