@@ -9,22 +9,17 @@
 use std::{collections::BTreeSet, path::Path, time::Duration};
 
 use aba::results::{
-    journal::{Event, Journal},
+    journal::Event,
     samples::{SampleTable, Status},
 };
 
 use crate::support::{
     cli::{
-        aba, assert_verified, campaign_dir, run_on, spawn_run_on, text, wait_for_journal, write,
+        assert_verified, campaign_dir, journal_events as events, resume, run_on, spawn_run_on,
+        text, wait_for_journal, write,
     },
     distro::{DEFAULT_KERNEL, DistroVm, OTHER_KERNEL},
 };
-
-fn events(dir: &Path) -> Vec<Event> {
-    Journal::read(&dir.join("journal.jsonl"))
-        .expect("journal")
-        .events
-}
 
 /// An A-B-A whose kernels differ from the box's default one way or another: `a` is the
 /// other kernel (never the default entry), `b` the default kernel with parameters of its own.
@@ -231,15 +226,7 @@ fn grub_reboot_applies_each_kernels_parameters_and_a_killed_switch_resumes_clean
     child.kill().expect("SIGKILL");
     let _ = child.wait();
 
-    let out = aba(
-        tmp.path(),
-        &[
-            "resume",
-            dir.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-        ],
-    );
+    let out = resume(tmp.path(), &dir, Some(&targets), &[]);
     assert!(out.status.success(), "{}", text(&out));
     let boots = assert_aba_proven(&dir);
     // GRUB's boots name their image: the one-shot entry's, by its path on the root fs.

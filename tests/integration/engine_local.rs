@@ -15,7 +15,7 @@ use aba::results::{
 };
 
 use crate::support::cli::{
-    aba, aba_command, assert_verified, campaign_dir, samples_since_start_of, text,
+    aba, aba_command, assert_verified, campaign_dir, resume, samples_since_start_of, text,
     wait_for_journal, write,
 };
 
@@ -770,14 +770,11 @@ fn a_campaign_stopped_by_its_recipe_continues_with_an_amended_one() {
         "limits.toml",
         &format!("{broken}\n[analysis]\nbaseline = \"this\"\nmax_cv_pct = 50.0\n"),
     );
-    let refused = aba(
+    let refused = resume(
         tmp.path(),
-        &[
-            "resume",
-            dir.to_str().expect("utf-8"),
-            "--amend",
-            limits.to_str().expect("utf-8"),
-        ],
+        &dir,
+        None,
+        &["--amend", limits.to_str().expect("utf-8")],
     );
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
     assert!(
@@ -790,14 +787,11 @@ fn a_campaign_stopped_by_its_recipe_continues_with_an_amended_one() {
         "fixed.toml",
         &broken.replace("exit 3", "echo 4"),
     );
-    let out = aba(
+    let out = resume(
         tmp.path(),
-        &[
-            "resume",
-            dir.to_str().expect("utf-8"),
-            "--amend",
-            fixed.to_str().expect("utf-8"),
-        ],
+        &dir,
+        None,
+        &["--amend", fixed.to_str().expect("utf-8")],
     );
     assert!(out.status.success(), "{}", text(&out));
     let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");

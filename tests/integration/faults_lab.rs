@@ -13,8 +13,8 @@ use aba::results::{
 
 use crate::support::{
     cli::{
-        aba, assert_verified, campaign_dir, run_on, samples_since_start_of, spawn_run_on, text,
-        wait_for_journal, write,
+        aba, assert_verified, campaign_dir, journal_events as events, resume, run_on,
+        samples_since_start_of, spawn_run_on, text, wait_for_journal, write,
     },
     lab::{KERNEL_A, KERNEL_B, LabVm},
 };
@@ -40,12 +40,6 @@ run = "{run}"
 metric = {{ number = true, unit = "ns", better = "lower" }}
 "#
     )
-}
-
-fn events(dir: &Path) -> Vec<Event> {
-    Journal::read(&dir.join("journal.jsonl"))
-        .expect("journal")
-        .events
 }
 
 #[test]
@@ -107,16 +101,11 @@ fn a_kernel_that_panics_falls_back_and_stops_the_campaign_naming_it() {
     // The recipe caused the stop: fixed, the campaign continues (issue 19). Kernel a's
     // definition may not change (point a-a is finished); kernel b's command line may.
     let resume_with = |fixed: &Path| {
-        aba(
+        resume(
             tmp.path(),
-            &[
-                "resume",
-                dir.to_str().expect("utf-8"),
-                "--targets",
-                targets.to_str().expect("utf-8"),
-                "--amend",
-                fixed.to_str().expect("utf-8"),
-            ],
+            &dir,
+            Some(&targets),
+            &["--amend", fixed.to_str().expect("utf-8")],
         )
     };
     let original = recipe("aba.kernel=b rdinit=/nonexistent", 2, "labbench 5", 1);
@@ -217,15 +206,7 @@ fn a_sigkilled_runner_resumes_the_point_from_a_fresh_boot() {
     child.kill().expect("SIGKILL");
     let _ = child.wait();
 
-    let out = aba(
-        tmp.path(),
-        &[
-            "resume",
-            dir.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-        ],
-    );
+    let out = resume(tmp.path(), &dir, Some(&targets), &[]);
     assert!(out.status.success(), "{}", text(&out));
     let events = events(&dir);
     let boots: Vec<(String, u32, String)> = events

@@ -15,7 +15,7 @@ use aba::results::{
 
 use crate::support::{
     cli::{
-        aba, aba_command, assert_verified, campaign_dir, run_on, spawn_run_on, text,
+        aba, aba_command, assert_verified, campaign_dir, resume, run_on, spawn_run_on, text,
         wait_for_journal, write,
     },
     sshd::{Sshd, signal},
@@ -478,15 +478,7 @@ fn a_lock_left_by_a_killed_campaign_is_reported_with_its_fix() {
     assert!(stderr.contains("aba resume"), "{stderr}");
 
     // The campaign that left it takes it back.
-    let resumed = aba(
-        tmp.path(),
-        &[
-            "resume",
-            killed_dir.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-        ],
-    );
+    let resumed = resume(tmp.path(), &killed_dir, Some(&targets), &[]);
     assert!(resumed.status.success(), "{}", text(&resumed));
     assert_verified(&killed_dir);
 

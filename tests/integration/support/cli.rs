@@ -32,6 +32,23 @@ pub fn aba(cwd: &Path, args: &[&str]) -> Output {
     aba_command(cwd).args(args).output().expect("aba runs")
 }
 
+/// `aba resume DIR [--targets FILE] EXTRA…` in `cwd`, waited for.
+pub fn resume(cwd: &Path, dir: &Path, targets: Option<&Path>, extra: &[&str]) -> Output {
+    let mut args = vec!["resume", dir.to_str().expect("utf-8 path")];
+    if let Some(t) = targets {
+        args.extend(["--targets", t.to_str().expect("utf-8 path")]);
+    }
+    args.extend(extra);
+    aba(cwd, &args)
+}
+
+/// Every record of the journal in `dir`.
+pub fn journal_events(dir: &Path) -> Vec<Event> {
+    Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .events
+}
+
 /// stdout + stderr as text, for assertion messages.
 pub fn text(out: &Output) -> String {
     format!(
