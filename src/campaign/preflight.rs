@@ -12,7 +12,7 @@ use crate::{
     kernel::{proof::read_facts, switch::host_command_check},
     recipe::Recipe,
     target::{
-        check::{Probe, probe},
+        check::{Probe, probe, probe_item},
         quote::sh_quote,
         transport::{Transport, TransportError},
     },
@@ -116,16 +116,12 @@ fn run_checks(
         }
     }
     if recipe.workloads.iter().any(|w| w.cpu.is_some()) {
-        let t = probe(transport, "command -v taskset")?;
-        items.push(match t {
-            Probe::Passed(p) => CheckItem::ok("taskset", p),
-            Probe::Failed(e) => CheckItem::new(
-                CheckStatus::Fail,
-                "taskset",
-                e,
-                Some("a workload pins CPUs: install util-linux"),
-            ),
-        });
+        items.push(probe_item(
+            transport,
+            "taskset",
+            "command -v taskset",
+            "a workload pins CPUs: install util-linux",
+        )?);
     }
 
     switch_checks(recipe, target, transport, items)?;

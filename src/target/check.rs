@@ -94,3 +94,17 @@ pub fn probe(transport: &mut dyn Transport, script: &str) -> Result<Probe, Trans
         lines.join("; ")
     }))
 }
+
+/// A checklist line from a check script: what it printed when it exits 0, else what it said
+/// on stderr, with `hint`.
+pub fn probe_item(
+    transport: &mut dyn Transport,
+    what: &str,
+    script: &str,
+    hint: &str,
+) -> Result<CheckItem, TransportError> {
+    Ok(match probe(transport, script)? {
+        Probe::Passed(found) => CheckItem::ok(what, found),
+        Probe::Failed(why) => CheckItem::fail(what, why, hint),
+    })
+}

@@ -16,13 +16,13 @@ use serde::Deserialize;
 
 use super::{
     Cx, Method, SwitchError, SwitchKind, SwitchRequest, Traits, classify,
-    oneshot::{MARKER, PREFIX, probe_item},
+    oneshot::{MARKER, PREFIX},
     wait::detached,
 };
 use crate::{
     recipe::Recipe,
     target::{
-        check::CheckItem,
+        check::{CheckItem, probe_item},
         quote::sh_quote,
         transport::{Transport, TransportError},
     },

@@ -20,13 +20,13 @@ use toml::Spanned;
 
 use super::{
     Cx, Method, SwitchError, SwitchKind, SwitchRequest, Traits, classify,
-    oneshot::{Located, MARKER, PREFIX, grub_word, locate_script, parse_located, probe_item},
+    oneshot::{Located, MARKER, PREFIX, grub_word, locate_script, parse_located},
     wait::detached,
 };
 use crate::{
     recipe::Recipe,
     target::{
-        check::CheckItem,
+        check::{CheckItem, probe_item},
         quote::sh_quote,
         transport::{Transport, TransportError},
     },

@@ -8,7 +8,7 @@ use super::{Cx, Method, SwitchError, SwitchKind, SwitchRequest, Traits, wait::de
 use crate::{
     recipe::Recipe,
     target::{
-        check::{CheckItem, Probe, probe},
+        check::{CheckItem, probe, probe_item},
         quote::sh_quote,
         transport::{Transport, TransportError},
     },
@@ -43,14 +43,12 @@ impl Method for Kexec {
         _recipe: &Recipe,
         transport: &mut dyn Transport,
     ) -> Result<Vec<CheckItem>, TransportError> {
-        let found = match probe(transport, "command -v kexec")? {
-            Probe::Passed(path) => CheckItem::ok("switch kexec", path),
-            Probe::Failed(_) => CheckItem::fail(
-                "switch kexec",
-                "kexec not found",
-                "install kexec-tools on the target",
-            ),
-        };
+        let found = probe_item(
+            transport,
+            "switch kexec",
+            "command -v kexec || { echo 'kexec not found' >&2; exit 1; }",
+            "install kexec-tools on the target",
+        )?;
         let systemd = probe(
             transport,
             "[ -d /run/systemd/system ] && command -v systemctl",

@@ -221,21 +221,27 @@ pub trait Method: fmt::Debug + Send + Sync {
 
 /// Runs a cleaning script on the target; each line it prints is one thing it removed.
 fn run_clean(transport: &mut dyn Transport, script: &str) -> Result<Vec<String>, SwitchError> {
-    let out = transport.exec(script, PREPARE_TIMEOUT).map_err(classify)?;
-    if !out.outcome.success() {
-        return Err(SwitchError::Prepare {
-            command: script.to_owned(),
-            outcome: out.outcome.to_string(),
-            stderr: out.stderr_text(),
-        });
-    }
-    Ok(out
-        .stdout_text()
+    Ok(prepare_on(transport, script)?
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(str::to_owned)
         .collect())
+}
+
+/// Runs a preparing (or cleaning) command on the target and returns what it printed; a
+/// non-zero exit is a [`SwitchError::Prepare`].
+fn prepare_on(transport: &mut dyn Transport, command: &str) -> Result<String, SwitchError> {
+    let out = transport.exec(command, PREPARE_TIMEOUT).map_err(classify)?;
+    if out.outcome.success() {
+        Ok(out.stdout_text())
+    } else {
+        Err(SwitchError::Prepare {
+            command: command.to_owned(),
+            outcome: out.outcome.to_string(),
+            stderr: out.stderr_text(),
+        })
+    }
 }
 
 /// What the engine wants booted.
@@ -308,19 +314,7 @@ impl<'a, 'r> Cx<'a, 'r> {
 
     /// [`Cx::on_target`], returning what the command printed.
     pub fn on_target_output(&mut self, command: &str) -> Result<String, SwitchError> {
-        let out = self
-            .transport
-            .exec(command, PREPARE_TIMEOUT)
-            .map_err(classify)?;
-        if out.outcome.success() {
-            Ok(out.stdout_text())
-        } else {
-            Err(SwitchError::Prepare {
-                command: command.to_owned(),
-                outcome: out.outcome.to_string(),
-                stderr: out.stderr_text(),
-            })
-        }
+        prepare_on(self.transport, command)
     }
 
     /// Runs a host-side command with this request's placeholders.

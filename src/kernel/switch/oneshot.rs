@@ -6,11 +6,6 @@
 //! file without it, and removes every file with it once the boot it was written for is proven,
 //! when a campaign ends, and before a campaign (or its resume) starts.
 
-use crate::target::{
-    check::{CheckItem, Probe, probe},
-    transport::{Transport, TransportError},
-};
-
 /// The first line of every boot-loader file aba writes.
 pub const MARKER: &str = "# aba one-shot boot entry: written and removed by aba, do not edit";
 
@@ -79,20 +74,6 @@ pub fn parse_located(stdout: &str) -> Result<Vec<Located>, String> {
             }
         })
         .collect()
-}
-
-/// A preflight line from a check script: its stdout when it exits 0, else its stderr and
-/// `hint`.
-pub fn probe_item(
-    transport: &mut dyn Transport,
-    what: &str,
-    script: &str,
-    hint: &str,
-) -> Result<CheckItem, TransportError> {
-    Ok(match probe(transport, script)? {
-        Probe::Passed(found) => CheckItem::ok(what, found),
-        Probe::Failed(why) => CheckItem::fail(what, why, hint),
-    })
 }
 
 /// A word of a GRUB script, quoted when it holds anything but plain characters. GRUB
