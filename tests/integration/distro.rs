@@ -6,10 +6,14 @@
 //! One VM serves every test, one test at a time (support::distro). Each boot takes one to
 //! three minutes under emulation: the tests are few and each proves several things.
 
-use std::{collections::BTreeSet, path::Path, time::Duration};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::Path,
+    time::Duration,
+};
 
 use aba::results::{
-    journal::Event,
+    journal::{Event, Journal},
     samples::{SampleTable, Status},
 };
 
@@ -50,17 +54,18 @@ metric = {{ number = true, unit = "ns", better = "lower" }}
     )
 }
 
+/// The attempt that counts of every finished point (the journal's own reading).
+fn done_attempts(dir: &Path) -> BTreeMap<String, u32> {
+    Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .state()
+        .done_attempts()
+}
+
 /// (point, release, boot_id, cmdline) of every proven boot of the counted attempts.
 fn proven(dir: &Path) -> Vec<(String, String, String, String)> {
-    let events = events(dir);
-    let counted: BTreeSet<(String, u32)> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::PointDone { point, attempt, .. } => Some((point.clone(), *attempt)),
-            _ => None,
-        })
-        .collect();
-    events
+    let done = done_attempts(dir);
+    events(dir)
         .into_iter()
         .filter_map(|e| match e {
             Event::BootProven {
@@ -70,9 +75,7 @@ fn proven(dir: &Path) -> Vec<(String, String, String, String)> {
                 boot_id,
                 cmdline,
                 ..
-            } if counted.contains(&(point.clone(), attempt)) => {
-                Some((point, release, boot_id, cmdline))
-            }
+            } if done.get(&point) == Some(&attempt) => Some((point, release, boot_id, cmdline)),
             _ => None,
         })
         .collect()
@@ -110,20 +113,14 @@ fn assert_aba_proven(dir: &Path) -> Vec<(String, String, String, String)> {
         );
     }
     let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
-    let done: BTreeSet<(String, u32)> = events(dir)
-        .iter()
-        .filter_map(|e| match e {
-            Event::PointDone { point, attempt, .. } => Some((point.clone(), *attempt)),
-            _ => None,
-        })
-        .collect();
+    let done = done_attempts(dir);
     for (point, release, boot_id, _) in &boots {
         let rows: Vec<_> = table
             .rows
             .iter()
             .filter(|r| {
                 table.text(r.point) == point
-                    && done.contains(&(point.clone(), r.attempt))
+                    && done.get(point) == Some(&r.attempt)
                     && r.status == Status::Ok
             })
             .collect();

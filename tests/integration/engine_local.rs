@@ -750,20 +750,8 @@ metric = { number = true, unit = "n", better = "lower" }
 /// change only what no finished point used; the report says so at the top (issue 19).
 #[test]
 fn a_campaign_stopped_by_its_recipe_continues_with_an_amended_one() {
-    let tmp = tempfile::tempdir().expect("tempdir");
     let broken = failing_recipe("exit 3", r#"{ number = true, better = "lower" }"#, "");
-    let recipe = write(tmp.path(), "r.toml", &broken);
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            recipe.to_str().expect("utf-8"),
-            "--results",
-            "results",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let dir = campaign_dir(&tmp.path().join("results"));
+    let (_, dir, tmp) = run_to_failure(&broken);
     // The analysis is preregistered: an amendment may not touch it.
     let limits = write(
         tmp.path(),
