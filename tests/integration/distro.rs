@@ -19,7 +19,7 @@ use aba::results::{
 
 use crate::support::{
     cli::{
-        assert_verified, campaign_dir, journal_events as events, resume, run_on, spawn_run_on,
+        aba, assert_verified, campaign_dir, journal_events as events, resume, run_on, spawn_run_on,
         text, wait_for_journal, write,
     },
     distro::{DEFAULT_KERNEL, DistroVm, OTHER_KERNEL},
@@ -280,4 +280,72 @@ fn bls_one_shot_entries_boot_each_kernel_from_the_esp_with_its_parameters() {
         "{:?}",
         vm.boot_loader_leftovers()
     );
+}
+
+/// `aba preflight` checks every boot-loader assumption on the real box: both one-shot methods
+/// pass on the pristine distribution, and a `custom.cfg` aba did not write, or one a killed
+/// campaign left, is named with its fix (no boot needed).
+#[test]
+fn preflight_checks_the_boot_loaders_and_names_a_foreign_or_left_entry() {
+    let vm = DistroVm::get();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path());
+    let r = write(tmp.path(), "r.toml", &recipe("labbench 5"));
+    let preflight = |target: &str| {
+        aba(
+            tmp.path(),
+            &[
+                "preflight",
+                r.to_str().expect("utf-8"),
+                "--targets",
+                targets.to_str().expect("utf-8"),
+                "--target",
+                target,
+            ],
+        )
+    };
+    for target in ["grub", "bls"] {
+        let out = preflight(target);
+        assert!(out.status.success(), "{target}: {}", text(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("ok    one-shot entry"), "{stdout}");
+    }
+    let grub = String::from_utf8_lossy(&preflight("grub").stdout).into_owned();
+    assert!(
+        grub.contains("sources custom.cfg and honours next_entry"),
+        "{grub}"
+    );
+    assert!(
+        grub.contains("GRUB clears next_entry as it boots"),
+        "{grub}"
+    );
+    let bls = String::from_utf8_lossy(&preflight("bls").stdout).into_owned();
+    assert!(
+        bls.contains("systemd-boot with one-shot entry control"),
+        "{bls}"
+    );
+
+    vm.ssh("echo 'menuentry mine { true; }' > /boot/grub/custom.cfg");
+    let foreign = preflight("grub");
+    vm.ssh("rm -f /boot/grub/custom.cfg");
+    assert!(!foreign.status.success(), "{}", text(&foreign));
+    assert!(
+        text(&foreign).contains("/boot/grub/custom.cfg exists and was not written by aba"),
+        "{}",
+        text(&foreign)
+    );
+
+    vm.ssh(&format!(
+        "printf '%s\\n' '{}' > /boot/grub/custom.cfg",
+        aba::kernel::switch::oneshot::MARKER
+    ));
+    let left = preflight("grub");
+    vm.ssh("rm -f /boot/grub/custom.cfg");
+    assert!(!left.status.success(), "{}", text(&left));
+    assert!(
+        text(&left).contains("was left by a killed aba campaign"),
+        "{}",
+        text(&left)
+    );
+    assert!(vm.boot_loader_leftovers().is_empty());
 }
