@@ -213,9 +213,11 @@ impl Transport for LocalTransport {
         let leftovers = if self.keep_detached && !timed_out {
             Vec::new()
         } else {
+            // Named first, then the group: a member still in the group is named like one
+            // that left it (setsid, a daemon), which still carries the token.
+            let named = kill_marked(&token);
             kill_group(&child);
-            // Whatever left the process group (setsid, a daemon) still carries the token.
-            kill_marked(&token)
+            named
         };
         let exit = match status {
             Some(s) => s,
@@ -364,7 +366,13 @@ mod tests {
         let start = Instant::now();
         let out = t
             .exec(
-                &format!("setsid sh -c 'sleep 600; echo {marker}' & (sleep 500 &); echo done"),
+                // The command waits until the detached child has left the group, so that
+                // the test does not race its setsid on a loaded machine.
+                &format!(
+                    "f=$(mktemp); setsid sh -c \"echo up > $f; sleep 600; echo {marker}\" & \
+                     (sleep 500 &); while [ ! -s \"$f\" ]; do sleep 0.05; done; rm -f \"$f\"; \
+                     echo done"
+                ),
                 Duration::from_secs(30),
             )
             .expect("runs");
