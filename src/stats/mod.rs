@@ -12,6 +12,7 @@ pub mod fsnotify;
 pub mod interval;
 pub mod kernel;
 pub mod outliers;
+pub mod reproduce;
 pub mod summary;
 #[cfg(test)]
 mod testdata;
@@ -30,6 +31,10 @@ pub use kernel::{
     kernel_summary, kernels_in_order,
 };
 pub use outliers::{Outliers, mad, modified_z_scores};
+pub use reproduce::{
+    ChangeDifference, ChangeVariance, Claim, NoClaim, ReproductionLabel, ReproductionVerdict, Rule,
+    Which, change_difference, change_variance, reproduce,
+};
 pub use summary::{SdDenominator, Summary, median, summarize, summarize_with};
 pub use verdict::{
     Better, Confidence, Direction, Limit, Spread, SpreadMeasure, Verdict, VerdictInput,
