@@ -24,7 +24,7 @@ pub use compare::{
 pub use fsnotify::{FsnotifyKind, FsnotifyParams, classify_fsnotify_v1};
 pub use interval::{
     BootVariance, FLOOR_COVERAGE_EXCESS, IntervalKind, RatioInterval, boot_variance, ci_boot,
-    ci_boot_from, ci_within, floor_factor, t_quantile_975,
+    ci_boot_from, ci_within, floor_factor, t_quantile, t_quantile_975,
 };
 pub use kernel::{
     BootEffect, BootEffectTest, BootPoint, KernelSummary, kernel_boots, kernel_mean,
