@@ -16,7 +16,7 @@ pub fn report(dir: &Path, options: AnalyzeOptions) -> Result<u8, Error> {
 }
 
 /// Analyses `results`, writes its reports and prints `report.txt`; also the end of
-/// `aba run` and `aba resume`. Exits with [`exit_code::EXPECT_MISSED`] when a published
+/// `aba run` and `aba resume`. Exits with [`exit_code::NOT_REPRODUCED`] when a published
 /// result in `[[expect]]` was not reproduced.
 pub fn write_and_print(results: &ResultsDir) -> Result<u8, Error> {
     write_and_print_with(results, AnalyzeOptions::default())
@@ -29,7 +29,7 @@ pub fn write_and_print_with(results: &ResultsDir, options: AnalyzeOptions) -> Re
     print!("{}", reports.report_txt());
     if analysis.summary.expects_reproduced == Some(false) {
         eprintln!("warning: a published result in [[expect]] was not reproduced");
-        return Ok(exit_code::EXPECT_MISSED);
+        return Ok(exit_code::NOT_REPRODUCED);
     }
     Ok(exit_code::OK)
 }

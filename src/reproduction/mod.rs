@@ -21,4 +21,4 @@ pub use compare::compare;
 pub use error::ReproductionError;
 pub use evidence::{Evidence, EvidenceInfo};
 pub use model::Reproduction;
-pub use source::{open_new, open_reference};
+pub use source::{compare_paths, open_new, open_reference};

@@ -8,8 +8,10 @@ use crate::{
     reproduction::{
         bundle::{from_bundle, points_files},
         campaign::from_results,
+        compare::compare,
         error::ReproductionError,
         evidence::Evidence,
+        model::Reproduction,
     },
     results::layout::ResultsDir,
     stats::VerdictParams,
@@ -59,6 +61,14 @@ pub fn open_reference(path: &Path, params: &VerdictParams) -> Result<Evidence, R
         Kind::Results => from_results(path, &shown),
         Kind::Bundle => from_bundle(path, &shown, params),
     }
+}
+
+/// Reads the new campaign at `new` and the reference at `reference` (judged with the new
+/// campaign's limits when it is a bundle) and compares them.
+pub fn compare_paths(new: &Path, reference: &Path) -> Result<Reproduction, ReproductionError> {
+    let new = open_new(new)?;
+    let reference = open_reference(reference, &new.info.params)?;
+    compare(&new, &reference)
 }
 
 #[cfg(test)]

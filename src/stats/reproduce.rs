@@ -224,6 +224,23 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// The rule's name, as the JSON output and the TSV spell it (`both_signal`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::NoClaim { .. } => "no_claim",
+            Rule::BothSignal => "both_signal",
+            Rule::NeitherSignal => "neither_signal",
+            Rule::OneSignal { .. } => "one_signal",
+            Rule::Unshown { .. } => "unshown",
+            Rule::SignalsApart => "signals_apart",
+            Rule::NewSignal => "new_signal",
+            Rule::BelowGateApart => "below_gate_apart",
+            Rule::SignalGone => "signal_gone",
+            Rule::Reversed => "reversed",
+        }
+    }
+
     /// The label this rule gives.
     #[must_use]
     pub fn label(self) -> ReproductionLabel {
@@ -429,6 +446,9 @@ mod tests {
             rv.label, rc.change_pct, nv.label, nc.change_pct
         );
         assert_eq!(got.label, want.label());
+        // The JSON spelling of the rule is its name.
+        let json = serde_json::to_value(got.rule).expect("serialises");
+        assert_eq!(json["rule"], want.name());
     }
 
     #[test]
