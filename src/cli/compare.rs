@@ -11,6 +11,11 @@ use crate::{
     results::atomic::write_atomic,
 };
 
+/// What `aba compare`, `aba run`, `aba resume` and `aba report` say on stderr when a
+/// comparison with a reference is NOT_REPRODUCED.
+pub const NOT_REPRODUCED_WARNING: &str =
+    "warning: a result of the reference was not reproduced (NOT_REPRODUCED)";
+
 /// What `aba compare` writes besides its text.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CompareOutputs<'a> {
@@ -26,7 +31,12 @@ pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Res
     let reproduction = compare_paths(new, reference)?;
     let rendered = render_reproduction(&reproduction, &Templates::from_env())?;
     if let Some(path) = outputs.tsv {
-        write_atomic(path, &rendered.tsv).map_err(|source| ReportError::Write {
+        // A bare file name is in the current folder, whose entry the atomic write syncs.
+        let at = match path.parent() {
+            Some(p) if p.as_os_str().is_empty() => Path::new(".").join(path),
+            _ => path.to_path_buf(),
+        };
+        write_atomic(&at, &rendered.tsv).map_err(|source| ReportError::Write {
             path: path.to_path_buf(),
             source,
         })?;
@@ -40,7 +50,7 @@ pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Res
     }
     let code = exit(&reproduction);
     if code == exit_code::NOT_REPRODUCED {
-        eprintln!("warning: a result of the reference was not reproduced (NOT_REPRODUCED)");
+        eprintln!("{NOT_REPRODUCED_WARNING}");
     }
     Ok(code)
 }

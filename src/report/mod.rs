@@ -32,4 +32,7 @@ pub mod write;
 pub use error::ReportError;
 pub use reproduction_text::{RenderedReproduction, render_reproduction};
 pub use template::Templates;
-pub use write::{FILES, Reports, render_reports, write_reports, write_reports_with};
+pub use write::{
+    FILES, REPRODUCTION_FILES, Reports, render_reports, write_reports, write_reports_with,
+    write_reproduction,
+};

@@ -24,11 +24,14 @@ use crate::{
 /// `new-name against the reference ref-name: 1 REPRODUCED, 1 DIFFERENT`.
 #[must_use]
 pub fn title(r: &Reproduction) -> String {
-    let counts: Vec<String> = ReproductionLabel::ALL
+    let mut counts: Vec<String> = ReproductionLabel::ALL
         .iter()
         .filter(|l| r.counts.of(**l) > 0)
         .map(|l| format!("{} {l}", r.counts.of(*l)))
         .collect();
+    if counts.is_empty() {
+        counts.push("no comparison to judge".to_owned());
+    }
     wrap(
         &format!(
             "{} against the reference {}: {}",
@@ -183,7 +186,7 @@ fn rule_words(c: &CandidateReproduction) -> String {
             diff()
         ),
         Rule::SignalGone => format!(
-            "the reference's SIGNAL is not there: {}, which excludes 0",
+            "the reference's SIGNAL is not there, and {}, which excludes 0",
             diff()
         ),
         Rule::Reversed => "the change is reversed".to_owned(),
@@ -193,7 +196,9 @@ fn rule_words(c: &CandidateReproduction) -> String {
                 Which::New => &c.new,
             };
             let why = match why {
-                NoClaim::Unstable => format!("is UNSTABLE: {}", claim.verdict.reasons.join("; ")),
+                NoClaim::Unstable => {
+                    format!("is UNSTABLE ({})", claim.verdict.reasons.join("; "))
+                }
                 NoClaim::Unreplicated => {
                     "is UNREPLICATED: no kernel was booted twice, so its boot-to-boot \
                      variation is unknown"
@@ -222,15 +227,27 @@ pub fn summary(r: &Reproduction) -> String {
         "",
     );
     let several = r.comparisons().count() > 1;
+    if r.comparisons().next().is_none() {
+        out.push('\n');
+        out.push_str(&wrap(
+            "No candidate kernel is compared with its baseline in both campaigns (a null \
+             campaign boots one kernel only): the point means, CVs and drifts are side by side \
+             below, without a reproduction verdict.",
+            WIDTH,
+            "",
+        ));
+    }
     for (s, c) in r.comparisons() {
-        let mut sentence = new_words(&c.new, s.better);
-        if several {
-            sentence = format!("{}: {sentence}", s.label);
-        }
-        let mut chars = sentence.chars();
-        let sentence: String = chars.next().map_or_else(String::new, |first| {
-            first.to_uppercase().chain(chars).collect()
-        });
+        let words = new_words(&c.new, s.better);
+        let sentence = if several {
+            format!("{}: {words}", s.label)
+        } else {
+            // `the` starts the sentence.
+            let mut chars = words.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars).collect()
+            })
+        };
         out.push('\n');
         out.push_str(&wrap(
             &format!(

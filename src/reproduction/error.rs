@@ -57,6 +57,17 @@ pub enum ReproductionError {
         /// What is wrong, naming the column.
         what: String,
     },
+    /// The recipe's reference could not be copied into the results directory.
+    #[error("cannot copy the reference {} into {}", from.display(), to.display())]
+    Copy {
+        /// What was being copied.
+        from: PathBuf,
+        /// Where to.
+        to: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// No workload, case and metric is in both.
     #[error(
         "{} and {} have no workload, case and metric in common",
@@ -101,7 +112,9 @@ impl ReproductionError {
                 list(new_series),
                 list(reference_series)
             )),
-            ReproductionError::Unreadable { .. } | ReproductionError::Bundle { .. } => None,
+            ReproductionError::Unreadable { .. }
+            | ReproductionError::Bundle { .. }
+            | ReproductionError::Copy { .. } => None,
         }
     }
 }

@@ -10,6 +10,7 @@
 pub mod bundle;
 pub mod campaign;
 pub mod compare;
+pub mod copy;
 pub mod environment;
 pub mod error;
 pub mod evidence;
@@ -18,6 +19,7 @@ pub mod model;
 pub mod source;
 
 pub use compare::compare;
+pub use copy::copy_reference;
 pub use error::ReproductionError;
 pub use evidence::{Evidence, EvidenceInfo};
 pub use model::Reproduction;
