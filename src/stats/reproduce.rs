@@ -65,10 +65,10 @@ pub fn change_variance(cmp: &Comparison) -> Option<ChangeVariance> {
 ///
 /// A reproduction verdict must hold for every campaign pair of the same truth at least 95%
 /// of the time (issue 18), cell by cell; a 95% interval rejects 5% of them by construction,
-/// and half of the simulator's cells landed below 95% by Monte-Carlo noise alone. At 99% the
-/// false alarms stay near 1% (bench/reproduction.rs, docs/report.md) and a difference of 2G
-/// is still found at quiet noise; calling someone's published result NOT_REPRODUCED or
-/// DIFFERENT asks for that much.
+/// and 24 of the 288 cells of the simulator's short run landed below 95% (none beyond
+/// Monte-Carlo noise). At 99% the false alarms are at most 1.9% of a cell in the full run
+/// (bench/reproduction.rs, docs/report.md) and a difference of 2G is still found at quiet
+/// noise; calling someone's published result NOT_REPRODUCED or DIFFERENT asks for that much.
 pub const CONSISTENCY_LEVEL: f64 = 0.99;
 
 /// The difference of two changes, new − reference, in percentage points, with its
