@@ -21,10 +21,7 @@
 
 mod sim;
 
-use std::{
-    sync::atomic::{AtomicUsize, Ordering},
-    time::Instant,
-};
+use std::time::Instant;
 
 use aba::{
     analysis::{
@@ -34,8 +31,8 @@ use aba::{
     stats::{Better, Claim, ReproductionLabel, VerdictParams, reproduce},
 };
 use sim::{
-    Bound, DESIGNS, Noise, Rng, campaign, cell_seed, fmt_num, limit_sets, parse_list, print_bounds,
-    rate,
+    Bound, DESIGNS, Grid, Noise, Rng, campaign, cell_seed, fmt_num, limit_sets, parse_list,
+    print_bounds, rate, run_cells,
 };
 
 /// (reference, new) true changes in units of G with the same truth.
@@ -45,73 +42,54 @@ const APART: [(f64, f64); 4] = [(0.0, 2.0), (2.0, 0.0), (2.0, 4.0), (1.0, -1.0)]
 
 /// What the command line chose.
 struct Config {
-    short: bool,
-    campaigns: usize,
-    seed: u64,
-    designs: Vec<usize>,
-    ns: Vec<usize>,
-    cvs: Vec<f64>,
-    sds: Vec<f64>,
+    grid: Grid,
     /// The new campaign's noise over the reference's, for same-truth pairs.
     ratios: Vec<f64>,
 }
 
+impl std::ops::Deref for Config {
+    type Target = Grid;
+    fn deref(&self) -> &Grid {
+        &self.grid
+    }
+}
+
 fn config() -> Config {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let short = args.iter().any(|a| a == "--short");
-    let mut c = Config {
-        short,
-        campaigns: if short { 200 } else { 2000 },
-        seed: 20_261_218,
-        designs: (0..DESIGNS.len()).collect(),
-        ns: if short { vec![3, 9] } else { vec![3, 9, 15] },
-        cvs: if short {
+    let mut ratios = None;
+    let grid = Grid::parse(
+        |short| Grid {
+            short,
+            campaigns: if short { 200 } else { 2000 },
+            seed: 20_261_218,
+            designs: (0..DESIGNS.len()).collect(),
+            ns: if short { vec![3, 9] } else { vec![3, 9, 15] },
+            cvs: if short {
+                vec![1.0]
+            } else {
+                vec![0.1, 1.0, 5.0]
+            },
+            sds: if short {
+                vec![0.0, 0.3, 3.0]
+            } else {
+                vec![0.0, 0.3, 1.0, 3.0, 10.0]
+            },
+        },
+        |flag, value| {
+            if flag != "--ratio" {
+                return false;
+            }
+            ratios = Some(parse_list(value, "ratio"));
+            true
+        },
+    );
+    let ratios = ratios.unwrap_or_else(|| {
+        if grid.short {
             vec![1.0]
         } else {
-            vec![0.1, 1.0, 5.0]
-        },
-        sds: if short {
-            vec![0.0, 0.3, 3.0]
-        } else {
-            vec![0.0, 0.3, 1.0, 3.0, 10.0]
-        },
-        ratios: if short { vec![1.0] } else { vec![1.0, 3.0] },
-    };
-    let mut i = 0;
-    while i < args.len() {
-        let value = || {
-            args.get(i + 1)
-                .unwrap_or_else(|| panic!("{} needs a value", args[i]))
-                .clone()
-        };
-        match args[i].as_str() {
-            "--short" | "--bench" => {
-                i += 1;
-                continue;
-            }
-            "--campaigns" => c.campaigns = value().parse().expect("--campaigns N"),
-            "--seed" => c.seed = value().parse().expect("--seed S"),
-            "--design" => {
-                let names: Vec<String> = parse_list(&value(), "design");
-                c.designs = names
-                    .iter()
-                    .map(|n| {
-                        DESIGNS
-                            .iter()
-                            .position(|d| d.name.eq_ignore_ascii_case(n))
-                            .unwrap_or_else(|| panic!("--design: unknown {n}"))
-                    })
-                    .collect();
-            }
-            "--n" => c.ns = parse_list(&value(), "n"),
-            "--cv" => c.cvs = parse_list(&value(), "cv"),
-            "--sd" => c.sds = parse_list(&value(), "sd"),
-            "--ratio" => c.ratios = parse_list(&value(), "ratio"),
-            other => panic!("unknown argument {other}"),
+            vec![1.0, 3.0]
         }
-        i += 2;
-    }
-    c
+    });
+    Config { grid, ratios }
 }
 
 /// One cell of the grid, before the limit sets (they judge the same data).
@@ -291,29 +269,7 @@ fn main() {
             }
         }
     }
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let results: Vec<CellResult> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(cell) = cells.get(i) else { break };
-                        out.push((i, simulate(*cell, cell_index(cell), &config)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        let mut all: Vec<(usize, CellResult)> = workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("worker"))
-            .collect();
-        all.sort_by_key(|(i, _)| *i);
-        all.into_iter().map(|(_, r)| r).collect()
-    });
+    let (results, threads) = run_cells(&cells, |cell| simulate(*cell, cell_index(cell), &config));
     print_report(&config, &results, started.elapsed().as_secs_f64(), threads);
 }
 

@@ -265,6 +265,105 @@ pub fn fmt_num(x: f64) -> String {
     text.strip_suffix(".0").map_or(text.clone(), str::to_owned)
 }
 
+/// The grid options both simulators take.
+pub struct Grid {
+    /// CI's short mode: a sub-grid with fewer campaigns per cell.
+    pub short: bool,
+    /// Campaigns (or pairs of campaigns) per cell.
+    pub campaigns: usize,
+    /// The generator's seed.
+    pub seed: u64,
+    /// Indices into [`DESIGNS`].
+    pub designs: Vec<usize>,
+    /// Samples per point.
+    pub ns: Vec<usize>,
+    /// Within-boot CVs, percent.
+    pub cvs: Vec<f64>,
+    /// Boot SDs, percent.
+    pub sds: Vec<f64>,
+}
+
+impl Grid {
+    /// Reads the command line: `--short` picks `defaults(true)`, then `--campaigns N`,
+    /// `--seed S`, `--design LIST`, `--n LIST`, `--cv LIST` and `--sd LIST` change the grid,
+    /// and every other `--flag VALUE` goes to `other`, which returns false for a flag it does
+    /// not know (`cargo bench` adds `--bench`, which is skipped).
+    pub fn parse(
+        defaults: impl FnOnce(bool) -> Grid,
+        mut other: impl FnMut(&str, &str) -> bool,
+    ) -> Grid {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let mut grid = defaults(args.iter().any(|a| a == "--short"));
+        let mut i = 0;
+        while i < args.len() {
+            let flag = args[i].as_str();
+            if flag == "--short" || flag == "--bench" {
+                i += 1;
+                continue;
+            }
+            let value = args
+                .get(i + 1)
+                .unwrap_or_else(|| panic!("{flag} needs a value"));
+            match flag {
+                "--campaigns" => grid.campaigns = value.parse().expect("--campaigns N"),
+                "--seed" => grid.seed = value.parse().expect("--seed S"),
+                "--design" => {
+                    let names: Vec<String> = parse_list(value, "design");
+                    grid.designs = names
+                        .iter()
+                        .map(|n| {
+                            DESIGNS
+                                .iter()
+                                .position(|d| d.name.eq_ignore_ascii_case(n))
+                                .unwrap_or_else(|| panic!("--design: unknown {n}"))
+                        })
+                        .collect();
+                }
+                "--n" => grid.ns = parse_list(value, "n"),
+                "--cv" => grid.cvs = parse_list(value, "cv"),
+                "--sd" => grid.sds = parse_list(value, "sd"),
+                _ if other(flag, value) => {}
+                _ => panic!("unknown argument {flag}"),
+            }
+            i += 2;
+        }
+        grid
+    }
+}
+
+/// Runs `simulate` on every cell, on every core, and returns the results in cell order with
+/// the number of threads used. Each cell seeds its own stream, so the order in which the
+/// threads take cells changes nothing.
+pub fn run_cells<C: Sync, R: Send>(
+    cells: &[C],
+    simulate: impl Fn(&C) -> R + Sync,
+) -> (Vec<R>, usize) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let results = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(cell) = cells.get(i) else { break };
+                        out.push((i, simulate(cell)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        let mut all: Vec<(usize, R)> = workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("worker"))
+            .collect();
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, r)| r).collect()
+    });
+    (results, threads)
+}
+
 /// `--name a,b,c`.
 pub fn parse_list<T: std::str::FromStr>(text: &str, what: &str) -> Vec<T> {
     text.split(',')

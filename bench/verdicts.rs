@@ -26,99 +26,77 @@
 
 mod sim;
 
-use std::{
-    sync::atomic::{AtomicUsize, Ordering},
-    time::Instant,
-};
+use std::time::Instant;
 
 use aba::{
     analysis::series::{SeriesContext, analyze_series},
     stats::{Better, BootVariance, ci_boot_from},
 };
 use sim::{
-    Bound, DESIGNS, Noise, Rng, campaign, cell_seed, fmt_num, limit_sets, median, parse_list,
-    print_bounds, rate,
+    Bound, DESIGNS, Grid, Noise, Rng, campaign, cell_seed, fmt_num, limit_sets, median, parse_list,
+    print_bounds, rate, run_cells,
 };
 
 /// What the command line chose.
 struct Config {
-    short: bool,
-    campaigns: usize,
-    seed: u64,
-    designs: Vec<usize>,
-    ns: Vec<usize>,
-    cvs: Vec<f64>,
-    sds: Vec<f64>,
+    grid: Grid,
     /// True changes in units of the gate G.
     changes: Vec<f64>,
     drift: f64,
     slow_first: f64,
 }
 
+impl std::ops::Deref for Config {
+    type Target = Grid;
+    fn deref(&self) -> &Grid {
+        &self.grid
+    }
+}
+
 fn config() -> Config {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let short = args.iter().any(|a| a == "--short");
-    let mut c = Config {
-        short,
-        campaigns: if short { 200 } else { 2000 },
-        seed: 20_260_723,
-        designs: (0..DESIGNS.len()).collect(),
-        ns: if short { vec![3, 9] } else { vec![3, 5, 9, 15] },
-        cvs: if short {
-            vec![1.0]
-        } else {
-            vec![0.1, 1.0, 5.0]
+    let mut changes = None;
+    let (mut drift, mut slow_first) = (0.0, 0.0);
+    let grid = Grid::parse(
+        |short| Grid {
+            short,
+            campaigns: if short { 200 } else { 2000 },
+            seed: 20_260_723,
+            designs: (0..DESIGNS.len()).collect(),
+            ns: if short { vec![3, 9] } else { vec![3, 5, 9, 15] },
+            cvs: if short {
+                vec![1.0]
+            } else {
+                vec![0.1, 1.0, 5.0]
+            },
+            sds: if short {
+                vec![0.0, 1.0, 3.0]
+            } else {
+                vec![0.0, 0.3, 1.0, 3.0, 10.0]
+            },
         },
-        sds: if short {
-            vec![0.0, 1.0, 3.0]
-        } else {
-            vec![0.0, 0.3, 1.0, 3.0, 10.0]
+        |flag, value| {
+            match flag {
+                "--change" => changes = Some(parse_list(value, "change")),
+                "--drift" => drift = value.parse().expect("--drift PCT"),
+                "--slow-first" => slow_first = value.parse().expect("--slow-first PCT"),
+                _ => return false,
+            }
+            true
         },
-        changes: if short {
+    );
+    let changes = changes.unwrap_or_else(|| {
+        if grid.short {
             vec![0.0, 2.0]
         } else {
             vec![0.0, 0.5, 1.0, 2.0, 5.0]
-        },
-        drift: 0.0,
-        slow_first: 0.0,
-    };
-    let mut i = 0;
-    while i < args.len() {
-        let value = || {
-            args.get(i + 1)
-                .unwrap_or_else(|| panic!("{} needs a value", args[i]))
-                .clone()
-        };
-        match args[i].as_str() {
-            "--short" | "--bench" => {
-                i += 1;
-                continue;
-            }
-            "--campaigns" => c.campaigns = value().parse().expect("--campaigns N"),
-            "--seed" => c.seed = value().parse().expect("--seed S"),
-            "--design" => {
-                let names: Vec<String> = parse_list(&value(), "design");
-                c.designs = names
-                    .iter()
-                    .map(|n| {
-                        DESIGNS
-                            .iter()
-                            .position(|d| d.name.eq_ignore_ascii_case(n))
-                            .unwrap_or_else(|| panic!("--design: unknown {n}"))
-                    })
-                    .collect();
-            }
-            "--n" => c.ns = parse_list(&value(), "n"),
-            "--cv" => c.cvs = parse_list(&value(), "cv"),
-            "--sd" => c.sds = parse_list(&value(), "sd"),
-            "--change" => c.changes = parse_list(&value(), "change"),
-            "--drift" => c.drift = value().parse().expect("--drift PCT"),
-            "--slow-first" => c.slow_first = value().parse().expect("--slow-first PCT"),
-            other => panic!("unknown argument {other}"),
         }
-        i += 2;
+    });
+    Config {
+        grid,
+        changes,
+        drift,
+        slow_first,
     }
-    c
 }
 
 /// One cell of the grid, before the limit sets (they judge the same data).
@@ -327,28 +305,8 @@ fn main() {
     }
     // Each cell's index in the full grid order seeds its stream, so a subset reproduces the
     // same numbers as the full run only when the lists are the same; the seed is printed.
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let mut results: Vec<CellResult> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(cell) = cells.get(i) else { break };
-                        out.push((i, simulate(*cell, cell_index(cell, &config), &config)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        let mut all: Vec<(usize, CellResult)> = workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("worker"))
-            .collect();
-        all.sort_by_key(|(i, _)| *i);
-        all.into_iter().map(|(_, r)| r).collect()
+    let (mut results, threads) = run_cells(&cells, |cell| {
+        simulate(*cell, cell_index(cell, &config), &config)
     });
     let elapsed = started.elapsed();
     print_report(&config, &mut results, elapsed.as_secs_f64(), threads);
