@@ -117,17 +117,15 @@ fn synthetic(dest: &Path, name: &str, workloads: &[Moving], shift: usize) {
     for (i, (label, kernel)) in labels.iter().zip(kernels).enumerate() {
         let order = i + 1;
         let boot = boot_id(u32::try_from(order).expect("small"));
-        let release = "6.1.0-47-cloud-amd64";
-        w.start(label, 1);
-        w.prove(label, 1, &boot, release, 40.0, 35.0);
         let at = Attempt {
             point: label,
             order,
             attempt: 1,
             kernel,
-            release,
+            release: "6.1.0-47-cloud-amd64",
             boot_id: &boot,
         };
+        w.begin(&at);
         for m in workloads {
             let factor = if kernel == "b" { m.factor } else { 1.0 };
             let boot_mean = 100.0 * factor * (1.0 + BOOTS[(i + shift) % 5] / 1000.0);
@@ -453,23 +451,23 @@ fn run_local(cwd: &Path, recipe: &Path, results: &str) -> (Output, PathBuf) {
     (out, dir)
 }
 
+/// Runs `first`, then `second` on `local`, and compares the second campaign with the first,
+/// writing the TSV to `tsv` in `cwd`.
+fn run_twice_and_compare(cwd: &Path, first: &Path, second: &Path, tsv: &str) -> Output {
+    let mut dirs = Vec::new();
+    for (recipe, results) in [(first, "results-1"), (second, "results-2")] {
+        let (out, dir) = run_local(cwd, recipe, results);
+        assert!(out.status.success(), "{}", text(&out));
+        dirs.push(dir.to_str().expect("utf-8").to_owned());
+    }
+    compare(cwd, &[&dirs[1], &dirs[0], "--tsv", tsv])
+}
+
 #[test]
 fn the_quickstart_twice_on_local_compares_side_by_side() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let quickstart = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recipes/quickstart.toml");
-    let (first, a) = run_local(tmp.path(), &quickstart, "results-1");
-    assert!(first.status.success(), "{}", text(&first));
-    let (second, b) = run_local(tmp.path(), &quickstart, "results-2");
-    assert!(second.status.success(), "{}", text(&second));
-    let out = compare(
-        tmp.path(),
-        &[
-            b.to_str().expect("utf-8"),
-            a.to_str().expect("utf-8"),
-            "--tsv",
-            "q.tsv",
-        ],
-    );
+    let out = run_twice_and_compare(tmp.path(), &quickstart, &quickstart, "q.tsv");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let report = stdout(&out);
     fits_a_mail(&report);
@@ -540,19 +538,7 @@ fn real_campaigns_on_local_reproduce_differ_and_lose_their_change() {
         &real_recipe("moving", &reference),
     );
     let second = write(tmp.path(), "new.toml", &real_recipe("moving", &new));
-    let (out, a) = run_local(tmp.path(), &first, "results-1");
-    assert!(out.status.success(), "{}", text(&out));
-    let (out, b) = run_local(tmp.path(), &second, "results-2");
-    assert!(out.status.success(), "{}", text(&out));
-    let out = compare(
-        tmp.path(),
-        &[
-            b.to_str().expect("utf-8"),
-            a.to_str().expect("utf-8"),
-            "--tsv",
-            "real.tsv",
-        ],
-    );
+    let out = run_twice_and_compare(tmp.path(), &first, &second, "real.tsv");
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     let tsv = fs::read_to_string(tmp.path().join("real.tsv")).expect("TSV");
     let got = verdicts(&tsv);

@@ -719,6 +719,12 @@ impl Campaign {
         self.samples = SampleWriter::open(&self.samples_path).expect("samples.csv");
     }
 
+    /// Starts the attempt `at` and proves its boot (40 s to the proof, 35 s to the login).
+    pub fn begin(&mut self, at: &Attempt<'_>) {
+        self.start(at.point, at.attempt);
+        self.prove(at.point, at.attempt, at.boot_id, at.release, 40.0, 35.0);
+    }
+
     pub fn start(&mut self, point: &str, attempt: u32) {
         let time = self.now();
         self.event(&Event::PointStarted {
