@@ -580,3 +580,71 @@ pub fn footer(r: &Reproduction) -> String {
     .trim_end()
     .to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{summary, title};
+    use crate::{
+        analysis::testkit::campaign,
+        report::layout::WIDTH,
+        reproduction::{campaign::from_analysis, compare, evidence::Evidence},
+    };
+
+    fn evidence(sequence: &str, means: &[(&str, f64)]) -> Evidence {
+        let recipe = format!(
+            "version = 1\nname = \"r\"\ndescription = \"unit\"\nsequence = {sequence}\n\
+             warmup = 0\nsamples = 3\n[kernels.a]\nrelease = \"6.1.0-a\"\n\
+             [kernels.b]\nrelease = \"6.1.0-b\"\n[[workload]]\nname = \"w\"\nrun = \"true\"\n\
+             metric = {{ number = true, unit = \"ns\", better = \"lower\" }}\n"
+        );
+        let values: Vec<(String, [f64; 3])> = means
+            .iter()
+            .map(|(p, m)| ((*p).to_owned(), [m - 0.1, *m, m + 0.1]))
+            .collect();
+        let borrowed: Vec<(&str, &str, &[f64])> = values
+            .iter()
+            .map(|(p, v)| (p.as_str(), "w", v.as_slice()))
+            .collect();
+        from_analysis(&campaign(&recipe, &borrowed), "r", &[], Vec::new())
+    }
+
+    fn abab(b: f64) -> Evidence {
+        evidence(
+            "[\"a\", \"b\", \"a\", \"b\", \"a\"]",
+            &[
+                ("a-a", 100.0),
+                ("b-a", b),
+                ("a-b", 100.1),
+                ("b-b", b + 0.1),
+                ("a-c", 99.9),
+            ],
+        )
+    }
+
+    #[test]
+    fn a_reversed_change_and_a_campaign_that_claims_nothing_are_said_so() {
+        let reference = abab(120.0);
+        let r = compare(&abab(80.0), &reference).expect("w in both");
+        let text = summary(&r);
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(
+                "The b kernel was 19.95% faster than the a mean over 3 boots, against +20.05% \
+                 (SIGNAL) in the reference. NOT_REPRODUCED: the change is reversed."
+            ),
+            "{flat}"
+        );
+        assert_eq!(title(&r), "r against the reference r: 1 NOT_REPRODUCED");
+        let ab = evidence("[\"a\", \"b\"]", &[("a", 100.0), ("b", 120.0)]);
+        let r = compare(&ab, &reference).expect("w in both");
+        let flat = summary(&r).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(
+                "INCONCLUSIVE: this campaign is UNREPLICATED: no kernel was booted twice, so its \
+                 boot-to-boot variation is unknown."
+            ),
+            "{flat}"
+        );
+    }
+}

@@ -156,3 +156,57 @@ pub fn changes(reproduction: &Reproduction) -> String {
         table.render(2)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{changes, means};
+    use crate::{
+        report::{layout::WIDTH, testdata::fixture},
+        reproduction::{campaign::from_analysis, compare},
+    };
+
+    #[test]
+    fn nine_points_wrap_into_blocks_in_boot_order_and_every_candidate_has_a_row() {
+        let analysis = fixture("mprotect-mechanism");
+        let evidence = from_analysis(&analysis, "mechanism", &[], Vec::new());
+        let r = compare(&evidence, &evidence).expect("the same series");
+        let text = means(&r);
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+        let headers: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.contains("reference") && !l.contains("new") && l.contains('-'))
+            .flat_map(str::split_whitespace)
+            .filter(|w| !w.contains('/') && !w.starts_with('('))
+            .collect();
+        assert_eq!(
+            headers,
+            [
+                "parent-a",
+                "child-a",
+                "fastpath-a",
+                "folioonly-a",
+                "nofolio",
+                "folioonly-b",
+                "fastpath-b",
+                "child-b",
+                "parent-b"
+            ],
+            "{text}"
+        );
+        // Two rows per block, the reference above.
+        let sides: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|w| *w == "reference" || *w == "new")
+            .collect();
+        assert!(sides.len() >= 4 && sides.chunks(2).all(|c| c == ["reference", "new"]));
+        let table = changes(&r);
+        for candidate in ["child", "fastpath", "folioonly", "nofolio"] {
+            assert!(
+                table.lines().any(|l| l.trim_start().starts_with(candidate)
+                    && l.trim_end().ends_with("REPRODUCED")),
+                "{candidate}: {table}"
+            );
+        }
+    }
+}
