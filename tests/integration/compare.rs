@@ -592,6 +592,11 @@ fn a_recipe_naming_a_reference_ends_its_run_and_its_report_with_the_comparison()
     // The bundle carries its reference and the comparison.
     assert!(dir.join("reference/journal.jsonl").is_file());
     assert!(!dir.join("reference/report.txt").exists());
+    let readme = fs::read_to_string(dir.join("README.md")).expect("README.md");
+    assert!(
+        readme.contains("`reproduction.txt`") && readme.contains("`reference/`"),
+        "{readme}"
+    );
     let written = fs::read_to_string(dir.join("reproduction.txt")).expect("reproduction.txt");
     assert!(printed.ends_with(&written), "{printed}");
     assert!(
