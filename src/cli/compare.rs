@@ -48,7 +48,7 @@ pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Res
     } else {
         print!("{}", rendered.text);
     }
-    let code = exit(&reproduction);
+    let code = exit_code_of(&reproduction);
     if code == exit_code::NOT_REPRODUCED {
         eprintln!("{NOT_REPRODUCED_WARNING}");
     }
@@ -58,7 +58,7 @@ pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Res
 /// The exit code of a comparison: [`exit_code::NOT_REPRODUCED`] when any comparison is
 /// NOT_REPRODUCED (DIFFERENT and INCONCLUSIVE are reported, not failed).
 #[must_use]
-pub fn exit(reproduction: &Reproduction) -> u8 {
+pub fn exit_code_of(reproduction: &Reproduction) -> u8 {
     if reproduction.counts.not_reproduced > 0 {
         exit_code::NOT_REPRODUCED
     } else {

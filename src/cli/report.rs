@@ -41,7 +41,7 @@ pub fn write_and_print_with(results: &ResultsDir, options: AnalyzeOptions) -> Re
         let reproduction = compare_paths(&results.root, &results.reference_dir())?;
         let rendered = write_reproduction(results, &reproduction)?;
         print!("\n{}", rendered.text);
-        if compare::exit(&reproduction) == exit_code::NOT_REPRODUCED {
+        if compare::exit_code_of(&reproduction) == exit_code::NOT_REPRODUCED {
             eprintln!("{}", compare::NOT_REPRODUCED_WARNING);
             code = exit_code::NOT_REPRODUCED;
         }

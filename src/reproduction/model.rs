@@ -56,22 +56,23 @@ pub struct Counts {
 impl Counts {
     /// Counts one verdict.
     pub fn add(&mut self, label: ReproductionLabel) {
-        *self.slot(label) += 1;
+        let slot = match label {
+            ReproductionLabel::Reproduced => &mut self.reproduced,
+            ReproductionLabel::Different => &mut self.different,
+            ReproductionLabel::NotReproduced => &mut self.not_reproduced,
+            ReproductionLabel::Inconclusive => &mut self.inconclusive,
+        };
+        *slot += 1;
     }
 
     /// How many got `label`.
     #[must_use]
     pub fn of(&self, label: ReproductionLabel) -> usize {
-        let mut copy = *self;
-        *copy.slot(label)
-    }
-
-    fn slot(&mut self, label: ReproductionLabel) -> &mut usize {
         match label {
-            ReproductionLabel::Reproduced => &mut self.reproduced,
-            ReproductionLabel::Different => &mut self.different,
-            ReproductionLabel::NotReproduced => &mut self.not_reproduced,
-            ReproductionLabel::Inconclusive => &mut self.inconclusive,
+            ReproductionLabel::Reproduced => self.reproduced,
+            ReproductionLabel::Different => self.different,
+            ReproductionLabel::NotReproduced => self.not_reproduced,
+            ReproductionLabel::Inconclusive => self.inconclusive,
         }
     }
 }
