@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh [--short] [--only 1,2,3,4,5]: aba's speed targets (issue 6), measured as ratios
-# inside one run on this machine, then the verdict simulator (issue 9). Each prints one table
+# inside one run on this machine, then the verdict simulator (issue 9) and the reproduction
+# simulator (issue 18). Each prints one table
 # (measured, target, met/missed) and the details behind each figure. Never judges: exits 0
 # whenever every figure could be measured, met or missed; non-zero only when the bench itself
 # could not run something.
@@ -9,9 +10,9 @@
 # QEMU lab image when it is missing), starts what it needs (an sshd on 127.0.0.1 with fresh
 # keys, a lab VM with its own name and port) and stops it again. --short is CI's mode: fewer
 # samples, a shorter lab campaign, 100,000 synthetic samples instead of 1,000,000, and the
-# simulator's sub-grid of 200 campaigns per cell instead of the full grid of 2,000 (tens of
-# minutes; docs/statistics.md holds a full run). --only selects speed items and skips the
-# simulator.
+# simulators' sub-grids of 200 campaigns (pairs) per cell instead of the full grids of 2,000
+# (tens of minutes each; docs/statistics.md and docs/report.md hold full runs). --only selects
+# speed items and skips the simulators.
 # How each figure is measured: docs/performance.md, docs/statistics.md and bench/*.rs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,3 +27,4 @@ for arg in "$@"; do
     esac
 done
 cargo bench --locked --bench verdicts -- "${verdicts[@]}"
+cargo bench --locked --bench reproduction -- "${verdicts[@]}"

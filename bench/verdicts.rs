@@ -6,11 +6,11 @@
 //! first, kernel pooling, comparisons, intervals and verdicts). Nothing statistical is
 //! re-implemented here: this file only draws numbers and counts labels.
 //!
-//! Model: a kernel K has mean μ_K (the baseline 100, a candidate 100·(1 + Δ/100)); each point
-//! (one fresh boot) has boot mean μ_K·(1 + N(0, boot SD)); each sample is boot mean ·
-//! (1 + N(0, within CV)). Options: a linear drift over the campaign (`--drift PCT`: the last
-//! point is PCT % above the first, whatever its kernel) and a slow first sample at every point
-//! (`--slow-first PCT`).
+//! Model (`bench/sim.rs`): a kernel K has mean μ_K (the baseline 100, a candidate
+//! 100·(1 + Δ/100)); each point (one fresh boot) has boot mean μ_K·(1 + N(0, boot SD)); each
+//! sample is boot mean · (1 + N(0, within CV)). Options: a linear drift over the campaign
+//! (`--drift PCT`: the last point is PCT % above the first, whatever its kernel) and a slow
+//! first sample at every point (`--slow-first PCT`).
 //!
 //! Grid (full mode): designs A/B, A/B/A, A/B/B/A, A/B/A/B/A and the nine-point nested
 //! palindrome P/C/F/O/N/O/F/C/P (judged twice: C, booted twice, and N, the centre, booted
@@ -24,217 +24,79 @@
 //! Prints a Markdown table per design, then the bounds of issue 9 §2, each met or missed. It
 //! never judges: the exit status is 0 whatever the rates are.
 
-use std::{
-    fmt::Write as _,
-    sync::atomic::{AtomicUsize, Ordering},
-    time::Instant,
-};
+mod sim;
+
+use std::time::Instant;
 
 use aba::{
-    analysis::{
-        model::SeriesPoint,
-        series::{SeriesContext, analyze_series},
-    },
-    stats::{Better, BootVariance, VerdictParams, ci_boot_from, summarize},
+    analysis::series::{SeriesContext, analyze_series},
+    stats::{Better, BootVariance, ci_boot_from},
 };
-
-/// xoshiro256**, seeded through splitmix64: small, fast and good enough for simulation.
-struct Rng {
-    s: [u64; 4],
-    spare: Option<f64>,
-}
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        let mut x = seed;
-        let mut next = || {
-            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
-        Rng {
-            s: [next(), next(), next(), next()],
-            spare: None,
-        }
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = self.s[1] << 17;
-        self.s[2] ^= self.s[0];
-        self.s[3] ^= self.s[1];
-        self.s[1] ^= self.s[2];
-        self.s[0] ^= self.s[3];
-        self.s[2] ^= t;
-        self.s[3] = self.s[3].rotate_left(45);
-        result
-    }
-
-    /// Uniform on (0, 1).
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Marsaglia's polar method).
-    fn normal(&mut self) -> f64 {
-        if let Some(z) = self.spare.take() {
-            return z;
-        }
-        loop {
-            let u = 2.0 * self.uniform() - 1.0;
-            let v = 2.0 * self.uniform() - 1.0;
-            let s = u * u + v * v;
-            if s > 0.0 && s < 1.0 {
-                let k = (-2.0 * s.ln() / s).sqrt();
-                self.spare = Some(v * k);
-                return u * k;
-            }
-        }
-    }
-}
-
-/// A design: the boot sequence and which candidates are judged.
-struct Design {
-    name: &'static str,
-    sequence: &'static [&'static str],
-    /// (candidate judged, row name).
-    judged: &'static [(&'static str, &'static str)],
-}
-
-const DESIGNS: [Design; 5] = [
-    Design {
-        name: "A/B",
-        sequence: &["a", "b"],
-        judged: &[("b", "A/B")],
-    },
-    Design {
-        name: "A/B/A",
-        sequence: &["a", "b", "a"],
-        judged: &[("b", "A/B/A")],
-    },
-    Design {
-        name: "A/B/B/A",
-        sequence: &["a", "b", "b", "a"],
-        judged: &[("b", "A/B/B/A")],
-    },
-    Design {
-        name: "A/B/A/B/A",
-        sequence: &["a", "b", "a", "b", "a"],
-        judged: &[("b", "A/B/A/B/A")],
-    },
-    Design {
-        name: "palindrome",
-        sequence: &["a", "c", "f", "o", "n", "o", "f", "c", "a"],
-        judged: &[("c", "9-point C"), ("n", "9-point N")],
-    },
-];
-
-/// The two limit sets of issue 9.
-fn limit_sets() -> [(&'static str, VerdictParams); 2] {
-    [
-        ("default", VerdictParams::default()),
-        (
-            "loose",
-            VerdictParams {
-                max_drift_pct: 5.0,
-                max_cv_pct: 10.0,
-                ..VerdictParams::default()
-            },
-        ),
-    ]
-}
+use sim::{
+    Bound, DESIGNS, Grid, Noise, Rng, campaign, cell_seed, fmt_num, limit_sets, median, parse_list,
+    print_bounds, rate, run_cells,
+};
 
 /// What the command line chose.
 struct Config {
-    short: bool,
-    campaigns: usize,
-    seed: u64,
-    designs: Vec<usize>,
-    ns: Vec<usize>,
-    cvs: Vec<f64>,
-    sds: Vec<f64>,
+    grid: Grid,
     /// True changes in units of the gate G.
     changes: Vec<f64>,
     drift: f64,
     slow_first: f64,
 }
 
-fn parse_list<T: std::str::FromStr>(text: &str, what: &str) -> Vec<T> {
-    text.split(',')
-        .map(|s| {
-            s.trim()
-                .parse()
-                .unwrap_or_else(|_| panic!("--{what}: cannot read {s:?}"))
-        })
-        .collect()
+impl std::ops::Deref for Config {
+    type Target = Grid;
+    fn deref(&self) -> &Grid {
+        &self.grid
+    }
 }
 
 fn config() -> Config {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let short = args.iter().any(|a| a == "--short");
-    let mut c = Config {
-        short,
-        campaigns: if short { 200 } else { 2000 },
-        seed: 20_260_723,
-        designs: (0..DESIGNS.len()).collect(),
-        ns: if short { vec![3, 9] } else { vec![3, 5, 9, 15] },
-        cvs: if short {
-            vec![1.0]
-        } else {
-            vec![0.1, 1.0, 5.0]
+    let mut changes = None;
+    let (mut drift, mut slow_first) = (0.0, 0.0);
+    let grid = Grid::parse(
+        |short| Grid {
+            short,
+            campaigns: if short { 200 } else { 2000 },
+            seed: 20_260_723,
+            designs: (0..DESIGNS.len()).collect(),
+            ns: if short { vec![3, 9] } else { vec![3, 5, 9, 15] },
+            cvs: if short {
+                vec![1.0]
+            } else {
+                vec![0.1, 1.0, 5.0]
+            },
+            sds: if short {
+                vec![0.0, 1.0, 3.0]
+            } else {
+                vec![0.0, 0.3, 1.0, 3.0, 10.0]
+            },
         },
-        sds: if short {
-            vec![0.0, 1.0, 3.0]
-        } else {
-            vec![0.0, 0.3, 1.0, 3.0, 10.0]
+        |flag, value| {
+            match flag {
+                "--change" => changes = Some(parse_list(value, "change")),
+                "--drift" => drift = value.parse().expect("--drift PCT"),
+                "--slow-first" => slow_first = value.parse().expect("--slow-first PCT"),
+                _ => return false,
+            }
+            true
         },
-        changes: if short {
+    );
+    let changes = changes.unwrap_or_else(|| {
+        if grid.short {
             vec![0.0, 2.0]
         } else {
             vec![0.0, 0.5, 1.0, 2.0, 5.0]
-        },
-        drift: 0.0,
-        slow_first: 0.0,
-    };
-    let mut i = 0;
-    while i < args.len() {
-        let value = || {
-            args.get(i + 1)
-                .unwrap_or_else(|| panic!("{} needs a value", args[i]))
-                .clone()
-        };
-        match args[i].as_str() {
-            "--short" | "--bench" => {
-                i += 1;
-                continue;
-            }
-            "--campaigns" => c.campaigns = value().parse().expect("--campaigns N"),
-            "--seed" => c.seed = value().parse().expect("--seed S"),
-            "--design" => {
-                let names: Vec<String> = parse_list(&value(), "design");
-                c.designs = names
-                    .iter()
-                    .map(|n| {
-                        DESIGNS
-                            .iter()
-                            .position(|d| d.name.eq_ignore_ascii_case(n))
-                            .unwrap_or_else(|| panic!("--design: unknown {n}"))
-                    })
-                    .collect();
-            }
-            "--n" => c.ns = parse_list(&value(), "n"),
-            "--cv" => c.cvs = parse_list(&value(), "cv"),
-            "--sd" => c.sds = parse_list(&value(), "sd"),
-            "--change" => c.changes = parse_list(&value(), "change"),
-            "--drift" => c.drift = value().parse().expect("--drift PCT"),
-            "--slow-first" => c.slow_first = value().parse().expect("--slow-first PCT"),
-            other => panic!("unknown argument {other}"),
         }
-        i += 2;
+    });
+    Config {
+        grid,
+        changes,
+        drift,
+        slow_first,
     }
-    c
 }
 
 /// One cell of the grid, before the limit sets (they judge the same data).
@@ -336,10 +198,6 @@ struct CellResult {
     tallies: Vec<[Tally; 2]>,
 }
 
-fn cell_seed(seed: u64, index: usize) -> u64 {
-    seed ^ (index as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03)
-}
-
 fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
     let design = &DESIGNS[cell.design];
     let sets = limit_sets();
@@ -347,53 +205,16 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
     let true_change = cell.change * gate;
     let mut rng = Rng::new(cell_seed(config.seed, index));
     let mut tallies: Vec<[Tally; 2]> = design.judged.iter().map(|_| Default::default()).collect();
-    let candidates: Vec<String> = {
-        let mut c: Vec<String> = Vec::new();
-        for k in design.sequence.iter().filter(|k| **k != "a") {
-            if !c.iter().any(|x| x == k) {
-                c.push((*k).to_owned());
-            }
-        }
-        c
+    let candidates = design.candidates();
+    let noise = Noise {
+        n: cell.n,
+        cv: cell.cv,
+        sd: cell.sd,
+        drift: config.drift,
+        slow_first: config.slow_first,
     };
-    let m = design.sequence.len();
-    let mut values = vec![0.0; cell.n];
     for _ in 0..config.campaigns {
-        let points: Vec<SeriesPoint> = design
-            .sequence
-            .iter()
-            .enumerate()
-            .map(|(i, kernel)| {
-                let mu = if *kernel == "a" {
-                    100.0
-                } else {
-                    100.0 * (1.0 + true_change / 100.0)
-                };
-                let time = if m > 1 {
-                    i as f64 / (m - 1) as f64
-                } else {
-                    0.0
-                };
-                let boot = mu
-                    * (1.0 + cell.sd / 100.0 * rng.normal())
-                    * (1.0 + config.drift / 100.0 * time);
-                for (j, v) in values.iter_mut().enumerate() {
-                    *v = boot * (1.0 + cell.cv / 100.0 * rng.normal());
-                    if j == 0 {
-                        *v *= 1.0 + config.slow_first / 100.0;
-                    }
-                }
-                SeriesPoint {
-                    order: i + 1,
-                    label: format!("{kernel}{i}"),
-                    kernel: (*kernel).to_owned(),
-                    values: Vec::new(),
-                    warmups: Vec::new(),
-                    all: summarize(&values).expect("n ≥ 1"),
-                    drop_first: summarize(&values[1..]),
-                }
-            })
-            .collect();
+        let points = campaign(design, true_change, &noise, &mut rng);
         for (s, (_, params)) in sets.iter().enumerate() {
             let ctx = SeriesContext {
                 baseline: "a",
@@ -461,128 +282,6 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
     CellResult { cell, tallies }
 }
 
-fn median(values: &mut [f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let k = values.len();
-    Some(if k % 2 == 1 {
-        values[k / 2]
-    } else {
-        (values[k / 2 - 1] + values[k / 2]) / 2.0
-    })
-}
-
-fn rate(k: usize, n: usize) -> String {
-    if n == 0 {
-        "-".to_owned()
-    } else {
-        format!("{:.1}", 100.0 * k as f64 / n as f64)
-    }
-}
-
-/// Wilson 95% interval of k/n, in percent.
-fn wilson(k: usize, n: usize) -> (f64, f64) {
-    if n == 0 {
-        return (0.0, 100.0);
-    }
-    let (k, n) = (k as f64, n as f64);
-    let z = 1.959_963_984_540_054;
-    let p = k / n;
-    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
-    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
-    (
-        100.0 * (centre - half).max(0.0),
-        100.0 * (centre + half).min(1.0),
-    )
-}
-
-/// Degrees of freedom of the pooled between-boot variance of a design.
-fn design_nu(design: &Design) -> usize {
-    let mut kernels: Vec<&str> = Vec::new();
-    for k in design.sequence {
-        if !kernels.contains(k) {
-            kernels.push(k);
-        }
-    }
-    kernels
-        .iter()
-        .map(|k| design.sequence.iter().filter(|s| *s == k).count())
-        .filter(|m| *m >= 2)
-        .map(|m| m - 1)
-        .sum()
-}
-
-fn fmt_num(x: f64) -> String {
-    let text = format!("{x}");
-    text.strip_suffix(".0").map_or(text.clone(), str::to_owned)
-}
-
-struct Bound {
-    what: String,
-    met: usize,
-    missed: Vec<String>,
-    /// Missed cells whose 95% binomial (Wilson) interval excludes the bound: the rate is
-    /// beyond the bound, not just a Monte-Carlo draw above it.
-    beyond_noise: usize,
-    worst: Option<(f64, String)>,
-}
-
-impl Bound {
-    fn new(what: &str) -> Bound {
-        Bound {
-            what: what.to_owned(),
-            met: 0,
-            missed: Vec::new(),
-            beyond_noise: 0,
-            worst: None,
-        }
-    }
-
-    /// Records one cell: `score` orders the cells (the largest is the worst), `value` is
-    /// printed for the worst one.
-    fn check(&mut self, ok: bool, value: f64, score: f64, cell: String) {
-        if self.worst.as_ref().is_none_or(|(w, _)| score > *w) {
-            self.worst = Some((score, format!("{value:.1} at {cell}")));
-        }
-        if ok {
-            self.met += 1;
-        } else {
-            self.missed.push(cell);
-        }
-    }
-
-    /// [`Bound::check`] for a rate of `k` in `n` that must stay at most (`upper`) or at least
-    /// (`!upper`) `limit` percent.
-    fn rate(&mut self, k: usize, n: usize, limit: f64, upper: bool, cell: String) {
-        let value = 100.0 * k as f64 / n.max(1) as f64;
-        let (lo, hi) = wilson(k, n);
-        let ok = if upper {
-            value <= limit
-        } else {
-            value >= limit
-        };
-        let beyond = if upper { lo > limit } else { hi < limit };
-        let cell = format!("{cell}: {k}/{n}, 95% [{lo:.1}, {hi:.1}]");
-        self.beyond_noise += usize::from(!ok && beyond);
-        let score = if upper { value } else { -value };
-        self.check(ok, value, score, cell);
-    }
-
-    /// [`Bound::check`] for a rate of `k` in `n` that must stay within `lo..=hi` percent
-    /// (a coverage): beyond noise when its Wilson interval lies outside that range.
-    fn within(&mut self, k: usize, n: usize, lo: f64, hi: f64, cell: String) {
-        let value = 100.0 * k as f64 / n.max(1) as f64;
-        let (w_lo, w_hi) = wilson(k, n);
-        let ok = (lo..=hi).contains(&value);
-        let beyond = w_hi < lo || w_lo > hi;
-        let cell = format!("{cell}: {k}/{n}, 95% [{w_lo:.1}, {w_hi:.1}]");
-        self.beyond_noise += usize::from(!ok && beyond);
-        self.check(ok, value, (value - (lo + hi) / 2.0).abs(), cell);
-    }
-}
-
 fn main() {
     let config = config();
     let started = Instant::now();
@@ -606,28 +305,8 @@ fn main() {
     }
     // Each cell's index in the full grid order seeds its stream, so a subset reproduces the
     // same numbers as the full run only when the lists are the same; the seed is printed.
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let mut results: Vec<CellResult> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(cell) = cells.get(i) else { break };
-                        out.push((i, simulate(*cell, cell_index(cell, &config), &config)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        let mut all: Vec<(usize, CellResult)> = workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("worker"))
-            .collect();
-        all.sort_by_key(|(i, _)| *i);
-        all.into_iter().map(|(_, r)| r).collect()
+    let (mut results, threads) = run_cells(&cells, |cell| {
+        simulate(*cell, cell_index(cell, &config), &config)
     });
     let elapsed = started.elapsed();
     print_report(&config, &mut results, elapsed.as_secs_f64(), threads);
@@ -711,7 +390,7 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
             if mine.is_empty() {
                 continue;
             }
-            let nu = design_nu(design);
+            let nu = design.nu();
             println!("## {row} (nu = {nu})\n");
             println!(
                 "| n | CV | SD | change | limits | SIG | BG | NMS | UNS | UNREP | SIG \\| stable (runs) | wrong dir | boot cov | est | width | 0w | within cov | width |"
@@ -871,10 +550,7 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
         "Missed: the cell's estimate is on the wrong side of the bound; beyond noise: its 95% \
          binomial (Wilson) interval is too.\n"
     );
-    println!("| bound | cells met | cells missed | beyond noise | worst cell |");
-    println!("|---|---:|---:|---:|---|");
-    let mut missed_lists = String::new();
-    for b in [
+    print_bounds(&[
         &no_change_signal,
         &no_change_below,
         &conditional,
@@ -883,21 +559,5 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
         &coverage,
         &coverage_all,
         &zero,
-    ] {
-        println!(
-            "| {} | {} | {} | {} | {} |",
-            b.what,
-            b.met,
-            b.missed.len(),
-            b.beyond_noise,
-            b.worst.as_ref().map_or("-", |w| w.1.as_str())
-        );
-        if !b.missed.is_empty() {
-            let _ = writeln!(missed_lists, "\nMissed, {}:\n", b.what);
-            for m in &b.missed {
-                let _ = writeln!(missed_lists, "- {m}");
-            }
-        }
-    }
-    print!("{missed_lists}");
+    ]);
 }

@@ -25,6 +25,7 @@ use crate::{
     inventory::InventoryError,
     recipe::RecipeError,
     report::ReportError,
+    reproduction::ReproductionError,
     results::{journal::JournalError, verify::VerifyError},
     target::transport::TransportError,
 };
@@ -40,8 +41,10 @@ pub mod exit_code {
     /// The campaign stopped on a failure (a kernel failed, the target vanished, the disk
     /// filled). The results directory is resumable.
     pub const CAMPAIGN_STOPPED: u8 = 3;
-    /// The campaign finished but a published result in `[expect]` was not reproduced.
-    pub const EXPECT_MISSED: u8 = 4;
+    /// A published result was not reproduced: an `[[expect]]` missed its tolerance, or a
+    /// comparison with a reference (`aba compare`, a recipe's `[expect] reference`) is
+    /// NOT_REPRODUCED. The reports are still written.
+    pub const NOT_REPRODUCED: u8 = 4;
     /// `aba verify`: the journal and `samples.csv` disagree (a sample is lost or mislabelled).
     pub const VERIFY_FAILED: u8 = 5;
     /// Interrupted by Ctrl-C / SIGTERM; the results directory is resumable.
@@ -217,6 +220,9 @@ pub enum Error {
     /// The reports could not be written.
     #[error(transparent)]
     Report(#[from] ReportError),
+    /// A new campaign and a reference could not be compared.
+    #[error(transparent)]
+    Compare(#[from] ReproductionError),
 }
 
 /// Why `aba resume --amend` did not amend.
@@ -281,7 +287,8 @@ impl Error {
             | Error::Preflight { .. }
             | Error::PrivateDir(_)
             | Error::Analysis(_)
-            | Error::Report(_) => exit_code::ERROR,
+            | Error::Report(_)
+            | Error::Compare(_) => exit_code::ERROR,
         }
     }
 
@@ -334,6 +341,7 @@ impl Error {
             ),
             Error::Analysis(e) => e.hint(),
             Error::Report(e) => e.hint(),
+            Error::Compare(e) => e.hint(),
             Error::Recipe(_)
             | Error::Amend { .. }
             | Error::Inventory(_)

@@ -17,6 +17,7 @@ pub mod kernel;
 pub mod placeholders;
 pub mod recipe;
 pub mod report;
+pub mod reproduction;
 pub mod results;
 pub mod stats;
 pub mod target;

@@ -20,7 +20,11 @@ use crate::{
         series::{SeriesContext, analyze_series},
         summary::summarize_campaign,
     },
-    recipe::{Recipe, model::BetterSpec, resolved::point_labels},
+    recipe::{
+        Recipe,
+        model::BetterSpec,
+        resolved::{AnalysisSettings, point_labels},
+    },
     results::{
         journal::{Event, Journal, Limits},
         layout::ResultsDir,
@@ -170,12 +174,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             candidates.push(k.to_string());
         }
     }
-    let params = VerdictParams {
-        gate_pct: recipe.analysis.gate_pct,
-        drift_margin: recipe.analysis.drift_margin,
-        max_drift_pct: recipe.analysis.max_drift_pct,
-        max_cv_pct: recipe.analysis.max_cv_pct,
-    };
+    let params = verdict_params(&recipe.analysis);
 
     let mut series = Vec::new();
     let mut duplicate_rows = 0;
@@ -307,6 +306,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                 .collect(),
             tuning: tuning(recipe),
             amendments: amendments(inputs.journal),
+            reference: recipe.reference.as_ref().map(|r| r.written.clone()),
         },
         params,
         kernels,
@@ -322,6 +322,17 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         summary,
         preregistration,
     })
+}
+
+/// The verdict parameters of a recipe's `[analysis]`.
+#[must_use]
+pub fn verdict_params(settings: &AnalysisSettings) -> VerdictParams {
+    VerdictParams {
+        gate_pct: settings.gate_pct,
+        drift_margin: settings.drift_margin,
+        max_drift_pct: settings.max_drift_pct,
+        max_cv_pct: settings.max_cv_pct,
+    }
 }
 
 /// Compares the recipe copy with what the journal recorded when the campaign started: a
@@ -387,7 +398,7 @@ fn as_written(value: f64) -> String {
 
 /// `workload`, `workload[case]`, plus `/metric` when the metric is not named after the
 /// workload (a single metric defaults to the workload's name).
-fn series_label(workload: &str, case: &str, metric: &str) -> String {
+pub(crate) fn series_label(workload: &str, case: &str, metric: &str) -> String {
     let mut label = workload.to_owned();
     if !case.is_empty() {
         label = format!("{label}[{case}]");

@@ -104,6 +104,9 @@ pub struct Campaign {
     pub tuning: Vec<String>,
     /// Amendments of the recipe (`aba resume --amend`), in order.
     pub amendments: Vec<Amendment>,
+    /// The recipe's `[expect] reference`, as written: the published result the campaign is
+    /// compared with at its end (its copy is `<results>/reference/`).
+    pub reference: Option<String>,
 }
 
 /// One `aba resume --amend`: what changed, for what the later points ran.

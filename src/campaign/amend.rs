@@ -70,7 +70,14 @@ pub fn amendment(
             what: "[analysis]".to_owned(),
         });
     }
-    if format!("{:?}", old.expect) != format!("{:?}", new.expect) {
+    let expected = |r: &Recipe| {
+        format!(
+            "{:?} {:?}",
+            r.expect,
+            r.reference.as_ref().map(|r| &r.written)
+        )
+    };
+    if expected(old) != expected(new) {
         return Err(AmendError::Analysis {
             what: "[[expect]]".to_owned(),
         });

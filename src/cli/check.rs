@@ -8,11 +8,13 @@ use std::{fmt::Write as _, io::Read as _, path::Path};
 use sha2::{Digest as _, Sha256};
 
 use crate::{
+    analysis::verdict_params,
     campaign::plan::{Summary, format_eta},
     cli::{FilesArgs, TargetArgs},
     error::{Error, exit_code},
     inventory::Target,
     recipe::{Recipe, limits, resolved::FileCopy},
+    reproduction::open_reference,
     text::{cut, one_line},
 };
 
@@ -32,6 +34,9 @@ pub fn check(
         None => Target::local(),
     };
     let summary = Summary::new(&recipe, &target)?;
+    if let Some(reference) = &recipe.reference {
+        open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
+    }
     print!("{}", render_plan(&recipe, &target, &summary));
     for warning in &summary.warnings {
         eprintln!("warning: {warning}");
@@ -97,6 +102,14 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
             } else {
                 String::new()
             }
+        );
+    }
+    if let Some(reference) = &recipe.reference {
+        let _ = writeln!(
+            out,
+            "compare  with the reference {} ({}) at the end of the run",
+            one_line(&reference.written),
+            one_line(&reference.path.to_string_lossy())
         );
     }
     if !recipe.sysctls.is_empty() {

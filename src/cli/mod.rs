@@ -2,6 +2,7 @@
 //! subcommand. Only this layer prints; everything below returns values or emits events.
 
 mod check;
+mod compare;
 mod preflight;
 mod report;
 mod restore;
@@ -182,6 +183,24 @@ pub enum Command {
         /// The results directory.
         dir: PathBuf,
     },
+    /// Compare a new campaign with a reference (another campaign's results directory, or a
+    /// published bundle): point means, changes and verdicts side by side, a reproduction
+    /// verdict per comparison (REPRODUCED, DIFFERENT, NOT_REPRODUCED, INCONCLUSIVE), the
+    /// environments with their differences; prints a mail-ready text (exit 4 when a
+    /// comparison is NOT_REPRODUCED).
+    Compare {
+        /// The new campaign's results directory.
+        new: PathBuf,
+        /// The reference: an aba results directory, or a published bundle's folder or one of
+        /// its `<name>-points.tsv` files.
+        reference: PathBuf,
+        /// Also write every figure, one per row, to FILE as TSV.
+        #[arg(long, value_name = "FILE")]
+        tsv: Option<PathBuf>,
+        /// Print the comparison as JSON (every number unrounded) instead of the text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Recompute a campaign's figures from its raw files, write the report files into the
     /// results directory and print report.txt.
     Report {
@@ -253,6 +272,19 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Status { dir } => status::status(&dir),
         Command::Verify { dir } => verify::verify(&dir),
         Command::Unlock { target } => unlock::unlock(&target),
+        Command::Compare {
+            new,
+            reference,
+            tsv,
+            json,
+        } => compare::compare(
+            &new,
+            &reference,
+            compare::CompareOutputs {
+                tsv: tsv.as_deref(),
+                json,
+            },
+        ),
         Command::Report {
             dir,
             accept_edited_limits,

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::{
-    analysis::analyze,
+    analysis::{analyze, verdict_params},
     campaign::{
         amend::amendment,
         engine::{Engine, EngineError, Job, Outcome, RunOptions, Start, check_tuning_consent},
@@ -17,6 +17,7 @@ use crate::{
     interrupt,
     inventory::{Inventory, Target},
     report::write_reports,
+    reproduction::{copy_reference, open_reference},
     results::{
         journal::{Event, Journal, JournalWriter},
         layout::{ResultsDir, utc_stamp},
@@ -89,11 +90,22 @@ pub fn run(
     for warning in &plan.warnings {
         eprintln!("warning: {warning}");
     }
+    // A reference that cannot be read fails now, not after an overnight run.
+    if let Some(reference) = &recipe.reference {
+        open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
+    }
     let dir =
         ResultsDir::create(results, &recipe, &utc_stamp()).map_err(|source| Error::ResultsDir {
             parent: results.to_path_buf(),
             source,
         })?;
+    if let Some(reference) = &recipe.reference
+        && let Err(e) = copy_reference(&reference.path, &dir.reference_dir())
+    {
+        // Nothing ran: the directory created a moment ago holds only the recipe copy.
+        let _ = std::fs::remove_dir_all(&dir.root);
+        return Err(e.into());
+    }
     let mut transport = transport_for(&target).map_err(target_error(&target))?;
     let lock = match take_lock(&target, &dir, transport.as_mut(), &options) {
         Ok(lock) => lock,

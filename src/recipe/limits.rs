@@ -40,6 +40,8 @@ pub const FILE_SOURCE_BYTES: u64 = 64 << 20;
 pub const FILES_TOTAL_BYTES: u64 = 256 << 20;
 /// Characters of `description`.
 pub const DESCRIPTION_CHARS: usize = 4000;
+/// Longest `[expect] reference` path, in characters (PATH_MAX).
+pub const REFERENCE_CHARS: usize = 4096;
 /// Characters of a metric's `unit`.
 pub const UNIT_CHARS: usize = 32;
 /// A plan whose ETA exceeds this needs `--yes` to run, and `check` says so.

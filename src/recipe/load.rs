@@ -24,10 +24,13 @@ use crate::recipe::{
     diagnostic::{Diagnostic, ticked},
     ident::{KernelLabel, TargetPath, check_cmdline_param, check_matrix_value},
     limits,
-    model::{CheckSpec, MetricSpec, RecipeFile, SysctlValue, TuningKnob, TuningSpec, WorkloadSpec},
+    model::{
+        CheckSpec, ExpectSection, MetricSpec, RecipeFile, SysctlValue, TuningKnob, TuningSpec,
+        WorkloadSpec,
+    },
     resolved::{
-        AnalysisSettings, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, Recipe, Recovery,
-        Steps, Tuning, Workload, point_labels,
+        AnalysisSettings, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, REFERENCE_COPY,
+        Recipe, Recovery, Reference, Steps, Tuning, Workload, point_labels,
     },
 };
 
@@ -333,6 +336,7 @@ impl Checker<'_> {
         } else {
             Vec::new()
         };
+        let reference = self.reference(&file);
 
         let boot_cmdline = self.cmdline(&file.boot.cmdline);
         Recipe {
@@ -373,6 +377,7 @@ impl Checker<'_> {
             workloads,
             analysis,
             expect,
+            reference,
         }
     }
 
@@ -486,24 +491,8 @@ impl Checker<'_> {
             );
             return out;
         }
-        let dir = match self.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        // The folder a source must resolve into, symlinks followed on both sides.
-        let (root, allowed): (PathBuf, Vec<PathBuf>) = match self.files {
-            FilesFrom::RecipeDir(extra) => (
-                std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
-                extra
-                    .iter()
-                    .filter_map(|p| std::fs::canonicalize(p).ok())
-                    .collect(),
-            ),
-            FilesFrom::Copied(root) => (
-                std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
-                Vec::new(),
-            ),
-        };
+        let dir = self.recipe_dir().to_path_buf();
+        let (root, allowed) = self.roots();
         let mut total = 0u64;
         for (remote, local) in &file.files {
             let path = match self.files {
@@ -583,6 +572,84 @@ impl Checker<'_> {
             );
         }
         out
+    }
+
+    /// The recipe's folder (`.` for a bare file name).
+    fn recipe_dir(&self) -> &Path {
+        match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        }
+    }
+
+    /// The folder a `[files]` source or the reference must resolve into, symlinks followed
+    /// on both sides, and the extra folders the tester allowed.
+    fn roots(&self) -> (PathBuf, Vec<PathBuf>) {
+        let dir = self.recipe_dir();
+        match self.files {
+            FilesFrom::RecipeDir(extra) => (
+                std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
+                extra
+                    .iter()
+                    .filter_map(|p| std::fs::canonicalize(p).ok())
+                    .collect(),
+            ),
+            FilesFrom::Copied(root) => (
+                std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
+                Vec::new(),
+            ),
+        }
+    }
+
+    /// `[expect] reference`: resolved from the recipe's folder (and inside it, like
+    /// `[files]`: a recipe from someone else cannot make aba copy what lies elsewhere), or,
+    /// for a results directory's copy of the recipe, its own copy of the reference.
+    fn reference(&mut self, file: &RecipeFile) -> Option<Reference> {
+        let ExpectSection::Reference(spec) = &file.expect else {
+            return None;
+        };
+        let written =
+            self.free_text(&spec.reference, "`reference`", limits::REFERENCE_CHARS, &[])?;
+        if let FilesFrom::Copied(copies) = self.files {
+            // `<results>/files` holds the copied [files]; the reference sits beside it.
+            let root = copies.parent().unwrap_or(copies);
+            return Some(Reference {
+                written,
+                path: root.join(REFERENCE_COPY),
+            });
+        }
+        let shown = crate::text::quoted(&written);
+        let resolved = match std::fs::canonicalize(self.recipe_dir().join(&written)) {
+            Ok(r) => r,
+            Err(e) => {
+                self.error(spec.reference.span(), format!("cannot read `{shown}`: {e}"))
+                    .help
+                    .push(
+                        "the reference is relative to the recipe file: an aba results \
+                         directory, or a published bundle's folder or <name>-points.tsv"
+                            .to_owned(),
+                    );
+                return None;
+            }
+        };
+        let (root, allowed) = self.roots();
+        if !(resolved.starts_with(&root) || allowed.iter().any(|a| resolved.starts_with(a))) {
+            self.error(
+                spec.reference.span(),
+                format!(
+                    "`{shown}` resolves to {}, outside the recipe's folder {}",
+                    crate::text::one_line(&resolved.to_string_lossy()),
+                    crate::text::one_line(&root.to_string_lossy())
+                ),
+            )
+            .help
+            .push(FILES_OUTSIDE_HELP.to_owned());
+            return None;
+        }
+        Some(Reference {
+            written,
+            path: resolved,
+        })
     }
 
     /// Free text that reaches terminals and reports: no control characters but `allowed`,
@@ -1120,18 +1187,21 @@ impl Checker<'_> {
         known: &[&KernelLabel],
     ) -> Vec<Expect> {
         let mut out = Vec::new();
-        if file.expect.len() > limits::EXPECTS {
+        let ExpectSection::Changes(specs) = &file.expect else {
+            return out;
+        };
+        if specs.len() > limits::EXPECTS {
             self.error(
-                file.expect[limits::EXPECTS].workload.span(),
+                specs[limits::EXPECTS].workload.span(),
                 format!(
                     "the recipe lists {} [[expect]] tables; at most {} are allowed",
-                    file.expect.len(),
+                    specs.len(),
                     limits::EXPECTS
                 ),
             );
             return out;
         }
-        for spec in &file.expect {
+        for spec in specs {
             let Some(workload) = workloads
                 .iter()
                 .find(|w| &w.name == spec.workload.get_ref())
@@ -1295,6 +1365,65 @@ metric = { number = true, unit = "ns", better = "lower" }
         assert_eq!(r.workloads[0].samples, 9);
         assert_eq!(r.workloads[0].metrics[0].name.as_str(), "w");
         assert_eq!(r.sha256.len(), 64);
+    }
+
+    #[test]
+    fn an_expect_table_names_a_reference_inside_the_recipe_folder() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("published")).expect("mkdir");
+        let recipe = dir.path().join("r.toml");
+        let with = |reference: &str| format!("{MINIMAL}[expect]\nreference = \"{reference}\"\n");
+        let r = parse(&recipe, &with("published")).expect("valid");
+        let reference = r.reference.expect("a reference");
+        assert_eq!(reference.written, "published");
+        assert_eq!(
+            reference.path,
+            std::fs::canonicalize(dir.path().join("published")).expect("exists")
+        );
+        assert!(r.expect.is_empty());
+        // A results directory's copy reads its own copy of the reference.
+        let copies = dir.path().join("results/r-1/files");
+        let copied = super::parse_with(
+            &recipe,
+            &with("published"),
+            super::FilesFrom::Copied(&copies),
+        )
+        .expect("valid");
+        assert_eq!(
+            copied.reference.expect("a reference").path,
+            dir.path().join("results/r-1/reference")
+        );
+        let errors_at = |text: &str| match parse(&recipe, text) {
+            Err(RecipeError::Invalid(d)) => d.to_string(),
+            other => panic!("expected an error, got {other:?}"),
+        };
+        let missing = errors_at(&with("gone"));
+        assert!(missing.contains("cannot read `gone`"), "{missing}");
+        assert!(
+            missing.contains("the reference is relative to the recipe file"),
+            "{missing}"
+        );
+        let outside = errors_at(&with("/"));
+        assert!(outside.contains("outside the recipe's folder"), "{outside}");
+        // `[expect]` holds only `reference`, and says which forms exist when it is neither.
+        let typo = errors_at(&format!("{MINIMAL}[expect]\nrefrence = \"published\"\n"));
+        assert!(typo.contains("unknown field `refrence`"), "{typo}");
+        assert!(
+            typo.contains("r.toml:16:1 (key `expect.refrence`)"),
+            "{typo}"
+        );
+        assert!(typo.contains("did you mean `reference`?"), "{typo}");
+        let wrong = errors_at(&format!("expect = 3\n{MINIMAL}"));
+        assert!(
+            wrong.contains("[[expect]] tables (one published change each) or one [expect] table"),
+            "{wrong}"
+        );
+        // [[expect]] tables keep working, spans included.
+        let bad = errors_at(&format!(
+            "{MINIMAL}[[expect]]\nworkload = \"nope\"\nchange_pct = 1.0\ntolerance = 1.0\n"
+        ));
+        assert!(bad.contains("[[expect]] names workload `nope`"), "{bad}");
+        assert!(bad.contains("r.toml:16:12"), "{bad}");
     }
 
     #[test]

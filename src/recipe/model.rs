@@ -120,9 +120,10 @@ pub struct RecipeFile {
     /// How results are judged.
     #[serde(default)]
     pub analysis: AnalysisSpec,
-    /// Published results this recipe should reproduce.
+    /// Published results this recipe should reproduce: `[[expect]]` tables (one change
+    /// each), or one `[expect]` table naming a reference to compare the campaign with.
     #[serde(default)]
-    pub expect: Vec<ExpectSpec>,
+    pub expect: ExpectSection,
 }
 
 /// One kernel.
@@ -468,6 +469,64 @@ pub struct RecoverySpec {
     pub gap: Spanned<Vec<Spanned<String>>>,
     /// Kernels in order, starting at `gap[0]`; each consecutive pair is one step.
     pub path: Spanned<Vec<Spanned<String>>>,
+}
+
+/// What the recipe expects of the campaign: `[[expect]]` tables or one `[expect]` table.
+///
+/// TOML cannot hold both (an array of tables and a table of the same name), so the two are
+/// exclusive by construction; the visitor says which forms exist instead of serde's
+/// "did not match any variant".
+#[derive(Debug)]
+pub enum ExpectSection {
+    /// `[[expect]]`: published changes, each with a tolerance (none when absent).
+    Changes(Vec<ExpectSpec>),
+    /// `[expect] reference = "…"`: a published result to compare the whole campaign with.
+    Reference(ReferenceSpec),
+}
+
+impl Default for ExpectSection {
+    fn default() -> Self {
+        ExpectSection::Changes(Vec::new())
+    }
+}
+
+impl<'de> Deserialize<'de> for ExpectSection {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = ExpectSection;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "[[expect]] tables (one published change each) or one [expect] table with \
+                     `reference = \"…\"`",
+                )
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> Result<ExpectSection, A::Error> {
+                Vec::<ExpectSpec>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(ExpectSection::Changes)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ExpectSection, A::Error> {
+                ReferenceSpec::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ExpectSection::Reference)
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// `[expect]`: the reference a campaign reproduces, compared at the end of `aba run`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceSpec {
+    /// An aba results directory, or a published bundle's folder or `<name>-points.tsv`,
+    /// relative to the recipe file.
+    pub reference: Spanned<String>,
 }
 
 /// `[[expect]]`: a published change this recipe should reproduce.

@@ -55,6 +55,21 @@ pub struct Recipe {
     pub analysis: AnalysisSettings,
     /// `[[expect]]`.
     pub expect: Vec<Expect>,
+    /// `[expect] reference`: what the campaign is compared with at its end.
+    pub reference: Option<Reference>,
+}
+
+/// Where a results directory keeps its copy of the recipe's reference: `<results>/reference/`.
+pub const REFERENCE_COPY: &str = "reference";
+
+/// `[expect] reference`: a published result the whole campaign is compared with.
+#[derive(Clone, Debug)]
+pub struct Reference {
+    /// As written in the recipe.
+    pub written: String,
+    /// Where it is read from: resolved from the recipe's folder, or, for a results
+    /// directory's copy of the recipe, its copy `<results>/reference/`.
+    pub path: std::path::PathBuf,
 }
 
 /// One kernel.

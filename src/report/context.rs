@@ -86,7 +86,7 @@ pub struct Markdown {
 }
 
 /// A text block for `report.txt`: no trailing newline, no line over 72 columns.
-fn block(text: String) -> String {
+pub(crate) fn block(text: String) -> String {
     fit_width(text.trim_end(), WIDTH)
 }
 

@@ -106,6 +106,26 @@ impl Table {
     }
 }
 
+/// Greedy blocks of columns `[from, to)` that fit in [`WIDTH`]: as many columns of `widths`
+/// (two spaces apart) as fit after a first column `first` wide (its indent included), then
+/// the next block. Always at least one column per block, so an overwide column still shows.
+#[must_use]
+pub fn column_blocks(first: usize, widths: &[usize]) -> Vec<(usize, usize)> {
+    let mut blocks = Vec::new();
+    let mut start = 0;
+    let mut used = first;
+    for (i, w) in widths.iter().enumerate() {
+        if i > start && used + 2 + w > WIDTH {
+            blocks.push((start, i));
+            start = i;
+            used = first;
+        }
+        used += 2 + w;
+    }
+    blocks.push((start, widths.len()));
+    blocks
+}
+
 /// A no-break space: prose joins words with it that must stay on one line (`ν = 4`, an
 /// interval); [`wrap`] turns it into a plain space after wrapping.
 pub const NBSP: char = '\u{a0}';
@@ -224,6 +244,14 @@ mod tests {
             t.render(2),
             "  series     ν\n  a       12.5\n  a label longer than the column\n"
         );
+    }
+
+    #[test]
+    fn columns_wrap_into_blocks_that_fit() {
+        // 10 + 3·(2 + 20) = 76 > 72: the third column starts a block.
+        assert_eq!(super::column_blocks(10, &[20, 20, 20]), [(0, 2), (2, 3)]);
+        assert_eq!(super::column_blocks(10, &[100]), [(0, 1)]);
+        assert_eq!(super::column_blocks(10, &[]), [(0, 0)]);
     }
 
     #[test]

@@ -53,12 +53,13 @@ pub fn notices(analysis: &Analysis) -> String {
         .join("\n\n")
 }
 
-fn plural(n: usize) -> &'static str {
+/// `s` unless `n` is 1.
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
 /// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[String]) -> String {
+pub(crate) fn and_list(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),

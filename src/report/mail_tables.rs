@@ -10,7 +10,7 @@ use crate::{
     analysis::{Analysis, CandidateResult, RecoveryStepKind, Series, SeriesResult},
     recipe::model::Role,
     report::{
-        layout::{Align, Table, WIDTH},
+        layout::{Align, Table, WIDTH, column_blocks},
         number::{fixed, mean_decimals, nu, pct, signed_pct},
     },
     stats::{Better, VerdictLabel, kernel_mean},
@@ -167,21 +167,11 @@ fn means_group(group: &[&Series], done: &[&str]) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    // Greedy blocks of columns: as many points as fit after the label column.
-    let mut blocks: Vec<(usize, usize)> = Vec::new();
-    let mut start = 0;
-    let mut used = 2 + label_width;
-    for (i, w) in widths.iter().enumerate() {
-        if i > start && used + 2 + w > WIDTH {
-            blocks.push((start, i));
-            start = i;
-            used = 2 + label_width;
-        }
-        used += 2 + w;
-    }
-    blocks.push((start, done.len()));
     let mut out = String::new();
-    for (b, (from, to)) in blocks.into_iter().enumerate() {
+    for (b, (from, to)) in column_blocks(2 + label_width, &widths)
+        .into_iter()
+        .enumerate()
+    {
         if b > 0 {
             out.push('\n');
         }

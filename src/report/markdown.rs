@@ -190,7 +190,7 @@ pub fn verdicts(analysis: &Analysis) -> String {
 /// The bundle's files that exist next to the report files, with what each holds.
 #[must_use]
 pub fn files(root: &Path) -> String {
-    const FILES: [(&str, &str); 12] = [
+    const FILES: [(&str, &str); 15] = [
         (
             "recipe.toml",
             "the recipe exactly as run (its sha256 is in the journal)",
@@ -215,6 +215,18 @@ pub fn files(root: &Path) -> String {
         ),
         ("samples.svg", "every sample in boot order"),
         ("README.md", "this summary"),
+        (
+            "reference/",
+            "the recipe's `[expect] reference`, copied when the campaign started",
+        ),
+        (
+            "reproduction.txt",
+            "the comparison with `reference/`, mail-ready (`aba compare`)",
+        ),
+        (
+            "reproduction.tsv",
+            "every figure of that comparison, one per row",
+        ),
     ];
     let always = [
         "report.txt",
@@ -224,9 +236,15 @@ pub fn files(root: &Path) -> String {
         "samples.svg",
         "README.md",
     ];
+    // The comparison is written after this README, from the reference's copy.
+    let compared = root.join(crate::recipe::resolved::REFERENCE_COPY).is_dir();
     let rows: Vec<Vec<String>> = FILES
         .iter()
-        .filter(|(name, _)| always.contains(name) || root.join(name).exists())
+        .filter(|(name, _)| {
+            always.contains(name)
+                || root.join(name).exists()
+                || (compared && name.starts_with("reproduction."))
+        })
         .map(|(name, what)| vec![format!("`{name}`"), (*what).to_owned()])
         .collect();
     table(&["file", "contents"], &rows)

@@ -1,6 +1,7 @@
 //! The report layer: the evidence tables (`points.tsv`, `comparison.tsv`, `run-audit.tsv`),
 //! the mail-ready `report.txt`, the bundle's `README.md` and `samples.svg`, all from an
-//! [`crate::analysis::Analysis`].
+//! [`crate::analysis::Analysis`]; and `aba compare`'s text and TSV from a
+//! [`crate::reproduction::Reproduction`] (`reproduction_*`).
 //!
 //! Rounding happens here and nowhere else (`number`). The layouts of `report.txt` and
 //! `README.md` are minijinja templates (`template`); the numbers and text blocks they show
@@ -16,6 +17,10 @@ pub mod mail_tables;
 pub mod markdown;
 pub mod number;
 pub mod points_tsv;
+pub mod reproduction_prose;
+pub mod reproduction_tables;
+pub mod reproduction_text;
+pub mod reproduction_tsv;
 pub mod svg;
 pub mod template;
 #[cfg(test)]
@@ -25,5 +30,9 @@ pub mod verdict_text;
 pub mod write;
 
 pub use error::ReportError;
+pub use reproduction_text::{RenderedReproduction, render_reproduction};
 pub use template::Templates;
-pub use write::{FILES, Reports, render_reports, write_reports, write_reports_with};
+pub use write::{
+    FILES, REPRODUCTION_FILES, Reports, render_reports, write_reports, write_reports_with,
+    write_reproduction,
+};

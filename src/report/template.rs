@@ -13,18 +13,26 @@ use std::path::{Path, PathBuf};
 
 use minijinja::{Environment, UndefinedBehavior, syntax::SyntaxConfig, value::Serde};
 
-use crate::report::{context::Context, error::ReportError, layout::wrap};
+use serde::Serialize;
+
+use crate::report::{error::ReportError, layout::wrap};
 
 /// The template of `report.txt`.
 pub const REPORT_TXT: &str = "report.txt.j2";
 /// The template of `README.md`.
 pub const README_MD: &str = "README.md.j2";
+/// The template of `aba compare`'s text (and `reproduction.txt`).
+pub const REPRODUCTION_TXT: &str = "reproduction.txt.j2";
 /// The environment variable naming a directory of user templates.
 pub const TEMPLATES_ENV: &str = "ABA_TEMPLATES";
 
-const BUILTIN: [(&str, &str); 2] = [
+const BUILTIN: [(&str, &str); 3] = [
     (REPORT_TXT, include_str!("../../templates/report.txt.j2")),
     (README_MD, include_str!("../../templates/README.md.j2")),
+    (
+        REPRODUCTION_TXT,
+        include_str!("../../templates/reproduction.txt.j2"),
+    ),
 ];
 
 /// Where templates are looked up.
@@ -72,8 +80,9 @@ impl Templates {
         Ok((text, "built-in".to_owned()))
     }
 
-    /// Renders template `name` with `context`.
-    pub fn render(&self, name: &str, context: &Context<'_>) -> Result<String, ReportError> {
+    /// Renders template `name` with `context` (a report's [`crate::report::context::Context`],
+    /// or a comparison's).
+    pub fn render<C: Serialize>(&self, name: &str, context: &C) -> Result<String, ReportError> {
         let (source, origin) = self.source(name)?;
         let fail = |source| ReportError::Template {
             name: name.to_owned(),

@@ -1,5 +1,6 @@
 //! Renders all six report files and writes them into the results directory, each atomically
-//! (a reader sees the old file or the new one, never half of one).
+//! (a reader sees the old file or the new one, never half of one); likewise the two files of
+//! a comparison with the recipe's reference.
 
 use std::path::{Path, PathBuf};
 
@@ -10,9 +11,12 @@ use crate::{
         context::Context,
         error::ReportError,
         layout::{WIDTH, fit_width},
-        points_tsv, svg,
+        points_tsv,
+        reproduction_text::{RenderedReproduction, render_reproduction},
+        svg,
         template::{README_MD, REPORT_TXT, Templates},
     },
+    reproduction::Reproduction,
     results::{atomic::write_atomic, layout::ResultsDir},
 };
 
@@ -130,4 +134,24 @@ pub fn write_reports_with(
         write_atomic(&path, content).map_err(|source| ReportError::Write { path, source })?;
     }
     Ok(reports)
+}
+
+/// The files of a campaign's comparison with its recipe's reference.
+pub const REPRODUCTION_FILES: [&str; 2] = ["reproduction.txt", "reproduction.tsv"];
+
+/// Renders `reproduction` (the campaign in `results` against its recipe's reference) and
+/// writes `reproduction.txt` and `reproduction.tsv` into `results`, each atomically.
+pub fn write_reproduction(
+    results: &ResultsDir,
+    reproduction: &Reproduction,
+) -> Result<RenderedReproduction, ReportError> {
+    let rendered = render_reproduction(reproduction, &Templates::from_env())?;
+    for (name, content) in REPRODUCTION_FILES
+        .iter()
+        .zip([rendered.text.as_bytes(), &rendered.tsv])
+    {
+        let path: PathBuf = results.root.join(name);
+        write_atomic(&path, content).map_err(|source| ReportError::Write { path, source })?;
+    }
+    Ok(rendered)
 }

@@ -110,6 +110,11 @@ impl ResultsDir {
         self.env_dir().join(format!("{point}-{attempt}.json"))
     }
 
+    /// The copy of the recipe's `[expect] reference`.
+    pub fn reference_dir(&self) -> PathBuf {
+        self.root.join(crate::recipe::resolved::REFERENCE_COPY)
+    }
+
     /// Loads the copied recipe with its copied files.
     pub fn load_recipe(&self) -> Result<Recipe, RecipeError> {
         load_with(&self.recipe_path(), FilesFrom::Copied(&self.files_dir()))

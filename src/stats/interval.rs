@@ -64,12 +64,19 @@ impl RatioInterval {
 /// Uses the normal quantile above ν = 10⁴. Returns NaN when `dof` is not positive.
 #[must_use]
 pub fn t_quantile_975(dof: f64) -> f64 {
+    t_quantile(0.975, dof)
+}
+
+/// The `probability` quantile of Student's t with `dof` degrees of freedom (`dof` may be
+/// fractional); the normal quantile above ν = 10⁴. NaN when `dof` is not positive.
+#[must_use]
+pub fn t_quantile(probability: f64, dof: f64) -> f64 {
     if dof > MAX_STUDENT_DOF {
         Normal::new(0.0, 1.0)
             .expect("invariant: the standard normal is valid")
-            .inverse_cdf(0.975)
+            .inverse_cdf(probability)
     } else {
-        StudentsT::new(0.0, 1.0, dof).map_or(f64::NAN, |t| t.inverse_cdf(0.975))
+        StudentsT::new(0.0, 1.0, dof).map_or(f64::NAN, |t| t.inverse_cdf(probability))
     }
 }
 
@@ -444,6 +451,8 @@ mod tests {
     #[test]
     fn t_quantiles() {
         assert_eq!(format!("{:.3}", t_quantile_975(1.0)), "12.706");
+        assert_eq!(format!("{:.3}", super::t_quantile(0.995, 2.0)), "9.925");
+        assert_eq!(format!("{:.4}", super::t_quantile(0.995, 1e6)), "2.5758");
         assert_eq!(format!("{:.3}", t_quantile_975(4.0)), "2.776");
         assert_eq!(format!("{:.4}", t_quantile_975(1e6)), "1.9600");
         assert!(t_quantile_975(0.0).is_nan());

@@ -12,6 +12,7 @@ pub mod fsnotify;
 pub mod interval;
 pub mod kernel;
 pub mod outliers;
+pub mod reproduce;
 pub mod summary;
 #[cfg(test)]
 mod testdata;
@@ -23,13 +24,17 @@ pub use compare::{
 pub use fsnotify::{FsnotifyKind, FsnotifyParams, classify_fsnotify_v1};
 pub use interval::{
     BootVariance, FLOOR_COVERAGE_EXCESS, IntervalKind, RatioInterval, boot_variance, ci_boot,
-    ci_boot_from, ci_within, floor_factor, t_quantile_975,
+    ci_boot_from, ci_within, floor_factor, t_quantile, t_quantile_975,
 };
 pub use kernel::{
     BootEffect, BootEffectTest, BootPoint, KernelSummary, kernel_boots, kernel_mean,
     kernel_summary, kernels_in_order,
 };
 pub use outliers::{Outliers, mad, modified_z_scores};
+pub use reproduce::{
+    ChangeDifference, ChangeVariance, Claim, NoClaim, ReproductionLabel, ReproductionVerdict, Rule,
+    Which, change_difference, change_variance, reproduce,
+};
 pub use summary::{SdDenominator, Summary, median, summarize, summarize_with};
 pub use verdict::{
     Better, Confidence, Direction, Limit, Spread, SpreadMeasure, Verdict, VerdictInput,

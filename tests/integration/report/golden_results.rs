@@ -199,15 +199,19 @@ tolerance = 0.005
 }
 
 /// One golden point: label, kernel, release, values.
-struct GoldenPoint {
-    label: String,
-    kernel: String,
-    release: String,
-    values: Vec<f64>,
+pub struct GoldenPoint {
+    /// Point label.
+    pub label: String,
+    /// Kernel label.
+    pub kernel: String,
+    /// Release or commit (the golden `build`).
+    pub release: String,
+    /// Measured values in order.
+    pub values: Vec<f64>,
 }
 
 /// The raw points of a golden case, in boot order.
-fn golden_points(case: &str) -> Vec<GoldenPoint> {
+pub fn golden_points(case: &str) -> Vec<GoldenPoint> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden/points.tsv");
     let text = fs::read_to_string(&path).expect("golden points.tsv");
     let mut lines = text.lines();
@@ -248,7 +252,7 @@ fn golden_points(case: &str) -> Vec<GoldenPoint> {
 }
 
 /// The golden case's metric, unit and source commit from `cases.tsv`.
-fn golden_case(case: &str) -> (String, String, String) {
+pub fn golden_case(case: &str) -> (String, String, String) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden/cases.tsv");
     let text = fs::read_to_string(&path).expect("golden cases.tsv");
     let mut lines = text.lines();
@@ -345,7 +349,7 @@ fn labels(points: &[GoldenPoint]) -> Vec<String> {
 }
 
 /// A deterministic boot_id for the n-th boot.
-fn boot_id(n: u32) -> String {
+pub fn boot_id(n: u32) -> String {
     format!(
         "5e1f{n:04x}-0000-4000-8000-{:012x}",
         u64::from(n) * 0x1_0001
@@ -641,17 +645,24 @@ tolerance = 0.005
 }
 
 /// Where the rows of one point attempt go.
-struct Attempt<'a> {
-    point: &'a str,
-    order: usize,
-    attempt: u32,
-    kernel: &'a str,
-    release: &'a str,
-    boot_id: &'a str,
+pub struct Attempt<'a> {
+    /// Point label.
+    pub point: &'a str,
+    /// 1-based boot order.
+    pub order: usize,
+    /// 1-based attempt.
+    pub attempt: u32,
+    /// Kernel label.
+    pub kernel: &'a str,
+    /// Proven release.
+    pub release: &'a str,
+    /// Proven boot_id.
+    pub boot_id: &'a str,
 }
 
-/// A results directory being written.
-struct Campaign {
+/// A results directory being written, with aba's own journal and samples writers (also used
+/// by `compare` to write campaigns of a chosen truth).
+pub struct Campaign {
     journal: JournalWriter,
     samples: SampleWriter,
     samples_path: PathBuf,
@@ -660,7 +671,7 @@ struct Campaign {
 }
 
 impl Campaign {
-    fn create(dest: &Path, recipe: &str, target: &str, points: &[String]) -> Campaign {
+    pub fn create(dest: &Path, recipe: &str, target: &str, points: &[String]) -> Campaign {
         let recipe_path = dest.join("recipe.toml");
         fs::write(&recipe_path, recipe).expect("write recipe.toml");
         let parsed = aba::recipe::parse(&recipe_path, recipe)
@@ -708,7 +719,13 @@ impl Campaign {
         self.samples = SampleWriter::open(&self.samples_path).expect("samples.csv");
     }
 
-    fn start(&mut self, point: &str, attempt: u32) {
+    /// Starts the attempt `at` and proves its boot (40 s to the proof, 35 s to the login).
+    pub fn begin(&mut self, at: &Attempt<'_>) {
+        self.start(at.point, at.attempt);
+        self.prove(at.point, at.attempt, at.boot_id, at.release, 40.0, 35.0);
+    }
+
+    pub fn start(&mut self, point: &str, attempt: u32) {
         let time = self.now();
         self.event(&Event::PointStarted {
             point: point.into(),
@@ -717,7 +734,7 @@ impl Campaign {
         });
     }
 
-    fn prove(
+    pub fn prove(
         &mut self,
         point: &str,
         attempt: u32,
@@ -740,7 +757,7 @@ impl Campaign {
     }
 
     /// One ok run per value: a row and a journal record each.
-    fn samples(
+    pub fn samples(
         &mut self,
         at: &Attempt<'_>,
         workload: &str,
@@ -855,7 +872,7 @@ impl Campaign {
         });
     }
 
-    fn done(&mut self, point: &str, attempt: u32, dmesg_warnings: u32, failed_units: &[&str]) {
+    pub fn done(&mut self, point: &str, attempt: u32, dmesg_warnings: u32, failed_units: &[&str]) {
         let time = self.now();
         self.event(&Event::PointDone {
             point: point.into(),
@@ -866,7 +883,7 @@ impl Campaign {
         });
     }
 
-    fn finish(&mut self) {
+    pub fn finish(&mut self) {
         let time = self.now();
         self.event(&Event::Finished { time });
     }

@@ -1,0 +1,67 @@
+//! `aba compare NEW REFERENCE`: a new campaign against a reference (another campaign's
+//! results directory or a published bundle), printed as a mail-ready text or JSON, with the
+//! TSV written where asked.
+
+use std::path::Path;
+
+use crate::{
+    error::{Error, exit_code},
+    report::{ReportError, Templates, render_reproduction},
+    reproduction::{Reproduction, compare_paths},
+    results::atomic::write_atomic,
+};
+
+/// What `aba compare`, `aba run`, `aba resume` and `aba report` say on stderr when a
+/// comparison with a reference is NOT_REPRODUCED.
+pub const NOT_REPRODUCED_WARNING: &str =
+    "warning: a result of the reference was not reproduced (NOT_REPRODUCED)";
+
+/// What `aba compare` writes besides its text.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CompareOutputs<'a> {
+    /// Write the TSV here.
+    pub tsv: Option<&'a Path>,
+    /// Print JSON instead of the text.
+    pub json: bool,
+}
+
+/// `aba compare NEW REFERENCE [--tsv FILE] [--json]`; exits with
+/// [`exit_code::NOT_REPRODUCED`] when a comparison is NOT_REPRODUCED.
+pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Result<u8, Error> {
+    let reproduction = compare_paths(new, reference)?;
+    let rendered = render_reproduction(&reproduction, &Templates::from_env())?;
+    if let Some(path) = outputs.tsv {
+        // A bare file name is in the current folder, whose entry the atomic write syncs.
+        let at = match path.parent() {
+            Some(p) if p.as_os_str().is_empty() => Path::new(".").join(path),
+            _ => path.to_path_buf(),
+        };
+        write_atomic(&at, &rendered.tsv).map_err(|source| ReportError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    if outputs.json {
+        let json = serde_json::to_string_pretty(&reproduction)
+            .expect("invariant: the comparison model serialises");
+        println!("{json}");
+    } else {
+        print!("{}", rendered.text);
+    }
+    let code = exit_code_of(&reproduction);
+    if code == exit_code::NOT_REPRODUCED {
+        eprintln!("{NOT_REPRODUCED_WARNING}");
+    }
+    Ok(code)
+}
+
+/// The exit code of a comparison: [`exit_code::NOT_REPRODUCED`] when any comparison is
+/// NOT_REPRODUCED (DIFFERENT and INCONCLUSIVE are reported, not failed).
+#[must_use]
+pub fn exit_code_of(reproduction: &Reproduction) -> u8 {
+    if reproduction.counts.not_reproduced > 0 {
+        exit_code::NOT_REPRODUCED
+    } else {
+        exit_code::OK
+    }
+}

@@ -1,0 +1,212 @@
+//! The tables of `aba compare`'s text: each series' point means, the reference's above the
+//! new campaign's, in boot order, and each comparison's two changes, their ratio and the
+//! reproduction verdict.
+//!
+//! Every line is at most [`WIDTH`] columns: a means table with more points than fit is
+//! wrapped into several blocks of columns (as `report.txt` does), and a series label too long
+//! for its heading gets a line of its own.
+
+use crate::{
+    recipe::model::Role,
+    report::{
+        layout::{Align, Table, WIDTH, column_blocks},
+        mail_tables::better_text,
+        number::{fixed, mean_decimals, signed_pct},
+    },
+    reproduction::model::{Reproduction, SeriesReproduction},
+};
+
+/// The row names of the two sides.
+const SIDES: [&str; 2] = ["reference", "new"];
+
+/// `mprotect (ns/page, lower is better, control)`: what a series heading says.
+fn heading(s: &SeriesReproduction) -> String {
+    let mut what: Vec<String> = Vec::new();
+    what.extend(s.unit.clone());
+    what.extend(s.better.map(|b| better_text(b).to_owned()));
+    if s.role == Some(Role::Control) {
+        what.push("control".to_owned());
+    } else if s.aux {
+        what.push("auxiliary".to_owned());
+    }
+    if what.is_empty() {
+        s.label.clone()
+    } else {
+        format!("{} ({})", s.label, what.join(", "))
+    }
+}
+
+/// The point means of every series, the reference's row above the new campaign's.
+#[must_use]
+pub fn means(reproduction: &Reproduction) -> String {
+    let mut out = String::from("Point means in boot order, the reference above this campaign:\n");
+    for s in &reproduction.series {
+        out.push('\n');
+        out.push_str(&means_of(s));
+    }
+    out
+}
+
+fn means_of(s: &SeriesReproduction) -> String {
+    let (r, n) = (&s.reference.points, &s.new.points);
+    let count = r.len().max(n.len());
+    let decimals = mean_decimals(r.iter().chain(n).map(|p| p.mean));
+    let labels: Vec<String> = (0..count)
+        .map(|i| {
+            n.get(i)
+                .or_else(|| r.get(i))
+                .map(|p| p.label.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    let cells = |points: &[crate::stats::BootPoint]| -> Vec<String> {
+        (0..count)
+            .map(|i| {
+                points
+                    .get(i)
+                    .map_or_else(|| "-".to_owned(), |p| fixed(p.mean, decimals))
+            })
+            .collect()
+    };
+    let rows = [cells(r), cells(n)];
+    let widths: Vec<usize> = (0..count)
+        .map(|i| {
+            rows.iter()
+                .map(|row| row[i].chars().count())
+                .chain([labels[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let first = 2 + SIDES.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    let title = heading(s);
+    out.push_str(&format!("  {title}\n"));
+    for (from, to) in column_blocks(first, &widths) {
+        let mut aligns = vec![Align::Left];
+        aligns.extend(std::iter::repeat_n(Align::Right, to - from));
+        let mut table = Table::new(&aligns);
+        table.row(std::iter::once(String::new()).chain(labels[from..to].iter().cloned()));
+        for (side, row) in SIDES.iter().zip(&rows) {
+            table.row(std::iter::once((*side).to_owned()).chain(row[from..to].iter().cloned()));
+        }
+        out.push_str(&table.render(2));
+    }
+    let differ = r.iter().zip(n).any(|(a, b)| a.label != b.label);
+    if differ {
+        let names: Vec<&str> = r.iter().map(|p| p.label.as_str()).collect();
+        out.push_str(&crate::report::layout::wrap(
+            &format!("(the reference's points: {})", names.join(", ")),
+            WIDTH,
+            "  ",
+        ));
+    }
+    out
+}
+
+/// Each comparison: the reference's change, the new one, their ratio and the verdict.
+#[must_use]
+pub fn changes(reproduction: &Reproduction) -> String {
+    let mut table = Table::new(&[
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+    ]);
+    for (i, s) in reproduction
+        .series
+        .iter()
+        .filter(|s| !s.candidates.is_empty())
+        .enumerate()
+    {
+        if i > 0 {
+            table.span("");
+        }
+        let title = heading(s);
+        if title.chars().count() + 2 > WIDTH {
+            table.span(s.label.clone());
+            table.span(format!("  {}", title.trim_start_matches(&s.label).trim()));
+        } else {
+            table.span(title);
+        }
+        table.row(["  kernel", "reference", "new", "ratio", "verdict"]);
+        for c in &s.candidates {
+            let kernel = if c.new.candidate == c.reference.candidate {
+                c.new.candidate.clone()
+            } else {
+                format!("{} ({})", c.new.candidate, c.reference.candidate)
+            };
+            table.row([
+                format!("  {kernel}"),
+                signed_pct(c.reference.comparison.change_pct),
+                signed_pct(c.new.comparison.change_pct),
+                c.verdict
+                    .ratio
+                    .map_or_else(|| "-".to_owned(), |r| fixed(r, 2)),
+                c.verdict.label.to_string(),
+            ]);
+        }
+    }
+    if table.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Changes against each campaign's baseline:\n\n{}",
+        table.render(2)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{changes, means};
+    use crate::{
+        report::{layout::WIDTH, testdata::fixture},
+        reproduction::{campaign::from_analysis, compare},
+    };
+
+    #[test]
+    fn nine_points_wrap_into_blocks_in_boot_order_and_every_candidate_has_a_row() {
+        let analysis = fixture("mprotect-mechanism");
+        let evidence = from_analysis(&analysis, "mechanism", &[], Vec::new());
+        let r = compare(&evidence, &evidence).expect("the same series");
+        let text = means(&r);
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+        let headers: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.contains("reference") && !l.contains("new") && l.contains('-'))
+            .flat_map(str::split_whitespace)
+            .filter(|w| !w.contains('/') && !w.starts_with('('))
+            .collect();
+        assert_eq!(
+            headers,
+            [
+                "parent-a",
+                "child-a",
+                "fastpath-a",
+                "folioonly-a",
+                "nofolio",
+                "folioonly-b",
+                "fastpath-b",
+                "child-b",
+                "parent-b"
+            ],
+            "{text}"
+        );
+        // Two rows per block, the reference above.
+        let sides: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|w| *w == "reference" || *w == "new")
+            .collect();
+        assert!(sides.len() >= 4 && sides.chunks(2).all(|c| c == ["reference", "new"]));
+        let table = changes(&r);
+        for candidate in ["child", "fastpath", "folioonly", "nofolio"] {
+            assert!(
+                table.lines().any(|l| l.trim_start().starts_with(candidate)
+                    && l.trim_end().ends_with("REPRODUCED")),
+                "{candidate}: {table}"
+            );
+        }
+    }
+}

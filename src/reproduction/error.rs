@@ -1,0 +1,130 @@
+//! Why two campaigns could not be compared. Each variant names the directory or file at
+//! fault, so the message alone tells the user where to look.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::analysis::AnalysisError;
+
+/// Why `aba compare` could not compare a new campaign with a reference.
+#[derive(Debug, Error)]
+pub enum ReproductionError {
+    /// The path is neither an aba results directory nor a published bundle.
+    #[error(
+        "{} is neither an aba results directory (it has no journal.jsonl) nor a published \
+         bundle (it has no *-points.tsv)",
+        path.display()
+    )]
+    NotEvidence {
+        /// What was given.
+        path: PathBuf,
+    },
+    /// The path does not exist or cannot be listed.
+    #[error("cannot read {}", path.display())]
+    Unreadable {
+        /// What was given.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A published bundle can only be a reference: it has no campaign to judge.
+    #[error(
+        "{} is a published bundle; the new campaign must be an aba results directory",
+        path.display()
+    )]
+    BundleAsNew {
+        /// What was given as the new campaign.
+        path: PathBuf,
+    },
+    /// An aba results directory that cannot be analysed.
+    #[error("cannot analyse {}", dir.display())]
+    Analysis {
+        /// The results directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: AnalysisError,
+    },
+    /// A file of a published bundle that does not read as its layout.
+    #[error("{}:{line}: {what}", path.display())]
+    Bundle {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line (1 for the header).
+        line: usize,
+        /// What is wrong, naming the column.
+        what: String,
+    },
+    /// The recipe's reference could not be copied into the results directory.
+    #[error("cannot copy the reference {} into {}", from.display(), to.display())]
+    Copy {
+        /// What was being copied.
+        from: PathBuf,
+        /// Where to.
+        to: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No workload, case and metric is in both.
+    #[error(
+        "{} and {} have no workload, case and metric in common",
+        new.display(),
+        reference.display()
+    )]
+    NothingInCommon {
+        /// The new campaign.
+        new: PathBuf,
+        /// The reference.
+        reference: PathBuf,
+        /// The new campaign's series.
+        new_series: Vec<String>,
+        /// The reference's series.
+        reference_series: Vec<String>,
+    },
+}
+
+impl ReproductionError {
+    /// What the user can do about it, naming the file or command that fixes it.
+    #[must_use]
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ReproductionError::NotEvidence { .. } => Some(
+                "pass a directory `aba run` created (results/<name>-<time>/, with journal.jsonl, \
+                 samples.csv and recipe.toml), or a published bundle's folder or one of its \
+                 <name>-points.tsv files"
+                    .to_owned(),
+            ),
+            ReproductionError::BundleAsNew { .. } => {
+                Some("the order is `aba compare NEW REFERENCE`: the new campaign first".to_owned())
+            }
+            ReproductionError::Analysis { source, .. } => source.hint(),
+            ReproductionError::NothingInCommon {
+                new_series,
+                reference_series,
+                ..
+            } => Some(format!(
+                "the new campaign has {}; the reference has {}; a series is matched by workload, \
+                 case and metric, or by case and metric when that is unique on both sides (name \
+                 one <name>-points.tsv of a bundle to pick its experiment)",
+                list(new_series),
+                list(reference_series)
+            )),
+            ReproductionError::Unreadable { .. }
+            | ReproductionError::Bundle { .. }
+            | ReproductionError::Copy { .. } => None,
+        }
+    }
+}
+
+/// `a, b and 3 more`, or `no series`.
+fn list(items: &[String]) -> String {
+    const SHOWN: usize = 6;
+    match items.len() {
+        0 => "no series".to_owned(),
+        n if n <= SHOWN => items.join(", "),
+        n => format!("{} and {} more", items[..SHOWN].join(", "), n - SHOWN),
+    }
+}

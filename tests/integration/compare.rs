@@ -1,0 +1,620 @@
+//! `aba compare NEW REFERENCE` through the real binary: real campaigns on the built-in `local`
+//! target (the quickstart twice; A/B/A/B/A campaigns whose candidate moves by a chosen factor,
+//! one workload per reproduction verdict), campaigns written with aba's own writers for
+//! snapshots of the text and the TSV, a results fixture against a published bundle in
+//! lcf0399/linux-regression-evidence's layout (generated from the golden data), the aba 0.1
+//! directory as a reference, a recipe whose `[expect] reference` makes `aba run` end with the
+//! comparison, and the refusals: not a results directory, nothing in common.
+
+use std::{
+    fmt::Write as _,
+    fs,
+    path::{Path, PathBuf},
+    process::Output,
+};
+
+use crate::{
+    report::golden_results::{
+        Attempt, Campaign, boot_id, build, fixtures_dir, golden_case, golden_points,
+    },
+    support::cli::{aba, assert_verified, campaign_dir, text, write},
+};
+
+/// `aba compare ARGS…` in `cwd`.
+fn compare(cwd: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["compare"];
+    all.extend_from_slice(args);
+    aba(cwd, &all)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Prose is wrapped at 72 columns: compare with runs of whitespace collapsed.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[track_caller]
+fn fits_a_mail(text: &str) {
+    for line in text.lines() {
+        assert!(line.chars().count() <= 72, "over 72 columns: {line}");
+    }
+}
+
+/// The `reproduction` rows of a TSV: `args` → label, for `workload`.
+fn verdicts(tsv: &str) -> Vec<(String, String)> {
+    tsv.lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|c| c.len() == 8 && c[5] == "reproduction")
+        .map(|c| (c[0].to_owned(), c[7].to_owned()))
+        .collect()
+}
+
+/// One workload of a synthetic or real campaign: its name, the candidate's mean over the
+/// baseline's, the within-boot CV in percent, and whether it is a control.
+#[derive(Clone, Copy)]
+struct Moving {
+    name: &'static str,
+    factor: f64,
+    cv_pct: f64,
+    control: bool,
+}
+
+const fn moving(name: &'static str, factor: f64) -> Moving {
+    Moving {
+        name,
+        factor,
+        cv_pct: 0.3,
+        control: false,
+    }
+}
+
+/// Boot-to-boot offsets of the five boots, per mille; `shift` rotates them so that two
+/// campaigns of the same truth differ like two real ones.
+const BOOTS: [f64; 5] = [0.0, 1.0, 1.5, -0.5, -1.0];
+/// Within-boot pattern of the five samples, in units of the CV.
+const SAMPLES: [f64; 5] = [-1.2, 0.6, 1.1, -0.4, -0.1];
+
+fn recipe(name: &str, workloads: &[Moving], run: impl Fn(&Moving) -> String) -> String {
+    let mut text = format!(
+        "version = 1\nname = \"{name}\"\ndescription = \"the candidate moves by a chosen factor\"\n\
+         sequence = [\"a\", \"b\", \"a\", \"b\", \"a\"]\nwarmup = 0\nsamples = 5\n\n\
+         [kernels.a]\nrelease = \"running\"\n\n[kernels.b]\nrelease = \"running\"\n"
+    );
+    for w in workloads {
+        let _ = write!(
+            text,
+            "\n[[workload]]\nname = \"{}\"\nrun = '''\n{}\n'''\n{}metric = {{ number = true, unit = \"ns\", better = \"lower\" }}\n",
+            w.name,
+            run(w),
+            if w.control {
+                "role = \"control\"\n"
+            } else {
+                ""
+            }
+        );
+    }
+    text
+}
+
+/// A finished A/B/A/B/A campaign on target `lab1`, written with aba's own journal and samples
+/// writers: exactly what the engine leaves behind, with values fixed by `workloads`.
+fn synthetic(dest: &Path, name: &str, workloads: &[Moving], shift: usize) {
+    fs::create_dir_all(dest).expect("mkdir");
+    let recipe = recipe(name, workloads, |_| "./workload".to_owned()).replace(
+        "release = \"running\"",
+        "release = \"6.1.0-47-cloud-amd64\"",
+    );
+    let kernels = ["a", "b", "a", "b", "a"];
+    let labels = ["a-a", "b-a", "a-b", "b-b", "a-c"].map(str::to_owned);
+    let mut w = Campaign::create(dest, &recipe, "lab1", &labels);
+    for (i, (label, kernel)) in labels.iter().zip(kernels).enumerate() {
+        let order = i + 1;
+        let boot = boot_id(u32::try_from(order).expect("small"));
+        let at = Attempt {
+            point: label,
+            order,
+            attempt: 1,
+            kernel,
+            release: "6.1.0-47-cloud-amd64",
+            boot_id: &boot,
+        };
+        w.begin(&at);
+        for m in workloads {
+            let factor = if kernel == "b" { m.factor } else { 1.0 };
+            let boot_mean = 100.0 * factor * (1.0 + BOOTS[(i + shift) % 5] / 1000.0);
+            let values: Vec<f64> = SAMPLES
+                .iter()
+                .map(|z| boot_mean * (1.0 + m.cv_pct / 100.0 * z))
+                .collect();
+            w.samples(
+                &at,
+                m.name,
+                m.name,
+                "ns",
+                aba::results::samples::Phase::Sample,
+                &values,
+            );
+        }
+        w.done(label, 1, 0, &[]);
+    }
+    w.finish();
+}
+
+/// One workload per verdict, the reference's truth and the new one's.
+fn verdict_workloads() -> (Vec<Moving>, Vec<Moving>) {
+    let control = Moving {
+        control: true,
+        ..moving("control", 1.0)
+    };
+    let shaky = |factor| Moving {
+        cv_pct: 5.0,
+        ..moving("shaky", factor)
+    };
+    let reference = vec![
+        moving("steady", 1.2),
+        moving("grown", 1.2),
+        moving("gone", 1.2),
+        shaky(1.2),
+        control,
+        moving("old", 1.1),
+    ];
+    let new = vec![
+        moving("steady", 1.2),
+        moving("grown", 1.4),
+        moving("gone", 1.0),
+        shaky(1.2),
+        control,
+        moving("added", 1.1),
+    ];
+    (reference, new)
+}
+
+#[test]
+fn every_reproduction_verdict_with_snapshots_of_the_text_and_the_tsv() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (reference, new) = verdict_workloads();
+    synthetic(&tmp.path().join("published"), "aba-study", &reference, 0);
+    synthetic(&tmp.path().join("again"), "aba-study", &new, 2);
+    // Relative paths from a fixed folder: the text names them, and snapshots must not
+    // depend on where the temporary directory is.
+    let out = compare(tmp.path(), &["again", "published", "--tsv", "again.tsv"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(stderr(&out).contains("NOT_REPRODUCED"), "{}", text(&out));
+    let report = stdout(&out);
+    fits_a_mail(&report);
+    let tsv = fs::read_to_string(tmp.path().join("again.tsv")).expect("the TSV");
+    let got = verdicts(&tsv);
+    let want: Vec<(String, String)> = [
+        ("steady", "REPRODUCED"),
+        ("grown", "DIFFERENT"),
+        ("gone", "NOT_REPRODUCED"),
+        ("shaky", "INCONCLUSIVE"),
+        ("control", "REPRODUCED"),
+    ]
+    .iter()
+    .map(|(w, l)| ((*w).to_owned(), (*l).to_owned()))
+    .collect();
+    assert_eq!(got, want, "{report}");
+    let said = flat(&report);
+    for phrase in [
+        "aba-study against the reference aba-study: 2 REPRODUCED, 1 DIFFERENT, 1 NOT_REPRODUCED, 1 INCONCLUSIVE",
+        "steady: the b kernel was 19.91% slower than the a mean over 3 boots, against 20.01% \
+         in the reference. REPRODUCED: both show the change",
+        "grown: the b kernel was 39.90% slower than the a mean over 3 boots, against 20.01% in \
+         the reference. DIFFERENT: the same direction",
+        "NOT_REPRODUCED: the reference's SIGNAL is not there, and the changes differ by -20.08",
+        "INCONCLUSIVE: the reference is UNSTABLE (max point CV",
+        "control: the b kernel changed by -0.07% against the a mean over 3 boots \
+         (NO_MATERIAL_SIGNAL), against +0.01% (NO_MATERIAL_SIGNAL) in the reference. \
+         REPRODUCED: neither shows a material change",
+        "Only in this campaign: added. Only in the reference: old.",
+    ] {
+        assert!(
+            said.contains(phrase),
+            "the text does not say {phrase:?}:\n{report}"
+        );
+    }
+    insta::assert_snapshot!("every_verdict_text", report);
+    insta::assert_snapshot!("every_verdict_tsv", tsv);
+
+    // --json: the same comparison, every number unrounded.
+    let out = compare(tmp.path(), &["again", "published", "--json"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["counts"]["reproduced"], 2);
+    assert_eq!(json["counts"]["not_reproduced"], 1);
+    assert_eq!(
+        json["series"][2]["candidates"][0]["verdict"]["rule"]["rule"],
+        "signal_gone"
+    );
+    assert_eq!(json["only_reference"][0], "old");
+    let steady = &json["series"][0]["candidates"][0];
+    assert!(
+        steady["verdict"]["ratio"]
+            .as_f64()
+            .is_some_and(|r| (r - 1.0).abs() < 0.01)
+    );
+}
+
+/// The published layout of lcf0399/linux-regression-evidence for golden `cases`, transcribed
+/// from `tests/fixtures/golden/`: `<stem>-points.tsv` (point statistics printed with 6
+/// decimals, as published) and `<stem>-comparison.tsv` with the published change.
+fn golden_bundle(dest: &Path, cases: &[&str]) {
+    fs::create_dir_all(dest).expect("mkdir");
+    let expected = fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden/expected.tsv"),
+    )
+    .expect("golden expected.tsv");
+    for case in cases {
+        let stem = case.trim_start_matches("mprotect-");
+        let (metric, _, _) = golden_case(case);
+        let mut points = format!(
+            "order\tpoint\trole\tcommit\tn\tmean_{metric}\tsd\tcv_pct\tvalues\tsemantic_failures\n"
+        );
+        let golden = golden_points(case);
+        for (i, p) in golden.iter().enumerate() {
+            let s = aba::stats::summarize(&p.values).expect("values");
+            let values: Vec<String> = p.values.iter().map(ToString::to_string).collect();
+            let _ = writeln!(
+                points,
+                "{}\t{}\t{}\t{}\t{}\t{:.6}\t{:.6}\t{:.6}\t{}\t0",
+                i + 1,
+                p.label,
+                p.kernel,
+                p.release,
+                s.n,
+                s.mean,
+                s.sd.expect("sd"),
+                s.cv_pct.expect("cv"),
+                values.join(" ")
+            );
+        }
+        fs::write(dest.join(format!("{stem}-points.tsv")), points).expect("write");
+        // The published change of the child against the parent midpoint.
+        let change = expected
+            .lines()
+            .map(|l| l.split('\t').collect::<Vec<_>>())
+            .find(|c| {
+                c[0] == *case && c[1] == "all" && c[2] == "change_pct" && c[3] == "child,parent"
+            })
+            .map(|c| c[6].to_owned())
+            .expect("a published change");
+        fs::write(
+            dest.join(format!("{stem}-comparison.tsv")),
+            format!("analysis\tchild_vs_parent_midpoint_pct\nall_15_rounds\t{change}\n"),
+        )
+        .expect("write");
+    }
+}
+
+#[test]
+fn a_results_fixture_against_a_published_bundle_reproduces_its_figures() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    build("mprotect-exact-cac1", &tmp.path().join("exact-cac1-again"));
+    golden_bundle(&tmp.path().join("bare-metal"), &["mprotect-exact-cac1"]);
+    let out = compare(
+        tmp.path(),
+        &[
+            "exact-cac1-again",
+            "bare-metal/exact-cac1-points.tsv",
+            "--tsv",
+            "bundle.tsv",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report = stdout(&out);
+    fits_a_mail(&report);
+    let said = flat(&report);
+    for phrase in [
+        "mprotect-exact-cac1 against the reference exact-cac1: 1 REPRODUCED",
+        "the reference's exact-cac1/iteration_ns_per_page, matched by its case and metric",
+        "it publishes 39.773716 (child_vs_parent_midpoint_pct), which aba's recomputation matches",
+        "the reference, a published bundle, records none and is judged with them",
+        "a published bundle: exact-cac1-points.tsv, exact-cac1-comparison.tsv",
+    ] {
+        assert!(
+            said.contains(phrase),
+            "the text does not say {phrase:?}:\n{report}"
+        );
+    }
+    let tsv = fs::read_to_string(tmp.path().join("bundle.tsv")).expect("the TSV");
+    assert!(
+        tsv.contains("reference\tpublished_agrees\tchild,parent\tyes"),
+        "{tsv}"
+    );
+    insta::assert_snapshot!("published_bundle_text", report);
+    insta::assert_snapshot!("published_bundle_tsv", tsv);
+
+    // The bundle's folder with two experiments of the same metric: which one is meant cannot
+    // be told, and the hint says how to pick one.
+    golden_bundle(&tmp.path().join("bare-metal"), &["mprotect-pedro-v3"]);
+    let out = compare(tmp.path(), &["exact-cac1-again", "bare-metal"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("have no workload, case and metric in common"),
+        "{err}"
+    );
+    assert!(
+        err.contains("name one <name>-points.tsv of a bundle"),
+        "{err}"
+    );
+    // A bundle is never the new campaign.
+    let out = compare(tmp.path(), &["bare-metal", "exact-cac1-again"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("the new campaign first"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn the_aba_0_1_directory_is_a_reference() {
+    let legacy = fixtures_dir()
+        .parent()
+        .expect("fixtures")
+        .join("results-v0.1/exact-cac1-audit");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let new = tmp.path().join("exact-cac1-now");
+    build("mprotect-exact-cac1", &new);
+    let out = compare(
+        tmp.path(),
+        &[
+            new.to_str().expect("utf-8"),
+            legacy.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = flat(&stdout(&out));
+    assert!(said.contains("1 REPRODUCED"), "{said}");
+    // The same samples: the same change, a ratio of 1.00 and no difference.
+    assert!(
+        said.contains("child +39.77% +39.77% 1.00 REPRODUCED"),
+        "{said}"
+    );
+    assert!(said.contains("the changes differ by 0.00 points"), "{said}");
+    assert!(
+        said.contains("tuning: governor=performance turbo=off / none (differs)"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_directory_that_is_not_a_results_directory_is_refused_by_name() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    synthetic(&tmp.path().join("good"), "r", &[moving("w", 1.2)], 0);
+    write(tmp.path(), "junk/notes.txt", "not a campaign\n");
+    let out = compare(tmp.path(), &["good", "junk"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    insta::assert_snapshot!("not_a_results_directory_stderr", stderr(&out));
+    let out = compare(tmp.path(), &["junk", "good"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).starts_with("error: junk is neither"),
+        "{}",
+        text(&out)
+    );
+    let out = compare(tmp.path(), &["good", "missing"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).starts_with("error: cannot read missing"),
+        "{}",
+        text(&out)
+    );
+    // A journal that is not one: the directory is named, the cause follows.
+    write(
+        tmp.path(),
+        "broken/journal.jsonl",
+        "{not json\n{\"event\":\"finished\"}\n",
+    );
+    write(
+        tmp.path(),
+        "broken/recipe.toml",
+        &fs::read_to_string(tmp.path().join("good/recipe.toml")).expect("recipe"),
+    );
+    let out = compare(tmp.path(), &["good", "broken"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: cannot analyse broken\ncaused by:"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn campaigns_without_a_common_metric_are_refused_with_both_lists() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    synthetic(&tmp.path().join("one"), "r", &[moving("pread", 1.2)], 0);
+    synthetic(&tmp.path().join("other"), "r", &[moving("pipe", 1.2)], 0);
+    let out = compare(tmp.path(), &["one", "other"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    insta::assert_snapshot!("nothing_in_common_stderr", stderr(&out));
+}
+
+/// `aba run RECIPE --results RESULTS` in `cwd`; the campaign directory it made.
+fn run_local(cwd: &Path, recipe: &Path, results: &str) -> (Output, PathBuf) {
+    let out = aba(
+        cwd,
+        &["run", recipe.to_str().expect("utf-8"), "--results", results],
+    );
+    let dir = campaign_dir(&cwd.join(results));
+    assert_verified(&dir);
+    (out, dir)
+}
+
+/// Runs `first`, then `second` on `local`, and compares the second campaign with the first,
+/// writing the TSV to `tsv` in `cwd`.
+fn run_twice_and_compare(cwd: &Path, first: &Path, second: &Path, tsv: &str) -> Output {
+    let mut dirs = Vec::new();
+    for (recipe, results) in [(first, "results-1"), (second, "results-2")] {
+        let (out, dir) = run_local(cwd, recipe, results);
+        assert!(out.status.success(), "{}", text(&out));
+        dirs.push(dir.to_str().expect("utf-8").to_owned());
+    }
+    compare(cwd, &[&dirs[1], &dirs[0], "--tsv", tsv])
+}
+
+#[test]
+fn the_quickstart_twice_on_local_compares_side_by_side() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let quickstart = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recipes/quickstart.toml");
+    let out = run_twice_and_compare(tmp.path(), &quickstart, &quickstart, "q.tsv");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report = stdout(&out);
+    fits_a_mail(&report);
+    let said = flat(&report);
+    assert!(
+        said.contains("quickstart against the reference quickstart: no comparison to judge"),
+        "{report}"
+    );
+    assert!(
+        said.contains("a null campaign boots one kernel only"),
+        "{report}"
+    );
+    for series in [
+        "sysctl_pread (ns/read, lower is better)",
+        "pipe_pingpong (ns/roundtrip, lower is better)",
+    ] {
+        assert!(
+            said.contains(series),
+            "{series} is not side by side:\n{report}"
+        );
+    }
+    // Both ran here: the same CPU, target and kernel.
+    assert!(said.contains("target: local (the same)"), "{report}");
+    assert!(said.contains("CPU: "), "{report}");
+    assert!(said.contains("No recorded fact differs."), "{report}");
+    let tsv = fs::read_to_string(tmp.path().join("q.tsv")).expect("TSV");
+    for side in ["reference", "new"] {
+        assert!(
+            tsv.contains(&format!(
+                "sysctl_pread\t\tsysctl_pread\tns/read\t{side}\tmean\tthis-a\t"
+            )),
+            "{tsv}"
+        );
+    }
+}
+
+/// A real A/B/A/B/A campaign on `local` whose kernels `a` and `b` are both the running one:
+/// each workload prints its boot mean (the candidate's `factor` times the baseline's, with
+/// boot-to-boot offsets by point) times a within-boot pattern by sample, from `$ABA_KERNEL`,
+/// `$ABA_POINT` and `$ABA_SAMPLE`.
+fn real_recipe(name: &str, workloads: &[Moving]) -> String {
+    recipe(name, workloads, |w| {
+        format!(
+            "awk -v k=\"$ABA_KERNEL\" -v p=\"$ABA_POINT\" -v s=\"$ABA_SAMPLE\" 'BEGIN {{ \
+             split(\"{boots}\", b, \" \"); split(\"{samples}\", z, \" \"); \
+             o[\"a-a\"] = 1; o[\"b-a\"] = 2; o[\"a-b\"] = 3; o[\"b-b\"] = 4; o[\"a-c\"] = 5; \
+             f = (k == \"b\") ? {factor} : 1; \
+             printf \"%.6f\\n\", 100 * f * (1 + b[o[p]] / 1000) * (1 + {cv} / 100 * z[s]) }}'",
+            boots = BOOTS.map(|b| b.to_string()).join(" "),
+            samples = SAMPLES.map(|z| z.to_string()).join(" "),
+            factor = w.factor,
+            cv = w.cv_pct,
+        )
+    })
+}
+
+#[test]
+fn real_campaigns_on_local_reproduce_differ_and_lose_their_change() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (reference, new) = verdict_workloads();
+    // The shaky and only-in-one workloads add nothing a synthetic pair does not show.
+    let keep = |w: &&Moving| ["steady", "grown", "gone"].contains(&w.name);
+    let reference: Vec<Moving> = reference.iter().filter(keep).copied().collect();
+    let new: Vec<Moving> = new.iter().filter(keep).copied().collect();
+    let first = write(
+        tmp.path(),
+        "reference.toml",
+        &real_recipe("moving", &reference),
+    );
+    let second = write(tmp.path(), "new.toml", &real_recipe("moving", &new));
+    let out = run_twice_and_compare(tmp.path(), &first, &second, "real.tsv");
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let tsv = fs::read_to_string(tmp.path().join("real.tsv")).expect("TSV");
+    let got = verdicts(&tsv);
+    assert_eq!(
+        got,
+        [
+            ("steady".to_owned(), "REPRODUCED".to_owned()),
+            ("grown".to_owned(), "DIFFERENT".to_owned()),
+            ("gone".to_owned(), "NOT_REPRODUCED".to_owned()),
+        ],
+        "{}",
+        stdout(&out)
+    );
+    let report = stdout(&out);
+    fits_a_mail(&report);
+    // Every point of both ran in this one boot: the intervals are run-to-run, and say so.
+    assert!(flat(&report).contains("run-to-run 95% CI"), "{report}");
+}
+
+#[test]
+fn a_recipe_naming_a_reference_ends_its_run_and_its_report_with_the_comparison() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let workloads = [moving("steady", 1.2)];
+    // The reference lives in the recipe's folder, as a published results directory would.
+    synthetic(
+        &tmp.path().join("recipes/published"),
+        "moving",
+        &workloads,
+        0,
+    );
+    let body = real_recipe("moving", &workloads);
+    let recipe = write(
+        tmp.path(),
+        "recipes/again.toml",
+        &format!("{body}\n[expect]\nreference = \"published\"\n"),
+    );
+    let check = aba(tmp.path(), &["check", recipe.to_str().expect("utf-8")]);
+    assert!(check.status.success(), "{}", text(&check));
+    assert!(
+        stdout(&check).contains("compare  with the reference published ("),
+        "{}",
+        text(&check)
+    );
+    let (out, dir) = run_local(tmp.path(), &recipe, "results");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let printed = stdout(&out);
+    assert!(
+        printed.contains("moving against the reference moving: 1 REPRODUCED"),
+        "{printed}"
+    );
+    // The bundle carries its reference and the comparison.
+    assert!(dir.join("reference/journal.jsonl").is_file());
+    assert!(!dir.join("reference/report.txt").exists());
+    let readme = fs::read_to_string(dir.join("README.md")).expect("README.md");
+    assert!(
+        readme.contains("`reproduction.txt`") && readme.contains("`reference/`"),
+        "{readme}"
+    );
+    let written = fs::read_to_string(dir.join("reproduction.txt")).expect("reproduction.txt");
+    assert!(printed.ends_with(&written), "{printed}");
+    assert!(
+        fs::read_to_string(dir.join("reproduction.tsv"))
+            .expect("TSV")
+            .contains("\treproduction\t")
+    );
+    // `aba report` redoes it from the copy, whatever became of the original.
+    fs::remove_dir_all(tmp.path().join("recipes/published")).expect("rm");
+    let again = aba(tmp.path(), &["report", dir.to_str().expect("utf-8")]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert!(stdout(&again).contains("1 REPRODUCED"), "{}", text(&again));
+    // A reference that is not there stops the run before it starts.
+    let gone = aba(tmp.path(), &["check", recipe.to_str().expect("utf-8")]);
+    assert_eq!(gone.status.code(), Some(1), "{}", text(&gone));
+    assert!(
+        stderr(&gone).contains("cannot read `published`"),
+        "{}",
+        text(&gone)
+    );
+}
