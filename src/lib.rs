@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod causes;
 pub mod cli;
 pub mod error;
+pub mod fingerprint;
 pub mod input;
 pub mod interrupt;
 pub mod inventory;
