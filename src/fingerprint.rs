@@ -74,7 +74,13 @@ pub const FACTS: &[FactSpec] = &[
     FactSpec {
         name: "cpus_online",
         what: "CPUs online",
-        set_by: &["maxcpus", "nr_cpus", "possible_cpus", "nosmt", "mitigations"],
+        set_by: &[
+            "maxcpus",
+            "nr_cpus",
+            "possible_cpus",
+            "nosmt",
+            "mitigations",
+        ],
     },
     FactSpec {
         name: "thp",
@@ -119,7 +125,11 @@ pub const FACTS: &[FactSpec] = &[
     FactSpec {
         name: "modules",
         what: "loaded modules",
-        set_by: &["module_blacklist", "modprobe.blacklist", "initcall_blacklist"],
+        set_by: &[
+            "module_blacklist",
+            "modprobe.blacklist",
+            "initcall_blacklist",
+        ],
     },
 ];
 

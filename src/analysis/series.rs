@@ -250,6 +250,7 @@ fn judge(
         kernels: &own.kernels,
         max_cv_pct: max_cv(own, &[&cmp.candidate, &cmp.baseline]),
         better: ctx.better,
+        environment: &[],
     };
     verdict(ctx.params, &input)
 }

@@ -64,12 +64,18 @@ impl RatioInterval {
 /// Uses the normal quantile above ν = 10⁴. Returns NaN when `dof` is not positive.
 #[must_use]
 pub fn t_quantile_975(dof: f64) -> f64 {
+    t_quantile(0.975, dof)
+}
+
+/// The `p` quantile of Student's t with `dof` degrees of freedom, as [`t_quantile_975`].
+#[must_use]
+pub fn t_quantile(p: f64, dof: f64) -> f64 {
     if dof > MAX_STUDENT_DOF {
         Normal::new(0.0, 1.0)
             .expect("invariant: the standard normal is valid")
-            .inverse_cdf(0.975)
+            .inverse_cdf(p)
     } else {
-        StudentsT::new(0.0, 1.0, dof).map_or(f64::NAN, |t| t.inverse_cdf(0.975))
+        StudentsT::new(0.0, 1.0, dof).map_or(f64::NAN, |t| t.inverse_cdf(p))
     }
 }
 

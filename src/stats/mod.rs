@@ -8,28 +8,35 @@
 //! before output.
 
 pub mod compare;
+pub mod detect;
 pub mod fsnotify;
 pub mod interval;
 pub mod kernel;
 pub mod outliers;
+pub mod pooling;
 pub mod summary;
 #[cfg(test)]
 mod testdata;
 pub mod verdict;
 
 pub use compare::{
-    Bracket, Comparison, brackets, change_pct, compare, diff, point_change_pct, recovery_pct,
+    Bracket, Comparison, brackets, change_pct, compare, compare_with, diff, point_change_pct,
+    recovery_pct,
 };
+pub use detect::{POWER, boot_mean_rel_var, minimal_detectable_pct};
 pub use fsnotify::{FsnotifyKind, FsnotifyParams, classify_fsnotify_v1};
 pub use interval::{
     BootVariance, FLOOR_COVERAGE_EXCESS, IntervalKind, RatioInterval, boot_variance, ci_boot,
-    ci_boot_from, ci_within, floor_factor, t_quantile_975,
+    ci_boot_from, ci_within, floor_factor, t_quantile, t_quantile_975,
 };
 pub use kernel::{
     BootEffect, BootEffectTest, BootPoint, KernelSummary, kernel_boots, kernel_mean,
     kernel_summary, kernels_in_order,
 };
 pub use outliers::{Outliers, mad, modified_z_scores};
+pub use pooling::{
+    BootPrior, HOMOGENEITY_ALPHA, Homogeneity, Pooling, homogeneity, pooled_boot_variance,
+};
 pub use summary::{SdDenominator, Summary, median, summarize, summarize_with};
 pub use verdict::{
     Better, Confidence, Direction, Limit, Spread, SpreadMeasure, Verdict, VerdictInput,
