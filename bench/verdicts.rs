@@ -32,6 +32,7 @@ use std::{
 
 use aba::{
     analysis::{
+        environment::EnvironmentCheck,
         model::SeriesPoint,
         series::{SeriesContext, analyze_series},
     },
@@ -357,6 +358,7 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
         c
     };
     let m = design.sequence.len();
+    let no_differences = EnvironmentCheck::default();
     let mut values = vec![0.0; cell.n];
     for _ in 0..config.campaigns {
         let points: Vec<SeriesPoint> = design
@@ -402,6 +404,9 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
                 better: Better::Lower,
                 aux: false,
                 recoveries: &[],
+                prior_all: None,
+                prior_drop_first: None,
+                environment: &no_differences,
             };
             let result = analyze_series(&points, &ctx);
             let Some(all) = result.all else { continue };

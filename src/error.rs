@@ -16,6 +16,7 @@ use crate::{
     analysis::AnalysisError,
     campaign::{
         amend::AmendError,
+        calibrate::CalibrateError,
         engine::{EngineError, Failure, Stop},
         lock::{Liveness, LockError},
         plan::PlanError,
@@ -23,6 +24,7 @@ use crate::{
         tuning::TuneError,
     },
     inventory::InventoryError,
+    profile::{ProfileError, build::BuildError},
     recipe::RecipeError,
     report::ReportError,
     results::{journal::JournalError, verify::VerifyError},
@@ -217,6 +219,22 @@ pub enum Error {
     /// The reports could not be written.
     #[error(transparent)]
     Report(#[from] ReportError),
+    /// A noise profile of the target is unreadable or invalid (tampered), or could not be
+    /// written.
+    #[error(transparent)]
+    Profile(ProfileError),
+    /// The recipe's calibration could not be made.
+    #[error(transparent)]
+    Calibrate(CalibrateError),
+    /// A finished calibration gives no noise profile.
+    #[error("the calibration in {} gives no noise profile", dir.display())]
+    Calibration {
+        /// The results directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: BuildError,
+    },
 }
 
 /// Why `aba resume --amend` did not amend.
@@ -281,7 +299,10 @@ impl Error {
             | Error::Preflight { .. }
             | Error::PrivateDir(_)
             | Error::Analysis(_)
-            | Error::Report(_) => exit_code::ERROR,
+            | Error::Report(_)
+            | Error::Profile(_)
+            | Error::Calibrate(_)
+            | Error::Calibration { .. } => exit_code::ERROR,
         }
     }
 
@@ -332,6 +353,19 @@ impl Error {
                 "the values to write back are the `tuning_saved` record in journal.jsonl"
                     .to_owned(),
             ),
+            Error::Profile(ProfileError::Write { .. }) => Some(
+                "the target's profile directory is its `profiles` in targets.toml (docs/targets.md)"
+                    .to_owned(),
+            ),
+            Error::Profile(e) => Some(format!(
+                "a noise profile's values are covered by its checksum: delete {} or make it again \
+                 with `aba calibrate RECIPE --target TARGET`; `--no-profile` runs without any",
+                e.path().map_or_else(|| "the file".to_owned(), |p| p.display().to_string())
+            )),
+            Error::Calibration { dir, .. } => Some(format!(
+                "the campaign's own report is in {}; fix the cause and calibrate again",
+                dir.display()
+            )),
             Error::Analysis(e) => e.hint(),
             Error::Report(e) => e.hint(),
             Error::Recipe(_)
@@ -345,7 +379,8 @@ impl Error {
             | Error::Engine(_)
             | Error::Verify { .. }
             | Error::Preflight { .. }
-            | Error::PrivateDir(_) => None,
+            | Error::PrivateDir(_)
+            | Error::Calibrate(_) => None,
         }
     }
 

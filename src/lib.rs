@@ -16,6 +16,7 @@ pub mod interrupt;
 pub mod inventory;
 pub mod kernel;
 pub mod placeholders;
+pub mod profile;
 pub mod recipe;
 pub mod report;
 pub mod results;

@@ -6,6 +6,8 @@
 
 pub mod analyze;
 pub mod audit;
+pub mod calibration;
+pub mod environment;
 pub mod error;
 pub mod expect;
 pub mod model;
@@ -20,7 +22,7 @@ pub use analyze::{AnalyzeOptions, Inputs, analyze, analyze_inputs, analyze_with}
 pub use error::AnalysisError;
 pub use model::{
     Analysis, AnalysisKind, AttemptAudit, AttemptOutcome, Audit, Campaign, CampaignSummary,
-    CandidateResult, ExpectCheck, KernelInfo, LimitEdit, PointInfo, Preregistration,
-    RecoveryResult, RecoveryStep, RecoveryStepKind, RunIssue, Series, SeriesPoint, SeriesResult,
-    VerdictLine, Worst,
+    CandidateResult, ExpectCheck, KernelInfo, LimitEdit, PointInfo, Preregistration, ProfileUse,
+    RecoveryResult, RecoveryStep, RecoveryStepKind, RunIssue, Series, SeriesCalibration,
+    SeriesPoint, SeriesResult, VerdictLine, Worst,
 };

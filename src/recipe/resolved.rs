@@ -296,6 +296,8 @@ pub struct AnalysisSettings {
     pub max_cv_pct: f64,
     /// SIGNAL requires the boot-level CI to exclude zero.
     pub require_boot_ci: bool,
+    /// The change (percent) the design should resolve, for `aba check`'s advice.
+    pub detect_pct: Option<f64>,
     /// Recovery decompositions.
     pub recovery: Vec<Recovery>,
 }
