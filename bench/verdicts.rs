@@ -30,71 +30,17 @@ use std::{
     time::Instant,
 };
 
+mod sim;
+
 use aba::{
     analysis::{
         environment::EnvironmentCheck,
         model::SeriesPoint,
         series::{SeriesContext, analyze_series},
     },
-    stats::{Better, BootVariance, VerdictParams, ci_boot_from, summarize},
+    stats::{Better, BootVariance, VerdictParams, ci_boot_from},
 };
-
-/// xoshiro256**, seeded through splitmix64: small, fast and good enough for simulation.
-struct Rng {
-    s: [u64; 4],
-    spare: Option<f64>,
-}
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        let mut x = seed;
-        let mut next = || {
-            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
-        Rng {
-            s: [next(), next(), next(), next()],
-            spare: None,
-        }
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = self.s[1] << 17;
-        self.s[2] ^= self.s[0];
-        self.s[3] ^= self.s[1];
-        self.s[1] ^= self.s[2];
-        self.s[0] ^= self.s[3];
-        self.s[2] ^= t;
-        self.s[3] = self.s[3].rotate_left(45);
-        result
-    }
-
-    /// Uniform on (0, 1).
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Marsaglia's polar method).
-    fn normal(&mut self) -> f64 {
-        if let Some(z) = self.spare.take() {
-            return z;
-        }
-        loop {
-            let u = 2.0 * self.uniform() - 1.0;
-            let v = 2.0 * self.uniform() - 1.0;
-            let s = u * u + v * v;
-            if s > 0.0 && s < 1.0 {
-                let k = (-2.0 * s.ln() / s).sqrt();
-                self.spare = Some(v * k);
-                return u * k;
-            }
-        }
-    }
-}
+use sim::{Noise, Rng, cell_seed, draw, fmt_num, median, rate, wilson};
 
 /// A design: the boot sequence and which candidates are judged.
 struct Design {
@@ -337,10 +283,6 @@ struct CellResult {
     tallies: Vec<[Tally; 2]>,
 }
 
-fn cell_seed(seed: u64, index: usize) -> u64 {
-    seed ^ (index as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03)
-}
-
 fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
     let design = &DESIGNS[cell.design];
     let sets = limit_sets();
@@ -357,45 +299,23 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
         }
         c
     };
-    let m = design.sequence.len();
     let no_differences = EnvironmentCheck::default();
-    let mut values = vec![0.0; cell.n];
+    let noise = Noise {
+        sd: cell.sd,
+        cv: cell.cv,
+        n: cell.n,
+        drift: config.drift,
+        slow_first: config.slow_first,
+    };
+    let mean_of = |kernel: &str| {
+        if kernel == "a" {
+            100.0
+        } else {
+            100.0 * (1.0 + true_change / 100.0)
+        }
+    };
     for _ in 0..config.campaigns {
-        let points: Vec<SeriesPoint> = design
-            .sequence
-            .iter()
-            .enumerate()
-            .map(|(i, kernel)| {
-                let mu = if *kernel == "a" {
-                    100.0
-                } else {
-                    100.0 * (1.0 + true_change / 100.0)
-                };
-                let time = if m > 1 {
-                    i as f64 / (m - 1) as f64
-                } else {
-                    0.0
-                };
-                let boot = mu
-                    * (1.0 + cell.sd / 100.0 * rng.normal())
-                    * (1.0 + config.drift / 100.0 * time);
-                for (j, v) in values.iter_mut().enumerate() {
-                    *v = boot * (1.0 + cell.cv / 100.0 * rng.normal());
-                    if j == 0 {
-                        *v *= 1.0 + config.slow_first / 100.0;
-                    }
-                }
-                SeriesPoint {
-                    order: i + 1,
-                    label: format!("{kernel}{i}"),
-                    kernel: (*kernel).to_owned(),
-                    values: Vec::new(),
-                    warmups: Vec::new(),
-                    all: summarize(&values).expect("n ≥ 1"),
-                    drop_first: summarize(&values[1..]),
-                }
-            })
-            .collect();
+        let points: Vec<SeriesPoint> = draw(&mut rng, design.sequence, &mean_of, &noise);
         for (s, (_, params)) in sets.iter().enumerate() {
             let ctx = SeriesContext {
                 baseline: "a",
@@ -466,43 +386,6 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
     CellResult { cell, tallies }
 }
 
-fn median(values: &mut [f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let k = values.len();
-    Some(if k % 2 == 1 {
-        values[k / 2]
-    } else {
-        (values[k / 2 - 1] + values[k / 2]) / 2.0
-    })
-}
-
-fn rate(k: usize, n: usize) -> String {
-    if n == 0 {
-        "-".to_owned()
-    } else {
-        format!("{:.1}", 100.0 * k as f64 / n as f64)
-    }
-}
-
-/// Wilson 95% interval of k/n, in percent.
-fn wilson(k: usize, n: usize) -> (f64, f64) {
-    if n == 0 {
-        return (0.0, 100.0);
-    }
-    let (k, n) = (k as f64, n as f64);
-    let z = 1.959_963_984_540_054;
-    let p = k / n;
-    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
-    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
-    (
-        100.0 * (centre - half).max(0.0),
-        100.0 * (centre + half).min(1.0),
-    )
-}
-
 /// Degrees of freedom of the pooled between-boot variance of a design.
 fn design_nu(design: &Design) -> usize {
     let mut kernels: Vec<&str> = Vec::new();
@@ -517,11 +400,6 @@ fn design_nu(design: &Design) -> usize {
         .filter(|m| *m >= 2)
         .map(|m| m - 1)
         .sum()
-}
-
-fn fmt_num(x: f64) -> String {
-    let text = format!("{x}");
-    text.strip_suffix(".0").map_or(text.clone(), str::to_owned)
 }
 
 struct Bound {

@@ -519,7 +519,8 @@ fn as_written(value: f64) -> String {
 
 /// `workload`, `workload[case]`, plus `/metric` when the metric is not named after the
 /// workload (a single metric defaults to the workload's name).
-fn series_label(workload: &str, case: &str, metric: &str) -> String {
+#[must_use]
+pub fn series_label(workload: &str, case: &str, metric: &str) -> String {
     let mut label = workload.to_owned();
     if !case.is_empty() {
         label = format!("{label}[{case}]");

@@ -15,10 +15,10 @@ use crate::{
     profile::{
         Profile,
         matching::{BootSeen, runtime_mismatches, series_match, static_mismatches, tuning_seen},
+        model::Estimate,
     },
     recipe::{Case, Metric, Recipe, Workload},
     results::journal::{Event, Journal},
-    stats::BootPrior,
 };
 
 /// What the analysis knows of the campaign's profile.
@@ -83,9 +83,11 @@ impl<'a> Calibration<'a> {
                 .reasons
                 .push("turned off with --no-profile when the campaign ran".to_owned());
         } else if input.no_profile {
-            usage
-                .reasons
-                .push("turned off with aba report --no-profile".to_owned());
+            usage.reasons.push(format!(
+                "turned off with aba report --no-profile{}",
+                file.as_ref()
+                    .map_or_else(String::new, |f| format!(" (the campaign used {f})"))
+            ));
         }
         if file.is_none() && !disabled {
             if not_used.is_empty() {
@@ -139,13 +141,9 @@ impl<'a> Calibration<'a> {
             match series_match(profile, recipe, workload, case, metric) {
                 Ok(entry) => {
                     self.usage.used = true;
-                    let prior = |e: &crate::profile::model::Estimate| BootPrior {
-                        rel_var: e.rel_between(),
-                        dof: e.between_dof,
-                    };
                     SeriesCalibration::Used {
-                        all: prior(&entry.all),
-                        drop_first: entry.drop_first.as_ref().map(prior),
+                        all: entry.all.prior(),
+                        drop_first: entry.drop_first.as_ref().map(Estimate::prior),
                     }
                 }
                 Err(why) => SeriesCalibration::NotUsed { why },

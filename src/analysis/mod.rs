@@ -18,7 +18,7 @@ pub mod summary;
 #[cfg(test)]
 pub(crate) mod testkit;
 
-pub use analyze::{AnalyzeOptions, Inputs, analyze, analyze_inputs, analyze_with};
+pub use analyze::{AnalyzeOptions, Inputs, analyze, analyze_inputs, analyze_with, series_label};
 pub use error::AnalysisError;
 pub use model::{
     Analysis, AnalysisKind, AttemptAudit, AttemptOutcome, Audit, Campaign, CampaignSummary,

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use crate::{
+    analysis::series_label,
     campaign::plan::{PlanError, Summary},
     inventory::Target,
     profile::{
@@ -175,13 +176,7 @@ pub fn advise(recipe: &Recipe, target: &Target, profile: &Profile) -> Result<Adv
     for w in &recipe.workloads {
         for case in w.cases() {
             for metric in &w.metrics {
-                let mut label = w.name.to_string();
-                if !case.name.is_empty() {
-                    label = format!("{label}[{}]", case.name);
-                }
-                if metric.name.as_str() != w.name.as_str() {
-                    label = format!("{label}/{}", metric.name);
-                }
+                let label = series_label(w.name.as_str(), &case.name, metric.name.as_str());
                 let noise = match series_match(profile, recipe, w, &case, metric) {
                     Ok(entry) => {
                         entries.push(entry);

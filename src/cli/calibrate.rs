@@ -97,18 +97,17 @@ pub fn write_profile(dir: &ResultsDir) -> Result<(), Error> {
     }
     let p = &built.profile;
     eprintln!(
-        "noise profile {}: {}, {} boots of {} ({}), {} series{}",
-        if replaced { "replaced" } else { "written" },
+        "noise profile {}: {} ({} boots of {}, {}, {} series)",
+        if replaced {
+            "written over the previous one"
+        } else {
+            "written"
+        },
         path.display(),
         p.boots,
         p.fingerprint.kernel,
         p.scope.words(),
         p.series.len(),
-        if replaced {
-            " (the previous profile of this recipe is replaced)"
-        } else {
-            ""
-        }
     );
     Ok(())
 }

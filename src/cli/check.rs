@@ -35,7 +35,7 @@ pub fn check(
     let target = match &target_args.target {
         Some(name) => inventory.target(name)?,
         None if needs_switch(&recipe) => Target::any_switching(),
-        None => Target::local(),
+        None => inventory.target(crate::inventory::LOCAL)?,
     };
     let summary = Summary::new(&recipe, &target)?;
     print!("{}", render_plan(&recipe, &target, &summary));
@@ -329,11 +329,19 @@ fn render_advice(recipe: &Recipe, target: &Target, detect: &Detect) -> String {
                         )
                     })
                     .collect();
+                let each = if each.is_empty() {
+                    "no candidate kernel".to_owned()
+                } else {
+                    each.join(", ")
+                };
+                let sd = match p.scope {
+                    crate::profile::Scope::Boot => "boot SD",
+                    crate::profile::Scope::RunToRun => "point-to-point SD",
+                };
                 let _ = writeln!(
                     out,
-                    "    {:<40} {}  (ν = {dof:.0}; boot SD {}, within CV {})",
+                    "    {:<40} {each}  (ν = {dof:.0}; {sd} {}, within CV {})",
                     s.label,
-                    each.join(", "),
                     pct(*boot_sd_pct),
                     pct(*within_cv_pct)
                 );

@@ -241,9 +241,11 @@ fn fingerprint(c: &Calibration<'_>) -> Result<Fingerprint, BuildError> {
     })
 }
 
-/// The estimate of the only kernel of a calibration series; `None` without a boot variance
-/// or a within-boot SD, or with a mean ≤ 0.
-fn estimate(result: &SeriesResult) -> Option<Estimate> {
+/// The estimate of the only kernel of a calibration series (one analysis of it); `None`
+/// without a boot variance or a within-boot SD, or with a mean ≤ 0. Public for the simulator
+/// (bench/profiles.rs), which builds its profiles exactly as `aba calibrate` does.
+#[must_use]
+pub fn estimate(result: &SeriesResult) -> Option<Estimate> {
     let k = result.kernels.first()?;
     if k.mean <= 0.0 {
         return None;

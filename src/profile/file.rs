@@ -125,8 +125,9 @@ pub fn render_profile(profile: &Profile) -> String {
     let body = toml::to_string_pretty(profile).expect("invariant: a profile serialises");
     format!(
         "# aba noise profile (docs/profiles.md), written by `aba calibrate` from the campaign\n\
-         # {}. Copy, rename or delete it freely; do not edit its values: `checksum` covers\n\
-         # them, and a profile whose values changed is refused.\n{body}",
+         # {}.\n\
+         # Copy, rename or delete it freely; do not edit its values: `checksum` covers them,\n\
+         # and a profile whose values changed is refused.\n{body}",
         crate::text::one_line(&profile.source.campaign)
     )
 }

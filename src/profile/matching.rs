@@ -393,8 +393,8 @@ metric = { json = "/wall_ns", unit = "ns", better = "lower" }
         assert_eq!(
             runtime_mismatches(&p, &[same, updated], true),
             [
-                "`scope` is boot-to-boot, this campaign's points are run-to-run only (all points \
-                 in one boot; boots unmeasured)",
+                "`scope` is boot-to-boot, this campaign's points are run-to-run only: all points \
+                 in one boot, boots unmeasured",
                 "`fingerprint.tuning` is {kernel.sched_rt_runtime_us=950000}, a-b read back {}",
                 "`fingerprint.machine.microcode` (microcode revision) is 0x1 in the profile, 0x2 \
                  at a-b",

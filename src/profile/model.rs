@@ -35,7 +35,7 @@ impl Scope {
     pub fn words(self) -> &'static str {
         match self {
             Scope::Boot => "boot-to-boot",
-            Scope::RunToRun => "run-to-run only (all points in one boot; boots unmeasured)",
+            Scope::RunToRun => "run-to-run only: all points in one boot, boots unmeasured",
         }
     }
 }
@@ -119,6 +119,15 @@ impl Estimate {
     #[must_use]
     pub fn rel_within(&self) -> f64 {
         self.within_var / (self.mean * self.mean)
+    }
+
+    /// What this estimate pools into a campaign: S_B²/mean² with ν = boots − 1.
+    #[must_use]
+    pub fn prior(&self) -> crate::stats::BootPrior {
+        crate::stats::BootPrior {
+            rel_var: self.rel_between(),
+            dof: self.between_dof,
+        }
     }
 }
 

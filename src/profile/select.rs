@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use time::{OffsetDateTime, format_description::well_known::Rfc3339};
 
 use crate::{
+    analysis::series_label,
     profile::{
         file::{ProfileError, scan_dir},
         matching::{series_match, static_mismatches},
@@ -56,11 +57,9 @@ pub fn why_not(profile: &Profile, recipe: &Recipe, target: &str) -> Vec<String> 
                         Ok(_) => any = true,
                         Err(e) => {
                             first_miss.get_or_insert_with(|| {
-                                let mut label = w.name.to_string();
-                                if !case.name.is_empty() {
-                                    label = format!("{label}[{}]", case.name);
-                                }
-                                format!("{label}/{}: {e}", metric.name)
+                                let label =
+                                    series_label(w.name.as_str(), &case.name, metric.name.as_str());
+                                format!("{label}: {e}")
                             });
                         }
                     }
