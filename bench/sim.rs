@@ -2,7 +2,10 @@
 //! (boot effect, within-boot noise, drift, a slow first sample) and the small statistics of
 //! their tables. It draws numbers only; every judgement is aba's own analysis.
 
-use aba::{analysis::model::SeriesPoint, stats::summarize};
+use aba::{
+    analysis::model::SeriesPoint,
+    stats::{VerdictParams, summarize},
+};
 
 /// xoshiro256**, seeded through splitmix64: small, fast and good enough for simulation.
 pub struct Rng {
@@ -167,4 +170,57 @@ pub fn fmt_num(x: f64) -> String {
 /// The seed of cell `index`'s own stream: a cell is reproducible on its own.
 pub fn cell_seed(seed: u64, index: usize) -> u64 {
     seed ^ (index as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03)
+}
+
+/// The two limit sets of issue 9: the defaults, and a loose set (max_drift_pct 5, max_cv_pct
+/// 10).
+pub fn limit_sets() -> [(&'static str, VerdictParams); 2] {
+    [
+        ("default", VerdictParams::default()),
+        (
+            "loose",
+            VerdictParams {
+                max_drift_pct: 5.0,
+                max_cv_pct: 10.0,
+                ..VerdictParams::default()
+            },
+        ),
+    ]
+}
+
+/// The command line after the program name, and whether `--short` is on it.
+pub fn args() -> (Vec<String>, bool) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let short = args.iter().any(|a| a == "--short");
+    (args, short)
+}
+
+/// Walks `args`: `--short` and cargo's `--bench` are flags, every other option takes the
+/// next argument as its value, and `apply` gets each option with its value.
+pub fn each_option(args: &[String], mut apply: impl FnMut(&str, String)) {
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--short" | "--bench" => i += 1,
+            name => {
+                let value = args
+                    .get(i + 1)
+                    .unwrap_or_else(|| panic!("{name} needs a value"))
+                    .clone();
+                apply(name, value);
+                i += 2;
+            }
+        }
+    }
+}
+
+/// `1,2.5,3` as a list; panics naming the option on a value that does not parse.
+pub fn parse_list<T: std::str::FromStr>(text: &str, what: &str) -> Vec<T> {
+    text.split(',')
+        .map(|s| {
+            s.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("--{what}: cannot read {s:?}"))
+        })
+        .collect()
 }

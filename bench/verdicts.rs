@@ -38,9 +38,12 @@ use aba::{
         model::SeriesPoint,
         series::{SeriesContext, analyze_series},
     },
-    stats::{Better, BootVariance, VerdictParams, ci_boot_from},
+    stats::{Better, BootVariance, ci_boot_from},
 };
-use sim::{Noise, Rng, cell_seed, draw, fmt_num, median, rate, wilson};
+use sim::{
+    Noise, Rng, args, cell_seed, draw, each_option, fmt_num, limit_sets, median, parse_list, rate,
+    wilson,
+};
 
 /// A design: the boot sequence and which candidates are judged.
 struct Design {
@@ -78,21 +81,6 @@ const DESIGNS: [Design; 5] = [
     },
 ];
 
-/// The two limit sets of issue 9.
-fn limit_sets() -> [(&'static str, VerdictParams); 2] {
-    [
-        ("default", VerdictParams::default()),
-        (
-            "loose",
-            VerdictParams {
-                max_drift_pct: 5.0,
-                max_cv_pct: 10.0,
-                ..VerdictParams::default()
-            },
-        ),
-    ]
-}
-
 /// What the command line chose.
 struct Config {
     short: bool,
@@ -108,19 +96,8 @@ struct Config {
     slow_first: f64,
 }
 
-fn parse_list<T: std::str::FromStr>(text: &str, what: &str) -> Vec<T> {
-    text.split(',')
-        .map(|s| {
-            s.trim()
-                .parse()
-                .unwrap_or_else(|_| panic!("--{what}: cannot read {s:?}"))
-        })
-        .collect()
-}
-
 fn config() -> Config {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let short = args.iter().any(|a| a == "--short");
+    let (args, short) = args();
     let mut c = Config {
         short,
         campaigns: if short { 200 } else { 2000 },
@@ -145,42 +122,29 @@ fn config() -> Config {
         drift: 0.0,
         slow_first: 0.0,
     };
-    let mut i = 0;
-    while i < args.len() {
-        let value = || {
-            args.get(i + 1)
-                .unwrap_or_else(|| panic!("{} needs a value", args[i]))
-                .clone()
-        };
-        match args[i].as_str() {
-            "--short" | "--bench" => {
-                i += 1;
-                continue;
-            }
-            "--campaigns" => c.campaigns = value().parse().expect("--campaigns N"),
-            "--seed" => c.seed = value().parse().expect("--seed S"),
-            "--design" => {
-                let names: Vec<String> = parse_list(&value(), "design");
-                c.designs = names
-                    .iter()
-                    .map(|n| {
-                        DESIGNS
-                            .iter()
-                            .position(|d| d.name.eq_ignore_ascii_case(n))
-                            .unwrap_or_else(|| panic!("--design: unknown {n}"))
-                    })
-                    .collect();
-            }
-            "--n" => c.ns = parse_list(&value(), "n"),
-            "--cv" => c.cvs = parse_list(&value(), "cv"),
-            "--sd" => c.sds = parse_list(&value(), "sd"),
-            "--change" => c.changes = parse_list(&value(), "change"),
-            "--drift" => c.drift = value().parse().expect("--drift PCT"),
-            "--slow-first" => c.slow_first = value().parse().expect("--slow-first PCT"),
-            other => panic!("unknown argument {other}"),
+    each_option(&args, |name, value| match name {
+        "--campaigns" => c.campaigns = value.parse().expect("--campaigns N"),
+        "--seed" => c.seed = value.parse().expect("--seed S"),
+        "--design" => {
+            let names: Vec<String> = parse_list(&value, "design");
+            c.designs = names
+                .iter()
+                .map(|n| {
+                    DESIGNS
+                        .iter()
+                        .position(|d| d.name.eq_ignore_ascii_case(n))
+                        .unwrap_or_else(|| panic!("--design: unknown {n}"))
+                })
+                .collect();
         }
-        i += 2;
-    }
+        "--n" => c.ns = parse_list(&value, "n"),
+        "--cv" => c.cvs = parse_list(&value, "cv"),
+        "--sd" => c.sds = parse_list(&value, "sd"),
+        "--change" => c.changes = parse_list(&value, "change"),
+        "--drift" => c.drift = value.parse().expect("--drift PCT"),
+        "--slow-first" => c.slow_first = value.parse().expect("--slow-first PCT"),
+        other => panic!("unknown argument {other}"),
+    });
     c
 }
 

@@ -435,7 +435,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect(),
-            tuning: tuning(recipe),
+            tuning: recipe.tuning.settings(),
             amendments: amendments(inputs.journal),
         },
         params,
@@ -529,22 +529,6 @@ pub fn series_label(workload: &str, case: &str, metric: &str) -> String {
         label = format!("{label}/{metric}");
     }
     label
-}
-
-/// The recipe's tuning as `knob=value`.
-fn tuning(recipe: &Recipe) -> Vec<String> {
-    let t = &recipe.tuning;
-    let mut out = Vec::new();
-    if let Some(g) = &t.governor {
-        out.push(format!("governor={}", g.value));
-    }
-    if let Some(e) = &t.epp {
-        out.push(format!("epp={}", e.value));
-    }
-    if let Some(turbo) = &t.turbo {
-        out.push(format!("turbo={}", if turbo.value { "on" } else { "off" }));
-    }
-    out
 }
 
 /// What the journal's first record says.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::{
     analysis::series_label,
-    campaign::plan::{PlanError, Summary},
+    campaign::plan::{PlanError, Summary, boot_dof},
     inventory::Target,
     profile::{
         matching::series_match,
@@ -109,18 +109,9 @@ pub fn repeated(
     }
 }
 
-/// ν = Σ (m_k − 1) over the kernels booted twice or more.
+/// ν of the design's own boots, as a float.
 fn own_dof(sequence: &[KernelLabel]) -> f64 {
-    let mut kernels: Vec<&KernelLabel> = Vec::new();
-    for k in sequence {
-        if !kernels.contains(&k) {
-            kernels.push(k);
-        }
-    }
-    kernels
-        .iter()
-        .map(|k| sequence.iter().filter(|s| s == k).count() - 1)
-        .sum::<usize>() as f64
+    boot_dof(sequence) as f64
 }
 
 /// Candidates in order of first boot.
@@ -285,34 +276,12 @@ mod tests {
     use super::{SeriesNoise, advise, repeated};
     use crate::{
         inventory::Target,
-        profile::{matching::definition_sha256, testdata::profile},
+        profile::{
+            matching::definition_sha256,
+            testdata::{LAB_RECIPE, profile},
+        },
         recipe::{ident::KernelLabel, parse},
     };
-
-    const RECIPE: &str = r#"
-version = 1
-name = "lab-aba"
-description = "unit"
-sequence = ["a", "b", "a"]
-warmup = 1
-samples = 9
-[kernels.a]
-release = "6.1.0-47-cloud-amd64"
-cmdline = "aba.kernel=a"
-[kernels.b]
-release = "6.1.0-50-cloud-amd64"
-[boot]
-cmdline = "aba.lab=1"
-[sysctl]
-"kernel.sched_rt_runtime_us" = 950000
-[[workload]]
-name = "labbench"
-run = "labbench {mloops} --json"
-matrix = { mloops = ["10"] }
-metric = { json = "/wall_ns", unit = "ns", better = "lower" }
-[analysis]
-detect_pct = 2.0
-"#;
 
     fn labels(names: &[&str]) -> Vec<KernelLabel> {
         names
@@ -336,7 +305,7 @@ detect_pct = 2.0
 
     #[test]
     fn the_profile_gives_the_detectable_change_and_the_design_that_reaches_the_goal() {
-        let recipe = parse(Path::new("r.toml"), RECIPE).expect("valid");
+        let recipe = parse(Path::new("r.toml"), LAB_RECIPE).expect("valid");
         let mut p = profile();
         let w = &recipe.workloads[0];
         p.series[0].definition_sha256 =
@@ -379,7 +348,7 @@ detect_pct = 2.0
         // A changed sample count: the series is not known from this profile.
         let other = parse(
             Path::new("r.toml"),
-            &RECIPE.replace("samples = 9", "samples = 5"),
+            &LAB_RECIPE.replace("samples = 9", "samples = 5"),
         )
         .expect("valid");
         let advice = advise(&other, &target, &p).expect("plannable");

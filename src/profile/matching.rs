@@ -26,16 +26,7 @@ pub fn requested_tuning(recipe: &Recipe) -> Vec<String> {
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    let t = &recipe.tuning;
-    if let Some(g) = &t.governor {
-        out.push(format!("governor={}", g.value));
-    }
-    if let Some(e) = &t.epp {
-        out.push(format!("epp={}", e.value));
-    }
-    if let Some(turbo) = &t.turbo {
-        out.push(format!("turbo={}", if turbo.value { "on" } else { "off" }));
-    }
+    out.extend(recipe.tuning.settings());
     out
 }
 
@@ -307,39 +298,19 @@ mod tests {
     use std::{collections::BTreeMap, path::Path};
 
     use super::{BootSeen, normalize_cmdline, runtime_mismatches, series_match, static_mismatches};
-    use crate::{profile::testdata::profile, recipe::parse};
-
-    const RECIPE: &str = r#"
-version = 1
-name = "lab-aba"
-description = "unit"
-sequence = ["a", "b", "a"]
-warmup = 1
-samples = 9
-[kernels.a]
-release = "6.1.0-47-cloud-amd64"
-cmdline = "aba.kernel=a"
-[kernels.b]
-release = "6.1.0-50-cloud-amd64"
-[boot]
-cmdline = "aba.lab=1"
-[sysctl]
-"kernel.sched_rt_runtime_us" = 950000
-[[workload]]
-name = "labbench"
-run = "labbench {mloops} --json"
-matrix = { mloops = ["10"] }
-metric = { json = "/wall_ns", unit = "ns", better = "lower" }
-"#;
+    use crate::{
+        profile::testdata::{LAB_RECIPE, profile},
+        recipe::parse,
+    };
 
     #[test]
     fn a_profile_of_the_same_baseline_matches_statically_and_a_changed_one_says_why() {
-        let recipe = parse(Path::new("r.toml"), RECIPE).expect("valid");
+        let recipe = parse(Path::new("r.toml"), LAB_RECIPE).expect("valid");
         let p = profile();
         assert!(static_mismatches(&p, &recipe, "lab").is_empty());
         let other = parse(
             Path::new("r.toml"),
-            &RECIPE.replace("6.1.0-47-cloud-amd64", "6.1.0-48-cloud-amd64"),
+            &LAB_RECIPE.replace("6.1.0-47-cloud-amd64", "6.1.0-48-cloud-amd64"),
         )
         .expect("valid");
         assert_eq!(
@@ -359,7 +330,7 @@ metric = { json = "/wall_ns", unit = "ns", better = "lower" }
         );
         let fewer = parse(
             Path::new("r.toml"),
-            &RECIPE.replace("samples = 9", "samples = 5"),
+            &LAB_RECIPE.replace("samples = 9", "samples = 5"),
         )
         .expect("valid");
         let w = &fewer.workloads[0];
@@ -382,7 +353,7 @@ metric = { json = "/wall_ns", unit = "ns", better = "lower" }
             tuning: fp.tuning.clone(),
             facts: Some(&fp.machine),
         };
-        assert!(runtime_mismatches(&p, &[same.clone()], false).is_empty());
+        assert!(runtime_mismatches(&p, std::slice::from_ref(&same), false).is_empty());
         machine.insert("microcode".to_owned(), "0x2".to_owned());
         let updated = BootSeen {
             point: "a-b",

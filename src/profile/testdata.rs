@@ -67,3 +67,29 @@ pub fn profile() -> Profile {
         }],
     }
 }
+
+/// A recipe the test profile holds for (bar the definition hash, which a test sets).
+pub const LAB_RECIPE: &str = r#"
+version = 1
+name = "lab-aba"
+description = "unit"
+sequence = ["a", "b", "a"]
+warmup = 1
+samples = 9
+[kernels.a]
+release = "6.1.0-47-cloud-amd64"
+cmdline = "aba.kernel=a"
+[kernels.b]
+release = "6.1.0-50-cloud-amd64"
+[boot]
+cmdline = "aba.lab=1"
+[sysctl]
+"kernel.sched_rt_runtime_us" = 950000
+[[workload]]
+name = "labbench"
+run = "labbench {mloops} --json"
+matrix = { mloops = ["10"] }
+metric = { json = "/wall_ns", unit = "ns", better = "lower" }
+[analysis]
+detect_pct = 2.0
+"#;

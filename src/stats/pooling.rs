@@ -17,7 +17,7 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
 use crate::stats::{
-    interval::{BootVariance, boot_variance, floor_factor},
+    interval::{BootVariance, boot_variance},
     kernel::{BootPoint, kernel_mean},
     summary::compensated_sum,
 };
@@ -108,7 +108,7 @@ fn within_floor(points: &[BootPoint]) -> Option<f64> {
 
 /// The boot variance of a comparison against `baseline` with a noise profile: the pooled one
 /// when the campaign's own is compatible (or absent), else the campaign's own. Floored like
-/// the campaign's own ([`floor_factor`] at the pooled ν, with L the mean within-boot variance
+/// the campaign's own ([`crate::stats::floor_factor`] at the pooled ν, with L the mean within-boot variance
 /// of a point mean). `None` when the baseline is absent, its mean is 0, or the profile is
 /// refused and the campaign has no boot variance of its own.
 #[must_use]
@@ -141,17 +141,7 @@ pub fn pooled_boot_variance(
     }
     let dof = prior.dof + own_dof;
     let between = (prior.dof * prior_var + own_var.map_or(0.0, |v| own_dof * v)) / dof;
-    let within = within_floor(points);
-    let floor_factor = floor_factor(dof);
-    let floor = within.map_or(0.0, |l| floor_factor * l);
-    let variance = BootVariance {
-        between,
-        dof,
-        within,
-        floor_factor,
-        used: between.max(floor),
-        floored: floor > between,
-    };
+    let variance = BootVariance::floored_at(between, dof, within_floor(points));
     Some((Some(variance), pooling))
 }
 
