@@ -357,11 +357,21 @@ impl Error {
                 "the target's profile directory is its `profiles` in targets.toml (docs/targets.md)"
                     .to_owned(),
             ),
-            Error::Profile(e) => Some(format!(
-                "a noise profile's values are covered by its checksum: delete {} or make it again \
-                 with `aba calibrate RECIPE --target TARGET`; `--no-profile` runs without any",
-                e.path().map_or_else(|| "the file".to_owned(), |p| p.display().to_string())
-            )),
+            Error::Profile(e) => {
+                let file = e
+                    .path()
+                    .map_or_else(|| "the file".to_owned(), |p| p.display().to_string());
+                let why = match e {
+                    ProfileError::Value { field, .. } if field == "checksum" => {
+                        "a noise profile's values are covered by its checksum: "
+                    }
+                    _ => "a noise profile is written by aba, not by hand: ",
+                };
+                Some(format!(
+                    "{why}delete {file} or make it again with `aba calibrate RECIPE --target \
+                     TARGET`; `--no-profile` runs without any"
+                ))
+            }
             Error::Calibration { dir, .. } => Some(format!(
                 "the campaign's own report is in {}; fix the cause and calibrate again",
                 dir.display()

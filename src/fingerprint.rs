@@ -263,6 +263,23 @@ impl Difference {
     }
 }
 
+/// Whether two kernels' values of `fact` agree. For the mitigations, only the vulnerabilities
+/// both kernels report are compared: a newer kernel that knows one more (`vmscape: Not
+/// affected`) is the kernel itself, not its environment.
+fn agree_between(fact: &str, a: &str, b: &str) -> bool {
+    if fact != "mitigations" {
+        return a == b;
+    }
+    let entries = |text: &str| -> BTreeMap<String, String> {
+        text.lines()
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+            .collect()
+    };
+    let (a, b) = (entries(a), entries(b));
+    a.iter().all(|(k, v)| b.get(k).is_none_or(|w| w == v))
+}
+
 /// Groups `points` by the value of `fact`: each distinct value with its points, in order.
 fn grouped(points: &[&PointFacts<'_>], fact: &str) -> Vec<(String, Vec<String>)> {
     let mut values: Vec<(String, Vec<String>)> = Vec::new();
@@ -326,10 +343,13 @@ pub fn differences(points: &[PointFacts<'_>]) -> Vec<Difference> {
                 }
                 // A difference inside one kernel is already named; between kernels only the
                 // values one kernel never had at any boot of the other count.
-                let seen = |ps: &[&PointFacts<'_>], v: Option<&String>| {
-                    ps.iter().any(|p| p.facts.get(fact) == v)
+                fn value<'f>(p: &PointFacts<'f>, fact: &str) -> &'f str {
+                    p.facts.get(fact).map_or("", String::as_str)
+                }
+                let seen = |ps: &[&PointFacts<'_>], v: &str| {
+                    ps.iter().any(|p| agree_between(fact, value(p, fact), v))
                 };
-                if a.iter().all(|p| !seen(&b, p.facts.get(fact))) {
+                if a.iter().all(|p| !seen(&b, value(p, fact))) {
                     let mut both = a.clone();
                     both.extend(b.iter().copied());
                     out.push(Difference {
@@ -426,6 +446,34 @@ mod tests {
         assert!(explained("thp", &plain, &madvise));
         assert!(!explained("microcode", &plain, &madvise));
         assert!(!explained("thp", &madvise, &madvise));
+    }
+
+    #[test]
+    fn a_vulnerability_only_the_newer_kernel_knows_is_the_kernel_itself() {
+        let old = facts(&[(
+            "mitigations",
+            "mds: Not affected\nretbleed: Mitigation: IBRS",
+        )]);
+        let new = facts(&[(
+            "mitigations",
+            "mds: Not affected\nretbleed: Mitigation: IBRS\nvmscape: Not affected",
+        )]);
+        let changed = facts(&[("mitigations", "mds: Not affected\nretbleed: Vulnerable")]);
+        let none: Vec<String> = Vec::new();
+        let point = |p, k, f| PointFacts {
+            point: p,
+            kernel: k,
+            own_params: &none,
+            facts: f,
+        };
+        assert!(differences(&[point("a", "a", &old), point("b", "b", &new)]).is_empty());
+        let diffs = differences(&[point("a", "a", &old), point("c", "c", &changed)]);
+        assert_eq!(diffs.len(), 1, "{diffs:?}");
+        // Between boots of one kernel every line counts.
+        assert_eq!(
+            differences(&[point("a-a", "a", &old), point("a-b", "a", &new)]).len(),
+            1
+        );
     }
 
     #[test]

@@ -76,6 +76,9 @@ impl<'a> Calibration<'a> {
             };
         };
         usage.file = file.clone();
+        usage.name = file
+            .as_deref()
+            .map(|f| f.rsplit('/').next().unwrap_or(f).to_owned());
         usage.sha256 = sha256.clone();
         usage.disabled = disabled || input.no_profile;
         if disabled {

@@ -52,6 +52,8 @@ pub struct ProfileUse {
     /// The profile file the campaign copied (its path when `aba run` chose it); `None` when
     /// it used none.
     pub file: Option<String>,
+    /// Its file name, without the tester's directories (what the reports print).
+    pub name: Option<String>,
     /// SHA-256 of the copy (`profile.toml` in the results directory), as journaled.
     pub sha256: Option<String>,
     /// When the profile was made.
@@ -72,9 +74,7 @@ impl ProfileUse {
     /// The file's name without its directory.
     #[must_use]
     pub fn name(&self) -> Option<&str> {
-        self.file
-            .as_deref()
-            .map(|f| f.rsplit('/').next().unwrap_or(f))
+        self.name.as_deref()
     }
 }
 

@@ -9,14 +9,16 @@ use sha2::{Digest as _, Sha256};
 
 use crate::{
     campaign::{
-        advice::{Advice, SeriesNoise, advise},
-        calibrate::DEFAULT_BOOTS,
+        advice::advise,
         plan::{Summary, format_eta},
     },
-    cli::{FilesArgs, TargetArgs},
+    cli::{
+        FilesArgs, TargetArgs,
+        detect::{Detect, render_advice},
+    },
     error::{Error, exit_code},
     inventory::Target,
-    profile::select::{Candidate, Choice, choose},
+    profile::select::choose,
     recipe::{Recipe, limits, resolved::FileCopy},
     text::{cut, one_line},
 };
@@ -228,195 +230,4 @@ fn needs_switch(recipe: &Recipe) -> bool {
 
 fn optional_mark(required: bool) -> &'static str {
     if required { "" } else { " (optional)" }
-}
-
-/// What `aba check` knows of the change the design can detect.
-enum Detect {
-    /// `--no-profile`.
-    Off,
-    /// No `--target`: no machine, no profile.
-    NoTarget,
-    /// The target has no profile that matches.
-    None(Choice),
-    /// The advice from the target's profile.
-    Profile(Advice, Candidate),
-}
-
-/// `2.31%`.
-fn pct(value: f64) -> String {
-    format!("{value:.2}%")
-}
-
-/// The change the design can detect, and with `detect_pct` the design that reaches it.
-fn render_advice(recipe: &Recipe, target: &Target, detect: &Detect) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out);
-    let calibrate = format!(
-        "`aba calibrate {} --target {}` measures one ({DEFAULT_BOOTS} boots of {})",
-        one_line(&recipe.path.to_string_lossy()),
-        target.name,
-        recipe.analysis.baseline
-    );
-    let (advice, candidate) = match detect {
-        Detect::Off => {
-            let _ = writeln!(
-                out,
-                "detect   unknown: planned without a noise profile (--no-profile)"
-            );
-            return out;
-        }
-        Detect::NoTarget => {
-            let _ = writeln!(
-                out,
-                "detect   unknown: no target, so no noise profile (pass --target NAME)"
-            );
-            return out;
-        }
-        Detect::None(choice) => {
-            let _ = writeln!(
-                out,
-                "detect   unknown without a noise profile of target {} ({}): {calibrate}",
-                target.name,
-                if choice.not_used.is_empty() {
-                    format!("none in {}", one_line(&choice.dir.to_string_lossy()))
-                } else {
-                    format!(
-                        "none in {} matches",
-                        one_line(&choice.dir.to_string_lossy())
-                    )
-                }
-            );
-            for why in &choice.not_used {
-                let _ = writeln!(out, "         not used: {}", one_line(why));
-            }
-            return out;
-        }
-        Detect::Profile(advice, candidate) => (advice, candidate),
-    };
-    let p = &candidate.profile;
-    let _ = writeln!(
-        out,
-        "profile  {} (created {}, {} boots of {}, {})",
-        one_line(&candidate.path.to_string_lossy()),
-        p.created,
-        p.boots,
-        p.fingerprint.kernel,
-        p.scope.words()
-    );
-    let level = match p.scope {
-        crate::profile::Scope::Boot => "boot-level",
-        crate::profile::Scope::RunToRun => "run-to-run only, boots unmeasured",
-    };
-    let _ = writeln!(
-        out,
-        "detect   minimal detectable change (two-sided 5%, 80% power, {level}):"
-    );
-    for s in &advice.series {
-        match &s.noise {
-            SeriesNoise::Known {
-                detectable,
-                dof,
-                boot_sd_pct,
-                within_cv_pct,
-            } => {
-                let each: Vec<String> = detectable
-                    .iter()
-                    .map(|d| {
-                        format!(
-                            "{} {}",
-                            d.candidate,
-                            d.pct.map_or_else(|| "not resolvable".to_owned(), pct)
-                        )
-                    })
-                    .collect();
-                let each = if each.is_empty() {
-                    "no candidate kernel".to_owned()
-                } else {
-                    each.join(", ")
-                };
-                let sd = match p.scope {
-                    crate::profile::Scope::Boot => "boot SD",
-                    crate::profile::Scope::RunToRun => "point-to-point SD",
-                };
-                let _ = writeln!(
-                    out,
-                    "    {:<40} {each}  (ν = {dof:.0}; {sd} {}, within CV {})",
-                    s.label,
-                    pct(*boot_sd_pct),
-                    pct(*within_cv_pct)
-                );
-            }
-            SeriesNoise::Unknown(why) => {
-                let _ = writeln!(out, "    {:<40} unknown: {}", s.label, one_line(why));
-            }
-        }
-    }
-    if let Some(goal) = recipe.analysis.detect_pct {
-        let design = format!(
-            "{}, {} samples",
-            recipe
-                .sequence
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("-"),
-            recipe.workloads.first().map_or(0, |w| w.samples)
-        );
-        match advice.design_pct {
-            Some(got) if got <= goal => {
-                let _ = writeln!(
-                    out,
-                    "detect_pct {}: the recipe's design ({design}) resolves {}",
-                    pct(goal),
-                    pct(got)
-                );
-            }
-            Some(got) => {
-                let _ = writeln!(
-                    out,
-                    "warning: detect_pct {}: the recipe's design ({design}) resolves {} at best",
-                    pct(goal),
-                    pct(got)
-                );
-            }
-            None => {}
-        }
-        match &advice.recommendation {
-            Some(r) => {
-                let _ = writeln!(
-                    out,
-                    "detect_pct {}: shortest design {}, {} samples: {}, ETA ~{}{}",
-                    pct(goal),
-                    r.sequence
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("-"),
-                    r.samples,
-                    pct(r.pct),
-                    format_eta(r.eta),
-                    if r.pooled {
-                        String::new()
-                    } else {
-                        format!(
-                            " (from its own boots: the profile holds for {} samples; calibrate \
-                             again with that many to pool it)",
-                            p.series.first().map_or(0, |s| s.samples)
-                        )
-                    }
-                );
-            }
-            None if advice.design_pct.is_some() => {
-                let _ = writeln!(
-                    out,
-                    "warning: detect_pct {}: no repetition of the recipe's sequence within {} \
-                     points resolves it",
-                    pct(goal),
-                    limits::POINTS
-                );
-            }
-            None => {}
-        }
-    }
-    out
 }

@@ -3,6 +3,7 @@
 
 mod calibrate;
 mod check;
+mod detect;
 mod preflight;
 mod report;
 mod restore;
