@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use aba::{
     analysis::{
+        environment::EnvironmentCheck,
         model::CandidateResult,
         series::{SeriesContext, analyze_series},
     },
@@ -163,6 +164,9 @@ fn judged(
         better: Better::Lower,
         aux: false,
         recoveries: &[],
+        prior_all: None,
+        prior_drop_first: None,
+        environment: &EnvironmentCheck::default(),
     };
     analyze_series(points, &ctx)
         .all

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh [--short] [--only 1,2,3,4,5]: aba's speed targets (issue 6), measured as ratios
-# inside one run on this machine, then the verdict simulator (issue 9) and the reproduction
-# simulator (issue 18). Each prints one table
+# inside one run on this machine, then the verdict simulator (issue 9), the reproduction
+# simulator (issue 18) and the noise-profile simulator (issue 10). Each prints one table
 # (measured, target, met/missed) and the details behind each figure. Never judges: exits 0
 # whenever every figure could be measured, met or missed; non-zero only when the bench itself
 # could not run something.
@@ -28,3 +28,4 @@ for arg in "$@"; do
 done
 cargo bench --locked --bench verdicts -- "${verdicts[@]}"
 cargo bench --locked --bench reproduction -- "${verdicts[@]}"
+cargo bench --locked --bench profiles -- "${verdicts[@]}"

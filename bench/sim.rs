@@ -1,5 +1,5 @@
-//! What the two simulators share (`bench/verdicts.rs`, issue 9; `bench/reproduction.rs`,
-//! issue 18): the seeded generator, the designs, the campaign model that draws one synthetic
+//! What the simulators share (`bench/verdicts.rs`, issue 9; `bench/reproduction.rs`,
+//! issue 18; `bench/profiles.rs`, issue 10): the seeded generator, the designs, the campaign model that draws one synthetic
 //! campaign's points, and the counting helpers of their reports.
 //!
 //! Model: a kernel K has mean μ_K (the baseline 100, a candidate 100·(1 + Δ/100)); each point
@@ -9,7 +9,7 @@
 //! analysis in the simulators.
 
 // Each simulator uses its own part of this module.
-#![allow(dead_code, reason = "shared by two bench binaries, each using a part")]
+#![allow(dead_code, reason = "shared by three benches")]
 
 use aba::{analysis::model::SeriesPoint, stats::VerdictParams};
 
@@ -182,18 +182,31 @@ pub fn campaign(
     noise: &Noise,
     rng: &mut Rng,
 ) -> Vec<SeriesPoint> {
-    let m = design.sequence.len();
+    let mean_of = |kernel: &str| {
+        if kernel == "a" {
+            100.0
+        } else {
+            100.0 * (1.0 + true_change / 100.0)
+        }
+    };
+    draw(rng, design.sequence, &mean_of, noise)
+}
+
+/// One campaign of `sequence` whose kernel K has mean `mean_of(K)`, in the model above.
+/// Points are labelled `<kernel><index>`.
+pub fn draw(
+    rng: &mut Rng,
+    sequence: &[&str],
+    mean_of: &dyn Fn(&str) -> f64,
+    noise: &Noise,
+) -> Vec<SeriesPoint> {
+    let m = sequence.len();
     let mut values = vec![0.0; noise.n];
-    design
-        .sequence
+    sequence
         .iter()
         .enumerate()
         .map(|(i, kernel)| {
-            let mu = if *kernel == "a" {
-                100.0
-            } else {
-                100.0 * (1.0 + true_change / 100.0)
-            };
+            let mu = mean_of(kernel);
             let time = if m > 1 {
                 i as f64 / (m - 1) as f64
             } else {
@@ -292,41 +305,29 @@ impl Grid {
         defaults: impl FnOnce(bool) -> Grid,
         mut other: impl FnMut(&str, &str) -> bool,
     ) -> Grid {
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        let mut grid = defaults(args.iter().any(|a| a == "--short"));
-        let mut i = 0;
-        while i < args.len() {
-            let flag = args[i].as_str();
-            if flag == "--short" || flag == "--bench" {
-                i += 1;
-                continue;
+        let (args, short) = args();
+        let mut grid = defaults(short);
+        each_option(&args, |flag, value| match flag {
+            "--campaigns" => grid.campaigns = value.parse().expect("--campaigns N"),
+            "--seed" => grid.seed = value.parse().expect("--seed S"),
+            "--design" => {
+                let names: Vec<String> = parse_list(&value, "design");
+                grid.designs = names
+                    .iter()
+                    .map(|n| {
+                        DESIGNS
+                            .iter()
+                            .position(|d| d.name.eq_ignore_ascii_case(n))
+                            .unwrap_or_else(|| panic!("--design: unknown {n}"))
+                    })
+                    .collect();
             }
-            let value = args
-                .get(i + 1)
-                .unwrap_or_else(|| panic!("{flag} needs a value"));
-            match flag {
-                "--campaigns" => grid.campaigns = value.parse().expect("--campaigns N"),
-                "--seed" => grid.seed = value.parse().expect("--seed S"),
-                "--design" => {
-                    let names: Vec<String> = parse_list(value, "design");
-                    grid.designs = names
-                        .iter()
-                        .map(|n| {
-                            DESIGNS
-                                .iter()
-                                .position(|d| d.name.eq_ignore_ascii_case(n))
-                                .unwrap_or_else(|| panic!("--design: unknown {n}"))
-                        })
-                        .collect();
-                }
-                "--n" => grid.ns = parse_list(value, "n"),
-                "--cv" => grid.cvs = parse_list(value, "cv"),
-                "--sd" => grid.sds = parse_list(value, "sd"),
-                _ if other(flag, value) => {}
-                _ => panic!("unknown argument {flag}"),
-            }
-            i += 2;
-        }
+            "--n" => grid.ns = parse_list(&value, "n"),
+            "--cv" => grid.cvs = parse_list(&value, "cv"),
+            "--sd" => grid.sds = parse_list(&value, "sd"),
+            _ if other(flag, &value) => {}
+            _ => panic!("unknown argument {flag}"),
+        });
         grid
     }
 }
@@ -362,6 +363,32 @@ pub fn run_cells<C: Sync, R: Send>(
         all.into_iter().map(|(_, r)| r).collect()
     });
     (results, threads)
+}
+
+/// The command line after the program name, and whether `--short` is on it.
+pub fn args() -> (Vec<String>, bool) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let short = args.iter().any(|a| a == "--short");
+    (args, short)
+}
+
+/// Walks `args`: `--short` and cargo's `--bench` are flags, every other option takes the
+/// next argument as its value, and `apply` gets each option with its value.
+pub fn each_option(args: &[String], mut apply: impl FnMut(&str, String)) {
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--short" | "--bench" => i += 1,
+            name => {
+                let value = args
+                    .get(i + 1)
+                    .unwrap_or_else(|| panic!("{name} needs a value"))
+                    .clone();
+                apply(name, value);
+                i += 2;
+            }
+        }
+    }
 }
 
 /// `--name a,b,c`.

@@ -29,7 +29,10 @@ mod sim;
 use std::time::Instant;
 
 use aba::{
-    analysis::series::{SeriesContext, analyze_series},
+    analysis::{
+        environment::EnvironmentCheck,
+        series::{SeriesContext, analyze_series},
+    },
     stats::{Better, BootVariance, ci_boot_from},
 };
 use sim::{
@@ -223,6 +226,9 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
                 better: Better::Lower,
                 aux: false,
                 recoveries: &[],
+                prior_all: None,
+                prior_drop_first: None,
+                environment: &EnvironmentCheck::default(),
             };
             let result = analyze_series(&points, &ctx);
             let Some(all) = result.all else { continue };

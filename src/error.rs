@@ -16,6 +16,7 @@ use crate::{
     analysis::AnalysisError,
     campaign::{
         amend::AmendError,
+        calibrate::CalibrateError,
         engine::{EngineError, Failure, Stop},
         lock::{Liveness, LockError},
         plan::PlanError,
@@ -23,6 +24,7 @@ use crate::{
         tuning::TuneError,
     },
     inventory::InventoryError,
+    profile::{ProfileError, build::BuildError},
     recipe::RecipeError,
     report::ReportError,
     reproduction::ReproductionError,
@@ -223,6 +225,22 @@ pub enum Error {
     /// A new campaign and a reference could not be compared.
     #[error(transparent)]
     Compare(#[from] ReproductionError),
+    /// A noise profile of the target is unreadable or invalid (tampered), or could not be
+    /// written.
+    #[error(transparent)]
+    Profile(ProfileError),
+    /// The recipe's calibration could not be made.
+    #[error(transparent)]
+    Calibrate(CalibrateError),
+    /// A finished calibration gives no noise profile.
+    #[error("the calibration in {} gives no noise profile", dir.display())]
+    Calibration {
+        /// The results directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: BuildError,
+    },
 }
 
 /// Why `aba resume --amend` did not amend.
@@ -288,7 +306,10 @@ impl Error {
             | Error::PrivateDir(_)
             | Error::Analysis(_)
             | Error::Report(_)
-            | Error::Compare(_) => exit_code::ERROR,
+            | Error::Compare(_)
+            | Error::Profile(_)
+            | Error::Calibrate(_)
+            | Error::Calibration { .. } => exit_code::ERROR,
         }
     }
 
@@ -339,6 +360,29 @@ impl Error {
                 "the values to write back are the `tuning_saved` record in journal.jsonl"
                     .to_owned(),
             ),
+            Error::Profile(ProfileError::Write { .. }) => Some(
+                "the target's profile directory is its `profiles` in targets.toml (docs/targets.md)"
+                    .to_owned(),
+            ),
+            Error::Profile(e) => {
+                let file = e
+                    .path()
+                    .map_or_else(|| "the file".to_owned(), |p| p.display().to_string());
+                let why = match e {
+                    ProfileError::Value { field, .. } if field == "checksum" => {
+                        "a noise profile's values are covered by its checksum: "
+                    }
+                    _ => "a noise profile is written by aba, not by hand: ",
+                };
+                Some(format!(
+                    "{why}delete {file} or make it again with `aba calibrate RECIPE --target \
+                     TARGET`; `--no-profile` runs without any"
+                ))
+            }
+            Error::Calibration { dir, .. } => Some(format!(
+                "the campaign's own report is in {}; fix the cause and calibrate again",
+                dir.display()
+            )),
             Error::Analysis(e) => e.hint(),
             Error::Report(e) => e.hint(),
             Error::Compare(e) => e.hint(),
@@ -353,7 +397,8 @@ impl Error {
             | Error::Engine(_)
             | Error::Verify { .. }
             | Error::Preflight { .. }
-            | Error::PrivateDir(_) => None,
+            | Error::PrivateDir(_)
+            | Error::Calibrate(_) => None,
         }
     }
 

@@ -51,6 +51,9 @@ struct InventoryFile {
     /// Folders (this tester's) that recipes' `[files]` may copy from besides their own.
     #[serde(default)]
     allow_files_outside: Vec<String>,
+    /// Where every target's noise profiles live: `<profiles>/<target>/`.
+    #[serde(default)]
+    profiles: Option<String>,
     #[serde(default)]
     targets: IndexMap<Spanned<Name>, TargetSpec>,
 }
@@ -104,6 +107,9 @@ struct TargetSpec {
     grub: Option<GrubTable>,
     #[serde(default)]
     bls: Option<BlsTable>,
+    /// This target's noise profile directory (instead of `<profiles>/<target>/`).
+    #[serde(default)]
+    profiles: Option<String>,
 }
 
 /// SSH connection facts.
@@ -167,6 +173,23 @@ pub struct Target {
     pub on_failure: Option<String>,
     /// Directory host-side commands run in (the inventory's).
     pub base_dir: PathBuf,
+    /// Where this target's noise profiles live (`aba calibrate` writes there, campaigns read
+    /// there): the target's `profiles`, else `<profiles>/<name>/` of the inventory, else
+    /// [`default_profiles_dir`].
+    pub profiles: PathBuf,
+}
+
+/// A target's noise profile directory when the inventory names none:
+/// `$XDG_DATA_HOME/aba/profiles/<target>/`, or `~/.local/share/aba/profiles/<target>/`
+/// without `XDG_DATA_HOME` (`./aba-profiles/<target>/` without a home either).
+#[must_use]
+pub fn default_profiles_dir(target: &str) -> PathBuf {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .map_or_else(|| PathBuf::from("aba-profiles"), |d| d.join("aba/profiles"));
+    base.join(target)
 }
 
 impl Target {
@@ -186,6 +209,7 @@ impl Target {
             on_finish: None,
             on_failure: None,
             base_dir: PathBuf::from("."),
+            profiles: default_profiles_dir(LOCAL),
         }
     }
 
@@ -264,6 +288,8 @@ pub struct Inventory {
     pub allow_files_outside: Vec<PathBuf>,
     /// Targets by name, in file order.
     pub targets: IndexMap<String, Target>,
+    /// The inventory's `profiles` directory (targets' profiles in `<it>/<name>/`), resolved.
+    pub profiles: Option<PathBuf>,
 }
 
 impl Inventory {
@@ -328,7 +354,13 @@ impl Inventory {
                 ));
                 continue;
             }
-            match resolve_target(name.get_ref().as_str(), spec, &base_dir) {
+            let profiles = file.profiles.as_deref().map(|p| expand_home(p, &base_dir));
+            match resolve_target(
+                name.get_ref().as_str(),
+                spec,
+                &base_dir,
+                profiles.as_deref(),
+            ) {
                 Ok(t) => {
                     targets.insert(t.name.clone(), t);
                 }
@@ -351,6 +383,7 @@ impl Inventory {
                     .map(|p| expand_home(p, &base_dir))
                     .collect(),
                 targets,
+                profiles: file.profiles.as_deref().map(|p| expand_home(p, &base_dir)),
             })
         } else {
             Err(invalid(diags))
@@ -360,7 +393,11 @@ impl Inventory {
     /// The target called `name`; `local` always exists.
     pub fn target(&self, name: &str) -> Result<Target, InventoryError> {
         if name == LOCAL {
-            return Ok(Target::local());
+            let mut local = Target::local();
+            if let Some(base) = &self.profiles {
+                local.profiles = base.join(LOCAL);
+            }
+            return Ok(local);
         }
         self.targets.get(name).cloned().ok_or_else(|| {
             let mut known: Vec<String> = vec![LOCAL.to_owned()];
@@ -377,7 +414,12 @@ impl Inventory {
 
 type SpanError = (Option<std::ops::Range<usize>>, String);
 
-fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, SpanError> {
+fn resolve_target(
+    name: &str,
+    spec: TargetSpec,
+    base: &Path,
+    profiles: Option<&Path>,
+) -> Result<Target, SpanError> {
     let rel = |p: &str| expand_home(p, base);
     let host = spec.host.get_ref().trim().to_owned();
     if host.is_empty()
@@ -529,6 +571,11 @@ fn resolve_target(name: &str, spec: TargetSpec, base: &Path) -> Result<Target, S
         on_finish: spec.on_finish.map(Spanned::into_inner),
         on_failure: spec.on_failure.map(Spanned::into_inner),
         base_dir: base.to_path_buf(),
+        profiles: match (&spec.profiles, profiles) {
+            (Some(own), _) => rel(own),
+            (None, Some(all)) => all.join(name),
+            (None, None) => default_profiles_dir(name),
+        },
     })
 }
 
@@ -602,6 +649,26 @@ cycle = "./power-cycle.sh lab1 10022 {release}"
         assert_eq!(ssh.identity.as_deref(), Some(Path::new("lab/id_ed25519")));
         assert_eq!(lab.switch, Switch::Kexec(Kexec));
         assert_eq!(lab.boot_timeout.as_secs(), 90);
+        // Profiles: the inventory's directory per target, unless a target names its own.
+        assert_eq!(lab.profiles, super::default_profiles_dir("lab"));
+        let with = format!("profiles = \"prof\"\n{LAB}").replace(
+            "boot_timeout = \"90s\"",
+            "boot_timeout = \"90s\"\nprofiles = \"~/lab-profiles\"",
+        );
+        let inv2 = Inventory::parse(Path::new("lab/targets.toml"), &with).expect("valid");
+        let home = std::path::PathBuf::from(std::env::var_os("HOME").expect("home"));
+        assert_eq!(
+            inv2.target("lab").expect("defined").profiles,
+            home.join("lab-profiles")
+        );
+        assert_eq!(
+            inv2.target("netboot").expect("defined").profiles,
+            Path::new("lab/prof/netboot")
+        );
+        assert_eq!(
+            inv2.target("local").expect("built in").profiles,
+            Path::new("lab/prof/local")
+        );
         let net = inv.target("netboot").expect("defined");
         assert_eq!(net.switch.method().kind(), SwitchKind::Power);
         assert!(inv.target("local").expect("built in").is_local());

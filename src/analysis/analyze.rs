@@ -5,28 +5,36 @@
 //! with in-memory journals and sample tables. Nothing is cached between runs and nothing here
 //! prints.
 
-use std::{collections::BTreeSet, path::PathBuf};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::PathBuf,
+};
+
+use sha2::{Digest as _, Sha256};
 
 use crate::{
     analysis::{
         audit::{AuditInput, PlannedPoint, audit},
+        calibration::{Calibration, CalibrationInput},
+        environment::{DonePoint, EnvironmentCheck},
         error::AnalysisError,
         expect::check,
         model::{
             Analysis, Campaign, KernelInfo, LimitEdit, PointInfo, Preregistration, Series,
-            SeriesPoint,
+            SeriesCalibration, SeriesPoint,
         },
         select::ValidRows,
         series::{SeriesContext, analyze_series},
         summary::summarize_campaign,
     },
+    profile::{Profile, ProfileError},
     recipe::{
         Recipe,
         model::BetterSpec,
         resolved::{AnalysisSettings, point_labels},
     },
     results::{
-        journal::{Event, Journal, Limits},
+        journal::{Event, Facts, Journal, Limits},
         layout::ResultsDir,
         samples::SampleTable,
     },
@@ -48,6 +56,13 @@ pub struct Inputs<'a> {
     pub journal_path: &'a std::path::Path,
     /// Environment snapshots present, relative to the results directory.
     pub env_files: &'a BTreeSet<String>,
+    /// Their contents (`env/a-a-1.json` → facts), or why one could not be read.
+    pub env_records: &'a BTreeMap<String, Result<Facts, String>>,
+    /// The campaign's copy of its noise profile, already checked against the journal;
+    /// `None` when it has none (or it is turned off).
+    pub profile: Option<&'a Profile>,
+    /// `aba report --no-profile`: judge without the campaign's profile (and say so).
+    pub no_profile: bool,
     /// Judge with limits edited after the run (and say so) instead of refusing.
     pub accept_edited_limits: bool,
 }
@@ -58,6 +73,8 @@ pub struct AnalyzeOptions {
     /// Judge with limits edited after the run (and say so at the top of every report)
     /// instead of refusing (`aba report --accept-edited-limits`).
     pub accept_edited_limits: bool,
+    /// Judge without the campaign's noise profile (`aba report --no-profile`).
+    pub no_profile: bool,
 }
 
 /// [`analyze_with`] with the default options: limits edited after the run are refused.
@@ -108,6 +125,12 @@ pub fn analyze_with(
     let journal = journal?;
     let samples = samples?;
     let env_files = env_files(results);
+    let env_records = env_records(results, &env_files);
+    let profile = if options.no_profile {
+        None
+    } else {
+        profile_copy(results, &journal)?
+    };
     let directory = results
         .root
         .canonicalize()
@@ -122,8 +145,71 @@ pub fn analyze_with(
         directory: &directory,
         journal_path: &journal_path,
         env_files: &env_files,
+        env_records: &env_records,
+        profile: profile.as_ref(),
+        no_profile: options.no_profile,
         accept_edited_limits: options.accept_edited_limits,
     })
+}
+
+/// Largest environment record read back: aba writes a few KiB.
+const ENV_RECORD_BYTES: u64 = 1 << 20;
+
+/// The facts of every environment record, or why one cannot be read (it is then not
+/// compared, and the report says so).
+fn env_records(
+    results: &ResultsDir,
+    files: &BTreeSet<String>,
+) -> BTreeMap<String, Result<Facts, String>> {
+    files
+        .iter()
+        .map(|name| {
+            let path = results.root.join(name);
+            let facts = crate::input::read_text(&path, ENV_RECORD_BYTES, "environment record")
+                .map_err(|e| e.to_string())
+                .and_then(|text| {
+                    serde_json::from_str::<Facts>(&text)
+                        .map_err(|e| format!("not an environment record: {e}"))
+                });
+            (name.clone(), facts)
+        })
+        .collect()
+}
+
+/// The campaign's copy of its noise profile, when the journal says it has one: its bytes must
+/// hash to the journaled SHA-256 (so that a report is reproducible), and it must be a valid
+/// profile.
+fn profile_copy(results: &ResultsDir, journal: &Journal) -> Result<Option<Profile>, AnalysisError> {
+    let journaled = journal.events.iter().find_map(|e| match e {
+        Event::Profile {
+            file: Some(_),
+            sha256: Some(sha256),
+            ..
+        } => Some(sha256.clone()),
+        _ => None,
+    });
+    let Some(journaled) = journaled else {
+        return Ok(None);
+    };
+    let path = results.profile_path();
+    let text = crate::input::read_text(&path, crate::input::CONFIG_LIMIT, "noise profile")
+        .map_err(|source| {
+            AnalysisError::Profile(ProfileError::Read {
+                path: path.clone(),
+                source,
+            })
+        })?;
+    let now = hex::encode(Sha256::digest(text.as_bytes()));
+    if now != journaled {
+        return Err(AnalysisError::ProfileChanged {
+            path,
+            now,
+            then: journaled,
+        });
+    }
+    crate::profile::file::parse_profile(&path, &text)
+        .map(Some)
+        .map_err(AnalysisError::Profile)
 }
 
 /// `env/<file>` for every file in the environment directory (empty when it does not exist).
@@ -176,77 +262,12 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
     }
     let params = verdict_params(&recipe.analysis);
 
-    let mut series = Vec::new();
-    let mut duplicate_rows = 0;
-    for workload in &recipe.workloads {
-        for case in workload.cases() {
-            for metric in &workload.metrics {
-                let mut points = Vec::new();
-                let mut missing = Vec::new();
-                for planned in plan.iter().filter(|p| done.contains_key(&p.label)) {
-                    let values = rows.values(
-                        &planned.label,
-                        workload.name.as_str(),
-                        &case.name,
-                        metric.name.as_str(),
-                    );
-                    duplicate_rows += values.duplicates;
-                    let Some(all) = summarize(&values.samples) else {
-                        missing.push(planned.label.clone());
-                        continue;
-                    };
-                    points.push(SeriesPoint {
-                        order: planned.order,
-                        label: planned.label.clone(),
-                        kernel: planned.kernel.clone(),
-                        drop_first: summarize(&values.samples[1..]),
-                        values: values.samples,
-                        warmups: values.warmups,
-                        all,
-                    });
-                }
-                let better = match metric.better {
-                    BetterSpec::Lower => Better::Lower,
-                    BetterSpec::Higher => Better::Higher,
-                };
-                let analyses = analyze_series(
-                    &points,
-                    &SeriesContext {
-                        baseline: &baseline,
-                        candidates: &candidates,
-                        params: &params,
-                        better,
-                        aux: workload.aux,
-                        recoveries: &recipe.analysis.recovery,
-                    },
-                );
-                series.push(Series {
-                    label: series_label(workload.name.as_str(), &case.name, metric.name.as_str()),
-                    workload: workload.name.to_string(),
-                    case: case.name.clone(),
-                    metric: metric.name.to_string(),
-                    unit: metric.unit.clone(),
-                    better,
-                    role: workload.role,
-                    aux: workload.aux,
-                    warmup: workload.warmup,
-                    samples: workload.samples,
-                    points,
-                    missing,
-                    all: analyses.all,
-                    drop_first: analyses.drop_first,
-                    drop_first_unavailable: analyses.drop_first_unavailable,
-                });
-            }
-        }
-    }
-
-    let audit = audit(&AuditInput {
+    let mut audit = audit(&AuditInput {
         journal: inputs.journal,
         table: inputs.samples,
         plan: &plan,
         env_files: inputs.env_files,
-        duplicate_rows,
+        duplicate_rows: 0,
     });
     let points: Vec<PointInfo> = plan
         .iter()
@@ -267,6 +288,115 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             }
         })
         .collect();
+    let done_points: Vec<(String, String, String)> = points
+        .iter()
+        .filter_map(|p| {
+            let attempt = p.done_attempt?;
+            Some((
+                p.label.clone(),
+                p.kernel.clone(),
+                format!("env/{}-{attempt}.json", p.label),
+            ))
+        })
+        .collect();
+    let done_refs: Vec<DonePoint<'_>> = done_points
+        .iter()
+        .map(|(label, kernel, file)| DonePoint {
+            label,
+            kernel,
+            file,
+        })
+        .collect();
+    let environment = EnvironmentCheck::new(recipe, &done_refs, inputs.env_records);
+    let target = header.target.clone();
+    let mut calibration = Calibration::new(&CalibrationInput {
+        recipe,
+        journal: inputs.journal,
+        target: &target,
+        profile: inputs.profile,
+        no_profile: inputs.no_profile,
+        points: &points,
+        attempts: &audit.attempts,
+        environment: &environment,
+        shared_boot: audit.shared_boot.is_some(),
+    });
+    let mut series = Vec::new();
+    let mut duplicate_rows = 0;
+    for workload in &recipe.workloads {
+        for case in workload.cases() {
+            for metric in &workload.metrics {
+                let mut series_points = Vec::new();
+                let mut missing = Vec::new();
+                for planned in plan.iter().filter(|p| done.contains_key(&p.label)) {
+                    let values = rows.values(
+                        &planned.label,
+                        workload.name.as_str(),
+                        &case.name,
+                        metric.name.as_str(),
+                    );
+                    duplicate_rows += values.duplicates;
+                    let Some(all) = summarize(&values.samples) else {
+                        missing.push(planned.label.clone());
+                        continue;
+                    };
+                    series_points.push(SeriesPoint {
+                        order: planned.order,
+                        label: planned.label.clone(),
+                        kernel: planned.kernel.clone(),
+                        drop_first: summarize(&values.samples[1..]),
+                        values: values.samples,
+                        warmups: values.warmups,
+                        all,
+                    });
+                }
+                let better = match metric.better {
+                    BetterSpec::Lower => Better::Lower,
+                    BetterSpec::Higher => Better::Higher,
+                };
+                let calibrated = calibration.series(recipe, workload, &case, metric);
+                let (prior_all, prior_drop_first) = match &calibrated {
+                    Some(SeriesCalibration::Used { all, drop_first }) => {
+                        (Some(all), drop_first.as_ref())
+                    }
+                    _ => (None, None),
+                };
+                let analyses = analyze_series(
+                    &series_points,
+                    &SeriesContext {
+                        prior_all,
+                        prior_drop_first,
+                        environment: &environment,
+                        baseline: &baseline,
+                        candidates: &candidates,
+                        params: &params,
+                        better,
+                        aux: workload.aux,
+                        recoveries: &recipe.analysis.recovery,
+                    },
+                );
+                series.push(Series {
+                    label: series_label(workload.name.as_str(), &case.name, metric.name.as_str()),
+                    workload: workload.name.to_string(),
+                    case: case.name.clone(),
+                    metric: metric.name.to_string(),
+                    unit: metric.unit.clone(),
+                    better,
+                    role: workload.role,
+                    aux: workload.aux,
+                    warmup: workload.warmup,
+                    samples: workload.samples,
+                    points: series_points,
+                    missing,
+                    all: analyses.all,
+                    drop_first: analyses.drop_first,
+                    drop_first_unavailable: analyses.drop_first_unavailable,
+                    calibration: calibrated,
+                });
+            }
+        }
+    }
+
+    audit.duplicate_rows = duplicate_rows;
     let kernels = recipe
         .kernels
         .values()
@@ -304,7 +434,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect(),
-            tuning: tuning(recipe),
+            tuning: recipe.tuning.settings(),
             amendments: amendments(inputs.journal),
             reference: recipe.reference.as_ref().map(|r| r.written.clone()),
         },
@@ -321,6 +451,8 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         audit,
         summary,
         preregistration,
+        environment,
+        profile: calibration.usage,
     })
 }
 
@@ -398,7 +530,8 @@ fn as_written(value: f64) -> String {
 
 /// `workload`, `workload[case]`, plus `/metric` when the metric is not named after the
 /// workload (a single metric defaults to the workload's name).
-pub(crate) fn series_label(workload: &str, case: &str, metric: &str) -> String {
+#[must_use]
+pub fn series_label(workload: &str, case: &str, metric: &str) -> String {
     let mut label = workload.to_owned();
     if !case.is_empty() {
         label = format!("{label}[{case}]");
@@ -407,22 +540,6 @@ pub(crate) fn series_label(workload: &str, case: &str, metric: &str) -> String {
         label = format!("{label}/{metric}");
     }
     label
-}
-
-/// The recipe's tuning as `knob=value`.
-fn tuning(recipe: &Recipe) -> Vec<String> {
-    let t = &recipe.tuning;
-    let mut out = Vec::new();
-    if let Some(g) = &t.governor {
-        out.push(format!("governor={}", g.value));
-    }
-    if let Some(e) = &t.epp {
-        out.push(format!("epp={}", e.value));
-    }
-    if let Some(turbo) = &t.turbo {
-        out.push(format!("turbo={}", if turbo.value { "on" } else { "off" }));
-    }
-    out
 }
 
 /// What the journal's first record says.
@@ -588,6 +705,7 @@ tolerance = 0.5
         let table = rows(&lines);
         let journal = journal(&["a-a", "b", "a-b"], &[("a-a", 2), ("b", 2), ("a-b", 2)]);
         let env = BTreeSet::new();
+        let records = std::collections::BTreeMap::new();
         let analysis = analyze_inputs(&Inputs {
             recipe: &recipe,
             journal: &journal,
@@ -595,6 +713,9 @@ tolerance = 0.5
             directory: "t-1",
             journal_path: Path::new("journal.jsonl"),
             env_files: &env,
+            env_records: &records,
+            profile: None,
+            no_profile: false,
             accept_edited_limits: false,
         })
         .expect("analysable");
@@ -623,6 +744,7 @@ tolerance = 0.5
         let lines: Vec<String> = (1..=3).map(|i| sample("a-a", 1, i, "ok", 10.0)).collect();
         let table = rows(&lines);
         let env = BTreeSet::new();
+        let records = std::collections::BTreeMap::new();
         let inputs = |journal| Inputs {
             recipe: &recipe,
             journal,
@@ -630,6 +752,9 @@ tolerance = 0.5
             directory: "t-1",
             journal_path: Path::new("journal.jsonl"),
             env_files: &env,
+            env_records: &records,
+            profile: None,
+            no_profile: false,
             accept_edited_limits: false,
         };
         let partial = journal(&["a-a", "b", "a-b"], &[("a-a", 1)]);
@@ -655,6 +780,7 @@ tolerance = 0.5
         .expect("valid");
         let table = rows(&[]);
         let env = BTreeSet::new();
+        let records = std::collections::BTreeMap::new();
         let inputs = |recipe, journal, accept| Inputs {
             recipe,
             journal,
@@ -662,6 +788,9 @@ tolerance = 0.5
             directory: "t-1",
             journal_path: Path::new("dir/journal.jsonl"),
             env_files: &env,
+            env_records: &records,
+            profile: None,
+            no_profile: false,
             accept_edited_limits: accept,
         };
         let journal = journal_of(&["a-a", "b", "a-b"], &[], &ran.sha256, Some(limits.clone()));

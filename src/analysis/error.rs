@@ -52,6 +52,22 @@ pub enum AnalysisError {
         /// Point labels the recipe's sequence gives.
         recipe: Vec<String>,
     },
+    /// The campaign's copy of its noise profile is unreadable or invalid.
+    #[error(transparent)]
+    Profile(crate::profile::ProfileError),
+    /// The campaign's copy of its noise profile changed since the campaign journaled it.
+    #[error(
+        "{} changed after the campaign recorded it (sha256 {now} now, {then} then)",
+        path.display()
+    )]
+    ProfileChanged {
+        /// `profile.toml` in the results directory.
+        path: PathBuf,
+        /// SHA-256 now.
+        now: String,
+        /// SHA-256 in the journal.
+        then: String,
+    },
     /// The preregistered limits in the recipe copy are not the ones the campaign ran with
     /// (the journal records them), or the recipe changed and the journal does not record
     /// them; refused unless `--accept-edited-limits`.
@@ -88,6 +104,12 @@ impl AnalysisError {
                 "a verdict's limits are preregistered: restore the recipe copy the campaign \
                  ran with, or rerun `aba report --accept-edited-limits DIR` to judge with the \
                  edited limits; every report then says at the top which limits changed"
+                    .to_owned(),
+            ),
+            AnalysisError::Profile(_) | AnalysisError::ProfileChanged { .. } => Some(
+                "profile.toml is the noise profile the campaign ran with; restore it from the \
+                 profile file the journal names, or judge without it: `aba report --no-profile \
+                 DIR`"
                     .to_owned(),
             ),
             AnalysisError::Journal(_) | AnalysisError::Samples(_) => None,

@@ -74,6 +74,9 @@ mod tests {
             better: Better::Lower,
             aux: false,
             recoveries: &[],
+            prior_all: None,
+            prior_drop_first: None,
+            environment: &crate::analysis::environment::EnvironmentCheck::default(),
         };
         let analyses = analyze_series(&points, &ctx);
         Series {
@@ -92,6 +95,7 @@ mod tests {
             all: analyses.all,
             drop_first: analyses.drop_first,
             drop_first_unavailable: analyses.drop_first_unavailable,
+            calibration: None,
         }
     }
 

@@ -6,6 +6,8 @@
 
 pub mod analyze;
 pub mod audit;
+pub mod calibration;
+pub mod environment;
 pub mod error;
 pub mod expect;
 pub mod model;
@@ -16,11 +18,13 @@ pub mod summary;
 #[cfg(test)]
 pub(crate) mod testkit;
 
-pub use analyze::{AnalyzeOptions, Inputs, analyze, analyze_inputs, analyze_with, verdict_params};
+pub use analyze::{
+    AnalyzeOptions, Inputs, analyze, analyze_inputs, analyze_with, series_label, verdict_params,
+};
 pub use error::AnalysisError;
 pub use model::{
     Analysis, AnalysisKind, AttemptAudit, AttemptOutcome, Audit, Campaign, CampaignSummary,
-    CandidateResult, ExpectCheck, KernelInfo, LimitEdit, PointInfo, Preregistration,
-    RecoveryResult, RecoveryStep, RecoveryStepKind, RunIssue, Series, SeriesPoint, SeriesResult,
-    VerdictLine, Worst,
+    CandidateResult, ExpectCheck, KernelInfo, LimitEdit, PointInfo, Preregistration, ProfileUse,
+    RecoveryResult, RecoveryStep, RecoveryStepKind, RunIssue, Series, SeriesCalibration,
+    SeriesPoint, SeriesResult, VerdictLine, Worst,
 };

@@ -40,6 +40,60 @@ pub struct Analysis {
     pub summary: CampaignSummary,
     /// Whether the recipe copy is the one the campaign ran with.
     pub preregistration: Preregistration,
+    /// The environment records of the done points, compared.
+    pub environment: crate::analysis::environment::EnvironmentCheck,
+    /// The noise profile the campaign used, or why none.
+    pub profile: ProfileUse,
+}
+
+/// The noise profile of a campaign (issue 10 §2): which file, and whether it holds.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ProfileUse {
+    /// The profile file the campaign copied (its path when `aba run` chose it); `None` when
+    /// it used none.
+    pub file: Option<String>,
+    /// Its file name, without the tester's directories (what the reports print).
+    pub name: Option<String>,
+    /// SHA-256 of the copy (`profile.toml` in the results directory), as journaled.
+    pub sha256: Option<String>,
+    /// When the profile was made.
+    pub created: Option<String>,
+    /// Its boots (ν = boots − 1).
+    pub boots: Option<u32>,
+    /// Boot-to-boot or run-to-run.
+    pub scope: Option<crate::profile::Scope>,
+    /// Some series pooled it.
+    pub used: bool,
+    /// Turned off: `--no-profile` at run time or now.
+    pub disabled: bool,
+    /// Why it does not hold for the campaign (any series), or why none was chosen.
+    pub reasons: Vec<String>,
+}
+
+impl ProfileUse {
+    /// The file's name without its directory.
+    #[must_use]
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+}
+
+/// How one series used the campaign's noise profile.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum SeriesCalibration {
+    /// Its entry holds: the boot variances to pool.
+    Used {
+        /// For all samples.
+        all: crate::stats::BootPrior,
+        /// For drop-first, when the profile has it.
+        drop_first: Option<crate::stats::BootPrior>,
+    },
+    /// Its entry does not hold, or there is none.
+    NotUsed {
+        /// Why.
+        why: String,
+    },
 }
 
 /// The recipe copy against the journal's record of it (SHA-256 and limits).
@@ -209,6 +263,8 @@ pub struct Series {
     pub drop_first: Option<SeriesResult>,
     /// Why there is no drop-first analysis.
     pub drop_first_unavailable: Option<String>,
+    /// How it used the campaign's noise profile; `None` when the campaign has none.
+    pub calibration: Option<SeriesCalibration>,
 }
 
 /// One point of one series.

@@ -8,13 +8,14 @@
 
 use crate::{
     analysis::{
+        environment::EnvironmentCheck,
         model::{AnalysisKind, CandidateResult, SeriesPoint, SeriesResult},
         recovery::decompose,
     },
     recipe::resolved::Recovery,
     stats::{
-        Better, BootPoint, Comparison, Direction, KernelSummary, VerdictInput, VerdictParams,
-        compare, kernel_summary, kernels_in_order, verdict,
+        Better, BootPoint, BootPrior, Comparison, Direction, KernelSummary, VerdictInput,
+        VerdictParams, compare_with, kernel_summary, kernels_in_order, verdict,
     },
 };
 
@@ -33,6 +34,14 @@ pub struct SeriesContext<'a> {
     pub aux: bool,
     /// Recovery decompositions.
     pub recoveries: &'a [Recovery],
+    /// The noise profile's boot variance for all samples, when its entry for this series
+    /// holds.
+    pub prior_all: Option<&'a BootPrior>,
+    /// The same for drop-first.
+    pub prior_drop_first: Option<&'a BootPrior>,
+    /// The environment records, compared: a difference among a comparison's kernels makes
+    /// it UNSTABLE.
+    pub environment: &'a EnvironmentCheck,
 }
 
 /// Both analyses of a series.
@@ -150,10 +159,14 @@ fn stage(kind: AnalysisKind, points: &[SeriesPoint], ctx: &SeriesContext<'_>) ->
         .iter()
         .filter_map(|k| kernel_summary(&boot_points, k))
         .collect();
+    let prior = match kind {
+        AnalysisKind::All => ctx.prior_all,
+        AnalysisKind::DropFirst => ctx.prior_drop_first,
+    };
     let comparisons = ctx
         .candidates
         .iter()
-        .map(|c| compare(&boot_points, c, ctx.baseline))
+        .map(|c| compare_with(&boot_points, c, ctx.baseline, prior))
         .collect();
     Stage {
         kind,
@@ -250,6 +263,7 @@ fn judge(
         kernels: &own.kernels,
         max_cv_pct: max_cv(own, &[&cmp.candidate, &cmp.baseline]),
         better: ctx.better,
+        environment: &ctx.environment.affecting(&cmp.candidate, &cmp.baseline),
     };
     verdict(ctx.params, &input)
 }
@@ -280,7 +294,7 @@ fn why_not_compared(points: &[BootPoint], candidate: &str, baseline: &str) -> St
 mod tests {
     use super::{SeriesContext, analyze_series};
     use crate::{
-        analysis::model::SeriesPoint,
+        analysis::{environment::EnvironmentCheck, model::SeriesPoint},
         stats::{Better, VerdictParams, summarize},
     };
 
@@ -296,6 +310,9 @@ mod tests {
         }
     }
 
+    static NO_DIFFERENCES: std::sync::LazyLock<EnvironmentCheck> =
+        std::sync::LazyLock::new(EnvironmentCheck::default);
+
     fn ctx<'a>(
         candidates: &'a [String],
         params: &'a VerdictParams,
@@ -308,6 +325,9 @@ mod tests {
             better: Better::Lower,
             aux,
             recoveries: &[],
+            prior_all: None,
+            prior_drop_first: None,
+            environment: &NO_DIFFERENCES,
         }
     }
 

@@ -72,6 +72,9 @@ pub fn campaign(recipe: &str, values: &[(&str, &str, &[f64])]) -> Analysis {
         directory: "test",
         journal_path: Path::new("journal.jsonl"),
         env_files: &BTreeSet::new(),
+        env_records: &std::collections::BTreeMap::new(),
+        profile: None,
+        no_profile: false,
         accept_edited_limits: false,
     })
     .expect("analysable")

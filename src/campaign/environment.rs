@@ -32,6 +32,12 @@ fn script(sysctls: &[String]) -> String {
          echo @@no_turbo; cat /sys/devices/system/cpu/intel_pstate/no_turbo 2>/dev/null\n\
          echo @@boost; cat /sys/devices/system/cpu/cpufreq/boost 2>/dev/null\n\
          echo @@clocksource; cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null\n\
+         echo @@microcode; grep -m1 '^microcode' /proc/cpuinfo | cut -d: -f2- | tr -d ' '\n\
+         echo @@smt; cat /sys/devices/system/cpu/smt/control 2>/dev/null\n\
+         echo @@thp; cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null\n\
+         echo @@mitigations; for f in /sys/devices/system/cpu/vulnerabilities/*; do [ -r \"$f\" ] && printf '%s: %s\\n' \"${f##*/}\" \"$(cat \"$f\")\"; done\n\
+         echo @@cpufreq_driver; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_driver 2>/dev/null\n\
+         echo @@modules; if [ -r /proc/modules ]; then wc -l < /proc/modules | tr -d ' '; fi\n\
          echo @@uptime; cat /proc/uptime\n\
          echo @@loadavg; cat /proc/loadavg\n",
     );
@@ -159,6 +165,25 @@ mod tests {
             facts["cpus_online"],
             read("/sys/devices/system/cpu/online").trim()
         );
+        // The fingerprint facts of issue 10 §5, as the kernel gives them.
+        // A kernel without module support has no /proc/modules: the fact is then empty.
+        let modules = std::fs::read_to_string("/proc/modules")
+            .map(|m| m.lines().count().to_string())
+            .unwrap_or_default();
+        assert_eq!(facts["modules"], modules);
+        let microcode = read("/proc/cpuinfo")
+            .lines()
+            .find(|l| l.starts_with("microcode"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_owned())
+            .unwrap_or_default();
+        assert_eq!(facts["microcode"], microcode);
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_default();
+        assert_eq!(facts["thp"], thp.trim());
+        if let Ok(entries) = std::fs::read_dir("/sys/devices/system/cpu/vulnerabilities") {
+            assert_eq!(facts["mitigations"].lines().count(), entries.count());
+        }
         let h = health(&mut t).expect("runs");
         assert!(matches!(h.dmesg_warnings, Count::Counted(_)), "{h:?}");
     }

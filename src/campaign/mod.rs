@@ -1,6 +1,8 @@
 //! Campaigns: planning a recipe on a target and running the plan.
 
+pub mod advice;
 pub mod amend;
+pub mod calibrate;
 pub mod engine;
 pub mod environment;
 pub mod events;

@@ -101,7 +101,8 @@ pub enum PlanWarning {
 }
 
 /// ν of a sequence: Σ (boots − 1) over the kernels it boots twice or more.
-fn boot_dof(sequence: &[KernelLabel]) -> usize {
+#[must_use]
+pub fn boot_dof(sequence: &[KernelLabel]) -> usize {
     let mut kernels: Vec<&KernelLabel> = Vec::new();
     for k in sequence {
         if !kernels.contains(&k) {

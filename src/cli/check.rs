@@ -9,10 +9,17 @@ use sha2::{Digest as _, Sha256};
 
 use crate::{
     analysis::verdict_params,
-    campaign::plan::{Summary, format_eta},
-    cli::{FilesArgs, TargetArgs},
+    campaign::{
+        advice::advise,
+        plan::{Summary, format_eta},
+    },
+    cli::{
+        FilesArgs, TargetArgs,
+        detect::{Detect, render_advice},
+    },
     error::{Error, exit_code},
     inventory::Target,
+    profile::select::choose,
     recipe::{Recipe, limits, resolved::FileCopy},
     reproduction::open_reference,
     text::{cut, one_line},
@@ -23,6 +30,7 @@ pub fn check(
     recipe_path: &Path,
     target_args: &TargetArgs,
     files_args: &FilesArgs,
+    no_profile: bool,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
     let recipe = files_args.load(recipe_path, &inventory)?;
@@ -31,13 +39,25 @@ pub fn check(
     let target = match &target_args.target {
         Some(name) => inventory.target(name)?,
         None if needs_switch(&recipe) => Target::any_switching(),
-        None => Target::local(),
+        None => inventory.target(crate::inventory::LOCAL)?,
     };
     let summary = Summary::new(&recipe, &target)?;
     if let Some(reference) = &recipe.reference {
         open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
     }
     print!("{}", render_plan(&recipe, &target, &summary));
+    let advice = if no_profile {
+        Detect::Off
+    } else if target.name == crate::inventory::ANY_SWITCHING {
+        Detect::NoTarget
+    } else {
+        let choice = choose(&target.profiles, &recipe, &target.name).map_err(Error::Profile)?;
+        match choice.chosen {
+            Some(c) => Detect::Profile(advise(&recipe, &target, &c.profile)?, c),
+            None => Detect::None(choice),
+        }
+    };
+    print!("{}", render_advice(&recipe, &target, &advice));
     for warning in &summary.warnings {
         eprintln!("warning: {warning}");
     }

@@ -1,8 +1,10 @@
 //! The command line: clap definitions, turned into typed requests, dispatched to one module per
 //! subcommand. Only this layer prints; everything below returns values or emits events.
 
+mod calibrate;
 mod check;
 mod compare;
+mod detect;
 mod preflight;
 mod report;
 mod restore;
@@ -84,7 +86,8 @@ impl FilesArgs {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Validate a recipe without any network, print the plan and its ETA.
+    /// Validate a recipe without any network, print the plan, its ETA and the change it can
+    /// detect on the target (from the target's noise profile).
     Check {
         /// The recipe file.
         recipe: PathBuf,
@@ -94,6 +97,9 @@ pub enum Command {
         /// Where `[files]` may come from.
         #[command(flatten)]
         files: FilesArgs,
+        /// Plan as if the target had no noise profile.
+        #[arg(long)]
+        no_profile: bool,
     },
     /// Check a target against a recipe without rebooting it: connection and host key, the
     /// switch method, kernel images, sysctls and tuning knobs, files and setup.
@@ -115,21 +121,40 @@ pub enum Command {
         /// Target selection.
         #[command(flatten)]
         target: TargetArgs,
-        /// Directory under which `<name>-<UTC stamp>/` is created.
-        #[arg(
-            long,
-            value_name = "DIR",
-            default_value = "results",
-            env = "ABA_RESULTS",
-            help_heading = "Campaign"
-        )]
-        results: PathBuf,
+        /// Where and how the campaign starts.
+        #[command(flatten)]
+        launch: LaunchArgs,
         /// Where `[files]` may come from.
         #[command(flatten)]
         files: FilesArgs,
-        /// Start even when the plan is estimated to take more than a day.
-        #[arg(long, help_heading = "Campaign")]
-        yes: bool,
+        /// Campaign options.
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Measure a target's noise for a recipe: its baseline booted N times, every workload,
+    /// case and metric as the recipe says, then write the noise profile later campaigns of
+    /// the recipe on the target pool their boot variance with.
+    Calibrate {
+        /// The recipe file.
+        recipe: PathBuf,
+        /// Target selection.
+        #[command(flatten)]
+        target: TargetArgs,
+        /// How many times the baseline is booted (ν = N − 1).
+        #[arg(
+            long,
+            value_name = "N",
+            default_value_t = crate::campaign::calibrate::DEFAULT_BOOTS,
+            value_parser = clap::value_parser!(u32).range(2..=100),
+            help_heading = "Campaign"
+        )]
+        boots: u32,
+        /// Where and how the campaign starts.
+        #[command(flatten)]
+        launch: LaunchArgs,
+        /// Where `[files]` may come from.
+        #[command(flatten)]
+        files: FilesArgs,
         /// Campaign options.
         #[command(flatten)]
         run: RunArgs,
@@ -210,7 +235,40 @@ pub enum Command {
         /// every report then says at the top which limits changed, from what to what.
         #[arg(long)]
         accept_edited_limits: bool,
+        /// Judge without the noise profile the campaign used (every report says so).
+        #[arg(long)]
+        no_profile: bool,
     },
+}
+
+/// How a new campaign starts (`run`, `calibrate`).
+#[derive(Debug, clap::Args)]
+pub struct LaunchArgs {
+    /// Directory under which `<name>-<UTC stamp>/` is created.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "results",
+        env = "ABA_RESULTS",
+        help_heading = "Campaign"
+    )]
+    pub results: PathBuf,
+    /// Start even when the plan is estimated to take more than a day.
+    #[arg(long, help_heading = "Campaign")]
+    pub yes: bool,
+    /// Use no noise profile of the target (`run`; `calibrate` never uses one).
+    #[arg(long, help_heading = "Campaign")]
+    pub no_profile: bool,
+}
+
+impl LaunchArgs {
+    fn launch(&self) -> run::Launch<'_> {
+        run::Launch {
+            results: &self.results,
+            yes: self.yes,
+            no_profile: self.no_profile,
+        }
+    }
 }
 
 /// Options shared by `run` and `resume`.
@@ -241,7 +299,8 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             recipe,
             target,
             files,
-        } => check::check(&recipe, &target, &files),
+            no_profile,
+        } => check::check(&recipe, &target, &files, no_profile),
         Command::Preflight {
             recipe,
             target,
@@ -250,11 +309,25 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Run {
             recipe,
             target,
-            results,
+            launch,
             files,
-            yes,
             run,
-        } => run::run(&recipe, &target, &files, &results, yes, run.options()),
+        } => run::run(&recipe, &target, &files, launch.launch(), run.options()),
+        Command::Calibrate {
+            recipe,
+            target,
+            boots,
+            launch,
+            files,
+            run,
+        } => calibrate::calibrate(
+            &recipe,
+            &target,
+            &files,
+            launch.launch(),
+            boots,
+            run.options(),
+        ),
         Command::Resume {
             dir,
             targets,
@@ -288,10 +361,12 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Command::Report {
             dir,
             accept_edited_limits,
+            no_profile,
         } => report::report(
             &dir,
             AnalyzeOptions {
                 accept_edited_limits,
+                no_profile,
             },
         ),
     }

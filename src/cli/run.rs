@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use sha2::{Digest as _, Sha256};
+
 use crate::{
     analysis::{analyze, verdict_params},
     campaign::{
@@ -16,9 +18,12 @@ use crate::{
     error::{AmendFailure, Error},
     interrupt,
     inventory::{Inventory, Target},
+    profile::select::{Choice, choose},
+    recipe::Recipe,
     report::write_reports,
     reproduction::{copy_reference, open_reference},
     results::{
+        atomic::write_atomic,
         journal::{Event, Journal, JournalWriter},
         layout::{ResultsDir, utc_stamp},
     },
@@ -66,27 +71,108 @@ fn target_error(target: &Target) -> impl FnOnce(TransportError) -> Error + '_ {
     }
 }
 
+/// How `aba run` starts a campaign.
+#[derive(Clone, Copy, Debug)]
+pub struct Launch<'a> {
+    /// Directory under which the results directory is created.
+    pub results: &'a Path,
+    /// Start even when the plan is estimated to take more than a day.
+    pub yes: bool,
+    /// `--no-profile`: use no noise profile.
+    pub no_profile: bool,
+}
+
 /// `aba run RECIPE`.
 pub fn run(
     recipe_path: &Path,
     target_args: &TargetArgs,
     files_args: &FilesArgs,
-    results: &Path,
-    yes: bool,
+    launch: Launch<'_>,
     options: RunOptions,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
     let recipe = files_args.load(recipe_path, &inventory)?;
     let target = target_args.resolve_in(&inventory)?;
-    let summary = Summary::new(&recipe, &target)?;
-    if summary.needs_confirmation() && !yes {
+    let choice = if launch.no_profile {
+        None
+    } else {
+        Some(choose(&target.profiles, &recipe, &target.name).map_err(Error::Profile)?)
+    };
+    let record = profile_record(&target, choice.as_ref());
+    let profile = choice.and_then(|c| c.chosen);
+    start_new(&recipe, recipe_path, &target, launch, options, |dir| {
+        if let Some(chosen) = &profile {
+            write_atomic(&dir.profile_path(), &chosen.bytes).map_err(|source| {
+                Error::ResultsDir {
+                    parent: dir.root.clone(),
+                    source,
+                }
+            })?;
+        }
+        Ok(vec![record])
+    })
+}
+
+/// The journal's record of which noise profile a new campaign uses, and the line that says
+/// it before the campaign starts.
+fn profile_record(target: &Target, choice: Option<&Choice>) -> Event {
+    let dir = target.profiles.display().to_string();
+    let Some(choice) = choice else {
+        eprintln!("noise profile: none (--no-profile)");
+        return Event::Profile {
+            dir,
+            file: None,
+            sha256: None,
+            not_used: Vec::new(),
+            disabled: true,
+        };
+    };
+    match &choice.chosen {
+        Some(c) => eprintln!(
+            "noise profile: {} (created {}, {} boots)",
+            c.path.display(),
+            c.profile.created,
+            c.profile.boots
+        ),
+        None if choice.not_used.is_empty() => {
+            eprintln!("noise profile: none in {dir} (`aba calibrate` makes one)");
+        }
+        None => eprintln!("noise profile: none of {dir} matches this campaign"),
+    }
+    for why in &choice.not_used {
+        eprintln!("  not used: {why}");
+    }
+    Event::Profile {
+        dir,
+        file: choice.chosen.as_ref().map(|c| c.path.display().to_string()),
+        sha256: choice
+            .chosen
+            .as_ref()
+            .map(|c| hex::encode(Sha256::digest(&c.bytes))),
+        not_used: choice.not_used.clone(),
+        disabled: false,
+    }
+}
+
+/// Plans `recipe` on `target`, creates its results directory, lets `prepare` add files to it
+/// and name the records journaled after the header, takes the target and runs the campaign.
+pub fn start_new(
+    recipe: &Recipe,
+    recipe_path: &Path,
+    target: &Target,
+    launch: Launch<'_>,
+    options: RunOptions,
+    prepare: impl FnOnce(&ResultsDir) -> Result<Vec<Event>, Error>,
+) -> Result<u8, Error> {
+    let summary = Summary::new(recipe, target)?;
+    if summary.needs_confirmation() && !launch.yes {
         return Err(Error::TooLong {
             eta: summary.eta,
             recipe: recipe_path.to_path_buf(),
         });
     }
-    let plan = Plan::new(&recipe, &target)?;
-    check_tuning_consent(&recipe, &target, &options).map_err(engine_error)?;
+    let plan = Plan::new(recipe, target)?;
+    check_tuning_consent(recipe, target, &options).map_err(engine_error)?;
     for warning in &plan.warnings {
         eprintln!("warning: {warning}");
     }
@@ -94,28 +180,32 @@ pub fn run(
     if let Some(reference) = &recipe.reference {
         open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
     }
+    let results = launch.results;
     let dir =
-        ResultsDir::create(results, &recipe, &utc_stamp()).map_err(|source| Error::ResultsDir {
+        ResultsDir::create(results, recipe, &utc_stamp()).map_err(|source| Error::ResultsDir {
             parent: results.to_path_buf(),
             source,
         })?;
-    if let Some(reference) = &recipe.reference
-        && let Err(e) = copy_reference(&reference.path, &dir.reference_dir())
-    {
-        // Nothing ran: the directory created a moment ago holds only the recipe copy.
+    // Nothing ran when this fails: the directory created a moment ago holds only copies.
+    let abandon = |e: Error| {
         let _ = std::fs::remove_dir_all(&dir.root);
-        return Err(e.into());
-    }
-    let mut transport = transport_for(&target).map_err(target_error(&target))?;
-    let lock = match take_lock(&target, &dir, transport.as_mut(), &options) {
-        Ok(lock) => lock,
-        Err(e) => {
-            // Nothing ran: the directory created a moment ago holds only the recipe copy.
-            let _ = std::fs::remove_dir_all(&dir.root);
-            return Err(e);
-        }
+        e
     };
-    execute(&dir, &target, transport, &lock, options, Start::New)
+    if let Some(reference) = &recipe.reference {
+        copy_reference(&reference.path, &dir.reference_dir()).map_err(|e| abandon(e.into()))?;
+    }
+    let records = prepare(&dir).map_err(abandon)?;
+    let mut transport = transport_for(target).map_err(target_error(target))?;
+    let lock = take_lock(target, &dir, transport.as_mut(), &options).map_err(abandon)?;
+    execute(
+        &dir,
+        target,
+        transport,
+        &lock,
+        options,
+        Start::New,
+        &records,
+    )
 }
 
 /// Takes the target for the campaign in `dir` before anything changes it.
@@ -144,6 +234,7 @@ fn execute(
     lock: &TargetLock,
     options: RunOptions,
     start: Start,
+    records: &[Event],
 ) -> Result<u8, Error> {
     let recipe = dir.load_recipe()?;
     let plan = Plan::new(&recipe, target)?;
@@ -158,6 +249,7 @@ fn execute(
         target,
         dir,
         lock: Some(lock),
+        records,
     };
     // Whatever ends the run, even a panic, no setting it changed on a machine that is not
     // rebooted stays changed.
@@ -202,7 +294,7 @@ pub fn resume(
     }
     let mut transport = transport_for(&target).map_err(target_error(&target))?;
     let lock = take_lock(&target, &dir, transport.as_mut(), &options)?;
-    execute(&dir, &target, transport, &lock, options, Start::Resume)
+    execute(&dir, &target, transport, &lock, options, Start::Resume, &[])
 }
 
 /// Replaces the campaign's recipe copy with `new` when only unfinished points use what
@@ -244,13 +336,15 @@ fn amend_recipe(
     Ok(())
 }
 
-/// Writes the reports, prints the mail table, and maps the outcome to an exit code.
+/// Writes the reports, prints the mail table, and maps the outcome to an exit code; a
+/// finished calibration also writes its noise profile.
 fn conclude(dir: &ResultsDir, outcome: Outcome) -> Result<u8, Error> {
     let printed = crate::cli::report::write_and_print(dir);
     match outcome {
         Outcome::Finished => {
             let code = printed?;
             eprintln!("campaign finished: {}", dir.root.display());
+            crate::cli::calibrate::write_profile(dir)?;
             Ok(code)
         }
         Outcome::Stopped(stop) => {

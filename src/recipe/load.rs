@@ -1174,6 +1174,14 @@ impl Checker<'_> {
             max_drift_pct: self.percent(spec.max_drift_pct.as_ref(), 1.0, "max_drift_pct"),
             max_cv_pct: self.percent(spec.max_cv_pct.as_ref(), 2.0, "max_cv_pct"),
             require_boot_ci: spec.require_boot_ci,
+            detect_pct: spec.detect_pct.as_ref().and_then(|v| {
+                if v.get_ref().is_finite() && *v.get_ref() > 0.0 {
+                    Some(*v.get_ref())
+                } else {
+                    self.error(v.span(), "`detect_pct` must be a finite number > 0");
+                    None
+                }
+            }),
             recovery,
         }
     }

@@ -452,6 +452,10 @@ pub struct AnalysisSpec {
     /// SIGNAL additionally requires the boot-level CI to exclude zero.
     #[serde(default)]
     pub require_boot_ci: bool,
+    /// The change (percent) the tester wants the design to resolve: `aba check` names the
+    /// shortest sequence and sample count that reach it.
+    #[serde(default)]
+    pub detect_pct: Option<Spanned<f64>>,
     /// Recovery decompositions.
     #[serde(default)]
     pub recovery: Vec<RecoverySpec>,

@@ -113,6 +113,22 @@ impl Tuning {
         self.governor.is_none() && self.epp.is_none() && self.turbo.is_none()
     }
 
+    /// The knobs that are set, as `governor=performance`, `epp=…`, `turbo=on|off`.
+    #[must_use]
+    pub fn settings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(g) = &self.governor {
+            out.push(format!("governor={}", g.value));
+        }
+        if let Some(e) = &self.epp {
+            out.push(format!("epp={}", e.value));
+        }
+        if let Some(turbo) = &self.turbo {
+            out.push(format!("turbo={}", if turbo.value { "on" } else { "off" }));
+        }
+        out
+    }
+
     /// The knobs that are set, by name.
     pub fn knobs(&self) -> Vec<TuningKnob> {
         let mut out = Vec::new();
@@ -311,6 +327,8 @@ pub struct AnalysisSettings {
     pub max_cv_pct: f64,
     /// SIGNAL requires the boot-level CI to exclude zero.
     pub require_boot_ci: bool,
+    /// The change (percent) the design should resolve, for `aba check`'s advice.
+    pub detect_pct: Option<f64>,
     /// Recovery decompositions.
     pub recovery: Vec<Recovery>,
 }

@@ -181,6 +181,29 @@ pub fn render(analysis: &Analysis) -> Vec<u8> {
             shared.points, shared.boot_id, analysis.campaign.target
         )));
     }
+    for d in &analysis.environment.differences {
+        rows.push(note(format!("environment differs: {}", d.text())));
+    }
+    for why in &analysis.environment.unchecked {
+        rows.push(note(format!("environment not compared: {why}")));
+    }
+    let profile = &analysis.profile;
+    if let Some(file) = &profile.file {
+        let status = if profile.used && profile.reasons.is_empty() {
+            "pooled".to_owned()
+        } else {
+            format!("not used: {}", profile.reasons.join("; "))
+        };
+        rows.push(note(format!(
+            "noise profile {file} (copy profile.toml, sha256 {}): {status}",
+            profile.sha256.as_deref().unwrap_or("-")
+        )));
+    } else if !profile.reasons.is_empty() {
+        rows.push(note(format!(
+            "no noise profile: {}",
+            profile.reasons.join("; ")
+        )));
+    }
     for r in &audit.rejected_rows {
         rows.push(note(format!("samples.csv:{}: {}", r.line, r.reason)));
     }

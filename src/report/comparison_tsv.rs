@@ -10,14 +10,17 @@
 //! the Kalibera–Jones boot-level component `boot_var`, drift, range and the boot-effect
 //! test's p, and with three boots or more the RMS difference between two boots
 //! `spread_rms_pct`), then per candidate against the baseline (with `ci95_boot_floored` and
-//! the `confidence` statement), then recovery rows. Numbers have 6 decimals (fewer beyond 9
+//! the `confidence` statement, and with a noise profile `profile_pooled` and the homogeneity
+//! test's `homogeneity_f` and `homogeneity_p`), then recovery rows. A series of a campaign
+//! with a noise profile also has `profile_file`, `profile_created`, `profile_nu` and
+//! `profile_boot_rel_var` (or `profile_not_used` with why). Numbers have 6 decimals (fewer beyond 9
 //! integer digits: at most 15 significant digits); `-` marks a value that does not exist (an
 //! interval that is not estimable).
 
 use serde::Serialize;
 
 use crate::{
-    analysis::{Analysis, Series, SeriesResult},
+    analysis::{Analysis, AnalysisKind, Series, SeriesCalibration, SeriesResult},
     report::{number::tsv, tsv::to_tsv},
     stats::{Confidence, RatioInterval, SpreadMeasure, spread_of},
 };
@@ -45,13 +48,18 @@ pub fn render(analysis: &Analysis) -> Vec<u8> {
     let mut rows = Vec::new();
     for series in &analysis.series {
         for result in [&series.all, &series.drop_first].into_iter().flatten() {
-            rows_of(series, result, &mut rows);
+            rows_of(analysis, series, result, &mut rows);
         }
     }
     to_tsv(&HEADER, &rows)
 }
 
-fn rows_of<'a>(series: &'a Series, result: &SeriesResult, rows: &mut Vec<Row<'a>>) {
+fn rows_of<'a>(
+    analysis: &Analysis,
+    series: &'a Series,
+    result: &SeriesResult,
+    rows: &mut Vec<Row<'a>>,
+) {
     let mut push = |quantity: &'static str, args: String, value: String| {
         rows.push(Row {
             workload: &series.workload,
@@ -68,6 +76,36 @@ fn rows_of<'a>(series: &'a Series, result: &SeriesResult, rows: &mut Vec<Row<'a>
         push("mean", point.label.clone(), tsv(Some(point.mean)));
     }
     push("max_cv_pct", String::new(), tsv(result.max_cv_pct));
+    if let (Some(file), Some(calibration)) = (analysis.profile.name(), &series.calibration) {
+        // The noise profile of the series (issue 10 §2): which file, when, with what ν, and
+        // whether its entry holds for this series.
+        push("profile_file", String::new(), file.to_owned());
+        push(
+            "profile_created",
+            String::new(),
+            analysis
+                .profile
+                .created
+                .clone()
+                .unwrap_or_else(|| "-".to_owned()),
+        );
+        let prior = match (calibration, result.kind) {
+            (SeriesCalibration::Used { all, .. }, AnalysisKind::All) => Some(all),
+            (SeriesCalibration::Used { drop_first, .. }, AnalysisKind::DropFirst) => {
+                drop_first.as_ref()
+            }
+            (SeriesCalibration::NotUsed { .. }, _) => None,
+        };
+        push("profile_nu", String::new(), tsv(prior.map(|p| p.dof)));
+        push(
+            "profile_boot_rel_var",
+            String::new(),
+            tsv(prior.map(|p| p.rel_var)),
+        );
+        if let SeriesCalibration::NotUsed { why } = calibration {
+            push("profile_not_used", String::new(), why.clone());
+        }
+    }
     for k in &result.kernels {
         push("boots", k.kernel.clone(), k.boots.len().to_string());
         push("kernel_mean", k.kernel.clone(), tsv(Some(k.mean)));
@@ -107,6 +145,16 @@ fn rows_of<'a>(series: &'a Series, result: &SeriesResult, rows: &mut Vec<Row<'a>
                 .map_or("-", |ci| if ci.floored { "yes" } else { "no" })
                 .to_owned(),
         );
+        if let Some(p) = &cmp.pooling {
+            push(
+                "profile_pooled",
+                pair.clone(),
+                if p.pooled { "yes" } else { "no" }.to_owned(),
+            );
+            let test = p.homogeneity.as_ref();
+            push("homogeneity_f", pair.clone(), tsv(test.map(|t| t.f)));
+            push("homogeneity_p", pair.clone(), tsv(test.map(|t| t.p_value)));
+        }
         let within = ["ci95_within_lo", "ci95_within_hi", "ci95_within_nu"];
         interval(&mut push, within, &pair, cmp.ci_within.as_ref());
         push("max_cv_pct", pair.clone(), tsv(c.max_cv_pct));

@@ -68,6 +68,10 @@ pub struct Prose {
     pub audit: String,
     /// The shared-boot caveat (empty unless all points shared one boot).
     pub shared_boot: String,
+    /// The noise profile the campaign used, or why none (empty for older campaigns).
+    pub profile: String,
+    /// Environment differences between points (empty when the records agree).
+    pub environment: String,
     /// How to reproduce.
     pub footer: String,
 }
@@ -119,6 +123,8 @@ impl<'a> Context<'a> {
                 expect: block(mail_prose::expect(analysis)),
                 audit: block(mail_prose::audit(analysis)),
                 shared_boot: block(mail_prose::shared_boot(analysis)),
+                profile: block(mail_prose::profile(analysis)),
+                environment: block(mail_prose::environment(analysis)),
                 footer: block(mail_prose::footer(analysis)),
             },
             markdown: Markdown {

@@ -9,7 +9,10 @@
 use std::fmt::Write as _;
 
 use crate::{
-    analysis::{Analysis, AttemptOutcome, CandidateResult, Series, SeriesResult, VerdictLine},
+    analysis::{
+        Analysis, AttemptOutcome, CandidateResult, Series, SeriesCalibration, SeriesResult,
+        VerdictLine,
+    },
     report::{
         audit_tsv::describe_run,
         layout::{WIDTH, keep_together, wrap, wrap_hanging},
@@ -17,7 +20,10 @@ use crate::{
         number::{as_written, ceil2, fixed, nu, pct, signed_pct, significant},
         verdict_text::{confidence, few_boots, headline, level},
     },
-    stats::{BootEffectTest, KernelSummary, RatioInterval, SpreadMeasure, VerdictLabel, spread_of},
+    stats::{
+        BootEffectTest, KernelSummary, Pooling, RatioInterval, SpreadMeasure, VerdictLabel,
+        spread_of,
+    },
 };
 
 /// `name: A/B/A on target lab1, 3 points`.
@@ -467,6 +473,9 @@ fn series_details(analysis: &Analysis, s: &Series, all: &SeriesResult) -> String
     if let Some(why) = &s.drop_first_unavailable {
         let _ = write!(text, " No drop-first analysis: {why}.");
     }
+    if let Some(SeriesCalibration::NotUsed { why }) = &s.calibration {
+        let _ = write!(text, " Noise profile not used: {why}.");
+    }
     text
 }
 
@@ -492,6 +501,38 @@ fn effect(k: &KernelSummary, unit: &str) -> Option<String> {
         "{}{dominates}",
         keep_together(&format!("{test} = {}, {p}", fixed(e.statistic, 2)))
     ))
+}
+
+/// How a comparison used the noise profile, in words.
+fn pooling_text(p: &Pooling) -> String {
+    let test = p.homogeneity.as_ref().map(|t| {
+        keep_together(&format!(
+            "F = {}, p = {}",
+            fixed(t.f, 2),
+            if t.p_value < 0.001 {
+                "< 0.001".to_owned()
+            } else {
+                fixed(t.p_value, 3)
+            }
+        ))
+    });
+    match (p.pooled, test) {
+        (true, Some(test)) => format!(
+            "the boot variance pools the noise profile's (ν = {}) with this campaign's (ν = \
+             {}), homogeneous ({test})",
+            nu(p.prior_dof),
+            nu(p.own_dof)
+        ),
+        (true, None) => format!(
+            "no kernel was booted twice: the boot variance is the noise profile's alone (ν = \
+             {}), untested against this campaign",
+            nu(p.prior_dof)
+        ),
+        (false, test) => format!(
+            "noisier than its calibration ({}): the noise profile is not pooled",
+            test.unwrap_or_default()
+        ),
+    }
 }
 
 fn interval_text(ci: &RatioInterval) -> String {
@@ -538,6 +579,9 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
                  variance is floored at {} x what within-boot noise alone implies",
                 significant(v.floor_factor)
             );
+        }
+        if let Some(pooling) = &cmp.pooling {
+            let _ = write!(text, "; {}", pooling_text(pooling));
         }
         if !c.borrowed_from.is_empty() {
             let _ = write!(
@@ -735,6 +779,103 @@ pub fn audit(analysis: &Analysis) -> String {
     let mut out = wrap(&head, WIDTH, "");
     for item in items {
         out.push_str(&wrap_hanging(&item, WIDTH, "  - ", "    "));
+    }
+    out
+}
+
+/// Which noise profile the campaign used, and how (issue 10 §2); empty for a campaign of an
+/// aba that had no profiles.
+#[must_use]
+pub fn profile(analysis: &Analysis) -> String {
+    let p = &analysis.profile;
+    let journaled = p.file.is_some() || p.disabled || !p.reasons.is_empty();
+    if !journaled {
+        return String::new();
+    }
+    if p.disabled {
+        return wrap(
+            &format!("No noise profile: {}.", p.reasons.join("; ")),
+            WIDTH,
+            "",
+        );
+    }
+    let Some(name) = p.name() else {
+        let text = {
+            format!(
+                "No noise profile: {}. The boot-level intervals rest on this campaign's own \
+                 boots; `aba calibrate` measures a profile.",
+                p.reasons.join("; ")
+            )
+        };
+        return wrap(&text, WIDTH, "");
+    };
+    let facts = match (&p.created, p.boots, p.scope) {
+        (Some(created), Some(boots), Some(scope)) => format!(
+            " (created {created}, {boots} boots, ν = {}, {})",
+            boots.saturating_sub(1),
+            scope.words()
+        ),
+        _ => String::new(),
+    };
+    let series = analysis.series.len();
+    let pooled = analysis
+        .series
+        .iter()
+        .filter(|s| matches!(s.calibration, Some(SeriesCalibration::Used { .. })))
+        .count();
+    let text = if p.used && p.reasons.is_empty() {
+        format!(
+            "Noise profile: {name}{facts}, sha256 {}: its boot variance is pooled with the \
+             campaign's own in {pooled} of {series} series, after a homogeneity test (details \
+             below).",
+            p.sha256.as_deref().unwrap_or("-")
+        )
+    } else {
+        format!(
+            "Noise profile {name}{facts} NOT USED: {}.",
+            if p.reasons.is_empty() {
+                "it holds for none of the series".to_owned()
+            } else {
+                p.reasons.join("; ")
+            }
+        )
+    };
+    wrap(&text, WIDTH, "")
+}
+
+/// The environment fingerprint compared between points (issue 10 §5): every difference that
+/// makes a comparison UNSTABLE, and the points that could not be compared; empty when the
+/// records agree (or there are none to compare).
+#[must_use]
+pub fn environment(analysis: &Analysis) -> String {
+    let env = &analysis.environment;
+    if env.differences.is_empty() && env.unchecked.is_empty() {
+        return String::new();
+    }
+    let mut out = String::new();
+    if !env.differences.is_empty() {
+        out.push_str(&wrap(
+            "ENVIRONMENT DIFFERS between points (each difference makes the comparisons of its \
+             kernels UNSTABLE):",
+            WIDTH,
+            "",
+        ));
+        for d in &env.differences {
+            out.push_str(&wrap_hanging(
+                &format!("{}.", d.text()),
+                WIDTH,
+                "  - ",
+                "    ",
+            ));
+        }
+    }
+    for why in &env.unchecked {
+        out.push_str(&wrap_hanging(
+            &format!("Environment not compared at {why}."),
+            WIDTH,
+            "",
+            "  ",
+        ));
     }
     out
 }

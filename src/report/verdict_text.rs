@@ -123,6 +123,7 @@ fn not_interpretable(tripped: &[Limit]) -> String {
             Limit::Spread(s) => own_boots(s),
             Limit::Cv { pct: cv } if *cv < 0.0 => "a point's mean is not positive".to_owned(),
             Limit::Cv { pct: cv } => format!("a point's within-boot CV is {}", pct(*cv)),
+            Limit::Environment { text } => text.clone(),
         })
         .collect();
     words.join(" and ")

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use crate::{
     analysis::{
         analyze::series_label,
+        environment::EnvironmentCheck,
         model::SeriesPoint,
         series::{SeriesContext, analyze_series},
     },
@@ -396,6 +397,9 @@ impl Experiment {
                 better: Better::Lower,
                 aux: false,
                 recoveries: &[],
+                prior_all: None,
+                prior_drop_first: None,
+                environment: &EnvironmentCheck::default(),
             },
         );
         let mut result = analyses

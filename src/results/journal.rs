@@ -122,6 +122,38 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limits: Option<Limits>,
     },
+    /// Which noise profile the campaign uses (issue 10 §2): copied into the results directory
+    /// as `profile.toml`, its SHA-256 recorded so that `aba report` recomputes the same
+    /// analysis; or none, and why. Written after the header; absent in older journals.
+    Profile {
+        /// The target's profile directory that was searched.
+        dir: String,
+        /// The profile file chosen; absent when none is used.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+        /// SHA-256 of the copy's bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sha256: Option<String>,
+        /// The profiles of the directory that were not chosen, each with why.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        not_used: Vec<String>,
+        /// `--no-profile`: none was looked for.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        disabled: bool,
+    },
+    /// The campaign is a calibration (`aba calibrate`): the recipe's baseline booted `boots`
+    /// times, whose analysis becomes a noise profile when it finishes. Written after the
+    /// header.
+    Calibration {
+        /// The calibrated recipe's name.
+        recipe: String,
+        /// Its SHA-256 (text and files).
+        recipe_sha256: String,
+        /// Boots of the baseline.
+        boots: u32,
+        /// Where the profile is written.
+        profile: String,
+    },
     /// `aba resume --amend` replaced the recipe copy: only what unfinished points use changed.
     Amended {
         /// SHA-256 of the recipe and files before.

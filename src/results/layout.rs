@@ -5,6 +5,7 @@
 //!   recipe.toml, files/…   exact copies; resume and report use these, not the originals
 //!   journal.jsonl          the campaign's state (append-only)
 //!   samples.csv            the raw data (append-only)
+//!   profile.toml           the noise profile the campaign uses (a copy), when it uses one
 //!   env/<point>-<attempt>.json   environment snapshot per point attempt
 //!   raw/…                  output of failed runs
 //!   work/                  the local target's work directory
@@ -83,6 +84,11 @@ impl ResultsDir {
     /// `journal.jsonl`.
     pub fn journal_path(&self) -> PathBuf {
         self.root.join("journal.jsonl")
+    }
+
+    /// `profile.toml`: the copy of the noise profile the campaign uses.
+    pub fn profile_path(&self) -> PathBuf {
+        self.root.join("profile.toml")
     }
 
     /// `samples.csv`.

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::stats::{
     interval::{BootVariance, RatioInterval, boot_variance, ci_boot_from, ci_within},
     kernel::{BootPoint, kernel_boots, kernel_mean},
+    pooling::{BootPrior, Pooling, pooled_boot_variance},
 };
 
 /// Change of the candidate against one boot of the baseline.
@@ -40,6 +41,10 @@ pub struct Comparison {
     pub brackets: Vec<Bracket>,
     /// The boot variance behind `ci_boot`: pooled S_B², ν, the within-boot floor.
     pub boot_variance: Option<BootVariance>,
+    /// How a noise profile was used (pooled, or refused as noisier than its calibration);
+    /// `None` without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooling: Option<Pooling>,
     /// Fieller 95% interval with the pooled between-boot variance; `None` when no kernel in
     /// the points was booted twice.
     pub ci_boot: Option<RatioInterval>,
@@ -112,10 +117,27 @@ pub fn brackets(points: &[BootPoint], candidate: &str, baseline: &str) -> Vec<Br
 /// mean is 0 (no percentage exists).
 #[must_use]
 pub fn compare(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<Comparison> {
+    compare_with(points, candidate, baseline, None)
+}
+
+/// [`compare`] with a noise profile's boot variance: pooled with the campaign's own when the
+/// two are compatible ([`pooled_boot_variance`]), which also gives a plain A/B a boot-level
+/// interval.
+#[must_use]
+pub fn compare_with(
+    points: &[BootPoint],
+    candidate: &str,
+    baseline: &str,
+    prior: Option<&BootPrior>,
+) -> Option<Comparison> {
     let candidate_mean = kernel_mean(points, candidate)?;
     let baseline_mean = kernel_mean(points, baseline)?;
     let change_pct = percent_change(candidate_mean, baseline_mean)?;
-    let boot_variance = boot_variance(points);
+    let (boot_variance, pooling) =
+        match prior.and_then(|p| pooled_boot_variance(points, baseline, p)) {
+            Some((variance, pooling)) => (variance, Some(pooling)),
+            None => (boot_variance(points), None),
+        };
     let ci_boot = boot_variance
         .as_ref()
         .and_then(|v| ci_boot_from(points, candidate, baseline, v));
@@ -128,6 +150,7 @@ pub fn compare(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<
         change_pct,
         brackets: brackets(points, candidate, baseline),
         boot_variance,
+        pooling,
         ci_boot,
         ci_within: ci_within(points, candidate, baseline),
         candidate_boots: kernel_boots(points, candidate).len(),

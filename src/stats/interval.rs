@@ -105,6 +105,24 @@ pub struct BootVariance {
     pub floored: bool,
 }
 
+impl BootVariance {
+    /// The variance of `between` (S_B², ν = `dof`) floored at f_ν·L for the within-boot
+    /// share L (`within`; no floor without it).
+    #[must_use]
+    pub fn floored_at(between: f64, dof: f64, within: Option<f64>) -> BootVariance {
+        let floor_factor = floor_factor(dof);
+        let floor = within.map_or(0.0, |l| floor_factor * l);
+        BootVariance {
+            between,
+            dof,
+            within,
+            floor_factor,
+            used: between.max(floor),
+            floored: floor > between,
+        }
+    }
+}
+
 /// How much the floor may raise the interval's coverage above 95% in the normal model (at
 /// worst, when there is no boot effect): 0.4 percentage points.
 pub const FLOOR_COVERAGE_EXCESS: f64 = 0.004;
@@ -206,16 +224,7 @@ pub fn boot_variance(points: &[BootPoint]) -> Option<BootVariance> {
     let dof = dof as f64;
     let between = compensated_sum(squares) / dof;
     let within = within_known.then(|| compensated_sum(within_terms) / dof);
-    let floor_factor = floor_factor(dof);
-    let floor = within.map_or(0.0, |l| floor_factor * l);
-    Some(BootVariance {
-        between,
-        dof,
-        within,
-        floor_factor,
-        used: between.max(floor),
-        floored: floor > between,
-    })
+    Some(BootVariance::floored_at(between, dof, within))
 }
 
 /// Boot-level interval (`ci95_boot`) of the campaign's own boots: [`ci_boot_from`] with

@@ -8,10 +8,12 @@
 //! before output.
 
 pub mod compare;
+pub mod detect;
 pub mod fsnotify;
 pub mod interval;
 pub mod kernel;
 pub mod outliers;
+pub mod pooling;
 pub mod reproduce;
 pub mod summary;
 #[cfg(test)]
@@ -19,8 +21,10 @@ mod testdata;
 pub mod verdict;
 
 pub use compare::{
-    Bracket, Comparison, brackets, change_pct, compare, diff, point_change_pct, recovery_pct,
+    Bracket, Comparison, brackets, change_pct, compare, compare_with, diff, point_change_pct,
+    recovery_pct,
 };
+pub use detect::{POWER, boot_mean_rel_var, minimal_detectable_pct};
 pub use fsnotify::{FsnotifyKind, FsnotifyParams, classify_fsnotify_v1};
 pub use interval::{
     BootVariance, FLOOR_COVERAGE_EXCESS, IntervalKind, RatioInterval, boot_variance, ci_boot,
@@ -31,6 +35,9 @@ pub use kernel::{
     kernel_summary, kernels_in_order,
 };
 pub use outliers::{Outliers, mad, modified_z_scores};
+pub use pooling::{
+    BootPrior, HOMOGENEITY_ALPHA, Homogeneity, Pooling, homogeneity, pooled_boot_variance,
+};
 pub use reproduce::{
     ChangeDifference, ChangeVariance, Claim, NoClaim, ReproductionLabel, ReproductionVerdict, Rule,
     Which, change_difference, change_variance, reproduce,

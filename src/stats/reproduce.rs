@@ -419,6 +419,7 @@ mod tests {
                 kernels: &kernels,
                 max_cv_pct: Some(0.3),
                 better: Better::Lower,
+                environment: &[],
             },
         );
         (cmp, v)

@@ -180,6 +180,12 @@ pub enum Limit {
         /// The CV in percent.
         pct: f64,
     },
+    /// The environment fingerprint differs between boots of a compared kernel, or between
+    /// the two kernels beyond what the recipe's per-kernel parameters set (issue 10 §5).
+    Environment {
+        /// The difference in words (`microcode revision differs between the boots of a: …`).
+        text: String,
+    },
 }
 
 /// What the verdict looks at for one candidate against the baseline.
@@ -197,6 +203,9 @@ pub struct VerdictInput<'a> {
     pub max_cv_pct: Option<f64>,
     /// Which direction is an improvement.
     pub better: Better,
+    /// Differences of the environment fingerprint among the compared kernels' points, in
+    /// words; each makes the comparison UNSTABLE.
+    pub environment: &'a [String],
 }
 
 /// The verdict and every condition behind it.
@@ -406,8 +415,23 @@ fn tripped_limits(
     input: &VerdictInput<'_>,
     spreads: &[Spread],
 ) -> (Vec<Limit>, Vec<String>) {
-    let mut limits = Vec::new();
+    let mut limits: Vec<Limit> = input
+        .environment
+        .iter()
+        .map(|text| Limit::Environment { text: text.clone() })
+        .collect();
     let mut notes = Vec::new();
+    let pooling = input.all.pooling.as_ref();
+    if let Some(test) = pooling.and_then(|p| p.homogeneity.as_ref().filter(|_| !p.pooled)) {
+        notes.push(format!(
+            "noisier than its calibration (F = {:.2}, p = {}): the noise profile's boot \
+             variance is not pooled, the boot-level interval rests on this campaign's boots \
+             alone",
+            test.f,
+            p_text(test.p_value)
+        ));
+    }
+    let calibrated = pooling.filter(|p| p.pooled);
     for spread in spreads
         .iter()
         .filter(|s| s.pct.abs() > params.max_drift_pct)
@@ -426,6 +450,22 @@ fn tripped_limits(
                 exceed(spread),
                 limit_shown(params.max_drift_pct, spread.pct.abs()),
                 spread.kernel
+            ));
+        } else if let Some(pooling) = calibrated {
+            // The profile measured this machine's boot-to-boot noise over many boots: a
+            // spread it explains is that noise, already in the pooled boot variance, not
+            // instability (a spread beyond it fails the homogeneity test, and the profile
+            // is then not pooled).
+            let explained = pooling.homogeneity.as_ref().map_or_else(
+                || "its boots are the profile's".to_owned(),
+                |t| format!("F = {:.2}, p = {}", t.f, p_text(t.p_value)),
+            );
+            notes.push(format!(
+                "{} {} max_drift_pct {} but the noise profile's boot noise explains it \
+                 ({explained}), so it is not counted as instability",
+                spread_words(spread, params.max_drift_pct),
+                exceed(spread),
+                limit_shown(params.max_drift_pct, spread.pct.abs()),
             ));
         } else if spread.beyond_noise() {
             limits.push(Limit::Spread(spread.clone()));
@@ -511,6 +551,7 @@ pub fn limit_text(params: &VerdictParams, limit: &Limit) -> String {
                 limit_shown(params.max_drift_pct, spread.pct.abs()),
             )
         }
+        Limit::Environment { text } => format!("the environment differs: {text}"),
         Limit::Cv { pct } if *pct < 0.0 => {
             format!("max point CV {pct:.2}% is negative: the mean is not positive")
         }
@@ -697,6 +738,15 @@ fn plain_signed(value: f64) -> String {
     }
 }
 
+/// `0.004`, `< 0.001`.
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".to_owned()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
 fn nu(dof: f64) -> String {
     if dof.fract() == 0.0 && dof.abs() < 1e9 {
         format!("{dof:.0}")
@@ -757,6 +807,7 @@ mod tests {
             kernels: &kernels(&all),
             max_cv_pct: max_cv,
             better: Better::Lower,
+            environment: &[],
         };
         verdict(params, &input)
     }
@@ -771,6 +822,7 @@ mod tests {
             kernels: &kernels(points),
             max_cv_pct: cv,
             better: Better::Lower,
+            environment: &[],
         };
         verdict(&VerdictParams::default(), &input)
     }
@@ -1025,6 +1077,7 @@ mod tests {
             kernels: &kernels(&points),
             max_cv_pct: Some(15.006954),
             better: Better::Lower,
+            environment: &[],
         };
         let v = verdict(&params, &input);
         assert_eq!(v.label, VerdictLabel::Unstable);
@@ -1038,6 +1091,96 @@ mod tests {
             ..input
         };
         assert_eq!(verdict(&params, &input).label, VerdictLabel::Unstable);
+    }
+
+    /// A/B/A whose baseline boots differ by 3% (the machine's usual boot noise), with a
+    /// candidate 20% slower; within-boot SD 0.3 at n = 9.
+    fn noisy_aba() -> Vec<BootPoint> {
+        vec![
+            point("a-a", "a", 98.5, Some(0.3), 9),
+            point("b", "b", 120.0, Some(0.3), 9),
+            point("a-b", "a", 101.5, Some(0.3), 9),
+        ]
+    }
+
+    fn judge_with(
+        points: &[BootPoint],
+        prior: Option<&crate::stats::BootPrior>,
+        environment: &[String],
+    ) -> Verdict {
+        let all = crate::stats::compare_with(points, "b", "a", prior).expect("present");
+        let input = VerdictInput {
+            all: &all,
+            drop_first: Some(&all),
+            kernels: &kernels(points),
+            max_cv_pct: Some(0.3),
+            better: Better::Lower,
+            environment,
+        };
+        verdict(&VerdictParams::default(), &input)
+    }
+
+    #[test]
+    fn a_spread_the_noise_profile_explains_is_not_instability() {
+        let points = noisy_aba();
+        // Alone, a's 3% drift is beyond its within-boot noise: UNSTABLE.
+        assert_eq!(judge_with(&points, None, &[]).label, VerdictLabel::Unstable);
+        // A profile of 10 boots at 2% boot SD explains it: judged, with a note.
+        let prior = crate::stats::BootPrior {
+            rel_var: 4e-4,
+            dof: 9.0,
+        };
+        let v = judge_with(&points, Some(&prior), &[]);
+        assert_eq!(v.label, VerdictLabel::Signal, "{v:?}");
+        assert!(
+            v.notes
+                .iter()
+                .any(|n| n.contains("noise profile's boot noise explains it")),
+            "{:?}",
+            v.notes
+        );
+        assert_eq!(v.confidence.dof(), Some(10.0));
+        // A profile of 0.1% boot SD does not: the campaign is noisier than its calibration,
+        // the profile is not pooled, and its own rules apply.
+        let quiet = crate::stats::BootPrior {
+            rel_var: 1e-6,
+            dof: 9.0,
+        };
+        let v = judge_with(&points, Some(&quiet), &[]);
+        assert_eq!(v.label, VerdictLabel::Unstable);
+        assert!(
+            v.notes
+                .iter()
+                .any(|n| n.starts_with("noisier than its calibration (F = ")),
+            "{:?}",
+            v.notes
+        );
+    }
+
+    #[test]
+    fn an_environment_difference_makes_the_comparison_unstable() {
+        let prior = crate::stats::BootPrior {
+            rel_var: 4e-4,
+            dof: 9.0,
+        };
+        let diff = vec![
+            "microcode revision differs between the boots of a: 0x1 at a-a; 0x2 at a-b".to_owned(),
+        ];
+        let v = judge_with(&noisy_aba(), Some(&prior), &diff);
+        assert_eq!(v.label, VerdictLabel::Unstable);
+        assert_eq!(
+            v.tripped,
+            [Limit::Environment {
+                text: diff[0].clone()
+            }]
+        );
+        assert_eq!(
+            v.reasons,
+            [
+                "the environment differs: microcode revision differs between the boots of a: 0x1 \
+              at a-a; 0x2 at a-b"
+            ]
+        );
     }
 
     #[test]

@@ -228,3 +228,71 @@ fn a_kernel_missing_on_the_target_stops_the_run_before_the_first_switch() {
     );
     assert_verified(&dir);
 }
+
+/// Issue 10: `aba calibrate` of recipes/lab-aba.toml writes the target's noise profile (fresh
+/// kexec boots of the baseline, so boot-to-boot), and the A-B-A that follows copies it, matches
+/// its fingerprint against what its own boots recorded, pools it and names it in its report.
+/// Two calibration boots keep it short: ν = 1 is the fewest a profile can have.
+#[test]
+fn calibrate_writes_a_profile_the_following_aba_pools_and_names() {
+    let vm = LabVm::start("t-profile", KERNEL_A);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let profiles = tmp.path().join("profiles");
+    let targets = vm.inventory(
+        tmp.path(),
+        &format!("profiles = \"{}\"", profiles.display()),
+    );
+    let recipe = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/lab-aba.toml");
+    let args = |command: &'static str, results: &'static str| {
+        vec![
+            command.to_owned(),
+            recipe.display().to_string(),
+            "--targets".to_owned(),
+            targets.display().to_string(),
+            "--target".to_owned(),
+            "kexec".to_owned(),
+            "--results".to_owned(),
+            results.to_owned(),
+        ]
+    };
+    let mut calibrate = args("calibrate", "calibrations");
+    calibrate.extend(["--boots".to_owned(), "2".to_owned()]);
+    let calibrate: Vec<&str> = calibrate.iter().map(String::as_str).collect();
+    let out = crate::support::cli::aba(tmp.path(), &calibrate);
+    assert!(out.status.success(), "{}", text(&out));
+    let file = profiles.join("lab-aba.toml");
+    let (profile, _) = aba::profile::read_profile(&file).expect("a valid profile");
+    assert_eq!(profile.scope, aba::profile::Scope::Boot);
+    assert_eq!(profile.boots, 2);
+    assert_eq!(profile.fingerprint.release, KERNEL_A);
+    assert_eq!(profile.fingerprint.params, ["aba.lab=1", "aba.kernel=a"]);
+    assert_eq!(profile.series.len(), 2, "labbench at two sizes");
+    let calibration = campaign_dir(&tmp.path().join("calibrations"));
+    let boots = proven(&calibration);
+    assert_eq!(boots.len(), 2);
+    assert_ne!(boots[0].2, boots[1].2, "two fresh boots");
+    assert_verified(&calibration);
+
+    let run = args("run", "results");
+    let run: Vec<&str> = run.iter().map(String::as_str).collect();
+    let out = crate::support::cli::aba(tmp.path(), &run);
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    assert!(dir.join("profile.toml").is_file());
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!(
+            "Noise profile: lab-aba.toml (created {}, 2 boots, ν = 1, boot-to-boot)",
+            profile.created
+        )),
+        "{report}"
+    );
+    assert!(
+        flat.contains("pooled with the campaign's own in 2 of 2 series"),
+        "{report}"
+    );
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("readme");
+    assert!(readme.contains("- Noise profile: `"), "{readme}");
+    assert_verified(&dir);
+}

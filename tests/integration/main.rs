@@ -12,6 +12,7 @@ mod hostile;
 mod lab;
 mod legacy;
 mod preflight;
+mod profiles;
 mod recipe_fuzz;
 mod recipes;
 mod report;

@@ -154,6 +154,9 @@ pub struct Job<'a> {
     /// The target's lock, held for this campaign: its marker is checked after every boot and
     /// released at the end.
     pub lock: Option<&'a TargetLock>,
+    /// Records a new campaign journals right after its header (which noise profile it uses,
+    /// that it is a calibration); ignored on resume, whose journal has them.
+    pub records: &'a [Event],
 }
 
 /// Runs (or resumes) one campaign. Holds no global state besides the interrupt flag, so one
@@ -231,6 +234,9 @@ impl<'a> Engine<'a> {
             time: now_rfc3339(),
             limits: Some((&job.recipe.analysis).into()),
         })?;
+        for record in job.records {
+            journal.append(record)?;
+        }
         let samples = SampleWriter::open(&job.dir.samples_path())?;
         let start = CampaignState {
             points: labels
@@ -261,6 +267,7 @@ impl<'a> Engine<'a> {
             target,
             dir,
             lock,
+            records: _,
         } = job;
         let workdir = match &target.workdir {
             Some(base) => format!(

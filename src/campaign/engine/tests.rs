@@ -99,6 +99,7 @@ impl Campaign {
             target: &self.target,
             dir: &self.dir,
             lock: None,
+            records: &[],
         }
     }
 

@@ -1,0 +1,156 @@
+//! `aba calibrate`'s campaign: a recipe's null campaign, its baseline kernel booted N times
+//! with everything else as the recipe says (workloads, cases, metrics, warm-ups, samples,
+//! sysctls, tuning, files, setup), so that its analysis measures the noise the recipe's own
+//! campaigns will have (issue 10 §1).
+//!
+//! The calibration recipe is real recipe text, written into the results directory like any
+//! recipe copy, so the campaign is an ordinary one: journaled, resumable, reported. It differs
+//! from the recipe only in its name, description, sequence and kernels; `[[expect]]` and
+//! recovery decompositions, which compare kernels, are left out.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::recipe::{FilesFrom, Recipe, RecipeError, parse_with};
+
+/// Boots of a calibration unless `--boots` says otherwise: 6, the fewest that give the
+/// profile ν = 5 and the bounds of docs/profiles.md.
+pub const DEFAULT_BOOTS: u32 = 6;
+
+/// The suffix of a calibration's recipe name (and so of its results directory).
+pub const SUFFIX: &str = "-calibration";
+
+/// Why no calibration recipe could be made.
+#[derive(Debug, Error)]
+pub enum CalibrateError {
+    /// The recipe's text did not read back as a table (it was validated, so this is a bug).
+    #[error("cannot rewrite the recipe as its calibration")]
+    Rewrite(#[source] toml::de::Error),
+    /// The calibration recipe is invalid.
+    #[error("the calibration of the recipe is not a valid recipe")]
+    Invalid(#[source] RecipeError),
+}
+
+/// The calibration recipe of `recipe`: its baseline booted `boots` times. `allowed` are the
+/// folders the tester lets `[files]` come from.
+pub fn calibration_recipe(
+    recipe: &Recipe,
+    boots: u32,
+    allowed: &[PathBuf],
+) -> Result<Recipe, CalibrateError> {
+    let mut table: toml::Table = recipe.source.parse().map_err(CalibrateError::Rewrite)?;
+    let baseline = recipe.analysis.baseline.to_string();
+    // A name is at most 64 characters: keep the suffix whole.
+    let keep = 64 - SUFFIX.len();
+    let name: String = recipe.name.as_str().chars().take(keep).collect();
+    table.insert("name".into(), format!("{name}{SUFFIX}").into());
+    let description = format!(
+        "Calibration of {} (aba calibrate): its baseline {baseline} booted {boots} times for a \
+         noise profile. {}",
+        recipe.name,
+        recipe.description.trim()
+    );
+    let description: String = description.chars().take(4000).collect();
+    table.insert("description".into(), description.into());
+    table.insert(
+        "sequence".into(),
+        toml::Value::Array((0..boots).map(|_| baseline.clone().into()).collect()),
+    );
+    if let Some(toml::Value::Table(kernels)) = table.get_mut("kernels") {
+        kernels.retain(|label, _| *label == baseline);
+    }
+    table.remove("expect");
+    let analysis = table
+        .entry("analysis")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let toml::Value::Table(analysis) = analysis {
+        analysis.remove("recovery");
+        analysis.insert("baseline".into(), baseline.clone().into());
+    }
+    let text = format!(
+        "# Calibration of {} by `aba calibrate`: the baseline {baseline} booted {boots} \
+         times.\n{}",
+        recipe.path.display(),
+        toml::to_string(&table).expect("invariant: a TOML table serialises")
+    );
+    parse_with(&recipe.path, &text, FilesFrom::RecipeDir(allowed)).map_err(CalibrateError::Invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::calibration_recipe;
+    use crate::{
+        campaign::plan::Summary,
+        inventory::Target,
+        profile::matching::{definition_sha256, requested_tuning},
+        recipe::parse,
+    };
+
+    const RECIPE: &str = r#"
+version = 1
+name = "lab-aba"
+description = "two kernels"
+sequence = ["a", "b", "a"]
+warmup = 1
+samples = 5
+[kernels.a]
+release = "running"
+cmdline = "aba.kernel=a"
+[kernels.b]
+release = "running"
+[boot]
+cmdline = "aba.lab=1"
+[sysctl]
+"kernel.sched_rt_runtime_us" = 950000
+[[workload]]
+name = "w"
+run = "echo {n}"
+matrix = { n = ["1", "2"] }
+metric = { number = true, unit = "ns", better = "lower" }
+[analysis]
+gate_pct = 3.0
+[[analysis.recovery]]
+name = "r"
+gap = ["b", "a"]
+path = ["b", "a"]
+[[expect]]
+workload = "w"
+case = "n=1"
+change_pct = 1.0
+tolerance = 1.0
+"#;
+
+    #[test]
+    fn the_calibration_boots_the_baseline_with_everything_else_as_the_recipe_says() {
+        let recipe = parse(Path::new("r.toml"), RECIPE).expect("valid");
+        let calibration = calibration_recipe(&recipe, 6, &[]).expect("valid");
+        assert_eq!(calibration.name.as_str(), "lab-aba-calibration");
+        assert_eq!(calibration.sequence.len(), 6);
+        assert!(calibration.sequence.iter().all(|k| k.as_str() == "a"));
+        assert_eq!(calibration.kernels.len(), 1);
+        assert!(calibration.expect.is_empty() && calibration.analysis.recovery.is_empty());
+        assert_eq!(calibration.analysis.gate_pct, 3.0);
+        assert_eq!(
+            calibration.cmdline_for(&calibration.analysis.baseline),
+            recipe.cmdline_for(&recipe.analysis.baseline)
+        );
+        assert_eq!(requested_tuning(&calibration), requested_tuning(&recipe));
+        // Every series is defined as in the recipe, so its profile entry holds for it.
+        for (w, cw) in recipe.workloads.iter().zip(&calibration.workloads) {
+            assert_eq!((w.warmup, w.samples), (cw.warmup, cw.samples));
+            for (case, ccase) in w.cases().iter().zip(cw.cases()) {
+                assert_eq!(
+                    definition_sha256(&recipe, w, case, &w.metrics[0]).expect("hash"),
+                    definition_sha256(&calibration, cw, &ccase, &cw.metrics[0]).expect("hash")
+                );
+            }
+        }
+        assert!(calibration.source.starts_with("# Calibration of r.toml"));
+        // On a target that does not switch, its points share one boot.
+        let plan = Summary::new(&calibration, &Target::local()).expect("plannable");
+        assert_eq!((plan.points.len(), plan.boots), (6, 0));
+    }
+}
