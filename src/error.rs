@@ -29,6 +29,7 @@ use crate::{
     report::ReportError,
     reproduction::ReproductionError,
     results::{journal::JournalError, verify::VerifyError},
+    scaffold::ScaffoldError,
     target::transport::TransportError,
 };
 
@@ -241,6 +242,18 @@ pub enum Error {
         #[source]
         source: BuildError,
     },
+    /// `aba new` wrote nothing (a bad name, an existing file) or could not write a file.
+    #[error(transparent)]
+    New(#[from] ScaffoldError),
+    /// Generated output (a man page, a schema) could not be written.
+    #[error("cannot write {what}")]
+    Output {
+        /// What was being written.
+        what: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Why `aba resume --amend` did not amend.
@@ -309,7 +322,9 @@ impl Error {
             | Error::Compare(_)
             | Error::Profile(_)
             | Error::Calibrate(_)
-            | Error::Calibration { .. } => exit_code::ERROR,
+            | Error::Calibration { .. }
+            | Error::New(_)
+            | Error::Output { .. } => exit_code::ERROR,
         }
     }
 
@@ -383,6 +398,12 @@ impl Error {
                 "the campaign's own report is in {}; fix the cause and calibrate again",
                 dir.display()
             )),
+            Error::New(ScaffoldError::InvalidName { .. }) => Some(
+                "NAME becomes NAME.toml in the current directory and the recipe's `name`, e.g. `aba new sched-fix`".to_owned(),
+            ),
+            Error::New(ScaffoldError::Exists { .. }) => Some(
+                "choose another NAME, or move the existing file away first".to_owned(),
+            ),
             Error::Analysis(e) => e.hint(),
             Error::Report(e) => e.hint(),
             Error::Compare(e) => e.hint(),
@@ -398,7 +419,9 @@ impl Error {
             | Error::Verify { .. }
             | Error::Preflight { .. }
             | Error::PrivateDir(_)
-            | Error::Calibrate(_) => None,
+            | Error::Calibrate(_)
+            | Error::New(ScaffoldError::Write { .. })
+            | Error::Output { .. } => None,
         }
     }
 

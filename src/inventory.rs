@@ -45,8 +45,13 @@ pub const ANY_SWITCHING: &str = "(any)";
 /// place that survives reboots on a distribution.
 pub const DEFAULT_LOCK_FILE: &str = "/var/lib/aba/lock";
 
-#[derive(Debug, Deserialize)]
+/// A target inventory file.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "aba target inventory",
+    description = "An aba target inventory, targets.toml (docs/targets.md)."
+)]
 struct InventoryFile {
     /// Folders (this tester's) that recipes' `[files]` may copy from besides their own.
     #[serde(default)]
@@ -55,16 +60,19 @@ struct InventoryFile {
     #[serde(default)]
     profiles: Option<String>,
     #[serde(default)]
+    #[schemars(with = "IndexMap<Name, TargetSpec>")]
     targets: IndexMap<Spanned<Name>, TargetSpec>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TargetSpec {
+    #[schemars(with = "String")]
     host: Spanned<String>,
     #[serde(default)]
     port: Option<Count<Port>>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     user: Option<Spanned<String>>,
     #[serde(default)]
     identity: Option<String>,
@@ -73,31 +81,40 @@ struct TargetSpec {
     #[serde(default)]
     known_hosts: Option<String>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     host_key: Option<Spanned<String>>,
     #[serde(default)]
     ssh_config: Option<String>,
+    #[schemars(with = "SwitchKind")]
     switch: Spanned<SwitchKind>,
     #[serde(default)]
     boot_timeout: Option<Dur<BootTimeout>>,
     #[serde(default)]
     boot_estimate: Option<Dur<BootEstimate>>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     workdir: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     lock_file: Option<Spanned<String>>,
     #[serde(default)]
     base_cmdline: Option<String>,
     #[serde(default)]
     console_log: Option<String>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     power_cycle: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     on_finish: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     on_failure: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Option<Dur<Keepalive>>")]
     keepalive: Option<Spanned<Dur<Keepalive>>>,
     #[serde(default)]
+    #[schemars(with = "Option<Dur<DeadAfter>>")]
     dead_after: Option<Spanned<Dur<DeadAfter>>>,
     #[serde(default)]
     connect_timeout: Option<Dur<ConnectTimeout>>,
@@ -110,6 +127,12 @@ struct TargetSpec {
     /// This target's noise profile directory (instead of `<profiles>/<target>/`).
     #[serde(default)]
     profiles: Option<String>,
+}
+
+/// The JSON Schema of `targets.toml`, generated from the types it is read into, so it cannot
+/// say other than the parser (`aba schema targets`).
+pub fn json_schema(generator: schemars::SchemaGenerator) -> schemars::Schema {
+    generator.into_root_schema_for::<InventoryFile>()
 }
 
 /// SSH connection facts.

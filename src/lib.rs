@@ -21,6 +21,8 @@ pub mod recipe;
 pub mod report;
 pub mod reproduction;
 pub mod results;
+pub mod scaffold;
+pub mod schema;
 pub mod stats;
 pub mod target;
 pub mod text;

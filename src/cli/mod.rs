@@ -4,11 +4,15 @@
 mod calibrate;
 mod check;
 mod compare;
+mod completions;
 mod detect;
+mod man;
+mod new;
 mod preflight;
 mod report;
 mod restore;
 mod run;
+mod schema;
 mod status;
 mod unlock;
 mod verify;
@@ -86,6 +90,21 @@ impl FilesArgs {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a first recipe, NAME.toml, from a template whose comments say what to edit (and
+    /// a target inventory stub, targets.toml, beside it when there is none); never overwrites.
+    New {
+        /// The recipe's name: NAME.toml in the current directory, and its `name`.
+        name: String,
+        /// The template: `quickstart` runs here at once (local, a null A-A-A); the others
+        /// compare two kernels and need a target that switches kernels.
+        #[arg(
+            long,
+            value_name = "TEMPLATE",
+            value_enum,
+            default_value = "quickstart"
+        )]
+        from: crate::scaffold::Template,
+    },
     /// Validate a recipe without any network, print the plan, its ETA and the change it can
     /// detect on the target (from the target's noise profile).
     Check {
@@ -239,6 +258,37 @@ pub enum Command {
         #[arg(long)]
         no_profile: bool,
     },
+    /// Print a shell completion script: `source <(aba completions bash)`; zsh: save it as
+    /// `_aba` in `$fpath`; fish: as `~/.config/fish/completions/aba.fish`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: completions::CompletionShell,
+    },
+    /// Print the manual page aba(1) (roff: `aba man | man -l -`), or write aba.1 and one
+    /// aba-COMMAND.1 per command into `--out DIR`.
+    Man {
+        /// Write the pages into this existing directory instead of printing aba(1).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// Print the JSON Schema of recipes or of target inventories, for editors (a
+    /// `#:schema` first line; docs/recipes.md) and other tools.
+    Schema {
+        /// Which file format.
+        #[arg(value_enum)]
+        of: schema::SchemaOf,
+    },
+    /// The inventory's target names, one per line, `local` first (for completion scripts).
+    #[command(hide = true)]
+    Targets {
+        /// Print the names (the only form there is).
+        #[arg(long, required = true)]
+        names: bool,
+        /// Target inventory file [default: $ABA_TARGETS, ./targets.toml, ~/.config/aba/targets.toml].
+        #[arg(long, value_name = "FILE")]
+        targets: Option<PathBuf>,
+    },
 }
 
 /// How a new campaign starts (`run`, `calibrate`).
@@ -295,6 +345,11 @@ impl RunArgs {
 /// Runs the parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {
+        Command::New { name, from } => new::new(&name, from),
+        Command::Completions { shell } => completions::completions(shell),
+        Command::Man { out } => man::man(out.as_deref()),
+        Command::Schema { of } => schema::schema(of),
+        Command::Targets { names: _, targets } => completions::target_names(targets.as_deref()),
         Command::Check {
             recipe,
             target,

@@ -268,6 +268,20 @@ macro_rules! ident {
                 Self::new(&text).map_err(serde::de::Error::custom)
             }
         }
+
+        // A string: the rule is a function, not a pattern, so the schema leaves it to aba
+        // (a pattern that drifted from the rule would refuse valid recipes in an editor).
+        impl schemars::JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({ "type": "string", "description": concat!("A ", $what, ".") })
+            }
+        }
     };
 }
 
@@ -414,6 +428,21 @@ impl std::borrow::Borrow<str> for Release {
 impl serde::Serialize for Release {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
+    }
+}
+
+impl schemars::JsonSchema for Release {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Release".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A kernel release as `uname -r` prints it, or `running`."
+        })
     }
 }
 

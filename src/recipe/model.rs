@@ -66,19 +66,38 @@ impl<'de> Deserialize<'de> for ByteSize {
     }
 }
 
+impl schemars::JsonSchema for ByteSize {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ByteSize".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A size such as \"16MiB\" or \"512KiB\", from \"4KiB\" to \"1GiB\"",
+        })
+    }
+}
+
 /// A recipe file.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "aba recipe", description = "An aba recipe (docs/recipes.md).")]
 pub struct RecipeFile {
     /// Format version; only 1 exists.
+    #[schemars(with = "i64")]
     pub version: Spanned<i64>,
     /// Short name; it becomes part of the results directory name.
     pub name: Name,
     /// One paragraph: what is measured and why (checked for control characters by `load`).
+    #[schemars(with = "String")]
     pub description: Spanned<String>,
     /// Kernel labels in boot order: `["a", "b", "a"]`. Read as text and validated as
     /// [`KernelLabel`]s by `load`, because toml reports an element's error at the whole
     /// array; `load` points at the element.
+    #[schemars(with = "Vec<String>")]
     pub sequence: Spanned<Vec<Spanned<String>>>,
     /// Warm-up runs per workload case per point (not analysed, kept in the raw data).
     #[serde(default)]
@@ -94,12 +113,14 @@ pub struct RecipeFile {
     #[serde(default)]
     pub point_retries: Option<Count<PointRetries>>,
     /// The kernels, by label.
+    #[schemars(with = "IndexMap<KernelLabel, KernelSpec>")]
     pub kernels: Spanned<IndexMap<Spanned<KernelLabel>, KernelSpec>>,
     /// Boot parameters for every kernel.
     #[serde(default)]
     pub boot: BootSpec,
     /// Sysctls to write after each boot, in file order, and read back.
     #[serde(default)]
+    #[schemars(with = "IndexMap<SysctlName, SysctlValue>")]
     pub sysctl: IndexMap<SysctlName, Spanned<SysctlValue>>,
     /// CPU frequency tuning.
     #[serde(default)]
@@ -107,6 +128,7 @@ pub struct RecipeFile {
     /// Files copied into the target's work directory after each boot: remote name → local path
     /// relative to the recipe file.
     #[serde(default)]
+    #[schemars(with = "IndexMap<RemoteFileName, String>")]
     pub files: IndexMap<RemoteFileName, Spanned<String>>,
     /// Commands run after the files are copied, before the workloads.
     #[serde(default)]
@@ -116,6 +138,7 @@ pub struct RecipeFile {
     pub teardown: StepsSpec,
     /// The workloads, in run order.
     #[serde(default = "no_workloads", rename = "workload")]
+    #[schemars(with = "Vec<WorkloadSpec>")]
     pub workloads: Spanned<Vec<WorkloadSpec>>,
     /// How results are judged.
     #[serde(default)]
@@ -127,7 +150,7 @@ pub struct RecipeFile {
 }
 
 /// One kernel.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KernelSpec {
     /// What `uname -r` must print after booting it.
@@ -140,15 +163,17 @@ pub struct KernelSpec {
     pub initrd: Option<TargetPath>,
     /// Extra parameters for this kernel only.
     #[serde(default = "no_text")]
+    #[schemars(with = "String")]
     pub cmdline: Spanned<String>,
 }
 
 /// `[boot]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BootSpec {
     /// Parameters appended for every kernel; each is verified in `/proc/cmdline`.
     #[serde(default = "no_text")]
+    #[schemars(with = "String")]
     pub cmdline: Spanned<String>,
 }
 
@@ -214,8 +239,24 @@ impl<'de> Deserialize<'de> for SysctlValue {
     }
 }
 
+impl schemars::JsonSchema for SysctlValue {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SysctlValue".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": ["integer", "string"],
+            "maxLength": SYSCTL_VALUE_MAX,
+            "description": "A sysctl value: an integer, or a string (fields separated by spaces)",
+        })
+    }
+}
+
 /// `[tuning]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TuningSpec {
     /// cpufreq governor for every online CPU.
@@ -230,11 +271,14 @@ pub struct TuningSpec {
     /// Knobs that may be absent on some machines (VMs have no cpufreq); a missing required knob
     /// fails the point.
     #[serde(default)]
+    #[schemars(with = "Vec<TuningKnob>")]
     pub optional: Vec<Spanned<TuningKnob>>,
 }
 
 /// The tuning knobs, by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TuningKnob {
     /// `governor`
@@ -257,7 +301,7 @@ impl TuningKnob {
 }
 
 /// `[setup]` / `[teardown]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepsSpec {
     /// Shell commands, run in order in the work directory; the first failure fails the point.
@@ -269,15 +313,18 @@ pub struct StepsSpec {
 }
 
 /// `[[workload]]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
     /// Unique name.
+    #[schemars(with = "WorkloadName")]
     pub name: Spanned<WorkloadName>,
     /// Shell command, run in the work directory; `{key}` expands matrix values.
+    #[schemars(with = "String")]
     pub run: Spanned<String>,
     /// Environment for the command; values may use `{key}`.
     #[serde(default)]
+    #[schemars(with = "IndexMap<EnvName, String>")]
     pub env: IndexMap<EnvName, Spanned<String>>,
     /// Pin the command to these CPUs (`taskset -c`).
     #[serde(default)]
@@ -309,8 +356,10 @@ pub struct WorkloadSpec {
     pub aux: bool,
     /// Named lists whose cross product gives the cases.
     #[serde(default)]
+    #[schemars(with = "IndexMap<MatrixKey, Vec<String>>")]
     pub matrix: IndexMap<MatrixKey, Spanned<Vec<Spanned<String>>>>,
     /// The numbers read from each run's output.
+    #[schemars(with = "OneOrMany<MetricSpec>")]
     pub metric: Spanned<OneOrMany<MetricSpec>>,
     /// Pass/fail conditions on each run.
     #[serde(default)]
@@ -318,7 +367,9 @@ pub struct WorkloadSpec {
 }
 
 /// What a workload is for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The workload the change is about.
@@ -362,40 +413,61 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
     }
 }
 
+impl<T: schemars::JsonSchema> schemars::JsonSchema for OneOrMany<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("OneOrMany_{}", T::schema_name()).into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let one = generator.subschema_for::<T>();
+        schemars::json_schema!({
+            "oneOf": [one, { "type": "array", "items": one }],
+        })
+    }
+}
+
 /// One metric.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetricSpec {
     /// Unique within the workload; defaults to the workload's name when it has one metric.
     #[serde(default)]
+    #[schemars(with = "Option<MetricName>")]
     pub name: Option<Spanned<MetricName>>,
     /// A JSON pointer (RFC 6901) into the output, which must be one JSON document.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub json: Option<Spanned<String>>,
     /// A regex whose first capture group (or the group named `value`) is the number.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub regex: Option<Spanned<String>>,
     /// `true`: the whole output (trimmed) is one number.
     #[serde(default)]
+    #[schemars(with = "Option<bool>")]
     pub number: Option<Spanned<bool>>,
     /// Which stream to read: `stdout` (default) or `stderr`.
     #[serde(default)]
     pub stream: Stream,
     /// Divide the extracted number by this (e.g. the operations per run).
     #[serde(default)]
+    #[schemars(with = "Option<f64>")]
     pub divide: Option<Spanned<f64>>,
     /// Multiply the extracted number by this (e.g. 1e9 for seconds → ns).
     #[serde(default)]
+    #[schemars(with = "Option<f64>")]
     pub multiply: Option<Spanned<f64>>,
     /// Unit of the final value (`ns/read`, `ops/s`); checked by `load`.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub unit: Option<Spanned<String>>,
     /// `lower` or `higher` is better.
     pub better: BetterSpec,
 }
 
 /// Which output stream a metric reads.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Stream {
     /// Standard output.
@@ -406,7 +478,9 @@ pub enum Stream {
 }
 
 /// `better = "lower" | "higher"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum BetterSpec {
     /// Smaller numbers are better (latency, time).
@@ -416,7 +490,7 @@ pub enum BetterSpec {
 }
 
 /// `[workload.check]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckSpec {
     /// Expected exit status (default 0).
@@ -424,30 +498,37 @@ pub struct CheckSpec {
     pub exit: Option<i32>,
     /// Regexes that must each match the output (stdout and stderr).
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub must_match: Vec<Spanned<String>>,
     /// Regexes that must not match the output.
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub must_not_match: Vec<Spanned<String>>,
 }
 
 /// `[analysis]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnalysisSpec {
     /// The kernel every other kernel is compared with; default: the first in `sequence`.
     #[serde(default)]
+    #[schemars(with = "Option<KernelLabel>")]
     pub baseline: Option<Spanned<KernelLabel>>,
     /// A change smaller than this (percent) is not material.
     #[serde(default)]
+    #[schemars(with = "Option<f64>")]
     pub gate_pct: Option<Spanned<f64>>,
     /// A signal must exceed this multiple of the largest drift.
     #[serde(default)]
+    #[schemars(with = "Option<f64>")]
     pub drift_margin: Option<Spanned<f64>>,
     /// Drift of a twice-booted kernel above this (percent) makes the result UNSTABLE.
     #[serde(default)]
+    #[schemars(with = "Option<f64>")]
     pub max_drift_pct: Option<Spanned<f64>>,
     /// Within-boot CV above this (percent) makes the result UNSTABLE.
     #[serde(default)]
+    #[schemars(with = "Option<f64>")]
     pub max_cv_pct: Option<Spanned<f64>>,
     /// SIGNAL additionally requires the boot-level CI to exclude zero.
     #[serde(default)]
@@ -455,6 +536,7 @@ pub struct AnalysisSpec {
     /// The change (percent) the tester wants the design to resolve: `aba check` names the
     /// shortest sequence and sample count that reach it.
     #[serde(default)]
+    #[schemars(with = "Option<f64>")]
     pub detect_pct: Option<Spanned<f64>>,
     /// Recovery decompositions.
     #[serde(default)]
@@ -463,15 +545,17 @@ pub struct AnalysisSpec {
 
 /// `[[analysis.recovery]]`: how much of the gap between two kernels each step of a path
 /// recovers.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecoverySpec {
     /// Name of the decomposition.
     pub name: Name,
     /// `[from, to]`: the gap, e.g. `["child", "parent"]` for a regression (labels validated
     /// by `load`, like `sequence`).
+    #[schemars(with = "Vec<String>")]
     pub gap: Spanned<Vec<Spanned<String>>>,
     /// Kernels in order, starting at `gap[0]`; each consecutive pair is one step.
+    #[schemars(with = "Vec<String>")]
     pub path: Spanned<Vec<Spanned<String>>>,
 }
 
@@ -524,32 +608,52 @@ impl<'de> Deserialize<'de> for ExpectSection {
     }
 }
 
+impl schemars::JsonSchema for ExpectSection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ExpectSection".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let changes = generator.subschema_for::<Vec<ExpectSpec>>();
+        let reference = generator.subschema_for::<ReferenceSpec>();
+        schemars::json_schema!({
+            "description": "[[expect]] tables (one published change each) or one [expect] table with `reference`",
+            "oneOf": [changes, reference],
+        })
+    }
+}
+
 /// `[expect]`: the reference a campaign reproduces, compared at the end of `aba run`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReferenceSpec {
     /// An aba results directory, or a published bundle's folder or `<name>-points.tsv`,
     /// relative to the recipe file.
+    #[schemars(with = "String")]
     pub reference: Spanned<String>,
 }
 
 /// `[[expect]]`: a published change this recipe should reproduce.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectSpec {
     /// Workload name.
+    #[schemars(with = "WorkloadName")]
     pub workload: Spanned<WorkloadName>,
     /// Matrix case (`key=value,…`); required when the workload has a matrix.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub case: Option<Spanned<String>>,
     /// Metric name; required when the workload has several.
     #[serde(default)]
+    #[schemars(with = "Option<MetricName>")]
     pub metric: Option<Spanned<MetricName>>,
     /// Candidate kernel; default: the only kernel other than the baseline.
     #[serde(default)]
+    #[schemars(with = "Option<KernelLabel>")]
     pub kernel: Option<Spanned<KernelLabel>>,
     /// The published change against the baseline, in percent.
     pub change_pct: f64,
     /// How far (in percentage points) the reproduced change may be from it.
+    #[schemars(with = "f64")]
     pub tolerance: Spanned<f64>,
 }

@@ -172,6 +172,40 @@ impl<'de, B: Bounds> Deserialize<'de> for Count<B> {
     }
 }
 
+// Schemas: a count carries its range; a duration is a string (humantime's grammar is wider
+// than a pattern should try to be) whose range the description names.
+impl<B: Bounds> schemars::JsonSchema for Dur<B> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": format!("A duration such as \"90s\" or \"1h 30m\"; {}", duration_range::<B>()),
+        })
+    }
+}
+
+impl<B: Bounds> schemars::JsonSchema for Count<B> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Count".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "integer",
+            "minimum": B::MIN,
+            "maximum": B::MAX,
+            "description": count_range::<B>(),
+        })
+    }
+}
+
 macro_rules! bounds {
     ($($(#[$doc:meta])* $name:ident = $key:literal, $min:expr, $max:expr, $means:literal;)*) => {
         $(

@@ -44,7 +44,7 @@ pub struct Bls {
 }
 
 /// `[targets.NAME.bls]` in the inventory.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BlsTable {
     /// The directory of loader entries, `<boot partition>/loader/entries`.

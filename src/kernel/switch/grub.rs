@@ -46,11 +46,12 @@ pub struct GrubReboot {
 }
 
 /// `[targets.NAME.grub]` in the inventory.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrubTable {
     /// An existing entry to select (its own command line), instead of aba's one-shot entry.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub entry: Option<Spanned<String>>,
     /// GRUB's directory.
     #[serde(default)]

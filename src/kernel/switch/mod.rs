@@ -56,7 +56,17 @@ const HOST_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Which method a target switches kernels with: `switch = "…"` in the inventory, `method` in
 /// the journal's `switching` record. Both are spelled by serde, as [`SwitchKind::name`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SwitchKind {
     /// `kexec -l` then `systemctl kexec` / `kexec -e`: fast, no firmware.

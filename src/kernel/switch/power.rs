@@ -26,13 +26,15 @@ pub struct Power {
 }
 
 /// `[targets.NAME.power]` in the inventory.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PowerTable {
     /// Selects the next kernel.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub set_next: Option<Spanned<String>>,
     /// Cycles power.
+    #[schemars(with = "String")]
     pub cycle: Spanned<String>,
 }
 
