@@ -178,7 +178,7 @@ mod tests {
         }
         let err = recipe_name("a/b").expect_err("slash").to_string();
         assert!(
-            err.starts_with("cannot use `a/b` as a recipe name: use only"),
+            err.starts_with("cannot use `a/b` as a recipe name: it contains '/'\nhelp: use only"),
             "{err}"
         );
     }

@@ -48,7 +48,11 @@ _aba_targets() {
     fi
     _aba "$@"
 }
-complete -F _aba_targets -o nosort -o bashdefault -o default aba
+if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
+    complete -F _aba_targets -o nosort -o bashdefault -o default aba
+else
+    complete -F _aba_targets -o bashdefault -o default aba
+fi
 "#;
 
 /// Fish: the names as the arguments of `--target`, next to the generated option.
