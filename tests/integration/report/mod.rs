@@ -95,7 +95,8 @@ fn copy_fixture(name: &str, dest: &Path) {
     }
 }
 
-/// Runs `aba report` on a copy of fixture `name` and expects success.
+/// Runs `aba report NAME` in a folder holding a copy of fixture `name` (as a user in the
+/// results' parent would) and expects success.
 fn report(name: &str) -> Run {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join(name);
@@ -103,8 +104,9 @@ fn report(name: &str) -> Run {
     let out = Command::cargo_bin("aba")
         .expect("binary")
         .env_remove("ABA_TEMPLATES")
+        .current_dir(tmp.path())
         .arg("report")
-        .arg(&dir)
+        .arg(name)
         .output()
         .expect("run aba");
     assert!(
