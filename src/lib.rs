@@ -14,6 +14,7 @@ pub mod fingerprint;
 pub mod input;
 pub mod interrupt;
 pub mod inventory;
+pub mod json;
 pub mod kernel;
 pub mod placeholders;
 pub mod profile;

@@ -208,8 +208,9 @@ pub struct Plan {
     pub warnings: Vec<PlanWarning>,
 }
 
-/// One point of a [`Summary`]: who boots, in which order, with which parameters.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One point of a [`Summary`]: who boots, in which order, with which parameters
+/// (serialised as is by `aba check --json`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct PointSummary {
     /// 1-based position in the sequence.
     pub order: usize,

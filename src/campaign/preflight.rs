@@ -58,12 +58,16 @@ pub fn preflight(
         ));
         return items;
     }
-    items.push(CheckItem::new(
-        CheckStatus::Ok,
-        "connect",
-        format!("logged in to {} (host key verified)", transport.describe()),
-        None,
-    ));
+    // Only an SSH login has a host key to verify: the local target runs commands here.
+    let connected = if target.ssh.is_some() {
+        format!("logged in to {} (host key verified)", transport.describe())
+    } else {
+        format!(
+            "{}: commands run on this machine, no login and no host key",
+            transport.describe()
+        )
+    };
+    items.push(CheckItem::new(CheckStatus::Ok, "connect", connected, None));
 
     match run_checks(recipe, target, transport, workdir, &mut items) {
         Ok(()) => {}

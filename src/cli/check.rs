@@ -19,18 +19,21 @@ use crate::{
     },
     error::{Error, exit_code},
     inventory::Target,
+    json::check::{CheckDoc, DetectSource},
     profile::select::choose,
     recipe::{Recipe, limits, resolved::FileCopy},
     reproduction::open_reference,
     text::{cut, one_line},
 };
 
-/// Validates `recipe_path`, plans it on the selected target and prints the plan.
+/// Validates `recipe_path`, plans it on the selected target and prints the plan (as JSON with
+/// `json`: docs/json.md).
 pub fn check(
     recipe_path: &Path,
     target_args: &TargetArgs,
     files_args: &FilesArgs,
     no_profile: bool,
+    json: bool,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
     let recipe = files_args.load(recipe_path, &inventory)?;
@@ -45,7 +48,9 @@ pub fn check(
     if let Some(reference) = &recipe.reference {
         open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
     }
-    print!("{}", render_plan(&recipe, &target, &summary));
+    if !json {
+        print!("{}", render_plan(&recipe, &target, &summary));
+    }
     let advice = if no_profile {
         Detect::Off
     } else if target.name == crate::inventory::ANY_SWITCHING {
@@ -57,6 +62,19 @@ pub fn check(
             None => Detect::None(choice),
         }
     };
+    if json {
+        let source = match &advice {
+            Detect::Off => DetectSource::Off,
+            Detect::NoTarget => DetectSource::NoTarget,
+            Detect::None(choice) => DetectSource::None(choice),
+            Detect::Profile(advice, candidate) => DetectSource::Profile(advice, &candidate.path),
+        };
+        print!(
+            "{}",
+            crate::json::render(&CheckDoc::new(&recipe, &target, &summary, &source))
+        );
+        return Ok(exit_code::OK);
+    }
     print!("{}", render_advice(&recipe, &target, &advice));
     for warning in &summary.warnings {
         eprintln!("warning: {warning}");

@@ -119,6 +119,9 @@ pub enum Command {
         /// Plan as if the target had no noise profile.
         #[arg(long)]
         no_profile: bool,
+        /// Print the result as JSON (docs/json.md) instead of the text.
+        #[arg(long)]
+        json: bool,
     },
     /// Check a target against a recipe without rebooting it: connection and host key, the
     /// switch method, kernel images, sysctls and tuning knobs, files and setup.
@@ -131,6 +134,9 @@ pub enum Command {
         /// Where `[files]` may come from.
         #[command(flatten)]
         files: FilesArgs,
+        /// Print the result as JSON (docs/json.md) instead of the text.
+        #[arg(long)]
+        json: bool,
     },
     /// Run a campaign: boot each point's kernel, prove it, tune, measure, write every sample
     /// as it comes, then the reports.
@@ -212,6 +218,9 @@ pub enum Command {
     Status {
         /// The results directory.
         dir: PathBuf,
+        /// Print the result as JSON (docs/json.md) instead of the text.
+        #[arg(long)]
+        json: bool,
     },
     /// Release a target whose lock a killed campaign left behind (refused while a campaign on
     /// this host still runs on it).
@@ -257,6 +266,9 @@ pub enum Command {
         /// Judge without the noise profile the campaign used (every report says so).
         #[arg(long)]
         no_profile: bool,
+        /// Print the result as JSON (docs/json.md) instead of the text.
+        #[arg(long)]
+        json: bool,
     },
     /// Print a shell completion script: `source <(aba completions bash)`; zsh: save it as
     /// `_aba` in `$fpath`; fish: as `~/.config/fish/completions/aba.fish`.
@@ -355,12 +367,14 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             target,
             files,
             no_profile,
-        } => check::check(&recipe, &target, &files, no_profile),
+            json,
+        } => check::check(&recipe, &target, &files, no_profile, json),
         Command::Preflight {
             recipe,
             target,
             files,
-        } => preflight::preflight(&recipe, &target, &files),
+            json,
+        } => preflight::preflight(&recipe, &target, &files, json),
         Command::Run {
             recipe,
             target,
@@ -397,7 +411,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             run.options(),
         ),
         Command::Restore { dir, targets } => restore::restore(&dir, targets.as_ref()),
-        Command::Status { dir } => status::status(&dir),
+        Command::Status { dir, json } => status::status(&dir, json),
         Command::Verify { dir } => verify::verify(&dir),
         Command::Unlock { target } => unlock::unlock(&target),
         Command::Compare {
@@ -417,12 +431,14 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             dir,
             accept_edited_limits,
             no_profile,
+            json,
         } => report::report(
             &dir,
             AnalyzeOptions {
                 accept_edited_limits,
                 no_profile,
             },
+            json,
         ),
     }
 }

@@ -9,6 +9,7 @@ use crate::{
     },
     cli::{FilesArgs, TargetArgs},
     error::{Error, exit_code},
+    json::preflight::PreflightDoc,
     target::connect::transport_for,
     text::one_line,
 };
@@ -43,11 +44,13 @@ impl Drop for PrivateDir {
     }
 }
 
-/// Checks the target and prints one line per check; exits 1 when anything fails.
+/// Checks the target and prints one line per check (the checklist as JSON with `json`:
+/// docs/json.md); exits 1 when anything fails.
 pub fn preflight(
     recipe_path: &Path,
     target_args: &TargetArgs,
     files_args: &FilesArgs,
+    json: bool,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
     let recipe = files_args.load(recipe_path, &inventory)?;
@@ -74,6 +77,18 @@ pub fn preflight(
     crate::interrupt::install();
     let items = run_checks(&recipe, &target, transport.as_mut(), workdir);
     drop(local_dir);
+    if json {
+        let doc = PreflightDoc::new(recipe_path, &target.name, &items);
+        print!("{}", crate::json::render(&doc));
+        return if doc.passed {
+            Ok(exit_code::OK)
+        } else {
+            Err(Error::Preflight {
+                problems: doc.failed,
+                target: target.name.clone(),
+            })
+        };
+    }
     let mut failed = 0;
     for item in &items {
         let mark = match item.status {

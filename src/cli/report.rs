@@ -8,14 +8,61 @@ use crate::{
     analysis::{AnalyzeOptions, analyze_with},
     cli::compare,
     error::{Error, exit_code},
+    json::report::ReportDoc,
     report::{write_reports, write_reproduction},
     reproduction::compare_paths,
     results::layout::ResultsDir,
 };
 
-/// `aba report DIR [--accept-edited-limits]`.
-pub fn report(dir: &Path, options: AnalyzeOptions) -> Result<u8, Error> {
-    write_and_print_with(&ResultsDir::open(dir), options)
+/// `aba report DIR [--accept-edited-limits] [--no-profile] [--json]`: with `json`, the
+/// reports are written all the same and the analysis is printed as JSON (docs/json.md)
+/// instead of report.txt.
+pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Error> {
+    let results = ResultsDir::open(dir);
+    if json {
+        write_and_print_json(&results, options)
+    } else {
+        write_and_print_with(&results, options)
+    }
+}
+
+/// [`write_and_print_with`], printing the [`ReportDoc`] instead of the texts; the same files
+/// are written and the same exit code and warnings given.
+fn write_and_print_json(results: &ResultsDir, options: AnalyzeOptions) -> Result<u8, Error> {
+    let analysis = analyze_with(results, options)?;
+    write_reports(results, &analysis)?;
+    let mut code = expects_code(&analysis);
+    let reproduction = match analysis.campaign.reference {
+        Some(_) => {
+            let reproduction = compare_paths(&results.root, &results.reference_dir())?;
+            write_reproduction(results, &reproduction)?;
+            code = code.max(reproduction_code(&reproduction));
+            Some(reproduction)
+        }
+        None => None,
+    };
+    let doc = ReportDoc::new(&analysis, reproduction.as_ref());
+    print!("{}", crate::json::render(&doc));
+    Ok(code)
+}
+
+/// [`exit_code::NOT_REPRODUCED`] when an `[[expect]]` missed (said on stderr).
+fn expects_code(analysis: &crate::analysis::Analysis) -> u8 {
+    if analysis.summary.expects_reproduced == Some(false) {
+        eprintln!("warning: a published result in [[expect]] was not reproduced");
+        exit_code::NOT_REPRODUCED
+    } else {
+        exit_code::OK
+    }
+}
+
+/// [`exit_code::NOT_REPRODUCED`] when the comparison with the reference is (said on stderr).
+fn reproduction_code(reproduction: &crate::reproduction::Reproduction) -> u8 {
+    let code = compare::exit_code_of(reproduction);
+    if code == exit_code::NOT_REPRODUCED {
+        eprintln!("{}", compare::NOT_REPRODUCED_WARNING);
+    }
+    code
 }
 
 /// Analyses `results`, writes its reports and prints `report.txt`; also the end of
@@ -32,19 +79,12 @@ pub fn write_and_print_with(results: &ResultsDir, options: AnalyzeOptions) -> Re
     let analysis = analyze_with(results, options)?;
     let reports = write_reports(results, &analysis)?;
     print!("{}", reports.report_txt());
-    let mut code = exit_code::OK;
-    if analysis.summary.expects_reproduced == Some(false) {
-        eprintln!("warning: a published result in [[expect]] was not reproduced");
-        code = exit_code::NOT_REPRODUCED;
-    }
+    let mut code = expects_code(&analysis);
     if analysis.campaign.reference.is_some() {
         let reproduction = compare_paths(&results.root, &results.reference_dir())?;
         let rendered = write_reproduction(results, &reproduction)?;
         print!("\n{}", rendered.text);
-        if compare::exit_code_of(&reproduction) == exit_code::NOT_REPRODUCED {
-            eprintln!("{}", compare::NOT_REPRODUCED_WARNING);
-            code = exit_code::NOT_REPRODUCED;
-        }
+        code = code.max(reproduction_code(&reproduction));
     }
     Ok(code)
 }

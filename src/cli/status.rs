@@ -3,7 +3,10 @@
 use std::{fmt::Write as _, path::Path};
 
 use crate::{
+    campaign::plan::Summary,
     error::{Error, exit_code},
+    inventory::Inventory,
+    json::status::StatusDoc,
     results::{
         journal::{Event, Journal},
         layout::ResultsDir,
@@ -11,8 +14,8 @@ use crate::{
     },
 };
 
-/// Prints the state of every point.
-pub fn status(dir_path: &Path) -> Result<u8, Error> {
+/// Prints the state of every point (as JSON with `json`: docs/json.md).
+pub fn status(dir_path: &Path, json: bool) -> Result<u8, Error> {
     let dir = ResultsDir::open(dir_path);
     let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
         dir: dir_path.to_path_buf(),
@@ -25,15 +28,46 @@ pub fn status(dir_path: &Path) -> Result<u8, Error> {
         Ok(table) => Some(table),
         Err(_) if !dir.samples_path().exists() => None,
         Err(source) => {
-            print!("{}", render(&journal, None));
+            if !json {
+                print!("{}", render(&journal, None));
+            }
             return Err(Error::Samples {
                 dir: dir_path.to_path_buf(),
                 source,
             });
         }
     };
-    print!("{}", render(&journal, table.as_ref()));
+    if json {
+        let state = journal.state();
+        let doc = StatusDoc::new(
+            &journal,
+            &state,
+            table.as_ref(),
+            eta_per_point(&dir, &journal),
+        );
+        print!("{}", crate::json::render(&doc));
+    } else {
+        print!("{}", render(&journal, table.as_ref()));
+    }
     Ok(exit_code::OK)
+}
+
+/// The plan's estimate per point, seconds: the campaign's recipe copy planned on its target
+/// from the default inventory (`$ABA_TARGETS`, ./targets.toml, ~/.config/aba/targets.toml;
+/// `local` is built in); `None` when either cannot be read here.
+fn eta_per_point(dir: &ResultsDir, journal: &Journal) -> Option<f64> {
+    let recipe = dir.load_recipe().ok()?;
+    let Some(Event::Campaign { target, .. }) = journal.header() else {
+        return None;
+    };
+    let target = Inventory::discover(None).ok()?.target(target).ok()?;
+    let plan = Summary::new(&recipe, &target).ok()?;
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a point count is far below 2^52"
+    )]
+    let points = plan.points.len().max(1) as f64;
+    Some(plan.eta.as_secs_f64() / points)
 }
 
 /// The status text.

@@ -125,7 +125,7 @@ impl<'a> Context<'a> {
                 shared_boot: block(mail_prose::shared_boot(analysis)),
                 profile: block(mail_prose::profile(analysis)),
                 environment: block(mail_prose::environment(analysis)),
-                footer: block(mail_prose::footer(analysis)),
+                footer: block(mail_prose::footer(analysis, root)),
             },
             markdown: Markdown {
                 kernels: md(markdown::kernels(analysis)),

@@ -917,15 +917,19 @@ pub fn shared_boot(analysis: &Analysis) -> String {
     wrap(&text, WIDTH, "")
 }
 
-/// How to reproduce the figures, and where the rest is.
+/// How to reproduce the figures, and where the rest is. `root` is the results directory as
+/// the command that writes the report was given it (`results/<name>-<stamp>` from
+/// `aba run`, the argument of `aba report`), so that the printed command works from where the
+/// user stands; shell-quoted when it needs to be.
 #[must_use]
-pub fn footer(analysis: &Analysis) -> String {
+pub fn footer(analysis: &Analysis, root: &std::path::Path) -> String {
+    let dir = crate::target::quote::sh_quote(&crate::text::one_line(&root.to_string_lossy()));
     wrap(
         &format!(
-            "Reproduce: `aba report {}` recomputes every figure from journal.jsonl and \
+            "Reproduce: `aba report {dir}` recomputes every figure from journal.jsonl and \
              samples.csv. Per-point statistics: points.tsv; every derived figure: \
              comparison.tsv; the audit: run-audit.tsv; every sample: samples.svg. aba {}.",
-            analysis.campaign.directory, analysis.campaign.report_version
+            analysis.campaign.report_version
         ),
         WIDTH,
         "",

@@ -57,11 +57,18 @@ pub fn baseline_reference(analysis: &Analysis) -> String {
     }
 }
 
-/// The kernels: label, release (the proven one for `running`), and boots done.
+/// The kernels: label, release (the proven one for `running`), and boots done; "points" when
+/// every point ran in one boot (the `local` target), whose points are no boots (`aba check`
+/// counts 0 boots for them).
 #[must_use]
 pub fn kernels(analysis: &Analysis) -> String {
     let mut table = Table::new(&[Align::Left, Align::Left, Align::Right]);
-    table.row(["kernel", "release", "boots"]);
+    let count = if analysis.audit.shared_boot.is_some() {
+        "points"
+    } else {
+        "boots"
+    };
+    table.row(["kernel", "release", count]);
     for k in &analysis.kernels {
         let proven: Vec<&str> = analysis
             .points

@@ -40,7 +40,8 @@ fn code(text: &str) -> String {
     }
 }
 
-/// Kernels: label, release, boots done, points, requested command line.
+/// Kernels: label, release, boots done (points done when they shared one boot), points,
+/// requested command line.
 #[must_use]
 pub fn kernels(analysis: &Analysis) -> String {
     let rows: Vec<Vec<String>> = analysis
@@ -56,8 +57,14 @@ pub fn kernels(analysis: &Analysis) -> String {
             ]
         })
         .collect();
+    // Points that shared one boot (the `local` target) are not boots.
+    let done = if analysis.audit.shared_boot.is_some() {
+        "done"
+    } else {
+        "boots"
+    };
     table(
-        &["kernel", "release", "boots", "points", "requested cmdline"],
+        &["kernel", "release", done, "points", "requested cmdline"],
         &rows,
     )
 }

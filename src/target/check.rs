@@ -8,8 +8,9 @@ use crate::target::transport::{Transport, TransportError};
 /// How long one probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Outcome of one check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Outcome of one check (`ok`, `warn`, `fail` in `aba preflight --json`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CheckStatus {
     /// Fine.
     Ok,
@@ -19,8 +20,8 @@ pub enum CheckStatus {
     Fail,
 }
 
-/// One line of the checklist.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One line of the checklist (serialised as is by `aba preflight --json`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CheckItem {
     /// Outcome.
     pub status: CheckStatus,
@@ -28,7 +29,8 @@ pub struct CheckItem {
     pub what: String,
     /// What was found.
     pub detail: String,
-    /// How to fix it, for `Fail` and `Warn`.
+    /// How to fix it, for `Fail` and `Warn` (`fix` in JSON, as the text says it).
+    #[serde(rename = "fix")]
     pub hint: Option<String>,
 }
 

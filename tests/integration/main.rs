@@ -9,6 +9,7 @@ mod faults_ssh;
 mod golden;
 mod host_deps;
 mod hostile;
+mod json;
 mod lab;
 mod legacy;
 mod new;

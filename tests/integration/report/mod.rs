@@ -95,7 +95,8 @@ fn copy_fixture(name: &str, dest: &Path) {
     }
 }
 
-/// Runs `aba report` on a copy of fixture `name` and expects success.
+/// Runs `aba report NAME` in a folder holding a copy of fixture `name` (as a user in the
+/// results' parent would) and expects success.
 fn report(name: &str) -> Run {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join(name);
@@ -103,8 +104,9 @@ fn report(name: &str) -> Run {
     let out = Command::cargo_bin("aba")
         .expect("binary")
         .env_remove("ABA_TEMPLATES")
+        .current_dir(tmp.path())
         .arg("report")
-        .arg(&dir)
+        .arg(name)
         .output()
         .expect("run aba");
     assert!(
@@ -550,4 +552,70 @@ fn rt_mail_table_has_the_seed_shape() {
         "Dropping the first measured sample at each point gave the same conclusion",
     );
     assert_fits_72(&run, "mail-rt-sysctl");
+}
+
+/// `aba report --json` gives every candidate's verdict label as report.txt and
+/// comparison.tsv print it, and writes the same files.
+#[test]
+fn report_json_has_the_verdicts_of_report_txt() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let name = "mprotect-mechanism";
+    copy_fixture(name, &tmp.path().join(name));
+    let out = Command::cargo_bin("aba")
+        .expect("binary")
+        .env_remove("ABA_TEMPLATES")
+        .current_dir(tmp.path())
+        .args(["report", name, "--json"])
+        .output()
+        .expect("run aba");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["format"], 1);
+    assert_eq!(doc["kind"], "report");
+    let run = Run {
+        dir: tmp.path().join(name),
+        stdout: String::new(),
+        _tmp: tmp,
+    };
+    let tsv: Vec<(String, String)> = run
+        .file("comparison.tsv")
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f.len() == 8 && f[4] == "all" && f[5] == "verdict")
+                .then(|| (format!("{}:{}", f[0], f[6]), f[7].to_owned()))
+        })
+        .collect();
+    let mut json = Vec::new();
+    for s in doc["series"].as_array().expect("series") {
+        for c in s["all"]["comparisons"].as_array().expect("comparisons") {
+            let label = c["label"].as_str().expect("label").to_owned();
+            assert!(c["verdict"]["label"].is_string(), "{c:#}");
+            json.push((
+                format!(
+                    "{}:{},{}",
+                    s["workload"].as_str().expect("workload"),
+                    c["candidate"].as_str().expect("candidate"),
+                    c["baseline"].as_str().expect("baseline")
+                ),
+                label,
+            ));
+        }
+    }
+    assert!(!json.is_empty());
+    assert_eq!(json, tsv);
+    let txt = flat(&run.file("report.txt"));
+    for (_, label) in &json {
+        assert!(txt.contains(label.as_str()), "{label} not in report.txt");
+    }
+    let lines = doc["summary"]["verdicts"].as_array().expect("verdicts");
+    assert!(
+        lines
+            .iter()
+            .all(|v| json.iter().any(|(_, l)| v["label"] == *l))
+    );
 }
