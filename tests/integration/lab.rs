@@ -8,9 +8,12 @@ use aba::results::{
     samples::{Phase, SampleTable, Status},
 };
 
-use crate::support::{
-    cli::{assert_verified, campaign_dir, run_on, text, write},
-    lab::{KERNEL_A, KERNEL_B, LabVm, lab_dir},
+use crate::{
+    report::golden_results::fixtures_dir,
+    support::{
+        cli::{aba, assert_verified, campaign_dir, run_on, text, write},
+        lab::{KERNEL_A, KERNEL_B, LabVm, lab_dir},
+    },
 };
 
 /// (point, release, boot_id, cmdline) of every proven boot, in order.
@@ -124,6 +127,77 @@ name = "labbench"
 run = "labbench 5"
 metric = { number = true, unit = "ns", better = "lower" }
 "#;
+
+/// Issue 18: the same kexec A-B-A twice on one lab VM, compared (`aba compare`); then the lab
+/// campaign against a results fixture, which shares none of its series.
+#[test]
+fn the_same_aba_twice_in_the_lab_is_compared_side_by_side() {
+    let vm = LabVm::start("t-compare", KERNEL_A);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path(), "");
+    // Three samples per point, so that drop-first can judge each campaign.
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &SHORT_ABA.replace("samples = 2", "samples = 3"),
+    );
+    let mut dirs = Vec::new();
+    for results in ["results-1", "results-2"] {
+        let out = run_on(tmp.path(), &recipe, &targets, "kexec", results);
+        assert!(out.status.success(), "{}", text(&out));
+        let dir = campaign_dir(&tmp.path().join(results));
+        assert_verified(&dir);
+        dirs.push(dir.to_str().expect("utf-8").to_owned());
+    }
+    let out = aba(
+        tmp.path(),
+        &["compare", &dirs[1], &dirs[0], "--tsv", "lab.tsv"],
+    );
+    // The verdict is the two TCG campaigns' to give; what they ran on is not.
+    assert!(matches!(out.status.code(), Some(0 | 4)), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        said.contains("lab-short against the reference lab-short: 1 "),
+        "{said}"
+    );
+    for fact in [
+        "target: kexec (the same)".to_owned(),
+        format!("a release: {KERNEL_A} (the same)"),
+        format!("b release: {KERNEL_B} (the same)"),
+        "b command line: aba.kernel=b (the same)".to_owned(),
+    ] {
+        assert!(said.contains(&fact), "{fact}: {said}");
+    }
+    // Fresh boots: the intervals are boot-level, not run-to-run.
+    assert!(said.contains("boot-level 95% CI"), "{said}");
+    let tsv = std::fs::read_to_string(tmp.path().join("lab.tsv")).expect("TSV");
+    let label = tsv
+        .lines()
+        .find(|l| l.contains("\tboth\treproduction\tb,a\t"))
+        .and_then(|l| l.rsplit('\t').next())
+        .expect("a reproduction verdict for b");
+    assert!(
+        ["REPRODUCED", "DIFFERENT", "NOT_REPRODUCED", "INCONCLUSIVE"].contains(&label),
+        "{label}"
+    );
+    // A results fixture shares no series with the lab campaign: refused, both lists named.
+    let fixture = fixtures_dir().join("mprotect-exact-cac1");
+    let out = aba(
+        tmp.path(),
+        &["compare", &dirs[0], fixture.to_str().expect("utf-8")],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "the new campaign has labbench; the reference has mprotect/iteration_ns_per_page"
+        ),
+        "{err}"
+    );
+}
 
 #[test]
 fn a_power_switch_boots_the_other_kernel() {
