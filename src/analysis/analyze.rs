@@ -35,7 +35,7 @@ use crate::{
     },
     results::{
         journal::{Event, Facts, Journal, Limits},
-        layout::ResultsDir,
+        layout::{ResultsDir, env_record_name},
         samples::SampleTable,
     },
     stats::{Better, VerdictParams, summarize},
@@ -288,23 +288,19 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             }
         })
         .collect();
-    let done_points: Vec<(String, String, String)> = points
+    let env_names: Vec<Option<String>> = points
         .iter()
-        .filter_map(|p| {
-            let attempt = p.done_attempt?;
-            Some((
-                p.label.clone(),
-                p.kernel.clone(),
-                format!("env/{}-{attempt}.json", p.label),
-            ))
-        })
+        .map(|p| p.done_attempt.map(|a| env_record_name(&p.label, a)))
         .collect();
-    let done_refs: Vec<DonePoint<'_>> = done_points
+    let done_refs: Vec<DonePoint<'_>> = points
         .iter()
-        .map(|(label, kernel, file)| DonePoint {
-            label,
-            kernel,
-            file,
+        .zip(&env_names)
+        .filter_map(|(p, file)| {
+            Some(DonePoint {
+                label: &p.label,
+                kernel: &p.kernel,
+                file: file.as_deref()?,
+            })
         })
         .collect();
     let environment = EnvironmentCheck::new(recipe, &done_refs, inputs.env_records);

@@ -66,7 +66,7 @@ pub fn audit(input: &AuditInput<'_>) -> Audit {
     }
     attempts.sort_by_key(|a| (a.order, a.attempt));
     for a in &mut attempts {
-        let env = format!("env/{}-{}.json", a.point, a.attempt);
+        let env = crate::results::layout::env_record_name(&a.point, a.attempt);
         a.env_file = input.env_files.contains(&env).then_some(env);
     }
     let shared_boot = shared_boot(&attempts);

@@ -129,6 +129,18 @@ mod tests {
     use super::{DonePoint, EnvironmentCheck};
     use crate::{recipe::parse, results::journal::Facts};
 
+    /// Done points from (label, kernel, record file).
+    fn done_points<'a>(points: &[(&'a str, &'a str, &'a str)]) -> Vec<DonePoint<'a>> {
+        points
+            .iter()
+            .map(|&(label, kernel, file)| DonePoint {
+                label,
+                kernel,
+                file,
+            })
+            .collect()
+    }
+
     const RECIPE: &str = r#"
 version = 1
 name = "t"
@@ -167,28 +179,12 @@ metric = { number = true, better = "lower" }
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
         let done = [
-            DonePoint {
-                label: "a-a",
-                kernel: "a",
-                file: "env/a-a-1.json",
-            },
-            DonePoint {
-                label: "b",
-                kernel: "b",
-                file: "env/b-1.json",
-            },
-            DonePoint {
-                label: "a-b",
-                kernel: "a",
-                file: "env/a-b-1.json",
-            },
-            DonePoint {
-                label: "c",
-                kernel: "c",
-                file: "env/c-1.json",
-            },
+            ("a-a", "a", "env/a-a-1.json"),
+            ("b", "b", "env/b-1.json"),
+            ("a-b", "a", "env/a-b-1.json"),
+            ("c", "c", "env/c-1.json"),
         ];
-        let check = EnvironmentCheck::new(&recipe, &done, &records);
+        let check = EnvironmentCheck::new(&recipe, &done_points(&done), &records);
         let texts: Vec<String> = check.differences.iter().map(|d| d.text()).collect();
         // SMT changed between a's boots; c's THP is set by its own parameter, so only b vs c
         // over SMT remains beside it.
@@ -209,30 +205,15 @@ metric = { number = true, better = "lower" }
         let recipe = parse(Path::new("r.toml"), RECIPE).expect("valid");
         let mut records = BTreeMap::new();
         // No record at all (a campaign of an older aba): nothing to compare, nothing to say.
-        let first = [DonePoint {
-            label: "a-a",
-            kernel: "a",
-            file: "env/a-a-1.json",
-        }];
+        let first = [("a-a", "a", "env/a-a-1.json")];
         assert!(
-            EnvironmentCheck::new(&recipe, &first, &records)
+            EnvironmentCheck::new(&recipe, &done_points(&first), &records)
                 .unchecked
                 .is_empty()
         );
         records.insert("env/b-1.json".to_owned(), Err("not JSON".to_owned()));
-        let done = [
-            DonePoint {
-                label: "a-a",
-                kernel: "a",
-                file: "env/a-a-1.json",
-            },
-            DonePoint {
-                label: "b",
-                kernel: "b",
-                file: "env/b-1.json",
-            },
-        ];
-        let check = EnvironmentCheck::new(&recipe, &done, &records);
+        let done = [("a-a", "a", "env/a-a-1.json"), ("b", "b", "env/b-1.json")];
+        let check = EnvironmentCheck::new(&recipe, &done_points(&done), &records);
         assert_eq!(
             check.unchecked,
             [

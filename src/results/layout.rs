@@ -113,7 +113,7 @@ impl ResultsDir {
 
     /// The environment record of a point attempt.
     pub fn env_path(&self, point: &str, attempt: u32) -> PathBuf {
-        self.env_dir().join(format!("{point}-{attempt}.json"))
+        self.root.join(env_record_name(point, attempt))
     }
 
     /// The copy of the recipe's `[expect] reference`.
@@ -153,4 +153,10 @@ pub fn utc_stamp() -> String {
         now.minute(),
         now.second()
     )
+}
+
+/// The environment record of a point attempt relative to the results directory
+/// (`env/<point>-<attempt>.json`), as the audit and the environment check name it.
+pub fn env_record_name(point: &str, attempt: u32) -> String {
+    format!("env/{point}-{attempt}.json")
 }
