@@ -18,10 +18,22 @@
  *
  * Output, one JSON object on stdout:
  *   {"schema":"aba-setparam-v1","mode":"default","calls":500000,"policy":0,
- *    "slice_ns":2800000,"cpu":2,"wall_ns":…,"thread_cpu_ns":…,"ns_per_call":…}
+ *    "slice_ns":2800000,"slice_mode":"default","base_slice_ns":2800000,"cpu":2,
+ *    "wall_ns":…,"thread_cpu_ns":…,"ns_per_call":…}
  * slice_ns is what sched_getattr reports after the loop (the kernel's view of the slice;
  * 0 on kernels that do not report one). wall_ns is CLOCK_MONOTONIC_RAW around the loop.
- * Exit status: 0 on success, 1 when a system call fails, 2 on bad usage.
+ *
+ * slice_mode is the mode the kernel keeps the task in after the loop, "default" or
+ * "custom", found by a probe after the timing: the slice value alone cannot tell them apart
+ * (a custom slice may equal the default). The probe writes another value to the default
+ * slice (/sys/kernel/debug/sched/base_slice_ns), burns CPU until the task's slice follows
+ * it (default mode) or has not followed it after two old slices plus 50 ms of CPU time
+ * (custom mode), and writes the old default back before reporting. A task in default mode
+ * takes the new default at its next deadline; one in custom mode keeps its own slice.
+ * Without root or debugfs the probe cannot run: slice_mode is "unknown" and "mode_probe"
+ * says why. base_slice_ns is the default slice the probe found (0 when unreadable).
+ * Exit status: 0 on success, 1 when a system call fails or the old default cannot be
+ * restored, 2 on bad usage.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -77,6 +89,95 @@ static int set_custom_slice(uint64_t slice_ns)
 	attr.sched_nice = 0;
 	attr.sched_runtime = slice_ns;
 	return (int)syscall(SYS_sched_setattr, 0, &attr, 0u);
+}
+
+#ifndef BASE_SLICE_PATH /* -D for a test without debugfs */
+#define BASE_SLICE_PATH "/sys/kernel/debug/sched/base_slice_ns"
+#endif
+
+static int read_u64(const char *path, uint64_t *value)
+{
+	FILE *f = fopen(path, "r");
+	unsigned long long v;
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%llu", &v) == 1;
+	fclose(f);
+	if (!ok)
+		return -1;
+	*value = v;
+	return 0;
+}
+
+static int write_u64(const char *path, uint64_t value)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%llu\n", (unsigned long long)value) > 0;
+	if (fclose(f))
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/* The probe described at the top: sets *mode to "default", "custom" or "unknown" (with
+ * *why) and *base to the default slice found; returns -1 only when the old default could
+ * not be written back (the caller must fail then). */
+static int probe_slice_mode(uint64_t slice, const char **mode, const char **why, uint64_t *base)
+{
+	struct bench_sched_attr attr;
+	uint64_t probe;
+
+	*mode = "unknown";
+	*base = 0;
+	if (read_u64(BASE_SLICE_PATH, base)) {
+		*why = "cannot read " BASE_SLICE_PATH " (root and debugfs needed)";
+		return 0;
+	}
+	if (!*base || !slice) {
+		*why = "no slice to compare";
+		return 0;
+	}
+	/* A new default that neither the old one nor the task's slice equals. */
+	probe = *base * 2;
+	if (probe == slice)
+		probe = *base * 3;
+	if (write_u64(BASE_SLICE_PATH, probe)) {
+		*why = "cannot write " BASE_SLICE_PATH;
+		return 0;
+	}
+	uint64_t budget = 2 * slice + 50000000ull;
+	uint64_t start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	int followed = 0, failed = 0;
+
+	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) - start < budget) {
+		uint64_t spin = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+		while (clock_ns(CLOCK_THREAD_CPUTIME_ID) - spin < 1000000ull)
+			;
+		if (get_attr(&attr)) {
+			failed = 1;
+			break;
+		}
+		if (attr.sched_runtime == probe) {
+			followed = 1;
+			break;
+		}
+	}
+	if (write_u64(BASE_SLICE_PATH, *base)) {
+		fprintf(stderr, "setparam_bench: cannot restore %s to %llu (it is %llu now)\n",
+			BASE_SLICE_PATH, (unsigned long long)*base, (unsigned long long)probe);
+		return -1;
+	}
+	if (failed)
+		*why = "sched_getattr failed during the probe";
+	else
+		*mode = followed ? "default" : "custom";
+	return 0;
 }
 
 static long parse_long(const char *text, long min, long max, const char *what)
@@ -154,11 +255,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* Which mode the loop left the task in, probed after the timing. */
+	const char *slice_mode, *why = NULL;
+	uint64_t base_slice;
+	if (probe_slice_mode(attr.sched_runtime, &slice_mode, &why, &base_slice))
+		return 1;
+
 	printf("{\"schema\":\"aba-setparam-v1\",\"mode\":\"%s\",\"calls\":%ld,\"policy\":%u,"
-	       "\"slice_ns\":%llu,\"cpu\":%d,\"wall_ns\":%llu,\"thread_cpu_ns\":%llu,"
-	       "\"ns_per_call\":%.3f}\n",
+	       "\"slice_ns\":%llu,\"slice_mode\":\"%s\",",
 	       argv[1], calls, attr.sched_policy, (unsigned long long)attr.sched_runtime,
-	       sched_getcpu(), (unsigned long long)wall, (unsigned long long)thread_cpu,
-	       (double)wall / (double)calls);
+	       slice_mode);
+	if (why)
+		printf("\"mode_probe\":\"%s\",", why);
+	printf("\"base_slice_ns\":%llu,\"cpu\":%d,\"wall_ns\":%llu,\"thread_cpu_ns\":%llu,"
+	       "\"ns_per_call\":%.3f}\n",
+	       (unsigned long long)base_slice, sched_getcpu(), (unsigned long long)wall,
+	       (unsigned long long)thread_cpu, (double)wall / (double)calls);
 	return 0;
 }
