@@ -6,7 +6,7 @@
  * One "lock" thread per CPU (pinned) repeatedly takes one shared spinlock, holds it for about
  * HOLD_US microseconds of busy work, releases it and sleeps 100 + 27 * index microseconds, so
  * the threads arrive staggered. NOISE "noise" threads per CPU (SCHED_OTHER, pinned) run
- * short bursts of memory barriers and sleep 10 us, which keeps the scheduler busy and now
+ * short bursts of memory barrier instructions (sfence/lfence on x86) and sleep 10 us, which keeps the scheduler busy and now
  * and then preempts a lock holder in the middle of its critical section; everyone waiting
  * for the lock then spins until the holder runs again.
  *
@@ -289,6 +289,39 @@ static void *lock_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The noise threads' barriers are the RFC's wmb()/rmb() (its noise loop: 100 x wmb(),
+ * do_sleep(10), rmb()), i.e. real barrier instructions as the kernel defines them, each of
+ * which costs the CPU something. C11 fences are not that: on x86 (TSO) a release or acquire
+ * fence emits no instruction, and gcc 12 -O2 compiled the loop of 100 release fences to an
+ * empty count-down (objdump -d of noise_thread: `mov $0x64,%eax; sub $0x1,%eax; jne` and no
+ * fence at all). A compiler barrier (asm volatile("" ::: "memory")) would not be one either.
+ * These are the kernel's mandatory barriers; with them, objdump -d of noise_thread (gcc 12
+ * -O2, x86-64) shows the loop as `mov $0x64,%eax; sfence; sub $0x1,%eax; jne` and an
+ * `lfence` after the nanosleep call (`dsb st` / `dsb ld` on arm64).
+ */
+static inline void noise_wmb(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("sfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dsb st" ::: "memory");
+#else
+	__sync_synchronize();
+#endif
+}
+
+static inline void noise_rmb(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("lfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dsb ld" ::: "memory");
+#else
+	__sync_synchronize();
+#endif
+}
+
 static void *noise_thread(void *arg)
 {
 	struct worker *w = arg;
@@ -296,9 +329,9 @@ static void *noise_thread(void *arg)
 	pin_to(w->cpu);
 	while (!shared.done) {
 		for (int i = 0; i < 100; i++)
-			__atomic_thread_fence(__ATOMIC_RELEASE);
+			noise_wmb();
 		sleep_us(10);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		noise_rmb();
 	}
 	return NULL;
 }

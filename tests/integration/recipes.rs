@@ -372,8 +372,21 @@ fn rseq_lock_benchmark_is_a_flags_matrix_with_six_metrics() {
     let r = load("003-rseq-slice-extension.toml");
     let w = &r.workloads[0];
     let cases: Vec<String> = w.cases().into_iter().map(|c| c.name).collect();
-    assert_eq!(cases, ["flags=", "flags=-d"]);
+    assert_eq!(cases, ["flags=", "flags=-w"]);
     assert_eq!(w.samples, 10);
+    assert_eq!(w.role, Role::Measured);
+    // -d never requests an extension: the control, a workload of its own.
+    let control = &r.workloads[1];
+    assert_eq!(control.name.as_str(), "lockbench_nodelay");
+    assert_eq!(control.role, Role::Control);
+    assert_eq!(control.run, "./lockbench -d");
+    assert_eq!(r.boot_cmdline, ["preempt=lazy"]);
+    assert!(
+        r.setup
+            .commands
+            .iter()
+            .any(|c| c.contains("rseq_slice_extension_nsec") && c.contains("50000"))
+    );
     let off = &r.kernels["ext-off"];
     let on = &r.kernels["ext-on"];
     assert_eq!(off.release, on.release, "one build, switched at boot");
@@ -412,6 +425,17 @@ fn rseq_lock_benchmark_is_a_flags_matrix_with_six_metrics() {
     assert!(
         read(&r, "lockbench", &broken).is_err(),
         "a setup problem fails the run"
+    );
+    let nodelay = out
+        .replace("slice extension: requested", "slice extension: disabled (-d)")
+        .replace("Total extended: 19879", "Total extended: 0");
+    assert_eq!(
+        read(&r, "lockbench_nodelay", &nodelay).expect("a -d run counts"),
+        [121185.0, 3.450114, 84405.0, 652.0, 174.0]
+    );
+    assert!(
+        read(&r, "lockbench_nodelay", out).is_err(),
+        "a control run that requested extensions fails"
     );
 }
 
