@@ -7,7 +7,9 @@
 # run through the fair server's reservation (runtime/period in
 # /sys/kernel/debug/sched/fair_server/cpuN). Two phases of SECONDS each:
 #   A, latency:   the hog + `heartbeat`, a fair task that wants to wake every 50 ms;
-#                 reported: the longest gap between two of its wakeups;
+#                 reported: the longest gap between two of its wakeups and, from the CPU's
+#                 trace buffer, the tick and inactive-timer expiries and the tick_stop
+#                 events of the phase (when tracefs can be used);
 #   B, bandwidth: the hog + a fair busy loop; reported: the CPU share the loop got, and
 #                 the CPU's local timer interrupts per second (the tick, when it runs).
 # Plus the kernel warnings (dmesg "WARNING:" lines) that appeared during the run.
@@ -27,9 +29,17 @@
 # "RESULT: PASS" or "RESULT: FAIL". The measurements:
 #   cfs_bandwidth_pct: 5.09        fair loop's CPU share in phase B, percent
 #   reserved_pct: 5.00             runtime/period of the CPU's fair server, percent
+#   cfs_bandwidth_deviation_pct: 1.80  |share - reserved| / reserved, percent: how far the
+#                                  server is from delivering exactly its reservation
 #   tick_rate_hz: 54.1             local timer interrupts/s on the CPU in phase B
 #   heartbeat_max_gap_ms: 1003.2   longest heartbeat gap in phase A
 #   new_kernel_warnings: 0         dmesg WARNING lines that appeared during the run
+#   phase_a_tick_expiries: 4       hrtimer_expire_entry of the tick (tick_nohz_handler, or
+#                                  tick_sched_timer on older kernels) on the CPU in phase A
+#   phase_a_inactive_timer_expiries: 108  hrtimer_expire_entry of inactive_task_timer
+#   phase_a_tick_stop_success: 108        tick_stop events with success=1
+#   phase_a_tick_stop_sched_dependency: 319  tick_stop events with dependency=SCHED
+#   (the four phase_a_* lines need tracefs; without it "phase_a_trace: unavailable (...)")
 # Pass conditions: bandwidth within 0.5x..2x of the reservation (not starved, not wildly
 # over it), heartbeat gap below 1.5 server periods, no new kernel warning, and (with -t)
 # the tick rate.
@@ -60,6 +70,8 @@ KT_POLICY=""
 KT_PRIO=""
 TMP=""
 MOUNTED=""
+TR=""
+OLDMASK=""
 FAIL=0
 
 die() {
@@ -139,6 +151,12 @@ cleanup() {
 	wait 2>/dev/null
 	if [ -n "$KT" ] && [ -n "$KT_PRIO" ]; then
 		chrt "$KT_POLICY" -p "$KT_PRIO" "$KT" 2>/dev/null
+	fi
+	if [ -n "$TR" ]; then
+		echo 0 >"$TR/tracing_on" 2>/dev/null
+		echo 0 >"$TR/events/timer/hrtimer_expire_entry/enable" 2>/dev/null
+		echo 0 >"$TR/events/timer/tick_stop/enable" 2>/dev/null
+		[ -z "$OLDMASK" ] || echo "$OLDMASK" >"$TR/tracing_cpumask" 2>/dev/null
 	fi
 	[ -z "$TMP" ] || rm -rf "$TMP"
 	[ -z "$MOUNTED" ] || umount /sys/kernel/debug 2>/dev/null
@@ -229,6 +247,29 @@ fi
 
 WARN0=$(kernel_warnings)
 
+# ---- tracefs for the phase A counts: the CPU's own buffer, two timer events
+TRACE_WHY=""
+if [ -d /sys/kernel/tracing/events/timer ]; then
+	TR=/sys/kernel/tracing
+elif [ -d /sys/kernel/debug/tracing/events/timer ]; then
+	TR=/sys/kernel/debug/tracing
+else
+	TRACE_WHY="no tracefs with timer events"
+fi
+# tracing_cpumask of CPU $CPU: hex, in comma-separated 32-bit words
+MASK=$(awk -v c="$CPU" 'BEGIN { s = sprintf("%x", 2 ^ (c % 32)); for (i = 0; i < int(c / 32); i++) s = s ",00000000"; print s }')
+if [ -n "$TR" ]; then
+	if OLDMASK=$(cat "$TR/tracing_cpumask" 2>/dev/null) &&
+		echo 0 >"$TR/tracing_on" &&
+		echo "$MASK" >"$TR/tracing_cpumask" &&
+		echo 1 >"$TR/events/timer/hrtimer_expire_entry/enable" &&
+		echo 1 >"$TR/events/timer/tick_stop/enable"; then
+		:
+	else
+		TRACE_WHY="cannot set up tracing in $TR"
+	fi
+fi
+
 # Starts "$@" in the background, pinned by the command itself, and checks it stays alive.
 start() {
 	"$@" &
@@ -243,7 +284,15 @@ HB=$last
 sleep 0.3
 start taskset -c "$CPU" chrt -f "$PRIO" sh -c 'while :; do :; done'
 HOG=$last
+if [ -z "$TRACE_WHY" ]; then
+	: >"$TR/trace"
+	echo 1 >"$TR/tracing_on"
+fi
 sleep "$DUR"
+if [ -z "$TRACE_WHY" ]; then
+	echo 0 >"$TR/tracing_on"
+	cp "$TR/per_cpu/cpu$CPU/trace" "$TMP/phase-a" 2>/dev/null || TRACE_WHY="cannot read $TR/per_cpu/cpu$CPU/trace"
+fi
 kill -9 "$HOG"
 wait "$HOG" 2>/dev/null
 HOG=""
@@ -272,6 +321,8 @@ HOG=""
 SPIN=""
 
 BW=$(awk -v c=$((C1 - C0)) -v w=$((T1 - T0)) 'BEGIN { printf "%.2f", 100 * c / w }')
+# Lower is better for both under- and over-delivery of the reservation.
+BW_DEV=$(awk -v b="$BW" -v r="$RESERVED" 'BEGIN { d = b - r; if (d < 0) d = -d; printf "%.2f", 100 * d / r }')
 TICK=$(awk -v n=$((L1 - L0)) -v w=$((T1 - T0)) 'BEGIN { printf "%.1f", n * 1e9 / w }')
 WARN1=$(kernel_warnings)
 NEW_WARN=$((WARN1 - WARN0))
@@ -281,8 +332,17 @@ echo "heartbeat_beats: $BEATS"
 echo "heartbeat_max_gap_ms: $GAP"
 echo "cfs_bandwidth_pct: $BW"
 echo "cfs_bandwidth_ratio: $(awk -v b="$BW" -v r="$RESERVED" 'BEGIN { printf "%.2f", b / r }')"
+echo "cfs_bandwidth_deviation_pct: $BW_DEV"
 echo "tick_rate_hz: $TICK"
 echo "new_kernel_warnings: $NEW_WARN"
+if [ -z "$TRACE_WHY" ]; then
+	echo "phase_a_tick_expiries: $(grep -E -c 'hrtimer_expire_entry:.*function=(tick_nohz_handler|tick_sched_timer)( |$)' "$TMP/phase-a")"
+	echo "phase_a_inactive_timer_expiries: $(grep -E -c 'hrtimer_expire_entry:.*function=inactive_task_timer( |$)' "$TMP/phase-a")"
+	echo "phase_a_tick_stop_success: $(grep -c 'tick_stop:.*success=1' "$TMP/phase-a")"
+	echo "phase_a_tick_stop_sched_dependency: $(grep -c 'tick_stop:.*dependency=SCHED' "$TMP/phase-a")"
+else
+	echo "phase_a_trace: unavailable ($TRACE_WHY)"
+fi
 if [ "$NEW_WARN" -gt 0 ]; then
 	dmesg | grep 'WARNING:' | tail -n "$NEW_WARN" | sed 's/^/new kernel warning: /'
 fi

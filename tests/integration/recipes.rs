@@ -340,20 +340,40 @@ fn dl_server_reads_several_metrics_from_one_run_and_needs_a_pass() {
     assert_eq!(
         metrics,
         [
-            ("cfs_bandwidth", BetterSpec::Lower),
+            // The distance from the reservation, not the share: lower is better both ways.
+            ("cfs_bandwidth_deviation", BetterSpec::Lower),
             ("tick_rate", BetterSpec::Lower),
-            ("heartbeat_max_gap", BetterSpec::Lower)
+            ("heartbeat_max_gap", BetterSpec::Lower),
+            ("phase_a_tick_expiries", BetterSpec::Lower),
+            ("phase_a_inactive_timer_expiries", BetterSpec::Lower),
+            ("phase_a_tick_stop_success", BetterSpec::Higher)
         ]
+    );
+    assert!(
+        r.setup.commands.iter().any(|c| c == "sh ./check_kernel.sh 1000"),
+        "PREEMPT_RT and CONFIG_HZ=1000 are verified after every boot"
     );
 
     let pass = "kernel: 7.2.0-vanilla\ncpu: 2\nreserved_pct: 5.00\nheartbeat_beats: 10\n\
                 heartbeat_max_gap_ms: 1003.2\ncfs_bandwidth_pct: 5.10\ncfs_bandwidth_ratio: 1.02\n\
+                cfs_bandwidth_deviation_pct: 2.00\n\
                 tick_rate_hz: 66.0\nnew_kernel_warnings: 0\n\
+                phase_a_tick_expiries: 269\nphase_a_inactive_timer_expiries: 357\n\
+                phase_a_tick_stop_success: 40\nphase_a_tick_stop_sched_dependency: 120\n\
                 check cfs_bandwidth: PASS (5.10% against 5.00% reserved; 0.5x..2x passes)\n\
                 RESULT: PASS\n";
     assert_eq!(
         read(&r, "dlserver", pass).expect("a PASS counts"),
-        [5.10, 66.0, 1003.2]
+        [2.00, 66.0, 1003.2, 269.0, 357.0, 40.0]
+    );
+    let untraced = pass.replace(
+        "phase_a_tick_expiries: 269\nphase_a_inactive_timer_expiries: 357\n\
+         phase_a_tick_stop_success: 40\nphase_a_tick_stop_sched_dependency: 120\n",
+        "phase_a_trace: unavailable (no tracefs with timer events)\n",
+    );
+    assert!(
+        read(&r, "dlserver", &untraced).is_err(),
+        "a run without the phase A counts fails"
     );
     let fail = pass.replace("RESULT: PASS", "RESULT: FAIL");
     assert!(read(&r, "dlserver", &fail).is_err(), "a FAIL fails the run");
