@@ -350,7 +350,10 @@ fn dl_server_reads_several_metrics_from_one_run_and_needs_a_pass() {
         ]
     );
     assert!(
-        r.setup.commands.iter().any(|c| c == "sh ./check_kernel.sh 1000"),
+        r.setup
+            .commands
+            .iter()
+            .any(|c| c == "sh ./check_kernel.sh 1000"),
         "PREEMPT_RT and CONFIG_HZ=1000 are verified after every boot"
     );
 
@@ -447,7 +450,10 @@ fn rseq_lock_benchmark_is_a_flags_matrix_with_six_metrics() {
         "a setup problem fails the run"
     );
     let nodelay = out
-        .replace("slice extension: requested", "slice extension: disabled (-d)")
+        .replace(
+            "slice extension: requested",
+            "slice extension: disabled (-d)",
+        )
         .replace("Total extended: 19879", "Total extended: 0");
     assert_eq!(
         read(&r, "lockbench_nodelay", &nodelay).expect("a -d run counts"),
