@@ -172,6 +172,27 @@ pub struct Steps {
     pub timeout: Duration,
 }
 
+/// A setup or teardown command counts in the ETA as this fraction of its timeout
+/// (docs/recipes.md): steps have no `estimate`, and a deadline is set with room to spare, so
+/// its full length would overstate a compile of a few seconds tenfold.
+pub const STEP_ESTIMATE_DIVISOR: u32 = 10;
+
+impl Steps {
+    /// What the commands are expected to take at one point, for the ETA: each counts as
+    /// [`STEP_ESTIMATE_DIVISOR`]th of the timeout.
+    #[must_use]
+    pub fn estimate(&self) -> Duration {
+        self.per_command()
+            .saturating_mul(u32::try_from(self.commands.len()).unwrap_or(u32::MAX))
+    }
+
+    /// What one command is expected to take, for the ETA.
+    #[must_use]
+    pub fn per_command(&self) -> Duration {
+        self.timeout / STEP_ESTIMATE_DIVISOR
+    }
+}
+
 /// One workload.
 #[derive(Clone, Debug)]
 pub struct Workload {
@@ -406,8 +427,21 @@ pub fn point_labels(sequence: &[KernelLabel]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::point_labels;
+    use std::time::Duration;
+
+    use super::{Steps, point_labels};
     use crate::recipe::ident::KernelLabel;
+
+    #[test]
+    fn a_step_counts_as_a_tenth_of_its_timeout() {
+        let steps = Steps {
+            commands: vec!["cc -o a a.c".to_owned(), "true".to_owned()],
+            timeout: Duration::from_secs(120),
+        };
+        assert_eq!(steps.per_command(), Duration::from_secs(12));
+        assert_eq!(steps.estimate(), Duration::from_secs(24));
+        assert_eq!(Steps::default().estimate(), Duration::ZERO);
+    }
 
     #[test]
     fn point_labels_follow_the_published_shape() {
