@@ -252,7 +252,8 @@ pub struct Summary {
     /// Estimated time per boot used for the ETA.
     pub boot_estimate: Duration,
     /// Estimated time of `[setup]` and `[teardown]` at each point, in the ETA from the first
-    /// point on (each command a tenth of its timeout: [`crate::recipe::resolved::Steps::estimate`]).
+    /// point on (each command a tenth of its timeout:
+    /// [`crate::recipe::resolved::Steps::estimate`]).
     pub steps_estimate: Duration,
     /// Design warnings.
     pub warnings: Vec<PlanWarning>,

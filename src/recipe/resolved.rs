@@ -116,15 +116,36 @@ impl Tuning {
     /// The knobs that are set, as `governor=performance`, `epp=…`, `turbo=on|off`.
     #[must_use]
     pub fn settings(&self) -> Vec<String> {
+        self.values()
+            .into_iter()
+            .map(|(knob, value)| format!("{}={}", knob.as_str(), value.value))
+            .collect()
+    }
+
+    /// The knobs that are set with their values as text (`on` / `off` for turbo), in
+    /// governor, EPP, turbo order.
+    #[must_use]
+    pub fn values(&self) -> Vec<(TuningKnob, Knob<String>)> {
+        let text = |k: &Knob<KnobValue>| Knob {
+            value: k.value.to_string(),
+            required: k.required,
+        };
         let mut out = Vec::new();
         if let Some(g) = &self.governor {
-            out.push(format!("governor={}", g.value));
+            out.push((TuningKnob::Governor, text(g)));
         }
         if let Some(e) = &self.epp {
-            out.push(format!("epp={}", e.value));
+            out.push((TuningKnob::Epp, text(e)));
         }
-        if let Some(turbo) = &self.turbo {
-            out.push(format!("turbo={}", if turbo.value { "on" } else { "off" }));
+        if let Some(t) = &self.turbo {
+            let value = if t.value { "on" } else { "off" }.to_owned();
+            out.push((
+                TuningKnob::Turbo,
+                Knob {
+                    value,
+                    required: t.required,
+                },
+            ));
         }
         out
     }
