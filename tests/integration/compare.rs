@@ -17,7 +17,7 @@ use crate::{
     report::golden_results::{
         Attempt, Campaign, boot_id, build, fixtures_dir, golden_case, golden_points,
     },
-    support::cli::{aba, assert_verified, campaign_dir, text, write},
+    support::cli::{aba, assert_verified, campaign_dir, reproduce_command, text, write},
 };
 
 /// `aba compare ARGS…` in `cwd`.
@@ -262,8 +262,7 @@ fn the_reproduce_command_works_from_where_the_user_stands() {
     let out = compare(tmp.path(), &["my results/again", "published"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let said = flat(&stdout(&out));
-    let start = said.find("Reproduce: `").expect("a Reproduce line") + "Reproduce: `".len();
-    let command = &said[start..start + said[start..].find('`').expect("closing quote")];
+    let command = reproduce_command(&said);
     assert_eq!(command, "aba compare 'my results/again' published");
     let again = std::process::Command::new("sh")
         .arg("-c")
