@@ -7,7 +7,6 @@ use std::{
     error::Error as StdError,
     fmt::{self, Write as _},
     path::PathBuf,
-    time::Duration,
 };
 
 use thiserror::Error;
@@ -95,11 +94,12 @@ pub enum Error {
     /// The recipe cannot run on the target.
     #[error("cannot plan this recipe: {0}")]
     Plan(PlanError),
-    /// The plan is estimated at more than a day and `--yes` was not given.
-    #[error("the campaign is estimated to take {}, more than {}", crate::campaign::plan::format_eta(*eta), crate::campaign::plan::format_eta(crate::recipe::limits::ETA_CONFIRM))]
+    /// The plan is estimated at more than a day, or makes more than 10^5 runs, and `--yes`
+    /// was not given.
+    #[error("{reason}")]
     TooLong {
-        /// The estimate.
-        eta: Duration,
+        /// Why, as [`crate::campaign::plan::Summary::confirmation_reason`] says it.
+        reason: String,
         /// The recipe.
         recipe: PathBuf,
     },

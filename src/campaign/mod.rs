@@ -7,6 +7,7 @@ pub mod engine;
 pub mod environment;
 pub mod events;
 pub mod extract;
+pub mod footprint;
 pub mod lock;
 pub mod plan;
 pub mod preflight;

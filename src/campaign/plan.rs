@@ -90,6 +90,12 @@ pub enum PlanWarning {
         /// The estimate.
         eta: Duration,
     },
+    /// The plan makes more than [`limits::RUNS_CONFIRM`] workload runs: `aba run` wants
+    /// `--yes`, whatever the estimates say (they are the recipe's guesses).
+    ManyRuns {
+        /// Workload runs in all, warm-ups included.
+        runs: u64,
+    },
     /// The boot-level interval rests on ν = 1 or 2 repeated boots: its t quantile is huge, so
     /// a verdict needs a change many times its boot noise (docs/statistics.md).
     FewBootPairs {
@@ -155,6 +161,11 @@ impl fmt::Display for PlanWarning {
                 "the campaign is estimated to take {}, more than {}: `aba run` starts it only with --yes",
                 format_eta(*eta),
                 format_eta(limits::ETA_CONFIRM)
+            ),
+            PlanWarning::ManyRuns { runs } => write!(
+                f,
+                "the plan makes {runs} workload runs, more than {}: `aba run` starts it only with --yes",
+                limits::RUNS_CONFIRM
             ),
             PlanWarning::FewBootPairs { nu, suggestion } => write!(
                 f,
@@ -240,6 +251,10 @@ pub struct Summary {
     pub eta: Duration,
     /// Estimated time per boot used for the ETA.
     pub boot_estimate: Duration,
+    /// Estimated time of `[setup]` and `[teardown]` at each point, in the ETA from the first
+    /// point on (each command a tenth of its timeout:
+    /// [`crate::recipe::resolved::Steps::estimate`]).
+    pub steps_estimate: Duration,
     /// Design warnings.
     pub warnings: Vec<PlanWarning>,
 }
@@ -308,10 +323,17 @@ impl Summary {
         let runs = runs_per_point.saturating_mul(n_points);
         let boots = if switches { points.len() } else { 0 };
         let boot_estimate = target.boot_estimate;
+        // Setup runs after every boot (a compile is redone at every point), teardown at the
+        // end of every point: both count at every point, the first included.
+        let steps_estimate = recipe
+            .setup
+            .estimate()
+            .saturating_add(recipe.teardown.estimate());
         let eta = work_per_point
+            .saturating_add(recipe.settle)
+            .saturating_add(steps_estimate)
             .saturating_mul(saturate(n_points))
-            .saturating_add(boot_estimate.saturating_mul(saturate(boots as u64)))
-            .saturating_add(recipe.settle.saturating_mul(saturate(n_points)));
+            .saturating_add(boot_estimate.saturating_mul(saturate(boots as u64)));
 
         let mut warnings = Vec::new();
         let repeated = |k: &KernelLabel| recipe.sequence.iter().filter(|s| *s == k).count() >= 2;
@@ -345,6 +367,9 @@ impl Summary {
         if eta > limits::ETA_CONFIRM {
             warnings.push(PlanWarning::LongEta { eta });
         }
+        if runs > limits::RUNS_CONFIRM {
+            warnings.push(PlanWarning::ManyRuns { runs });
+        }
         Ok(Summary {
             points,
             cases,
@@ -352,13 +377,37 @@ impl Summary {
             runs,
             eta,
             boot_estimate,
+            steps_estimate,
             warnings,
         })
     }
 
-    /// True when `aba run` must be confirmed with `--yes`.
+    /// True when `aba run` must be confirmed with `--yes`: the estimate exceeds
+    /// [`limits::ETA_CONFIRM`] or the runs [`limits::RUNS_CONFIRM`].
     pub fn needs_confirmation(&self) -> bool {
-        self.eta > limits::ETA_CONFIRM
+        self.confirmation_reason().is_some()
+    }
+
+    /// Why `aba run` wants `--yes` (`the campaign is estimated to take …, more than …`), or
+    /// `None` when it does not.
+    #[must_use]
+    pub fn confirmation_reason(&self) -> Option<String> {
+        let mut reasons = Vec::new();
+        if self.eta > limits::ETA_CONFIRM {
+            reasons.push(format!(
+                "the campaign is estimated to take {}, more than {}",
+                format_eta(self.eta),
+                format_eta(limits::ETA_CONFIRM)
+            ));
+        }
+        if self.runs > limits::RUNS_CONFIRM {
+            reasons.push(format!(
+                "the plan makes {} workload runs, more than {}",
+                self.runs,
+                limits::RUNS_CONFIRM
+            ));
+        }
+        (!reasons.is_empty()).then(|| reasons.join("; "))
     }
 }
 
@@ -429,7 +478,7 @@ pub fn format_eta(d: Duration) -> String {
 mod tests {
     use std::path::Path;
 
-    use super::{Plan, PlanError, PlanWarning, format_eta};
+    use super::{Plan, PlanError, PlanWarning, Summary, format_eta};
     use crate::{
         inventory::{Inventory, Target},
         recipe::parse,
@@ -522,6 +571,51 @@ metric = { number = true, better = "higher" }
         let recipe = parse(Path::new("r.toml"), &src).expect("valid");
         let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
         assert!(plan.warnings.contains(&PlanWarning::NoRepeatedKernel));
+    }
+
+    #[test]
+    fn setup_and_teardown_count_at_every_point_from_the_first() {
+        let src = ABA.replace(
+            "[[workload]]",
+            "[setup]\nrun = [\"cc -o bench bench.c\"]\ntimeout = \"2m\"\n\
+             [teardown]\nrun = [\"rm -f bench\"]\ntimeout = \"10s\"\n[[workload]]",
+        );
+        let recipe = parse(Path::new("r.toml"), &src).expect("valid");
+        let plan = Summary::new(&recipe, &kexec_target()).expect("plannable");
+        // 12 s for the compile (a tenth of 2m), 1 s for the teardown, at each of 3 points.
+        assert_eq!(plan.steps_estimate.as_secs(), 13);
+        assert_eq!(plan.eta.as_secs(), 3 * 10 + 30 * 2 + 3 * 13);
+        // The engine's and status's ETA before the first point is done: a third of it.
+        let engine = Plan::new(&recipe, &kexec_target()).expect("plannable");
+        assert_eq!(engine.eta, plan.eta);
+    }
+
+    #[test]
+    fn more_than_a_hundred_thousand_runs_want_yes_whatever_the_estimate() {
+        let values: Vec<String> = (0..1000).map(|i| format!("\"{i}\"")).collect();
+        let src = ABA
+            .replace(
+                r#"matrix = { level = ["0", "1"] }"#,
+                &format!("matrix = {{ level = [{}] }}", values.join(", ")),
+            )
+            .replace("samples = 2", "samples = 40")
+            .replace("estimate = \"2s\"", "estimate = \"0s\"");
+        let recipe = parse(Path::new("r.toml"), &src).expect("valid");
+        let plan = Summary::new(&recipe, &kexec_target()).expect("plannable");
+        assert_eq!(plan.runs, 3 * 1000 * 43);
+        assert!(plan.eta < crate::recipe::limits::ETA_CONFIRM);
+        assert!(
+            plan.warnings
+                .contains(&PlanWarning::ManyRuns { runs: 129_000 })
+        );
+        assert!(plan.needs_confirmation());
+        assert_eq!(
+            plan.confirmation_reason().as_deref(),
+            Some("the plan makes 129000 workload runs, more than 100000")
+        );
+        let small = parse(Path::new("r.toml"), ABA).expect("valid");
+        let plan = Summary::new(&small, &kexec_target()).expect("plannable");
+        assert_eq!(plan.confirmation_reason(), None);
     }
 
     #[test]

@@ -3,14 +3,13 @@
 //! The plan is printed from its [`Summary`]: no case is expanded beyond the few lines shown,
 //! so checking a recipe costs memory in proportion to the recipe, whatever it asks for.
 
-use std::{fmt::Write as _, io::Read as _, path::Path};
-
-use sha2::{Digest as _, Sha256};
+use std::{fmt::Write as _, path::Path};
 
 use crate::{
     analysis::verdict_params,
     campaign::{
         advice::advise,
+        footprint::{Footprint, StepCommands},
         plan::{Summary, format_eta},
     },
     cli::{
@@ -21,9 +20,10 @@ use crate::{
     inventory::Target,
     json::check::{CheckDoc, DetectSource},
     profile::select::choose,
-    recipe::{Recipe, limits, resolved::FileCopy},
+    recipe::Recipe,
+    report::layout::{fit_width, wrap},
     reproduction::open_reference,
-    text::{cut, one_line},
+    text::{bytes, cut, one_line},
 };
 
 /// Validates `recipe_path`, plans it on the selected target and prints the plan (as JSON with
@@ -69,9 +69,12 @@ pub fn check(
             Detect::None(choice) => DetectSource::None(choice),
             Detect::Profile(advice, candidate) => DetectSource::Profile(advice, &candidate.path),
         };
+        let footprint = Footprint::of(&recipe);
         print!(
             "{}",
-            crate::json::render(&CheckDoc::new(&recipe, &target, &summary, &source))
+            crate::json::render(&CheckDoc::new(
+                &recipe, &target, &summary, &footprint, &source
+            ))
         );
         return Ok(exit_code::OK);
     }
@@ -82,26 +85,50 @@ pub fn check(
     Ok(exit_code::OK)
 }
 
-/// SHA-256 and size of a `[files]` source, read in blocks.
-fn file_digest(file: &FileCopy) -> Result<(u64, String), std::io::Error> {
-    let mut f = crate::input::open_regular(&file.local)?;
-    let mut hasher = Sha256::new();
-    let mut block = vec![0u8; 1 << 16];
-    let mut len = 0u64;
-    loop {
-        let n = f.read(&mut block)?;
-        if n == 0 {
-            return Ok((len, hex::encode(hasher.finalize())));
-        }
-        len += n as u64;
-        hasher.update(&block[..n]);
+/// Lines of `aba check`'s text are at most this wide: it is read in a terminal, beside the
+/// recipe, before anything runs.
+pub const WIDTH: usize = 100;
+
+/// The plan as `aba check` prints it: a header, one line per point, then what the recipe
+/// copies to, runs on and changes on the target (at most
+/// [`crate::recipe::limits::CASE_LINES`] cases), totals. Text from the recipe is escaped, so
+/// printing a plan cannot drive the terminal, and every line is cut to [`WIDTH`] columns at
+/// a space, continued indented.
+pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
+    let footprint = Footprint::of(recipe);
+    let mut out = header(recipe, target);
+    let _ = writeln!(out);
+    let label_width = widest(plan.points.iter().map(|p| p.label.as_str()));
+    let kernel_width = widest(plan.points.iter().map(|p| p.kernel.as_str()));
+    for point in &plan.points {
+        let own = &recipe.kernels[&point.kernel].cmdline;
+        let _ = writeln!(
+            out,
+            "point {:<2} {:<label_width$}  kernel {:<kernel_width$} ({}){}",
+            point.order,
+            point.label.as_str(),
+            point.kernel.as_str(),
+            point.release,
+            if own.is_empty() {
+                String::new()
+            } else {
+                format!("  cmdline + {}", one_line(&own.join(" ")))
+            }
+        );
     }
+    let _ = writeln!(out);
+    out.push_str(&copies(&footprint));
+    let _ = writeln!(out);
+    out.push_str(&commands(&footprint));
+    let _ = writeln!(out);
+    out.push_str(&changes(&footprint));
+    let _ = writeln!(out);
+    out.push_str(&totals(plan));
+    fit_width(&out, WIDTH)
 }
 
-/// The plan as `aba check` prints it: a header, the files it copies, one line per point, the
-/// cases every point runs (at most [`limits::CASE_LINES`] of them), totals. Text from the
-/// recipe is escaped: printing a plan cannot drive the terminal.
-pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
+/// Who and what: the recipe, its hash, the target, the kernels, the reference.
+fn header(recipe: &Recipe, target: &Target) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -114,7 +141,11 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let _ = writeln!(out, "         {}", cut(&one_line(&description), 300));
+    out.push_str(&wrap(
+        &cut(&one_line(&description), 300),
+        WIDTH,
+        "         ",
+    ));
     let _ = writeln!(out, "sha256   {}", recipe.sha256);
     if target.name == crate::inventory::ANY_SWITCHING {
         let _ = writeln!(
@@ -130,17 +161,10 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
         );
     }
     for kernel in recipe.kernels.values() {
-        let _ = writeln!(
-            out,
-            "kernel   {} = {}{}",
-            kernel.label,
-            kernel.release,
-            if target.switch.method().builds_cmdline() {
-                format!(" ({} + {})", kernel.image, kernel.initrd)
-            } else {
-                String::new()
-            }
-        );
+        let _ = writeln!(out, "kernel   {} = {}", kernel.label, kernel.release);
+        if target.switch.method().builds_cmdline() {
+            let _ = writeln!(out, "           {} + {}", kernel.image, kernel.initrd);
+        }
     }
     if let Some(reference) = &recipe.reference {
         let _ = writeln!(
@@ -150,91 +174,127 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
             one_line(&reference.path.to_string_lossy())
         );
     }
-    if !recipe.sysctls.is_empty() {
-        let list: Vec<String> = recipe
-            .sysctls
-            .iter()
-            .map(|(k, v)| format!("{k}={}", cut(&one_line(v), 80)))
-            .collect();
-        let _ = writeln!(out, "sysctl   {}", list.join(" "));
+    out
+}
+
+/// "Copies to the target": each `[files]` entry, its host file, size and SHA-256.
+fn copies(f: &Footprint) -> String {
+    let mut out = "Copies to the target (into its work directory, at every point)\n".to_owned();
+    if f.copies.is_empty() {
+        out.push_str("    nothing\n");
     }
-    if !recipe.tuning.is_empty() {
-        let mut knobs = Vec::new();
-        if let Some(g) = &recipe.tuning.governor {
-            knobs.push(format!("governor={}{}", g.value, optional_mark(g.required)));
-        }
-        if let Some(e) = &recipe.tuning.epp {
-            knobs.push(format!("epp={}{}", e.value, optional_mark(e.required)));
-        }
-        if let Some(t) = &recipe.tuning.turbo {
-            knobs.push(format!(
-                "turbo={}{}",
-                if t.value { "on" } else { "off" },
-                optional_mark(t.required)
-            ));
-        }
-        let _ = writeln!(out, "tuning   {}", knobs.join(" "));
-    }
-    for file in &recipe.files {
-        let facts = match file_digest(file) {
-            Ok((len, sha)) => format!("{len} bytes, sha256 {sha}"),
-            Err(e) => format!("unreadable: {e}"),
-        };
+    for copy in &f.copies {
+        let _ = writeln!(out, "    {}", one_line(&copy.to));
         let _ = writeln!(
             out,
-            "file     {} <- {} ({facts})",
-            file.remote,
-            one_line(&file.local.to_string_lossy())
+            "        from    {}",
+            one_line(&copy.from.to_string_lossy())
         );
+        match &copy.content {
+            Ok(d) => {
+                let _ = writeln!(out, "        size    {}", bytes(d.bytes));
+                let _ = writeln!(out, "        sha256  {}", d.sha256);
+            }
+            Err(e) => {
+                let _ = writeln!(out, "        unreadable: {}", one_line(e));
+            }
+        }
     }
-    let _ = writeln!(out);
-    for point in &plan.points {
-        let cmdline = if point.cmdline.is_empty() {
-            "(default cmdline)".to_owned()
-        } else {
-            point.cmdline.join(" ")
-        };
+    out
+}
+
+/// "Runs on the target": setup, every case's command after substitution, teardown.
+fn commands(f: &Footprint) -> String {
+    let mut out =
+        "Runs on the target (in its work directory, at every point, by sh -c)\n".to_owned();
+    out.push_str(&steps("setup", &f.setup));
+    let _ = writeln!(
+        out,
+        "    {} case{} at every point (warm-ups+samples, then the command):",
+        f.cases_total,
+        if f.cases_total == 1 { "" } else { "s" }
+    );
+    let width = widest(f.cases.iter().map(|c| c.name.as_str())).min(40);
+    for case in &f.cases {
         let _ = writeln!(
             out,
-            "point {}  {}  kernel {} ({})  cmdline: {}",
-            point.order, point.label, point.kernel, point.release, cmdline
+            "      {:<width$}  {}+{}  {}",
+            one_line(&case.name),
+            case.warmup,
+            case.samples,
+            one_line(&case.command_line())
         );
+    }
+    let listed = f.cases.len() as u64;
+    if listed < f.cases_total {
+        let _ = writeln!(
+            out,
+            "      … and {} more (not listed)",
+            f.cases_total - listed
+        );
+    }
+    out.push_str(&steps("teardown", &f.teardown));
+    out
+}
+
+/// One step list, with its deadline and what the ETA counts for it.
+fn steps(what: &str, steps: &StepCommands) -> String {
+    let mut out = String::new();
+    if steps.commands.is_empty() {
+        let _ = writeln!(out, "    {what}: none");
+        return out;
     }
     let _ = writeln!(
         out,
-        "every point runs {} case{}:",
-        plan.cases,
-        if plan.cases == 1 { "" } else { "s" }
+        "    {what}: each command within {}, counted as ~{} in the ETA (a tenth of that: no estimate)",
+        format_eta(steps.timeout),
+        format_eta(steps.counted)
     );
-    let mut shown = 0usize;
-    for workload in &recipe.workloads {
-        let n = usize::try_from(workload.case_count()).unwrap_or(usize::MAX);
-        for i in 0..n {
-            if shown == limits::CASE_LINES {
-                break;
-            }
-            let case = workload.case_at(i);
-            let name = if case.name.is_empty() {
-                workload.name.to_string()
-            } else {
-                format!("{}[{}]", workload.name, case.name)
-            };
-            let _ = writeln!(
-                out,
-                "    {:<40} {} warm-up + {} samples",
-                name, workload.warmup, workload.samples
-            );
-            shown += 1;
-        }
+    for command in &steps.commands {
+        let _ = writeln!(out, "      {}", one_line(command));
     }
-    if (shown as u64) < plan.cases {
+    out
+}
+
+/// "Changes on the target": kernel parameters, sysctls, CPU frequency knobs.
+fn changes(f: &Footprint) -> String {
+    let mut out = "Changes on the target (every value is read back at every point)\n".to_owned();
+    let before = out.len();
+    if !f.boot_cmdline.is_empty() {
         let _ = writeln!(
             out,
-            "    … and {} more (not listed)",
-            plan.cases - shown as u64
+            "    cmdline  {} (every boot)",
+            one_line(&f.boot_cmdline.join(" "))
         );
     }
-    let _ = writeln!(out);
+    for (kernel, params) in &f.kernel_cmdline {
+        let _ = writeln!(
+            out,
+            "    cmdline  {} (kernel {kernel} only)",
+            one_line(&params.join(" "))
+        );
+    }
+    for (name, value) in &f.sysctls {
+        let _ = writeln!(out, "    sysctl   {name} = {}", cut(&one_line(value), 80));
+    }
+    for knob in &f.tuning {
+        let _ = writeln!(
+            out,
+            "    tuning   {} = {}{}",
+            knob.knob,
+            knob.value,
+            optional_mark(knob.required)
+        );
+    }
+    if out.len() == before {
+        out.push_str("    nothing but the kernel it boots\n");
+    }
+    out
+}
+
+/// Points, boots, runs and the ETA, with what it counts.
+fn totals(plan: &Summary) -> String {
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "points   {} ({} boot{})",
@@ -243,15 +303,28 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
         if plan.boots == 1 { "" } else { "s" }
     );
     let _ = writeln!(out, "runs     {} (warm-ups included)", plan.runs);
+    let steps = if plan.steps_estimate.is_zero() {
+        String::new()
+    } else {
+        format!(
+            " + setup/teardown ~{} per point",
+            format_eta(plan.steps_estimate)
+        )
+    };
     let _ = writeln!(
         out,
-        "ETA      ~{} ({} boot{} x ~{} + workload estimates)",
+        "ETA      ~{} ({} boot{} x ~{}{steps} + workload estimates)",
         format_eta(plan.eta),
         plan.boots,
         if plan.boots == 1 { "" } else { "s" },
         format_eta(plan.boot_estimate)
     );
     out
+}
+
+/// The width of the longest of `names`, for a column that lines them up.
+fn widest<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    names.map(|n| n.chars().count()).max().unwrap_or(0)
 }
 
 /// True when the recipe boots more than one release, or a real one.

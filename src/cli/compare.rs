@@ -42,9 +42,10 @@ pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Res
         })?;
     }
     if outputs.json {
-        let json = serde_json::to_string_pretty(&reproduction)
-            .expect("invariant: the comparison model serialises");
-        println!("{json}");
+        print!(
+            "{}",
+            crate::json::render(&crate::json::compare::CompareDoc::new(&reproduction))
+        );
     } else {
         print!("{}", rendered.text);
     }

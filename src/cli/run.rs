@@ -165,9 +165,11 @@ pub fn start_new(
     prepare: impl FnOnce(&ResultsDir) -> Result<Vec<Event>, Error>,
 ) -> Result<u8, Error> {
     let summary = Summary::new(recipe, target)?;
-    if summary.needs_confirmation() && !launch.yes {
+    if let Some(reason) = summary.confirmation_reason()
+        && !launch.yes
+    {
         return Err(Error::TooLong {
-            eta: summary.eta,
+            reason,
             recipe: recipe_path.to_path_buf(),
         });
     }

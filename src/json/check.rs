@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::{
     campaign::{
         advice::{Advice, Recommendation, SeriesAdvice, SeriesNoise},
+        footprint::{Footprint, HostCopy, StepCommands},
         plan::{PointSummary, Summary},
     },
     inventory::{ANY_SWITCHING, Target},
@@ -37,7 +38,17 @@ pub struct CheckDoc<'a> {
     pub eta_s: f64,
     /// Estimated seconds per boot in `eta_s`.
     pub boot_estimate_s: f64,
-    /// `aba run` starts the plan only with `--yes` (estimated at more than a day).
+    /// Estimated seconds of setup and teardown per point in `eta_s` (each command a tenth of
+    /// its timeout).
+    pub steps_estimate_s: f64,
+    /// The host files copied to the target after every boot.
+    pub copies: Vec<CopyJson<'a>>,
+    /// The commands run on the target at every point.
+    pub commands: CommandsJson<'a>,
+    /// The settings changed on the target.
+    pub changes: ChangesJson<'a>,
+    /// `aba run` starts the plan only with `--yes` (estimated at more than a day, or more
+    /// than 10^5 runs).
     pub needs_yes: bool,
     /// Design warnings, as the text prints them after `warning: `.
     pub warnings: Vec<String>,
@@ -64,6 +75,104 @@ pub struct TargetJson<'a> {
     pub name: Option<&'a str>,
     /// Its switch method (`none`, `kexec`, `grub-reboot`, …); `null` without a target.
     pub switch: Option<String>,
+}
+
+/// One `[files]` entry.
+#[derive(Debug, Serialize)]
+pub struct CopyJson<'a> {
+    /// The path under the target's work directory.
+    pub to: &'a str,
+    /// The resolved host file.
+    pub from: String,
+    /// Its size; `null` when it cannot be read.
+    pub bytes: Option<u64>,
+    /// Its hex SHA-256; `null` when it cannot be read.
+    pub sha256: Option<&'a str>,
+    /// Why it cannot be read; `null` when it can.
+    pub unreadable: Option<&'a str>,
+}
+
+/// The commands, in the order a point runs them.
+#[derive(Debug, Serialize)]
+pub struct CommandsJson<'a> {
+    /// `[setup]`.
+    pub setup: StepsJson<'a>,
+    /// The first cases in run order, at most as many as the text lists.
+    pub cases: Vec<CaseJson<'a>>,
+    /// Cases in all; more than `cases` holds when the listing is cut.
+    pub cases_total: u64,
+    /// `[teardown]`.
+    pub teardown: StepsJson<'a>,
+}
+
+/// Setup or teardown.
+#[derive(Debug, Serialize)]
+pub struct StepsJson<'a> {
+    /// The shell commands, in order.
+    pub run: &'a [String],
+    /// Deadline of each, seconds.
+    pub timeout_s: f64,
+    /// What each counts in `eta_s`, seconds.
+    pub estimate_s: f64,
+}
+
+/// One case's command, placeholders substituted.
+#[derive(Debug, Serialize)]
+pub struct CaseJson<'a> {
+    /// `workload` or `workload[case]`.
+    pub name: &'a str,
+    /// The command `sh -c` runs.
+    pub run: &'a str,
+    /// Its environment: `[name, value]` pairs in file order.
+    pub env: &'a [(String, String)],
+    /// The CPUs it is pinned to (`taskset -c`); `null` when not pinned.
+    pub cpu: Option<&'a str>,
+    /// Warm-up runs per point.
+    pub warmup: u32,
+    /// Measured runs per point.
+    pub samples: u32,
+}
+
+/// What the recipe changes on the target, every value read back.
+#[derive(Debug, Serialize)]
+pub struct ChangesJson<'a> {
+    /// `[boot] cmdline`: parameters every boot must carry.
+    pub cmdline: &'a [String],
+    /// Parameters of one kernel only: `{kernel, cmdline}` for the kernels that have some.
+    pub kernel_cmdline: Vec<KernelCmdlineJson<'a>>,
+    /// `[sysctl]` in file order: `{name, value}`.
+    pub sysctls: Vec<SysctlJson<'a>>,
+    /// `[tuning]`: `{knob, value, required}`.
+    pub tuning: Vec<KnobJson<'a>>,
+}
+
+/// One kernel's own parameters.
+#[derive(Debug, Serialize)]
+pub struct KernelCmdlineJson<'a> {
+    /// The kernel label.
+    pub kernel: &'a str,
+    /// Its parameters.
+    pub cmdline: &'a [String],
+}
+
+/// One sysctl.
+#[derive(Debug, Serialize)]
+pub struct SysctlJson<'a> {
+    /// Dotted name.
+    pub name: &'a str,
+    /// The value written.
+    pub value: &'a str,
+}
+
+/// One CPU frequency knob.
+#[derive(Debug, Serialize)]
+pub struct KnobJson<'a> {
+    /// `governor`, `epp` or `turbo`.
+    pub knob: &'a str,
+    /// The value written (`on`, `off` for turbo).
+    pub value: &'a str,
+    /// False for an `optional` knob.
+    pub required: bool,
 }
 
 /// What `aba check` knows of the change the design can detect.
@@ -157,6 +266,7 @@ impl<'a> CheckDoc<'a> {
         recipe: &'a Recipe,
         target: &'a Target,
         plan: &'a Summary,
+        footprint: &'a Footprint,
         detect: &DetectSource<'a>,
     ) -> CheckDoc<'a> {
         let any = target.name == ANY_SWITCHING;
@@ -178,9 +288,88 @@ impl<'a> CheckDoc<'a> {
             boots: plan.boots,
             eta_s: plan.eta.as_secs_f64(),
             boot_estimate_s: plan.boot_estimate.as_secs_f64(),
+            steps_estimate_s: plan.steps_estimate.as_secs_f64(),
+            copies: footprint.copies.iter().map(CopyJson::new).collect(),
+            commands: CommandsJson::new(footprint),
+            changes: ChangesJson::new(footprint),
             needs_yes: plan.needs_confirmation(),
             warnings: plan.warnings.iter().map(ToString::to_string).collect(),
             detect: DetectJson::new(detect),
+        }
+    }
+}
+
+impl<'a> CopyJson<'a> {
+    fn new(c: &'a HostCopy) -> CopyJson<'a> {
+        let (digest, unreadable) = match &c.content {
+            Ok(d) => (Some(d), None),
+            Err(e) => (None, Some(e.as_str())),
+        };
+        CopyJson {
+            to: &c.to,
+            from: c.from.to_string_lossy().into_owned(),
+            bytes: digest.map(|d| d.bytes),
+            sha256: digest.map(|d| d.sha256.as_str()),
+            unreadable,
+        }
+    }
+}
+
+impl<'a> CommandsJson<'a> {
+    fn new(f: &'a Footprint) -> CommandsJson<'a> {
+        CommandsJson {
+            setup: StepsJson::new(&f.setup),
+            cases: f
+                .cases
+                .iter()
+                .map(|c| CaseJson {
+                    name: &c.name,
+                    run: &c.run,
+                    env: &c.env,
+                    cpu: c.cpu.as_deref(),
+                    warmup: c.warmup,
+                    samples: c.samples,
+                })
+                .collect(),
+            cases_total: f.cases_total,
+            teardown: StepsJson::new(&f.teardown),
+        }
+    }
+}
+
+impl<'a> StepsJson<'a> {
+    fn new(s: &'a StepCommands) -> StepsJson<'a> {
+        StepsJson {
+            run: &s.commands,
+            timeout_s: s.timeout.as_secs_f64(),
+            estimate_s: s.counted.as_secs_f64(),
+        }
+    }
+}
+
+impl<'a> ChangesJson<'a> {
+    fn new(f: &'a Footprint) -> ChangesJson<'a> {
+        ChangesJson {
+            cmdline: &f.boot_cmdline,
+            kernel_cmdline: f
+                .kernel_cmdline
+                .iter()
+                .map(|(kernel, cmdline)| KernelCmdlineJson { kernel, cmdline })
+                .collect(),
+            sysctls: f
+                .sysctls
+                .iter()
+                .map(|(name, value)| SysctlJson { name, value })
+                .collect(),
+            tuning: f
+                .tuning
+                .iter()
+                .map(|k| KnobJson {
+                    knob: k.knob,
+                    value: &k.value,
+                    required: k.required,
+                })
+                .collect(),
         }
     }
 }

@@ -1,5 +1,6 @@
-//! The machine-readable output of `aba check`, `aba status`, `aba preflight` and `aba report`
-//! (`--json`): one typed document per command, documented field by field in docs/json.md.
+//! The machine-readable output of `aba check`, `aba status`, `aba preflight`, `aba report`
+//! and `aba compare` (`--json`): one typed document per command, documented field by field
+//! in docs/json.md.
 //!
 //! Each document is a view over the values the text is printed from (the plan's
 //! [`Summary`](crate::campaign::plan::Summary), the journal's state, the preflight checklist,
@@ -8,6 +9,7 @@
 //! unrounded. Adding a field keeps [`FORMAT`]; renaming or removing one bumps it.
 
 pub mod check;
+pub mod compare;
 pub mod preflight;
 pub mod report;
 pub mod status;
@@ -29,6 +31,8 @@ pub enum Kind {
     Preflight,
     /// `aba report --json`.
     Report,
+    /// `aba compare --json`.
+    Compare,
 }
 
 /// A document as printed: pretty JSON with a final newline.

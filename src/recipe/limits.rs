@@ -46,5 +46,10 @@ pub const REFERENCE_CHARS: usize = 4096;
 pub const UNIT_CHARS: usize = 32;
 /// A plan whose ETA exceeds this needs `--yes` to run, and `check` says so.
 pub const ETA_CONFIRM: Duration = Duration::from_secs(24 * 3600);
+/// A plan of more workload runs than this (warm-ups included) needs `--yes` to run, and
+/// `check` says so: far below [`RUNS`], which refuses a recipe, but past any seed experiment
+/// (the largest makes a few thousand), so a matrix typed one key too wide is caught before
+/// a night is spent on it even when its estimates are short.
+pub const RUNS_CONFIRM: u64 = 100_000;
 /// Case lines `aba check` prints before it summarises the rest.
 pub const CASE_LINES: usize = 40;

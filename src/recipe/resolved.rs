@@ -116,15 +116,36 @@ impl Tuning {
     /// The knobs that are set, as `governor=performance`, `epp=…`, `turbo=on|off`.
     #[must_use]
     pub fn settings(&self) -> Vec<String> {
+        self.values()
+            .into_iter()
+            .map(|(knob, value)| format!("{}={}", knob.as_str(), value.value))
+            .collect()
+    }
+
+    /// The knobs that are set with their values as text (`on` / `off` for turbo), in
+    /// governor, EPP, turbo order.
+    #[must_use]
+    pub fn values(&self) -> Vec<(TuningKnob, Knob<String>)> {
+        let text = |k: &Knob<KnobValue>| Knob {
+            value: k.value.to_string(),
+            required: k.required,
+        };
         let mut out = Vec::new();
         if let Some(g) = &self.governor {
-            out.push(format!("governor={}", g.value));
+            out.push((TuningKnob::Governor, text(g)));
         }
         if let Some(e) = &self.epp {
-            out.push(format!("epp={}", e.value));
+            out.push((TuningKnob::Epp, text(e)));
         }
-        if let Some(turbo) = &self.turbo {
-            out.push(format!("turbo={}", if turbo.value { "on" } else { "off" }));
+        if let Some(t) = &self.turbo {
+            let value = if t.value { "on" } else { "off" }.to_owned();
+            out.push((
+                TuningKnob::Turbo,
+                Knob {
+                    value,
+                    required: t.required,
+                },
+            ));
         }
         out
     }
@@ -170,6 +191,27 @@ pub struct Steps {
     pub commands: Vec<String>,
     /// Deadline per command.
     pub timeout: Duration,
+}
+
+/// A setup or teardown command counts in the ETA as this fraction of its timeout
+/// (docs/recipes.md): steps have no `estimate`, and a deadline is set with room to spare, so
+/// its full length would overstate a compile of a few seconds tenfold.
+pub const STEP_ESTIMATE_DIVISOR: u32 = 10;
+
+impl Steps {
+    /// What the commands are expected to take at one point, for the ETA: each counts as
+    /// [`STEP_ESTIMATE_DIVISOR`]th of the timeout.
+    #[must_use]
+    pub fn estimate(&self) -> Duration {
+        self.per_command()
+            .saturating_mul(u32::try_from(self.commands.len()).unwrap_or(u32::MAX))
+    }
+
+    /// What one command is expected to take, for the ETA.
+    #[must_use]
+    pub fn per_command(&self) -> Duration {
+        self.timeout / STEP_ESTIMATE_DIVISOR
+    }
 }
 
 /// One workload.
@@ -406,8 +448,21 @@ pub fn point_labels(sequence: &[KernelLabel]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::point_labels;
+    use std::time::Duration;
+
+    use super::{Steps, point_labels};
     use crate::recipe::ident::KernelLabel;
+
+    #[test]
+    fn a_step_counts_as_a_tenth_of_its_timeout() {
+        let steps = Steps {
+            commands: vec!["cc -o a a.c".to_owned(), "true".to_owned()],
+            timeout: Duration::from_secs(120),
+        };
+        assert_eq!(steps.per_command(), Duration::from_secs(12));
+        assert_eq!(steps.estimate(), Duration::from_secs(24));
+        assert_eq!(Steps::default().estimate(), Duration::ZERO);
+    }
 
     #[test]
     fn point_labels_follow_the_published_shape() {

@@ -19,6 +19,8 @@ use crate::{
         Better, ChangeDifference, KernelSummary, NoClaim, ReproductionLabel, Rule, SpreadMeasure,
         VerdictLabel, Which, spread_of,
     },
+    target::quote::sh_quote,
+    text::one_line,
 };
 
 /// `new-name against the reference ref-name: 1 REPRODUCED, 1 DIFFERENT`.
@@ -552,15 +554,19 @@ pub fn only(r: &Reproduction) -> String {
         .to_owned()
 }
 
-/// How to reproduce the comparison and what the consistency test is.
+/// How to reproduce the comparison and what the consistency test is. Each side is named as
+/// the command was given it (relative when the user typed it so; the results directory and
+/// its `reference/` copy at the end of `aba run`), shell-quoted when it needs to be, so the
+/// printed command works from where the user stands.
 #[must_use]
 pub fn footer(r: &Reproduction) -> String {
+    let shown = |info: &EvidenceInfo| sh_quote(&one_line(&info.path));
     let source = |info: &EvidenceInfo| match &info.source {
         Source::Campaign { aba_version, .. } => {
-            format!("{} (an aba {aba_version} results directory)", info.path)
+            format!("{} (an aba {aba_version} results directory)", shown(info))
         }
         Source::Published { files } => {
-            format!("{} (a published bundle: {})", info.path, files.join(", "))
+            format!("{} (a published bundle: {})", shown(info), files.join(", "))
         }
     };
     wrap(
@@ -568,8 +574,8 @@ pub fn footer(r: &Reproduction) -> String {
             "Reproduce: `aba compare {} {}` recomputes every figure from both sides' files. New: \
              {}. Reference: {}. Two changes agree when the 99% interval of their difference, \
              from both campaigns' boot-level variances, includes 0. aba {}.",
-            r.new.path,
-            r.reference.path,
+            shown(&r.new),
+            shown(&r.reference),
             source(&r.new),
             source(&r.reference),
             env!("CARGO_PKG_VERSION")

@@ -17,7 +17,7 @@ use crate::{
     report::golden_results::{
         Attempt, Campaign, boot_id, build, fixtures_dir, golden_case, golden_points,
     },
-    support::cli::{aba, assert_verified, campaign_dir, text, write},
+    support::cli::{aba, assert_verified, campaign_dir, reproduce_command, text, write},
 };
 
 /// `aba compare ARGS…` in `cwd`.
@@ -228,6 +228,9 @@ fn every_reproduction_verdict_with_snapshots_of_the_text_and_the_tsv() {
     let out = compare(tmp.path(), &["again", "published", "--json"]);
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // The format and kind every --json document carries (docs/json.md).
+    assert_eq!(json["format"], 1, "{json:#}");
+    assert_eq!(json["kind"], "compare", "{json:#}");
     assert_eq!(json["counts"]["reproduced"], 2);
     assert_eq!(json["counts"]["not_reproduced"], 1);
     assert_eq!(
@@ -241,6 +244,37 @@ fn every_reproduction_verdict_with_snapshots_of_the_text_and_the_tsv() {
             .as_f64()
             .is_some_and(|r| (r - 1.0).abs() < 0.01)
     );
+}
+
+/// The printed `Reproduce:` command, run by `sh` in `cwd` with `aba` as the built binary:
+/// it must work from where the user stands, whatever the paths hold.
+#[test]
+fn the_reproduce_command_works_from_where_the_user_stands() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let workloads = [moving("steady", 1.2)];
+    synthetic(
+        &tmp.path().join("my results/again"),
+        "moving",
+        &workloads,
+        2,
+    );
+    synthetic(&tmp.path().join("published"), "moving", &workloads, 0);
+    let out = compare(tmp.path(), &["my results/again", "published"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = flat(&stdout(&out));
+    let command = reproduce_command(&said);
+    assert_eq!(command, "aba compare 'my results/again' published");
+    let again = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("aba() {{ \"$ABA\" \"$@\"; }}; {command}"))
+        .current_dir(tmp.path())
+        .env("ABA", crate::support::cli::aba_bin())
+        .env_remove("ABA_TARGETS")
+        .env_remove("ABA_RESULTS")
+        .output()
+        .expect("sh runs");
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert_eq!(stdout(&again), stdout(&out));
 }
 
 /// The published layout of lcf0399/linux-regression-evidence for golden `cases`, transcribed

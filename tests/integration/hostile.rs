@@ -481,7 +481,8 @@ fn ten_thousand_cases_over_a_day_warn_in_check_and_need_yes_to_run() {
         ran.text()
     );
     assert!(
-        ran.stdout.contains("every point runs 10000 cases:"),
+        ran.stdout
+            .contains("    10000 cases at every point (warm-ups+samples, then the command):"),
         "{}",
         ran.text()
     );
@@ -728,7 +729,7 @@ fn files_outside_are_copied_only_when_the_tester_allows_their_folder() {
     let resolved = std::fs::canonicalize(&key).expect("canonical");
     assert!(
         ran.stdout.contains(&format!(
-            "file     secret <- {} (26 bytes, sha256 ",
+            "    secret\n        from    {}\n        size    26 bytes\n        sha256  ",
             resolved.display()
         )),
         "{}",

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::cli::{aba, campaign_dir, text, write};
+use crate::support::cli::{aba, campaign_dir, reproduce_command, text, write};
 
 fn quickstart() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("recipes/quickstart.toml")
@@ -110,8 +110,7 @@ fn check_status_and_report_of_the_quickstart_agree_with_the_plan_and_the_text() 
 
     // The Reproduce command works from here, as printed.
     let said = flat(&txt);
-    let start = said.find("Reproduce: `").expect("a Reproduce line") + "Reproduce: `".len();
-    let command = &said[start..start + said[start..].find('`').expect("closing quote")];
+    let command = reproduce_command(&said);
     assert_eq!(command, format!("aba report {typed}"));
     let words: Vec<&str> = command.split(' ').skip(1).collect();
     let again = aba(tmp.path(), &words);

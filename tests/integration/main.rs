@@ -1,5 +1,6 @@
 //! aba integration tests: one binary, one module per area.
 
+mod check;
 mod compare;
 mod distro;
 mod engine_local;

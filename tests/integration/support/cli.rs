@@ -169,3 +169,10 @@ pub fn assert_verified(dir: &Path) {
         text(&out)
     );
 }
+
+/// The command of the `Reproduce: `…`` line in `said`, a report's text with its line breaks
+/// and indentation folded to single spaces.
+pub fn reproduce_command(said: &str) -> &str {
+    let start = said.find("Reproduce: `").expect("a Reproduce line") + "Reproduce: `".len();
+    &said[start..start + said[start..].find('`').expect("closing quote")]
+}

@@ -1,0 +1,219 @@
+//! `aba check` through the real binary, for a recipe received from someone else (issue 15
+//! items 6 and 9): the host files it copies, the commands it runs after substitution and the
+//! settings it changes, in the text (grouped, at most 100 columns) and in `--json`; the ETA
+//! counting setup and teardown; a plan of more than 10^5 runs warned about, and refused by
+//! `aba run` without `--yes`.
+
+use std::path::Path;
+
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+use crate::support::cli::{aba, text, write};
+
+const SHARED: &str = r#"version = 1
+name = "shared"
+description = "a recipe from someone else"
+sequence = ["a", "b", "a", "b", "a"]
+warmup = 1
+samples = 3
+
+[kernels.a]
+release = "6.1.0-47-cloud-amd64"
+[kernels.b]
+release = "6.1.0-50-cloud-amd64"
+cmdline = "aba.b=1"
+
+[boot]
+cmdline = "quiet nohz_full=2-3"
+
+[sysctl]
+"kernel.sched_rt_runtime_us" = -1
+
+[tuning]
+governor = "performance"
+turbo = false
+optional = ["turbo"]
+
+[files]
+"bench.c" = "shared/bench.c"
+
+[setup]
+run = ["cc -O2 -o bench bench.c"]
+timeout = "2m"
+
+[teardown]
+run = ["rm -f bench"]
+timeout = "10s"
+
+[[workload]]
+name = "pipe"
+run = "./bench --level {level}"
+env = { LEVEL = "{level} deep" }
+cpu = "2"
+matrix = { level = ["root", "1"] }
+estimate = "2s"
+metric = { number = true, better = "lower" }
+"#;
+
+const BENCH: &str = "int main(void) { return 0; }\n";
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The shared recipe in `dir`, with its program.
+fn shared(dir: &Path) -> std::path::PathBuf {
+    write(dir, "recipes/shared/bench.c", BENCH);
+    write(dir, "recipes/shared.toml", SHARED)
+}
+
+#[test]
+fn a_shared_recipe_lists_what_it_copies_runs_and_changes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recipe = shared(tmp.path());
+    let out = aba(tmp.path(), &["check", "recipes/shared.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = stdout(&out);
+    for line in said.lines() {
+        assert!(line.chars().count() <= 100, "over 100 columns: {line}");
+    }
+    let host = std::fs::canonicalize(recipe.parent().expect("dir").join("shared/bench.c"))
+        .expect("canonical");
+    let sha = hex::encode(Sha256::digest(BENCH.as_bytes()));
+    let listed: Vec<&str> = said.lines().collect();
+    // Each group, in the order a point meets it, with what belongs to it.
+    let copies = listed
+        .iter()
+        .position(|l| l.starts_with("Copies to the target"))
+        .expect("copies");
+    let runs = listed
+        .iter()
+        .position(|l| l.starts_with("Runs on the target"))
+        .expect("runs");
+    let changes = listed
+        .iter()
+        .position(|l| l.starts_with("Changes on the target"))
+        .expect("changes");
+    assert!(copies < runs && runs < changes, "{said}");
+    assert_eq!(
+        listed[copies + 1..copies + 5],
+        [
+            "    bench.c".to_owned(),
+            format!("        from    {}", host.display()),
+            format!("        size    {} bytes", BENCH.len()),
+            format!("        sha256  {sha}"),
+        ]
+    );
+    assert_eq!(
+        listed[runs + 1..changes - 1],
+        [
+            "    setup: each command within 2m 00s, counted as ~12s in the ETA (a tenth of \
+             that: no estimate)",
+            "      cc -O2 -o bench bench.c",
+            "    2 cases at every point (warm-ups+samples, then the command):",
+            "      pipe[level=root]  1+3  LEVEL='root deep' taskset -c 2 ./bench --level root",
+            "      pipe[level=1]     1+3  LEVEL='1 deep' taskset -c 2 ./bench --level 1",
+            "    teardown: each command within 10s, counted as ~1s in the ETA (a tenth of \
+             that: no estimate)",
+            "      rm -f bench",
+        ]
+    );
+    assert_eq!(
+        listed[changes + 1..changes + 6],
+        [
+            "    cmdline  quiet nohz_full=2-3 (every boot)",
+            "    cmdline  aba.b=1 (kernel b only)",
+            "    sysctl   kernel.sched_rt_runtime_us = -1",
+            "    tuning   governor = performance",
+            "    tuning   turbo = off (optional)",
+        ]
+    );
+    // The ETA counts setup and teardown at every point: 5 × (12 s + 1 s) on top of the
+    // boots (kexec's 30 s) and the workloads (2 cases × 4 runs × 2 s).
+    assert!(
+        said.contains(
+            "ETA      ~4m 55s (5 boots x ~30s + setup/teardown ~13s per point + workload \
+             estimates)"
+        ),
+        "{said}"
+    );
+
+    let out = aba(tmp.path(), &["check", "recipes/shared.toml", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["format"], 1);
+    assert_eq!(doc["kind"], "check");
+    assert_eq!(doc["eta_s"], 295.0);
+    assert_eq!(doc["steps_estimate_s"], 13.0);
+    let copy = &doc["copies"][0];
+    assert_eq!(copy["to"], "bench.c");
+    assert_eq!(copy["from"], host.to_str().expect("utf-8"));
+    assert_eq!(copy["bytes"], BENCH.len());
+    assert_eq!(copy["sha256"], sha.as_str());
+    assert_eq!(copy["unreadable"], Value::Null);
+    let commands = &doc["commands"];
+    assert_eq!(commands["setup"]["run"][0], "cc -O2 -o bench bench.c");
+    assert_eq!(commands["setup"]["timeout_s"], 120.0);
+    assert_eq!(commands["setup"]["estimate_s"], 12.0);
+    assert_eq!(commands["teardown"]["run"][0], "rm -f bench");
+    assert_eq!(commands["cases_total"], 2);
+    let case = &commands["cases"][1];
+    assert_eq!(case["name"], "pipe[level=1]");
+    assert_eq!(case["run"], "./bench --level 1");
+    assert_eq!(case["env"][0][0], "LEVEL");
+    assert_eq!(case["env"][0][1], "1 deep");
+    assert_eq!(case["cpu"], "2");
+    assert_eq!(
+        (case["warmup"].clone(), case["samples"].clone()),
+        (1.into(), 3.into())
+    );
+    let changes = &doc["changes"];
+    assert_eq!(changes["cmdline"][1], "nohz_full=2-3");
+    assert_eq!(changes["kernel_cmdline"][0]["kernel"], "b");
+    assert_eq!(changes["kernel_cmdline"][0]["cmdline"][0], "aba.b=1");
+    assert_eq!(changes["sysctls"][0]["name"], "kernel.sched_rt_runtime_us");
+    assert_eq!(changes["sysctls"][0]["value"], "-1");
+    assert_eq!(changes["tuning"][1]["knob"], "turbo");
+    assert_eq!(changes["tuning"][1]["value"], "off");
+    assert_eq!(changes["tuning"][1]["required"], false);
+    assert_eq!(doc["needs_yes"], false);
+}
+
+#[test]
+fn a_plan_of_more_than_a_hundred_thousand_runs_warns_and_needs_yes_to_run() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let values: Vec<String> = (0..1000).map(|i| format!("\"{i}\"")).collect();
+    let recipe = format!(
+        "version = 1\nname = \"absurd\"\ndescription = \"d\"\nsequence = [\"a\"]\n\
+         warmup = 0\nsamples = 101\n[kernels.a]\nrelease = \"running\"\n[[workload]]\n\
+         name = \"w\"\nrun = \"echo {{v}}\"\nestimate = \"0s\"\nmatrix = {{ v = [{}] }}\n\
+         metric = {{ number = true, better = \"lower\" }}\n",
+        values.join(", ")
+    );
+    write(tmp.path(), "absurd.toml", &recipe);
+    let out = aba(tmp.path(), &["check", "absurd.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "warning: the plan makes 101000 workload runs, more than 100000: `aba run` starts \
+             it only with --yes"
+        ),
+        "{}",
+        text(&out)
+    );
+    let out = aba(tmp.path(), &["check", "absurd.toml", "--json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["runs"], 101_000);
+    assert_eq!(doc["needs_yes"], true);
+    assert!(doc["eta_s"].as_f64().expect("eta") < 86_400.0, "{doc:#}");
+    let out = aba(tmp.path(), &["run", "absurd.toml", "--results", "results"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the plan makes 101000 workload runs, more than 100000"),
+        "{err}"
+    );
+    assert!(err.contains("pass --yes"), "{err}");
+    assert!(!tmp.path().join("results").exists(), "run started nothing");
+}
