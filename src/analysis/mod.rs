@@ -10,6 +10,7 @@ pub mod calibration;
 pub mod environment;
 pub mod error;
 pub mod expect;
+pub mod limit_edits;
 pub mod model;
 pub mod recovery;
 pub mod select;

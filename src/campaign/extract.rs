@@ -211,6 +211,7 @@ mod tests {
             multiply: 1.0,
             unit: "ns".into(),
             better: BetterSpec::Lower,
+            limits: crate::recipe::scoped_limits::LimitOverrides::default(),
         }
     }
 

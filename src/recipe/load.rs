@@ -32,6 +32,7 @@ use crate::recipe::{
         AnalysisSettings, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, REFERENCE_COPY,
         Recipe, Recovery, Reference, Steps, Tuning, Workload, point_labels,
     },
+    scoped_limits::LimitOverrides,
 };
 
 /// The only recipe format version this build understands.
@@ -284,6 +285,25 @@ impl Checker<'_> {
                 self.error(v.span(), format!("`{key}` must be a finite number ≥ 0"));
                 default
             }
+        }
+    }
+
+    /// A limit a workload or a metric sets; checked like `[analysis]`'s.
+    fn override_pct(&mut self, value: Option<&Spanned<f64>>, key: &str) -> Option<f64> {
+        value.map(|v| self.percent(Some(v), *v.get_ref(), key))
+    }
+
+    /// The `gate_pct`, `max_drift_pct` and `max_cv_pct` a workload or metric table sets.
+    fn overrides(
+        &mut self,
+        gate_pct: Option<&Spanned<f64>>,
+        max_drift_pct: Option<&Spanned<f64>>,
+        max_cv_pct: Option<&Spanned<f64>>,
+    ) -> LimitOverrides {
+        LimitOverrides {
+            gate_pct: self.override_pct(gate_pct, "gate_pct"),
+            max_drift_pct: self.override_pct(max_drift_pct, "max_drift_pct"),
+            max_cv_pct: self.override_pct(max_cv_pct, "max_cv_pct"),
         }
     }
 
@@ -959,6 +979,11 @@ impl Checker<'_> {
             matrix,
             metrics,
             check,
+            limits: self.overrides(
+                spec.gate_pct.as_ref(),
+                spec.max_drift_pct.as_ref(),
+                spec.max_cv_pct.as_ref(),
+            ),
         }
     }
 
@@ -1093,6 +1118,11 @@ impl Checker<'_> {
             multiply,
             unit,
             better: m.better,
+            limits: self.overrides(
+                m.gate_pct.as_ref(),
+                m.max_drift_pct.as_ref(),
+                m.max_cv_pct.as_ref(),
+            ),
         })
     }
 
@@ -1432,6 +1462,36 @@ metric = { number = true, unit = "ns", better = "lower" }
         ));
         assert!(bad.contains("[[expect]] names workload `nope`"), "{bad}");
         assert!(bad.contains("r.toml:16:12"), "{bad}");
+    }
+
+    #[test]
+    fn a_workload_and_its_metrics_may_set_their_own_limits() {
+        let src = MINIMAL.replace(
+            "metric = { number = true, unit = \"ns\", better = \"lower\" }",
+            "max_cv_pct = 4.0\nmax_drift_pct = 3.0\n\
+             metric = { number = true, unit = \"ticks\", better = \"lower\", max_cv_pct = 10.0, gate_pct = 20.0 }",
+        );
+        let r = parse(Path::new("r.toml"), &src).expect("valid");
+        let w = &r.workloads[0];
+        assert_eq!(w.limits.max_cv_pct, Some(4.0));
+        assert_eq!(w.limits.max_drift_pct, Some(3.0));
+        assert_eq!(w.limits.gate_pct, None);
+        let l = crate::recipe::scoped_limits::SeriesLimits::of(&r.analysis, w, &w.metrics[0]);
+        assert_eq!(
+            (l.gate_pct.value, l.max_drift_pct.value, l.max_cv_pct.value),
+            (20.0, 3.0, 10.0)
+        );
+        let text = errors(&src.replace("max_cv_pct = 10.0", "max_cv_pct = -1.0"));
+        assert!(
+            text.contains("`max_cv_pct` must be a finite number ≥ 0"),
+            "{text}"
+        );
+        assert!(text.contains("r.toml:16:"), "{text}");
+        let text = errors(&src.replace("max_drift_pct = 3.0", "max_drift_pct = nan"));
+        assert!(
+            text.contains("r.toml:15:17 (key `workload[1].max_drift_pct`)"),
+            "{text}"
+        );
     }
 
     #[test]

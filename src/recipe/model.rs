@@ -364,6 +364,18 @@ pub struct WorkloadSpec {
     /// Pass/fail conditions on each run.
     #[serde(default)]
     pub check: CheckSpec,
+    /// Overrides `[analysis] gate_pct` for this workload's metrics.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub gate_pct: Option<Spanned<f64>>,
+    /// Overrides `[analysis] max_drift_pct` for this workload's metrics.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max_drift_pct: Option<Spanned<f64>>,
+    /// Overrides `[analysis] max_cv_pct` for this workload's metrics.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max_cv_pct: Option<Spanned<f64>>,
 }
 
 /// What a workload is for.
@@ -462,6 +474,18 @@ pub struct MetricSpec {
     pub unit: Option<Spanned<String>>,
     /// `lower` or `higher` is better.
     pub better: BetterSpec,
+    /// Overrides the workload's (else `[analysis]`'s) `gate_pct` for this metric.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub gate_pct: Option<Spanned<f64>>,
+    /// Overrides the workload's (else `[analysis]`'s) `max_drift_pct` for this metric.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max_drift_pct: Option<Spanned<f64>>,
+    /// Overrides the workload's (else `[analysis]`'s) `max_cv_pct` for this metric.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max_cv_pct: Option<Spanned<f64>>,
 }
 
 /// Which output stream a metric reads.

@@ -13,6 +13,7 @@ use crate::recipe::{
         RemoteFileName, SysctlName, TargetPath, WorkloadName,
     },
     model::{BetterSpec, Role, Stream, TuningKnob},
+    scoped_limits::LimitOverrides,
 };
 
 /// A recipe that passed validation.
@@ -205,6 +206,8 @@ pub struct Workload {
     pub metrics: Vec<Metric>,
     /// Pass/fail conditions.
     pub check: Check,
+    /// Verdict limits set on the workload.
+    pub limits: LimitOverrides,
 }
 
 /// One case of a workload: one combination of matrix values.
@@ -299,6 +302,8 @@ pub struct Metric {
     pub unit: String,
     /// Which direction is better.
     pub better: BetterSpec,
+    /// Verdict limits set on the metric.
+    pub limits: LimitOverrides,
 }
 
 /// Pass/fail conditions on a run.
