@@ -16,6 +16,7 @@ use crate::{
     analysis::{
         audit::{AuditInput, PlannedPoint, audit},
         calibration::{Calibration, CalibrationInput},
+        checks::check_outcomes,
         environment::{DonePoint, EnvironmentCheck},
         error::AnalysisError,
         expect::check,
@@ -451,6 +452,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             .filter(|p| p.done_attempt.is_none())
             .map(|p| p.label.clone())
             .collect(),
+        checks: check_outcomes(recipe, &points),
         points,
         series,
         expects,

@@ -32,6 +32,8 @@ pub struct Analysis {
     pub missing_points: Vec<String>,
     /// One entry per workload case and metric, in recipe order.
     pub series: Vec<Series>,
+    /// What each untimed correctness workload (`role = "check"`) proved on each kernel.
+    pub checks: Vec<crate::analysis::checks::CheckOutcome>,
     /// The recipe's `[[expect]]` entries and whether each was reproduced.
     pub expects: Vec<ExpectCheck>,
     /// What happened during the run, point attempt by point attempt.

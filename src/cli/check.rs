@@ -221,8 +221,15 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
             };
             let _ = writeln!(
                 out,
-                "    {:<40} {} warm-up + {} samples",
-                name, workload.warmup, workload.samples
+                "    {:<40} {} warm-up + {} samples{}",
+                name,
+                workload.warmup,
+                workload.samples,
+                if workload.is_check() {
+                    " (check: pass/fail, untimed)"
+                } else {
+                    ""
+                }
             );
             shown += 1;
         }

@@ -254,6 +254,11 @@ impl Workload {
         Case { name, bindings }
     }
 
+    /// True for an untimed correctness workload (`role = "check"`): no metric, no series.
+    pub fn is_check(&self) -> bool {
+        self.role == Role::Check
+    }
+
     /// The metric names, in order.
     pub fn metric_names(&self) -> impl Iterator<Item = &MetricName> {
         self.metrics.iter().map(|m| &m.name)
@@ -315,6 +320,15 @@ pub struct Check {
     pub must_match: Vec<Regex>,
     /// Regexes that must not match stdout or stderr.
     pub must_not_match: Vec<Regex>,
+    /// Kernels on which the check must fail (check workloads only).
+    pub expect_fail: Vec<KernelLabel>,
+}
+
+impl Check {
+    /// True when the check must fail on `kernel`.
+    pub fn must_fail_on(&self, kernel: &str) -> bool {
+        self.expect_fail.iter().any(|k| k.as_str() == kernel)
+    }
 }
 
 /// `[analysis]` with defaults applied.

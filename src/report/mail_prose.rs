@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use crate::{
     analysis::{
         Analysis, AttemptOutcome, CandidateResult, Series, SeriesCalibration, SeriesResult,
-        VerdictLine, Worst,
+        VerdictLine, Worst, checks::Expected,
     },
     recipe::scoped_limits::ScopedLimit,
     report::{
@@ -693,6 +693,43 @@ pub fn expect(analysis: &Analysis) -> String {
             WIDTH,
             "  ",
         ));
+    }
+    out
+}
+
+/// The untimed correctness workloads, one line per check and kernel: what it had to show
+/// there and at which points it did (a point where it did not is not done; the run audit
+/// says why).
+#[must_use]
+pub fn checks(analysis: &Analysis) -> String {
+    let mut out = String::new();
+    for c in &analysis.checks {
+        for k in &c.kernels {
+            let expected = match k.expected {
+                Expected::Pass => "must pass",
+                Expected::Fail => "must fail (check.expect_fail)",
+            };
+            let mut parts = Vec::new();
+            if !k.held_at.is_empty() {
+                parts.push(format!("as expected at {}", k.held_at.join(", ")));
+            }
+            if !k.unproven_at.is_empty() {
+                parts.push(format!(
+                    "NOT SHOWN at {} (not done; see the run audit)",
+                    k.unproven_at.join(", ")
+                ));
+            }
+            out.push_str(&wrap(
+                &format!(
+                    "{} on {}: {expected}; {}.",
+                    c.workload,
+                    k.kernel,
+                    parts.join(", ")
+                ),
+                WIDTH,
+                "  ",
+            ));
+        }
     }
     out
 }
