@@ -239,10 +239,11 @@ fn rt_sysctl_read_is_the_mail_setup() {
         [
             "sched_rt_period_us",
             "sched_rt_runtime_us",
-            "sched_rr_timeslice_ms"
+            "sched_rr_timeslice_ms",
+            "rt_sysctl_writes"
         ]
     );
-    for w in &r.workloads {
+    for w in r.workloads.iter().filter(|w| !w.is_check()) {
         assert_eq!(w.cpu.as_ref().map(|c| c.as_str()), Some("2"));
         assert_eq!((w.warmup, w.samples), (3, 9));
         assert_eq!(w.metrics[0].divide, 4096.0);
@@ -270,6 +271,34 @@ fn rt_sysctl_read_is_the_mail_setup() {
     let unpinned = line.replace(r#""pinned":true"#, r#""pinned":false"#);
     let err = read(&r, "sched_rt_period_us", &unpinned).expect_err("an unpinned run fails");
     assert!(err.contains("must_match"), "{err}");
+
+    // The write checks: untimed, once per boot, must pass on both kernels.
+    let writes = &r.workloads[3];
+    assert_eq!(
+        (writes.role, writes.warmup, writes.samples),
+        (Role::Check, 0, 1)
+    );
+    assert!(writes.metrics.is_empty() && writes.check.expect_fail.is_empty());
+    for kernel in ["original", "patched"] {
+        assert_eq!(
+            read_on(
+                &r,
+                "rt_sysctl_writes",
+                kernel,
+                "ok   invalid text\nRESULT: PASS\n"
+            ),
+            Ok(Vec::new())
+        );
+        assert!(
+            read_on(
+                &r,
+                "rt_sysctl_writes",
+                kernel,
+                "FAIL invalid text\nRESULT: FAIL\n"
+            )
+            .is_err()
+        );
+    }
 }
 
 #[test]
@@ -284,10 +313,11 @@ fn setparam_slice_compares_default_with_a_custom_slice_control() {
         roles,
         [
             ("default_slice", Role::Measured),
-            ("custom_slice", Role::Control)
+            ("custom_slice", Role::Control),
+            ("mode_switch", Role::Check)
         ]
     );
-    for w in &r.workloads {
+    for w in r.workloads.iter().filter(|w| !w.is_check()) {
         assert_eq!(w.samples, 15);
         assert_eq!(w.cpu.as_ref().map(|c| c.as_str()), Some("2"));
         assert_eq!(w.metrics[0].unit, "ns/call");
@@ -305,6 +335,25 @@ fn setparam_slice_compares_default_with_a_custom_slice_control() {
     assert!(
         read(&r, "custom_slice", &lost).is_err(),
         "a lost custom slice fails the run"
+    );
+
+    // The mode switch must fail on unmodified v7.2 and pass on the revision; a pass on
+    // unmodified and a crash anywhere fail the run.
+    let custom = "default_slice_ns: 2800000\nslice_ns: 2800000\nmode: custom\n";
+    let default = "default_slice_ns: 2800000\nslice_ns: 5600000\nmode: default\n";
+    assert_eq!(
+        read_on(&r, "mode_switch", "revision", custom),
+        Ok(Vec::new())
+    );
+    assert!(read_on(&r, "mode_switch", "revision", default).is_err());
+    assert_eq!(
+        read_on(&r, "mode_switch", "unmodified", default),
+        Ok(Vec::new())
+    );
+    let err = read_on(&r, "mode_switch", "unmodified", custom).expect_err("must fail there");
+    assert!(
+        err.contains("the check passed on kernel `unmodified`, where it must fail"),
+        "{err}"
     );
 }
 
