@@ -837,6 +837,16 @@ fn a_check_that_must_fail_passes_the_run_when_it_fails_and_fails_it_when_it_pass
         report.contains("mode_switch on this: must fail (check.expect_fail); as expected at this."),
         "{report}"
     );
+    let out = aba(
+        dir.parent().expect("results"),
+        &["report", dir.to_str().expect("utf-8"), "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let this = &doc["checks"][0]["kernels"][0];
+    assert_eq!(doc["checks"][0]["workload"], "mode_switch");
+    assert_eq!(this["expected"], "fail");
+    assert_eq!(this["held_at"], serde_json::json!(["this"]));
     // Passes where it must fail: the run fails, named like any check failure.
     let (stderr, dir, _tmp) = run_to_failure(&check_recipe("echo RESULT: PASS"));
     assert!(
