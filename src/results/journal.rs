@@ -918,6 +918,38 @@ mod tests {
     }
 
     #[test]
+    fn limits_of_older_aba_read_without_scoped_ones_and_scoped_ones_round_trip() {
+        let old: super::Limits = serde_json::from_str(
+            r#"{"gate_pct":5.0,"drift_margin":2.0,"max_drift_pct":1.0,"max_cv_pct":2.0}"#,
+        )
+        .expect("an older header's limits");
+        assert!(old.scoped.is_empty());
+        assert_eq!(old.series("w", "m").max_cv_pct.value, 2.0);
+        // None set: the record is what older aba wrote.
+        assert!(
+            !serde_json::to_string(&old)
+                .expect("json")
+                .contains("scoped")
+        );
+        let mut new = old.clone();
+        new.scoped.push(super::ScopedLimits {
+            workload: "w".into(),
+            metric: Some("m".into()),
+            gate_pct: None,
+            max_drift_pct: None,
+            max_cv_pct: Some(10.0),
+        });
+        let text = serde_json::to_string(&new).expect("json");
+        assert!(
+            text.ends_with(r#""scoped":[{"workload":"w","metric":"m","max_cv_pct":10.0}]}"#),
+            "{text}"
+        );
+        let back: super::Limits = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, new);
+        assert_eq!(back.series("w", "m").max_cv_pct.value, 10.0);
+        assert_eq!(back.series("w", "other").max_cv_pct.value, 2.0);
+    }
+    #[test]
     fn a_partial_last_line_is_skipped_then_cut_before_appending() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("journal.jsonl");
