@@ -114,6 +114,7 @@ pub fn generate(dir: &Path, points: usize, samples: u32) -> std::io::Result<u64>
                 drift_margin: 2.0,
                 max_drift_pct: 5.0,
                 max_cv_pct: 10.0,
+                scoped: Vec::new(),
             }),
             target: "synthetic".into(),
             points: labels.clone(),

@@ -16,12 +16,14 @@ use crate::{
     analysis::{
         audit::{AuditInput, PlannedPoint, audit},
         calibration::{Calibration, CalibrationInput},
+        checks::check_outcomes,
         environment::{DonePoint, EnvironmentCheck},
         error::AnalysisError,
         expect::check,
+        limit_edits::limit_edits,
         model::{
-            Analysis, Campaign, KernelInfo, LimitEdit, PointInfo, Preregistration, Series,
-            SeriesCalibration, SeriesPoint,
+            Analysis, Campaign, KernelInfo, PointInfo, Preregistration, Series, SeriesCalibration,
+            SeriesPoint,
         },
         select::ValidRows,
         series::{SeriesContext, analyze_series},
@@ -32,6 +34,7 @@ use crate::{
         Recipe,
         model::BetterSpec,
         resolved::{AnalysisSettings, point_labels},
+        scoped_limits::SeriesLimits,
     },
     results::{
         journal::{Event, Facts, Journal, Limits},
@@ -349,6 +352,13 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                     BetterSpec::Lower => Better::Lower,
                     BetterSpec::Higher => Better::Higher,
                 };
+                let limits = SeriesLimits::of(&recipe.analysis, workload, metric);
+                let series_params = VerdictParams {
+                    gate_pct: limits.gate_pct.value,
+                    max_drift_pct: limits.max_drift_pct.value,
+                    max_cv_pct: limits.max_cv_pct.value,
+                    ..params.clone()
+                };
                 let calibrated = calibration.series(recipe, workload, &case, metric);
                 let (prior_all, prior_drop_first) = match &calibrated {
                     Some(SeriesCalibration::Used { all, drop_first }) => {
@@ -364,7 +374,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                         environment: &environment,
                         baseline: &baseline,
                         candidates: &candidates,
-                        params: &params,
+                        params: &series_params,
                         better,
                         aux: workload.aux,
                         recoveries: &recipe.analysis.recovery,
@@ -387,6 +397,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                     drop_first: analyses.drop_first,
                     drop_first_unavailable: analyses.drop_first_unavailable,
                     calibration: calibrated,
+                    limits,
                 });
             }
         }
@@ -441,6 +452,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             .filter(|p| p.done_attempt.is_none())
             .map(|p| p.label.clone())
             .collect(),
+        checks: check_outcomes(recipe, &points),
         points,
         series,
         expects,
@@ -476,19 +488,10 @@ fn preregistration(inputs: &Inputs<'_>, header: &Header) -> Result<Preregistrati
     if result.unchanged {
         return Ok(result);
     }
-    let now = Limits::from(&recipe.analysis);
+    let now = Limits::of(recipe);
     let what = match &header.limits {
         Some(then) => {
-            result.edited = [
-                ("gate_pct", then.gate_pct, now.gate_pct),
-                ("drift_margin", then.drift_margin, now.drift_margin),
-                ("max_drift_pct", then.max_drift_pct, now.max_drift_pct),
-                ("max_cv_pct", then.max_cv_pct, now.max_cv_pct),
-            ]
-            .into_iter()
-            .filter(|(_, then, now)| then != now)
-            .map(|(name, then, now)| LimitEdit { name, then, now })
-            .collect();
+            result.edited = limit_edits(then, &now);
             if result.edited.is_empty() {
                 return Ok(result);
             }
@@ -635,12 +638,7 @@ tolerance = 0.5
 
     fn journal(points: &[&str], done: &[(&str, u32)]) -> Journal {
         let recipe = parse(Path::new("recipe.toml"), RECIPE).expect("valid");
-        journal_of(
-            points,
-            done,
-            &recipe.sha256,
-            Some((&recipe.analysis).into()),
-        )
+        journal_of(points, done, &recipe.sha256, Some(Limits::of(&recipe)))
     }
 
     fn journal_of(
@@ -768,7 +766,7 @@ tolerance = 0.5
     #[test]
     fn limits_edited_after_the_run_are_refused_unless_accepted() {
         let ran = parse(Path::new("recipe.toml"), RECIPE).expect("valid");
-        let limits = Limits::from(&ran.analysis);
+        let limits = Limits::of(&ran);
         let edited = parse(
             Path::new("recipe.toml"),
             &format!("{RECIPE}[analysis]\nmax_drift_pct = 2.0\ngate_pct = 3.0\n"),
@@ -806,7 +804,7 @@ tolerance = 0.5
             .preregistration
             .edited
             .iter()
-            .map(|e| e.name)
+            .map(|e| e.name.as_str())
             .collect();
         assert_eq!(names, ["gate_pct", "max_drift_pct"]);
         assert_eq!(accepted.params.max_drift_pct, 2.0);

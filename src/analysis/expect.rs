@@ -96,6 +96,13 @@ mod tests {
             drop_first: analyses.drop_first,
             drop_first_unavailable: analyses.drop_first_unavailable,
             calibration: None,
+            limits: crate::recipe::scoped_limits::SeriesLimits::resolve(
+                params.gate_pct,
+                params.max_drift_pct,
+                params.max_cv_pct,
+                &Default::default(),
+                &Default::default(),
+            ),
         }
     }
 

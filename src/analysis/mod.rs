@@ -7,9 +7,11 @@
 pub mod analyze;
 pub mod audit;
 pub mod calibration;
+pub mod checks;
 pub mod environment;
 pub mod error;
 pub mod expect;
+pub mod limit_edits;
 pub mod model;
 pub mod recovery;
 pub mod select;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::{
-    recipe::model::Role,
+    recipe::{model::Role, scoped_limits::SeriesLimits},
     stats::{
         Better, Comparison, Confidence, KernelSummary, Limit, RatioInterval, Spread, SpreadMeasure,
         Summary, Verdict, VerdictLabel, VerdictParams,
@@ -32,6 +32,8 @@ pub struct Analysis {
     pub missing_points: Vec<String>,
     /// One entry per workload case and metric, in recipe order.
     pub series: Vec<Series>,
+    /// What each untimed correctness workload (`role = "check"`) proved on each kernel.
+    pub checks: Vec<crate::analysis::checks::CheckOutcome>,
     /// The recipe's `[[expect]]` entries and whether each was reproduced.
     pub expects: Vec<ExpectCheck>,
     /// What happened during the run, point attempt by point attempt.
@@ -114,8 +116,9 @@ pub struct Preregistration {
 /// One limit edited after the run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LimitEdit {
-    /// `max_drift_pct`, …
-    pub name: &'static str,
+    /// `max_drift_pct`, …, or `max_cv_pct of workload/metric` for a limit a workload or
+    /// metric sets.
+    pub name: String,
     /// What the campaign ran with.
     pub then: f64,
     /// What the recipe copy says now (the analysis uses it).
@@ -265,6 +268,8 @@ pub struct Series {
     pub drop_first_unavailable: Option<String>,
     /// How it used the campaign's noise profile; `None` when the campaign has none.
     pub calibration: Option<SeriesCalibration>,
+    /// The verdict limits that judged it, and which table set each.
+    pub limits: SeriesLimits,
 }
 
 /// One point of one series.

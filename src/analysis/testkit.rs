@@ -23,7 +23,7 @@ pub fn campaign(recipe: &str, values: &[(&str, &str, &[f64])]) -> Analysis {
         aba: "0.0.0".into(),
         name: recipe.name.to_string(),
         recipe_sha256: recipe.sha256.clone(),
-        limits: Some((&recipe.analysis).into()),
+        limits: Some(crate::results::journal::Limits::of(&recipe)),
         target: "lab".into(),
         points: labels.clone(),
         time: "t".into(),

@@ -3,9 +3,10 @@
 //!
 //! Only what no finished point used may change: the definition of a kernel none of whose
 //! points is done (release, image, initrd, its command line), or anything at all while no
-//! point is done. The analysis (`[analysis]`, `[[expect]]`) and the sequence never change: a
-//! limit moved after the data came in is not a preregistered limit. Every amendment is
-//! journaled with what changed, and the reports show it at the top.
+//! point is done. The analysis (`[analysis]`, the limits workloads and metrics set,
+//! `[[expect]]`) and the sequence never change: a limit moved after the data came in is not a
+//! preregistered limit. Every amendment is journaled with what changed, and the reports show
+//! it at the top.
 
 use std::collections::BTreeSet;
 
@@ -68,6 +69,14 @@ pub fn amendment(
     if format!("{:?}", old.analysis) != format!("{:?}", new.analysis) {
         return Err(AmendError::Analysis {
             what: "[analysis]".to_owned(),
+        });
+    }
+    // The limits workloads and metrics set are preregistered like `[analysis]`'s.
+    if crate::results::journal::Limits::of(old).scoped
+        != crate::results::journal::Limits::of(new).scoped
+    {
+        return Err(AmendError::Analysis {
+            what: "a workload's or metric's verdict limits".to_owned(),
         });
     }
     let expected = |r: &Recipe| {
@@ -282,6 +291,11 @@ max_drift_pct = 1.0
         assert!(matches!(
             amendment(&old, &limits, &done(&[])),
             Err(AmendError::Analysis { .. })
+        ));
+        let scoped = recipe(&RECIPE.replace("run = \"x\"", "run = \"x\"\nmax_cv_pct = 9.0"));
+        assert!(matches!(
+            amendment(&old, &scoped, &done(&[])),
+            Err(AmendError::Analysis { what }) if what.contains("verdict limits")
         ));
         let order =
             recipe(&RECIPE.replace("[\"a\", \"b\", \"a\"]", "[\"a\", \"b\", \"a\", \"b\"]"));

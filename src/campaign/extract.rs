@@ -40,6 +40,13 @@ pub enum RunFailure {
         /// Why.
         reason: String,
     },
+    /// The check passed on a kernel where the recipe says it must fail
+    /// (`check.expect_fail`): that kernel already has what the change adds, or the check
+    /// does not test it.
+    UnexpectedPass {
+        /// The kernel's label.
+        kernel: String,
+    },
     /// Any of the above, with a remark that explains it (the output was cut).
     Noted {
         /// The failure.
@@ -78,17 +85,60 @@ impl std::fmt::Display for RunFailure {
             RunFailure::Unparsable { metric, reason } => {
                 write!(f, "cannot read metric `{metric}`: {reason}")
             }
+            RunFailure::UnexpectedPass { kernel } => write!(
+                f,
+                "the check passed on kernel `{kernel}`, where it must fail (check.expect_fail): \
+                 the kernel already has what the change adds, or the check does not test it"
+            ),
             RunFailure::Noted { failure, note } => write!(f, "{failure}; {note}"),
         }
     }
 }
 
-/// Judges a finished run and extracts every metric, in the recipe's order.
+/// Judges a finished run on `kernel` and extracts every metric, in the recipe's order.
+///
+/// Where the check must fail on `kernel` (`check.expect_fail`, check workloads only, which
+/// have no metric), a run that fails a `must_match` or `must_not_match` is the expected
+/// outcome and a run that passes them fails. The exit status must still be `exit`: a run
+/// that crashed, timed out or could not set up proved nothing about the kernel, and counting
+/// it as the expected failure would let a broken check pass.
 pub fn evaluate(
     output: &CommandOutput,
     check: &Check,
     metrics: &[Metric],
+    kernel: &str,
 ) -> Result<Vec<f64>, RunFailure> {
+    let verdict = check_output(output, check);
+    if check.must_fail_on(kernel) {
+        return match verdict {
+            Ok(()) => Err(RunFailure::UnexpectedPass {
+                kernel: kernel.to_owned(),
+            }),
+            Err(RunFailure::MissingMatch(_) | RunFailure::ForbiddenMatch { .. }) => Ok(Vec::new()),
+            Err(other) => Err(other),
+        };
+    }
+    verdict?;
+    let stdout = output.stdout_text();
+    let stderr = output.stderr_text();
+    metrics
+        .iter()
+        .map(|m| {
+            let text = match m.stream {
+                Stream::Stdout => &stdout,
+                Stream::Stderr => &stderr,
+            };
+            extract(m, text).map_err(|reason| RunFailure::Unparsable {
+                metric: m.name.to_string(),
+                reason,
+            })
+        })
+        .collect()
+}
+
+/// The run against `[workload.check]`: exit status, then `must_match`, then
+/// `must_not_match`.
+fn check_output(output: &CommandOutput, check: &Check) -> Result<(), RunFailure> {
     if output.outcome != ExitOutcome::Exited(check.exit) {
         return Err(RunFailure::Exit {
             outcome: output.outcome.clone(),
@@ -116,19 +166,7 @@ pub fn evaluate(
             }
         }
     }
-    metrics
-        .iter()
-        .map(|m| {
-            let text = match m.stream {
-                Stream::Stdout => &stdout,
-                Stream::Stderr => &stderr,
-            };
-            extract(m, text).map_err(|reason| RunFailure::Unparsable {
-                metric: m.name.to_string(),
-                reason,
-            })
-        })
-        .collect()
+    Ok(())
 }
 
 /// Extracts one metric from one stream's text.
@@ -211,6 +249,7 @@ mod tests {
             multiply: 1.0,
             unit: "ns".into(),
             better: BetterSpec::Lower,
+            limits: crate::recipe::scoped_limits::LimitOverrides::default(),
         }
     }
 
@@ -275,21 +314,62 @@ mod tests {
             exit: 0,
             must_match: vec![Regex::new("RESULT: PASS").expect("re")],
             must_not_match: vec![Regex::new("WARNING").expect("re")],
+            expect_fail: Vec::new(),
         };
         assert_eq!(
-            evaluate(&output(1, "1"), &check, &m),
+            evaluate(&output(1, "1"), &check, &m, "a"),
             Err(RunFailure::Exit {
                 outcome: ExitOutcome::Exited(1),
                 expected: 0
             })
         );
         assert!(matches!(
-            evaluate(&output(0, "1"), &check, &m),
+            evaluate(&output(0, "1"), &check, &m, "a"),
             Err(RunFailure::MissingMatch(_))
         ));
-        let bad = evaluate(&output(0, "RESULT: PASS\nWARNING: x\n"), &check, &m);
+        let bad = evaluate(&output(0, "RESULT: PASS\nWARNING: x\n"), &check, &m, "a");
         assert!(
             matches!(bad, Err(RunFailure::ForbiddenMatch { ref line, .. }) if line == "WARNING: x")
         );
+    }
+
+    #[test]
+    fn a_check_that_must_fail_on_a_kernel_fails_when_it_passes_there() {
+        let check = Check {
+            exit: 0,
+            must_match: vec![Regex::new("RESULT: PASS").expect("re")],
+            must_not_match: Vec::new(),
+            expect_fail: vec![crate::recipe::ident::KernelLabel::new("a").expect("valid")],
+        };
+        // On `a` a failed check is the expected outcome, a pass is a failure of the run.
+        assert_eq!(
+            evaluate(&output(0, "RESULT: FAIL"), &check, &[], "a"),
+            Ok(Vec::new())
+        );
+        // A run that did not exit as `exit` says never proves the failure.
+        assert!(matches!(
+            evaluate(&output(1, "RESULT: FAIL"), &check, &[], "a"),
+            Err(RunFailure::Exit { .. })
+        ));
+        let pass = evaluate(&output(0, "RESULT: PASS"), &check, &[], "a");
+        assert_eq!(pass, Err(RunFailure::UnexpectedPass { kernel: "a".into() }));
+        assert!(
+            pass.expect_err("fails")
+                .to_string()
+                .contains("the check passed on kernel `a`, where it must fail"),
+        );
+        // A timeout proves nothing about the kernel.
+        let mut hung = output(0, "");
+        hung.outcome = ExitOutcome::TimedOut;
+        assert!(matches!(
+            evaluate(&hung, &check, &[], "a"),
+            Err(RunFailure::Exit { .. })
+        ));
+        // On `b` it must pass as usual.
+        assert_eq!(
+            evaluate(&output(0, "RESULT: PASS"), &check, &[], "b"),
+            Ok(Vec::new())
+        );
+        assert!(evaluate(&output(1, "RESULT: FAIL"), &check, &[], "b").is_err());
     }
 }

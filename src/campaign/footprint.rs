@@ -87,6 +87,8 @@ pub struct CaseCommand {
     pub warmup: u32,
     /// Measured runs per point.
     pub samples: u32,
+    /// An untimed correctness check (`role = "check"`): pass/fail, no samples analysed.
+    pub check: bool,
 }
 
 impl CaseCommand {
@@ -209,6 +211,7 @@ fn first_cases(recipe: &Recipe, max: usize) -> Vec<CaseCommand> {
                 cpu: workload.cpu.as_ref().map(ToString::to_string),
                 warmup: workload.warmup,
                 samples: workload.samples,
+                check: workload.is_check(),
             });
         }
     }

@@ -218,11 +218,16 @@ fn commands(f: &Footprint) -> String {
     for case in &f.cases {
         let _ = writeln!(
             out,
-            "      {:<width$}  {}+{}  {}",
+            "      {:<width$}  {}+{}  {}{}",
             one_line(&case.name),
             case.warmup,
             case.samples,
-            one_line(&case.command_line())
+            one_line(&case.command_line()),
+            if case.check {
+                "  (check: pass/fail, untimed)"
+            } else {
+                ""
+            }
         );
     }
     let listed = f.cases.len() as u64;

@@ -131,6 +131,8 @@ pub struct CaseJson<'a> {
     pub warmup: u32,
     /// Measured runs per point.
     pub samples: u32,
+    /// An untimed correctness check (`role = "check"`): pass/fail, never analysed.
+    pub check: bool,
 }
 
 /// What the recipe changes on the target, every value read back.
@@ -329,6 +331,7 @@ impl<'a> CommandsJson<'a> {
                     cpu: c.cpu.as_deref(),
                     warmup: c.warmup,
                     samples: c.samples,
+                    check: c.check,
                 })
                 .collect(),
             cases_total: f.cases_total,

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::{
+    analysis::checks::CheckOutcome,
     analysis::{
         Analysis,
         model::{
@@ -14,6 +15,7 @@ use crate::{
     },
     json::{FORMAT, Kind},
     recipe::model::Role,
+    recipe::scoped_limits::SeriesLimits,
     reproduction::Reproduction,
     stats::{Better, Summary, VerdictParams},
 };
@@ -39,6 +41,8 @@ pub struct ReportDoc<'a> {
     pub series: Vec<SeriesJson<'a>>,
     /// The recipe's `[[expect]]` entries, checked.
     pub expects: &'a [ExpectCheck],
+    /// What each correctness workload (`role = "check"`) proved on each kernel.
+    pub checks: &'a [CheckOutcome],
     /// The noise profile the campaign used, or why none.
     pub profile: &'a ProfileUse,
     /// The comparison with the recipe's `[expect] reference` (what `aba compare --json`
@@ -75,6 +79,8 @@ pub struct SeriesJson<'a> {
     pub drop_first: Option<&'a SeriesResult>,
     /// Why there is no drop-first analysis.
     pub drop_first_unavailable: Option<&'a str>,
+    /// The verdict limits that judged the series, each with the table that set it.
+    pub limits: &'a SeriesLimits,
 }
 
 /// One point of one series.
@@ -106,6 +112,7 @@ impl<'a> ReportDoc<'a> {
             summary: &analysis.summary,
             series: analysis.series.iter().map(SeriesJson::new).collect(),
             expects: &analysis.expects,
+            checks: &analysis.checks,
             profile: &analysis.profile,
             reproduction,
         }
@@ -128,6 +135,7 @@ impl<'a> SeriesJson<'a> {
             all: s.all.as_ref(),
             drop_first: s.drop_first.as_ref(),
             drop_first_unavailable: s.drop_first_unavailable.as_deref(),
+            limits: &s.limits,
         }
     }
 }

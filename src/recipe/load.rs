@@ -25,13 +25,14 @@ use crate::recipe::{
     ident::{KernelLabel, TargetPath, check_cmdline_param, check_matrix_value},
     limits,
     model::{
-        CheckSpec, ExpectSection, MetricSpec, RecipeFile, SysctlValue, TuningKnob, TuningSpec,
+        ExpectSection, MetricSpec, RecipeFile, Role, SysctlValue, TuningKnob, TuningSpec,
         WorkloadSpec,
     },
     resolved::{
         AnalysisSettings, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, REFERENCE_COPY,
         Recipe, Recovery, Reference, Steps, Tuning, Workload, point_labels,
     },
+    scoped_limits::LimitOverrides,
 };
 
 /// The only recipe format version this build understands.
@@ -284,6 +285,25 @@ impl Checker<'_> {
                 self.error(v.span(), format!("`{key}` must be a finite number ≥ 0"));
                 default
             }
+        }
+    }
+
+    /// A limit a workload or a metric sets; checked like `[analysis]`'s.
+    fn override_pct(&mut self, value: Option<&Spanned<f64>>, key: &str) -> Option<f64> {
+        value.map(|v| self.percent(Some(v), *v.get_ref(), key))
+    }
+
+    /// The `gate_pct`, `max_drift_pct` and `max_cv_pct` a workload or metric table sets.
+    fn overrides(
+        &mut self,
+        gate_pct: Option<&Spanned<f64>>,
+        max_drift_pct: Option<&Spanned<f64>>,
+        max_cv_pct: Option<&Spanned<f64>>,
+    ) -> LimitOverrides {
+        LimitOverrides {
+            gate_pct: self.override_pct(gate_pct, "gate_pct"),
+            max_drift_pct: self.override_pct(max_drift_pct, "max_drift_pct"),
+            max_cv_pct: self.override_pct(max_cv_pct, "max_cv_pct"),
         }
     }
 
@@ -929,16 +949,31 @@ impl Checker<'_> {
             }
         }
 
-        let metrics = self.metrics(spec);
-        let check = self.check(&spec.check);
-        let samples = spec
-            .samples
-            .or(file.samples)
-            .map_or(DEFAULT_SAMPLES, |c| c.get());
-        let warmup = spec
-            .warmup
-            .or(file.warmup)
-            .map_or(DEFAULT_WARMUP, |c| c.get());
+        let is_check = spec.role == Role::Check;
+        let metrics = if is_check {
+            self.no_metric_for_a_check(spec);
+            Vec::new()
+        } else {
+            self.metrics(spec)
+        };
+        let check = self.check(file, spec);
+        // A check proves a fact of the kernel once per boot unless its own table asks for
+        // more; the top-level counts are sized for timings.
+        let (samples, warmup) = if is_check {
+            (
+                spec.samples.map_or(1, |c| c.get()),
+                spec.warmup.map_or(0, |c| c.get()),
+            )
+        } else {
+            (
+                spec.samples
+                    .or(file.samples)
+                    .map_or(DEFAULT_SAMPLES, |c| c.get()),
+                spec.warmup
+                    .or(file.warmup)
+                    .map_or(DEFAULT_WARMUP, |c| c.get()),
+            )
+        };
         Workload {
             name: spec.name.get_ref().clone(),
             run: spec.run.get_ref().clone(),
@@ -953,19 +988,38 @@ impl Checker<'_> {
             max_output: spec.max_output.map_or(DEFAULT_MAX_OUTPUT, |s| s.0),
             warmup,
             samples,
-            retries: spec.retries.map_or(1, |c| c.get()),
+            // A check that flips is a finding about the kernel, not noise to retry away.
+            retries: spec.retries.map_or(u32::from(!is_check), |c| c.get()),
             role: spec.role,
             aux: spec.aux,
             matrix,
             metrics,
             check,
+            limits: self.overrides(
+                spec.gate_pct.as_ref(),
+                spec.max_drift_pct.as_ref(),
+                spec.max_cv_pct.as_ref(),
+            ),
         }
     }
 
     fn metrics(&mut self, spec: &WorkloadSpec) -> Vec<Metric> {
         let list = &spec.metric.get_ref().0;
         if list.is_empty() {
-            self.error(spec.metric.span(), "the workload declares no metric");
+            let span = if spec.metric.span().is_empty() {
+                spec.name.span()
+            } else {
+                spec.metric.span()
+            };
+            self.error(
+                span,
+                format!("workload `{}` declares no metric", spec.name.get_ref()),
+            )
+            .help
+            .push(
+                "add a `[[workload.metric]]`, or make it an untimed correctness check with `role = \"check\"`"
+                    .to_owned(),
+            );
         }
         if list.len() > limits::METRICS {
             self.error(
@@ -1093,11 +1147,89 @@ impl Checker<'_> {
             multiply,
             unit,
             better: m.better,
+            limits: self.overrides(
+                m.gate_pct.as_ref(),
+                m.max_drift_pct.as_ref(),
+                m.max_cv_pct.as_ref(),
+            ),
         })
     }
 
-    fn check(&mut self, spec: &CheckSpec) -> Check {
+    /// A check workload is judged by its `[workload.check]` alone.
+    fn no_metric_for_a_check(&mut self, spec: &WorkloadSpec) {
+        if !spec.metric.get_ref().0.is_empty() {
+            self.error(
+                spec.metric.span(),
+                format!(
+                    "workload `{}` is a check (`role = \"check\"`) and declares a metric",
+                    spec.name.get_ref()
+                ),
+            )
+            .help
+            .push(
+                "a check is pass/fail only; measure the number in a workload of its own".to_owned(),
+            );
+        }
+        if spec.aux {
+            self.error(
+                spec.name.span(),
+                format!(
+                    "workload `{}` is a check (`role = \"check\"`) and `aux`; a check has no verdict to keep out of the summary",
+                    spec.name.get_ref()
+                ),
+            );
+        }
+    }
+
+    /// `expect_fail`: kernels of `[kernels]`, on a check workload only.
+    fn expect_fail(&mut self, file: &RecipeFile, spec: &WorkloadSpec) -> Vec<KernelLabel> {
+        let labels = self.labels(&spec.check.expect_fail);
+        if spec.role != Role::Check
+            && let Some(first) = spec.check.expect_fail.first()
+        {
+            self.error(
+                first.span(),
+                format!(
+                    "workload `{}` expects its check to fail, but only a check (`role = \"check\"`) may: a failed run of a timed workload has no value to analyse",
+                    spec.name.get_ref()
+                ),
+            );
+        }
+        if let Some(first) = spec.check.expect_fail.first()
+            && spec.check.must_match.is_empty()
+            && spec.check.must_not_match.is_empty()
+        {
+            self.error(
+                first.span(),
+                format!(
+                    "workload `{}` expects its check to fail but has no `must_match` or `must_not_match` to fail",
+                    spec.name.get_ref()
+                ),
+            )
+            .help
+            .push("the exit status must be `exit` on every kernel (a crash proves nothing); say with a regex what the failing kernel prints, e.g. `must_match = ['mode: custom']`".to_owned());
+        }
+        let known: Vec<&KernelLabel> = file
+            .kernels
+            .get_ref()
+            .keys()
+            .map(Spanned::get_ref)
+            .collect();
+        let mut out = Vec::new();
+        for label in labels {
+            if known.contains(&label.get_ref()) {
+                out.push(label.into_inner());
+            } else {
+                self.unknown_kernel(&label, &known, "`check.expect_fail`");
+            }
+        }
+        out
+    }
+
+    fn check(&mut self, file: &RecipeFile, workload: &WorkloadSpec) -> Check {
+        let spec = &workload.check;
         Check {
+            expect_fail: self.expect_fail(file, workload),
             exit: spec.exit.unwrap_or(0),
             must_match: spec
                 .must_match
@@ -1263,6 +1395,13 @@ impl Checker<'_> {
                     continue;
                 }
             };
+            if workload.is_check() {
+                self.error(
+                    spec.workload.span(),
+                    format!("workload `{}` is a check (`role = \"check\"`): it has no metric whose change could be expected", workload.name),
+                );
+                continue;
+            }
             let metric = match &spec.metric {
                 Some(m) if workload.metric_names().any(|n| n == m.get_ref()) => m.get_ref().clone(),
                 Some(m) => {
@@ -1432,6 +1571,91 @@ metric = { number = true, unit = "ns", better = "lower" }
         ));
         assert!(bad.contains("[[expect]] names workload `nope`"), "{bad}");
         assert!(bad.contains("r.toml:16:12"), "{bad}");
+    }
+
+    #[test]
+    fn a_workload_and_its_metrics_may_set_their_own_limits() {
+        let src = MINIMAL.replace(
+            "metric = { number = true, unit = \"ns\", better = \"lower\" }",
+            "max_cv_pct = 4.0\nmax_drift_pct = 3.0\n\
+             metric = { number = true, unit = \"ticks\", better = \"lower\", max_cv_pct = 10.0, gate_pct = 20.0 }",
+        );
+        let r = parse(Path::new("r.toml"), &src).expect("valid");
+        let w = &r.workloads[0];
+        assert_eq!(w.limits.max_cv_pct, Some(4.0));
+        assert_eq!(w.limits.max_drift_pct, Some(3.0));
+        assert_eq!(w.limits.gate_pct, None);
+        let l = crate::recipe::scoped_limits::SeriesLimits::of(&r.analysis, w, &w.metrics[0]);
+        assert_eq!(
+            (l.gate_pct.value, l.max_drift_pct.value, l.max_cv_pct.value),
+            (20.0, 3.0, 10.0)
+        );
+        let text = errors(&src.replace("max_cv_pct = 10.0", "max_cv_pct = -1.0"));
+        assert!(
+            text.contains("`max_cv_pct` must be a finite number ≥ 0"),
+            "{text}"
+        );
+        assert!(text.contains("r.toml:16:"), "{text}");
+        let text = errors(&src.replace("max_drift_pct = 3.0", "max_drift_pct = nan"));
+        assert!(
+            text.contains("r.toml:15:17 (key `workload[1].max_drift_pct`)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_check_workload_has_no_metric_and_may_expect_to_fail_on_a_kernel() {
+        let check = "[[workload]]\nname = \"mode\"\nrole = \"check\"\nrun = \"./mode\"\n\
+                     [workload.check]\nmust_match = [\"mode: custom\"]\nexpect_fail = [\"a\"]\n";
+        let r = parse(Path::new("r.toml"), &format!("{MINIMAL}{check}")).expect("valid");
+        let w = &r.workloads[1];
+        assert!(w.is_check() && w.metrics.is_empty());
+        assert_eq!((w.samples, w.warmup, w.retries), (1, 0, 0));
+        assert!(w.check.must_fail_on("a") && !w.check.must_fail_on("b"));
+        let text = errors(&format!("{MINIMAL}{}", check.replace("[\"a\"]", "[\"c\"]")));
+        assert!(
+            text.contains("`check.expect_fail` names kernel `c`, which is not in [kernels]"),
+            "{text}"
+        );
+        assert!(text.contains("r.toml:21:16"), "{text}");
+        let text = errors(&format!(
+            "{MINIMAL}{}",
+            check.replace("must_match = [\"mode: custom\"]\n", "")
+        ));
+        assert!(
+            text.contains("has no `must_match` or `must_not_match` to fail"),
+            "{text}"
+        );
+        // A timed workload cannot expect to fail: its failed runs have no value.
+        let text = errors(&format!(
+            "{MINIMAL}[workload.check]\nexpect_fail = [\"a\"]\n"
+        ));
+        assert!(
+            text.contains("only a check (`role = \"check\"`) may"),
+            "{text}"
+        );
+        // A check declares no metric; a timed workload declares one.
+        let text = errors(&format!(
+            "{MINIMAL}{}",
+            check.replace(
+                "run = ",
+                "metric = { number = true, better = \"lower\" }\nrun = "
+            )
+        ));
+        assert!(
+            text.contains("is a check (`role = \"check\"`) and declares a metric"),
+            "{text}"
+        );
+        let text = errors(&format!(
+            "{MINIMAL}{}",
+            check.replace("role = \"check\"\n", "")
+        ));
+        assert!(
+            text.contains("workload `mode` declares no metric"),
+            "{text}"
+        );
+        assert!(text.contains("role = \"check\""), "{text}");
+        assert!(text.contains("r.toml:16:8"), "{text}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod load;
 pub mod model;
 pub mod range;
 pub mod resolved;
+pub mod scoped_limits;
 
 pub use load::{
     Diagnostics, FilesFrom, RecipeError, load, load_allowing, load_with, parse, parse_with,

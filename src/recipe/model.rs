@@ -187,6 +187,10 @@ fn no_text() -> Spanned<String> {
     Spanned::new(0..0, String::new())
 }
 
+fn no_metrics() -> Spanned<OneOrMany<MetricSpec>> {
+    Spanned::new(0..0, OneOrMany(Vec::new()))
+}
+
 fn no_workloads() -> Spanned<Vec<WorkloadSpec>> {
     Spanned::new(0..0, Vec::new())
 }
@@ -348,7 +352,8 @@ pub struct WorkloadSpec {
     /// How often a failed run is retried before the point fails.
     #[serde(default)]
     pub retries: Option<Count<Retries>>,
-    /// `measured` (default) or `control` (expected not to move).
+    /// `measured` (default), `control` (expected not to move) or `check` (untimed
+    /// correctness: no metric, pass/fail per kernel).
     #[serde(default)]
     pub role: Role,
     /// Auxiliary: reported with `AUX_` verdicts, never drives the campaign summary.
@@ -358,12 +363,27 @@ pub struct WorkloadSpec {
     #[serde(default)]
     #[schemars(with = "IndexMap<MatrixKey, Vec<String>>")]
     pub matrix: IndexMap<MatrixKey, Spanned<Vec<Spanned<String>>>>,
-    /// The numbers read from each run's output.
-    #[schemars(with = "OneOrMany<MetricSpec>")]
+    /// The numbers read from each run's output; none for a check (`role = "check"`).
+    #[serde(default = "no_metrics")]
+    #[schemars(with = "Option<OneOrMany<MetricSpec>>")]
     pub metric: Spanned<OneOrMany<MetricSpec>>,
     /// Pass/fail conditions on each run.
     #[serde(default)]
     pub check: CheckSpec,
+    // The three limits are repeated on `MetricSpec`: `#[serde(flatten)]` would share them but
+    // does not work with `deny_unknown_fields`, which every table here relies on.
+    /// Overrides `[analysis] gate_pct` for this workload's metrics.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub gate_pct: Option<Spanned<f64>>,
+    /// Overrides `[analysis] max_drift_pct` for this workload's metrics.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max_drift_pct: Option<Spanned<f64>>,
+    /// Overrides `[analysis] max_cv_pct` for this workload's metrics.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max_cv_pct: Option<Spanned<f64>>,
 }
 
 /// What a workload is for.
@@ -377,6 +397,8 @@ pub enum Role {
     Measured,
     /// Expected not to move; a change here questions the setup.
     Control,
+    /// Untimed correctness: no metric, pass/fail per kernel only, never a performance series.
+    Check,
 }
 
 /// `metric = { … }` or `[[workload.metric]]`: one table or a list of them.
@@ -462,6 +484,18 @@ pub struct MetricSpec {
     pub unit: Option<Spanned<String>>,
     /// `lower` or `higher` is better.
     pub better: BetterSpec,
+    /// Overrides the workload's (else `[analysis]`'s) `gate_pct` for this metric.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub gate_pct: Option<Spanned<f64>>,
+    /// Overrides the workload's (else `[analysis]`'s) `max_drift_pct` for this metric.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max_drift_pct: Option<Spanned<f64>>,
+    /// Overrides the workload's (else `[analysis]`'s) `max_cv_pct` for this metric.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max_cv_pct: Option<Spanned<f64>>,
 }
 
 /// Which output stream a metric reads.
@@ -504,6 +538,12 @@ pub struct CheckSpec {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub must_not_match: Vec<Spanned<String>>,
+    /// Kernels on which the check must fail (a `role = "check"` workload only): there a run
+    /// that passes fails, and one that fails the check counts as the expected outcome.
+    /// Labels validated by `load`, like `sequence`.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub expect_fail: Vec<Spanned<String>>,
 }
 
 /// `[analysis]`.

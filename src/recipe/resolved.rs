@@ -13,6 +13,7 @@ use crate::recipe::{
         RemoteFileName, SysctlName, TargetPath, WorkloadName,
     },
     model::{BetterSpec, Role, Stream, TuningKnob},
+    scoped_limits::LimitOverrides,
 };
 
 /// A recipe that passed validation.
@@ -247,6 +248,8 @@ pub struct Workload {
     pub metrics: Vec<Metric>,
     /// Pass/fail conditions.
     pub check: Check,
+    /// Verdict limits set on the workload.
+    pub limits: LimitOverrides,
 }
 
 /// One case of a workload: one combination of matrix values.
@@ -291,6 +294,11 @@ impl Workload {
             .collect::<Vec<_>>()
             .join(",");
         Case { name, bindings }
+    }
+
+    /// True for an untimed correctness workload (`role = "check"`): no metric, no series.
+    pub fn is_check(&self) -> bool {
+        self.role == Role::Check
     }
 
     /// The metric names, in order.
@@ -341,6 +349,8 @@ pub struct Metric {
     pub unit: String,
     /// Which direction is better.
     pub better: BetterSpec,
+    /// Verdict limits set on the metric.
+    pub limits: LimitOverrides,
 }
 
 /// Pass/fail conditions on a run.
@@ -352,6 +362,15 @@ pub struct Check {
     pub must_match: Vec<Regex>,
     /// Regexes that must not match stdout or stderr.
     pub must_not_match: Vec<Regex>,
+    /// Kernels on which the check must fail (check workloads only).
+    pub expect_fail: Vec<KernelLabel>,
+}
+
+impl Check {
+    /// True when the check must fail on `kernel`.
+    pub fn must_fail_on(&self, kernel: &str) -> bool {
+        self.expect_fail.iter().any(|k| k.as_str() == kernel)
+    }
 }
 
 /// `[analysis]` with defaults applied.

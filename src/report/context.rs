@@ -64,6 +64,8 @@ pub struct Prose {
     pub details: String,
     /// `[[expect]]` checks.
     pub expect: String,
+    /// The untimed correctness workloads' outcome per kernel.
+    pub checks: String,
     /// The run audit.
     pub audit: String,
     /// The shared-boot caveat (empty unless all points shared one boot).
@@ -121,6 +123,7 @@ impl<'a> Context<'a> {
                 summary: block(mail_prose::summary(analysis)),
                 details: block(mail_prose::details(analysis)),
                 expect: block(mail_prose::expect(analysis)),
+                checks: block(mail_prose::checks(analysis)),
                 audit: block(mail_prose::audit(analysis)),
                 shared_boot: block(mail_prose::shared_boot(analysis)),
                 profile: block(mail_prose::profile(analysis)),

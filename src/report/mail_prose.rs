@@ -11,8 +11,9 @@ use std::fmt::Write as _;
 use crate::{
     analysis::{
         Analysis, AttemptOutcome, CandidateResult, Series, SeriesCalibration, SeriesResult,
-        VerdictLine,
+        VerdictLine, Worst, checks::Expected,
     },
+    recipe::scoped_limits::ScopedLimit,
     report::{
         audit_tsv::describe_run,
         layout::{WIDTH, keep_together, wrap, wrap_hanging},
@@ -255,20 +256,31 @@ pub fn summary(analysis: &Analysis) -> String {
             analysis.campaign.baseline
         );
     }
-    let params = &analysis.params;
-    let above = |value: f64, limit: f64, name: &str| {
-        if value > limit {
-            format!(" (above {name} {})", fixed(limit, 2))
-        } else {
-            String::new()
+    // Each figure is judged against the limit of the series it comes from, which may be a
+    // workload's or metric's own.
+    let limits_of = |worst: &Worst| {
+        analysis
+            .series
+            .iter()
+            .find(|s| s.label == worst.series)
+            .map(|s| s.limits)
+    };
+    let above = |value: f64, limit: Option<ScopedLimit>, name: &str| match limit {
+        Some(limit) if value > limit.value => {
+            format!(
+                " (above {name} {}{})",
+                fixed(limit.value, 2),
+                limit.origin()
+            )
         }
+        _ => String::new(),
     };
     if let Some(cv) = &s.max_cv {
         let _ = write!(
             text,
             "Maximum within-boot CV was {}{}",
             pct(cv.value),
-            above(cv.value, params.max_cv_pct, "max_cv_pct")
+            above(cv.value, limits_of(cv).map(|l| l.max_cv_pct), "max_cv_pct")
         );
         // The figures are the measured series'; with controls, theirs are said apart.
         let scope = match (&s.control_cv, &s.control_drift) {
@@ -292,7 +304,11 @@ pub fn summary(analysis: &Analysis) -> String {
                     if shared { "point" } else { "boot" },
                     analysis.campaign.baseline,
                     ceil2(drift.value.abs()),
-                    above(drift.value.abs(), params.max_drift_pct, "max_drift_pct")
+                    above(
+                        drift.value.abs(),
+                        limits_of(drift).map(|l| l.max_drift_pct),
+                        "max_drift_pct"
+                    )
                 );
             }
             (Some(drift), _) => {
@@ -301,7 +317,11 @@ pub fn summary(analysis: &Analysis) -> String {
                     ", and the drift of {} was at most {}%{}{scope}. ",
                     analysis.campaign.baseline,
                     ceil2(drift.value.abs()),
-                    above(drift.value.abs(), params.max_drift_pct, "max_drift_pct")
+                    above(
+                        drift.value.abs(),
+                        limits_of(drift).map(|l| l.max_drift_pct),
+                        "max_drift_pct"
+                    )
                 );
             }
             (None, _) => {
@@ -419,14 +439,15 @@ pub fn details(analysis: &Analysis) -> String {
 }
 
 fn series_details(analysis: &Analysis, s: &Series, all: &SeriesResult) -> String {
-    let params = &analysis.params;
+    let limits = &s.limits;
     let mut text = String::new();
     if let Some(cv) = all.max_cv_pct {
         let _ = write!(
             text,
-            "Maximum within-boot CV {} (max_cv_pct {}).",
+            "Maximum within-boot CV {} (max_cv_pct {}{}).",
             pct(cv),
-            fixed(params.max_cv_pct, 2)
+            fixed(limits.max_cv_pct.value, 2),
+            limits.max_cv_pct.origin()
         );
     }
     let unit = if analysis.audit.shared_boot.is_some() {
@@ -459,8 +480,9 @@ fn series_details(analysis: &Analysis, s: &Series, all: &SeriesResult) -> String
     if !drifts.is_empty() {
         let _ = write!(
             text,
-            " Drift of the last {unit} against the first (max_drift_pct {}): {}.",
-            fixed(params.max_drift_pct, 2),
+            " Drift of the last {unit} against the first (max_drift_pct {}{}): {}.",
+            fixed(limits.max_drift_pct.value, 2),
+            limits.max_drift_pct.origin(),
             and_list(&drifts)
         );
     }
@@ -671,6 +693,43 @@ pub fn expect(analysis: &Analysis) -> String {
             WIDTH,
             "  ",
         ));
+    }
+    out
+}
+
+/// The untimed correctness workloads, one line per check and kernel: what it had to show
+/// there and at which points it did (a point where it did not is not done; the run audit
+/// says why).
+#[must_use]
+pub fn checks(analysis: &Analysis) -> String {
+    let mut out = String::new();
+    for c in &analysis.checks {
+        for k in &c.kernels {
+            let expected = match k.expected {
+                Expected::Pass => "must pass",
+                Expected::Fail => "must fail (check.expect_fail)",
+            };
+            let mut parts = Vec::new();
+            if !k.held_at.is_empty() {
+                parts.push(format!("as expected at {}", k.held_at.join(", ")));
+            }
+            if !k.unproven_at.is_empty() {
+                parts.push(format!(
+                    "NOT SHOWN at {} (not done; see the run audit)",
+                    k.unproven_at.join(", ")
+                ));
+            }
+            out.push_str(&wrap(
+                &format!(
+                    "{} on {}: {expected}; {}.",
+                    c.workload,
+                    k.kernel,
+                    parts.join(", ")
+                ),
+                WIDTH,
+                "  ",
+            ));
+        }
     }
     out
 }
@@ -993,6 +1052,44 @@ metric = { number = true, unit = "ns", better = "lower" }
 
     fn one(sequence: &str, values: &[(&str, &str, &[f64])]) -> crate::analysis::Analysis {
         crate::analysis::testkit::campaign(&AB.replace("SEQUENCE", sequence), values)
+    }
+
+    #[test]
+    fn a_metric_judged_by_its_own_cv_limit_says_so() {
+        // Both workloads vary ~5% within a boot: past [analysis]'s 2%, within `ticks`'s 10%.
+        let recipe = format!(
+            "{}[[workload]]\nname = \"ticks\"\nrun = \"true\"\n\
+             metric = {{ number = true, unit = \"ticks\", better = \"lower\", max_cv_pct = 10.0 }}\n",
+            AB.replace("SEQUENCE", r#"["a", "b", "a"]"#)
+        );
+        let noisy = [100.0, 105.0, 95.0];
+        let analysis = crate::analysis::testkit::campaign(
+            &recipe,
+            &[
+                ("a-a", "w", &noisy),
+                ("b", "w", &noisy),
+                ("a-b", "w", &noisy),
+                ("a-a", "ticks", &noisy),
+                ("b", "ticks", &noisy),
+                ("a-b", "ticks", &noisy),
+            ],
+        );
+        let verdict = |label: &str| {
+            let s = analysis
+                .series
+                .iter()
+                .find(|s| s.label == label)
+                .expect("series");
+            s.all.as_ref().expect("values").comparisons[0].verdict.label
+        };
+        assert_eq!(verdict("w"), crate::stats::VerdictLabel::Unstable);
+        assert_ne!(verdict("ticks"), crate::stats::VerdictLabel::Unstable);
+        let text = flat(&details(&analysis));
+        assert!(text.contains("(max_cv_pct 2.00)."), "{text}");
+        assert!(
+            text.contains("(max_cv_pct 10.00, set on the metric)."),
+            "{text}"
+        );
     }
 
     #[test]

@@ -247,6 +247,8 @@ pub fn changes(analysis: &Analysis) -> String {
             (Role::Control, _) => ", control",
             (Role::Measured, true) => ", auxiliary",
             (Role::Measured, false) => "",
+            // A check has no metric, so no series.
+            (Role::Check, _) => ", check",
         };
         let unit = if s.unit.is_empty() {
             String::new()

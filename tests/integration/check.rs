@@ -217,3 +217,52 @@ fn a_plan_of_more_than_a_hundred_thousand_runs_warns_and_needs_yes_to_run() {
     assert!(err.contains("pass --yes"), "{err}");
     assert!(!tmp.path().join("results").exists(), "run started nothing");
 }
+
+/// An untimed correctness check (seed 001's mode switch) is listed as one, in the text and
+/// in the JSON, so a reader does not mistake it for a measured case.
+#[test]
+fn a_correctness_check_is_listed_as_pass_fail_and_untimed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recipe =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/001-sched-setparam-slice.toml");
+    let recipe = recipe.to_str().expect("utf-8 path");
+    let out = aba(tmp.path(), &["check", recipe]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = stdout(&out);
+    let line = said
+        .lines()
+        .find(|l| l.trim_start().starts_with("mode_switch "))
+        .unwrap_or_else(|| panic!("no mode_switch line: {said}"));
+    assert!(
+        line.ends_with("./mode_switch  (check: pass/fail, untimed)"),
+        "{line}"
+    );
+    assert!(
+        said.lines()
+            .filter(|l| l.trim_start().starts_with("default_slice "))
+            .all(|l| !l.contains("(check:")),
+        "{said}"
+    );
+    let out = aba(tmp.path(), &["check", recipe, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let checks: Vec<(&str, bool)> = json["commands"]["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().expect("name"),
+                c["check"].as_bool().expect("check"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        checks,
+        [
+            ("default_slice", false),
+            ("custom_slice", false),
+            ("mode_switch", true)
+        ]
+    );
+}

@@ -207,6 +207,12 @@ metric = {metric}
 
 /// Runs a recipe expected to stop; returns (stderr, results dir).
 fn run_to_failure(recipe_text: &str) -> (String, std::path::PathBuf, tempfile::TempDir) {
+    run_expecting(recipe_text, 3)
+}
+
+/// Runs a recipe on the local machine, expecting `aba run` to exit with `code`; returns
+/// (stderr, results dir) after checking the directory's integrity.
+fn run_expecting(recipe_text: &str, code: i32) -> (String, std::path::PathBuf, tempfile::TempDir) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let recipe = write(tmp.path(), "r.toml", recipe_text);
     let out = aba(
@@ -218,7 +224,7 @@ fn run_to_failure(recipe_text: &str) -> (String, std::path::PathBuf, tempfile::T
             "results",
         ],
     );
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(code), "{}", text(&out));
     let dir = campaign_dir(&tmp.path().join("results"));
     assert_verified(&dir);
     (String::from_utf8_lossy(&out.stderr).into_owned(), dir, tmp)
@@ -792,4 +798,66 @@ fn a_campaign_stopped_by_its_recipe_continues_with_an_amended_one() {
         "the copy is the amended recipe"
     );
     assert_verified(&dir);
+}
+
+fn check_recipe(run: &str) -> String {
+    format!(
+        r#"
+version = 1
+name = "checks"
+description = "an untimed correctness check that must fail on this kernel"
+sequence = ["this"]
+point_retries = 0
+
+[kernels.this]
+release = "running"
+
+[[workload]]
+name = "mode_switch"
+role = "check"
+run = "{run}"
+
+[workload.check]
+must_match = ["RESULT: PASS"]
+expect_fail = ["this"]
+"#
+    )
+}
+
+#[test]
+fn a_check_that_must_fail_passes_the_run_when_it_fails_and_fails_it_when_it_passes() {
+    // Fails as expected: the campaign completes, writes no sample row, and the report says
+    // what the check showed where.
+    let (_, dir, _tmp) = run_expecting(&check_recipe("echo RESULT: FAIL"), 0);
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    assert!(table.rows.is_empty(), "a check has no metric, so no row");
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let report = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        report.contains("mode_switch on this: must fail (check.expect_fail); as expected at this."),
+        "{report}"
+    );
+    let out = aba(
+        dir.parent().expect("results"),
+        &["report", dir.to_str().expect("utf-8"), "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let this = &doc["checks"][0]["kernels"][0];
+    assert_eq!(doc["checks"][0]["workload"], "mode_switch");
+    assert_eq!(this["expected"], "fail");
+    assert_eq!(this["held_at"], serde_json::json!(["this"]));
+    // Passes where it must fail: the run fails, named like any check failure.
+    let (stderr, dir, _tmp) = run_to_failure(&check_recipe("echo RESULT: PASS"));
+    assert!(
+        stderr.contains(
+            "workload `mode_switch` at point `this` (sample 1): the check passed on kernel `this`, where it must fail (check.expect_fail)"
+        ),
+        "{stderr}"
+    );
+    let raw = raw_dir_named_in(&stderr, &dir);
+    assert_eq!(
+        std::fs::read_to_string(raw.join("stdout")).expect("saved"),
+        "RESULT: PASS\n"
+    );
 }

@@ -97,6 +97,11 @@ fn check_status_and_report_of_the_quickstart_agree_with_the_plan_and_the_text() 
     let means = &report["series"][0]["points"];
     assert_eq!(means.as_array().expect("points").len(), 3);
     assert_eq!(means[0]["all"]["n"], 5);
+    // Each series names the limits that judged it and the table that set them.
+    let cv = &report["series"][0]["limits"]["max_cv_pct"];
+    assert_eq!(cv["scope"], "analysis");
+    assert_eq!(cv["value"], report["params"]["max_cv_pct"]);
+    assert_eq!(report["checks"], serde_json::json!([]));
     assert_eq!(report["reproduction"], Value::Null);
 
     // The report counts what check counted: three points, in one boot, no boots.

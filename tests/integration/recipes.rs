@@ -184,14 +184,25 @@ fn output(stdout: &str) -> CommandOutput {
     }
 }
 
-/// Runs `stdout` through the workload's checks and metrics, as the engine does.
+/// Runs `stdout` through the workload's checks and metrics, as the engine does, on the
+/// baseline kernel.
 fn read(recipe: &Recipe, workload: &str, stdout: &str) -> Result<Vec<f64>, String> {
+    read_on(recipe, workload, recipe.analysis.baseline.as_str(), stdout)
+}
+
+/// [`read`] on `kernel` (a check may be expected to fail there).
+fn read_on(
+    recipe: &Recipe,
+    workload: &str,
+    kernel: &str,
+    stdout: &str,
+) -> Result<Vec<f64>, String> {
     let w = recipe
         .workloads
         .iter()
         .find(|w| w.name.as_str() == workload)
         .unwrap_or_else(|| panic!("no workload {workload}"));
-    evaluate(&output(stdout), &w.check, &w.metrics).map_err(|e| e.to_string())
+    evaluate(&output(stdout), &w.check, &w.metrics, kernel).map_err(|e| e.to_string())
 }
 
 #[test]
@@ -228,10 +239,11 @@ fn rt_sysctl_read_is_the_mail_setup() {
         [
             "sched_rt_period_us",
             "sched_rt_runtime_us",
-            "sched_rr_timeslice_ms"
+            "sched_rr_timeslice_ms",
+            "rt_sysctl_writes"
         ]
     );
-    for w in &r.workloads {
+    for w in r.workloads.iter().filter(|w| !w.is_check()) {
         assert_eq!(w.cpu.as_ref().map(|c| c.as_str()), Some("2"));
         assert_eq!((w.warmup, w.samples), (3, 9));
         assert_eq!(w.metrics[0].divide, 4096.0);
@@ -259,6 +271,34 @@ fn rt_sysctl_read_is_the_mail_setup() {
     let unpinned = line.replace(r#""pinned":true"#, r#""pinned":false"#);
     let err = read(&r, "sched_rt_period_us", &unpinned).expect_err("an unpinned run fails");
     assert!(err.contains("must_match"), "{err}");
+
+    // The write checks: untimed, once per boot, must pass on both kernels.
+    let writes = &r.workloads[3];
+    assert_eq!(
+        (writes.role, writes.warmup, writes.samples),
+        (Role::Check, 0, 1)
+    );
+    assert!(writes.metrics.is_empty() && writes.check.expect_fail.is_empty());
+    for kernel in ["original", "patched"] {
+        assert_eq!(
+            read_on(
+                &r,
+                "rt_sysctl_writes",
+                kernel,
+                "ok   invalid text\nRESULT: PASS\n"
+            ),
+            Ok(Vec::new())
+        );
+        assert!(
+            read_on(
+                &r,
+                "rt_sysctl_writes",
+                kernel,
+                "FAIL invalid text\nRESULT: FAIL\n"
+            )
+            .is_err()
+        );
+    }
 }
 
 #[test]
@@ -273,10 +313,11 @@ fn setparam_slice_compares_default_with_a_custom_slice_control() {
         roles,
         [
             ("default_slice", Role::Measured),
-            ("custom_slice", Role::Control)
+            ("custom_slice", Role::Control),
+            ("mode_switch", Role::Check)
         ]
     );
-    for w in &r.workloads {
+    for w in r.workloads.iter().filter(|w| !w.is_check()) {
         assert_eq!(w.samples, 15);
         assert_eq!(w.cpu.as_ref().map(|c| c.as_str()), Some("2"));
         assert_eq!(w.metrics[0].unit, "ns/call");
@@ -321,6 +362,25 @@ fn setparam_slice_compares_default_with_a_custom_slice_control() {
         )
         .is_err(),
         "a measured case that left default mode fails the run"
+    );
+
+    // The mode switch must fail on unmodified v7.2 and pass on the revision; a pass on
+    // unmodified and a crash anywhere fail the run.
+    let custom = "default_slice_ns: 2800000\nslice_ns: 2800000\nmode: custom\n";
+    let default = "default_slice_ns: 2800000\nslice_ns: 5600000\nmode: default\n";
+    assert_eq!(
+        read_on(&r, "mode_switch", "revision", custom),
+        Ok(Vec::new())
+    );
+    assert!(read_on(&r, "mode_switch", "revision", default).is_err());
+    assert_eq!(
+        read_on(&r, "mode_switch", "unmodified", default),
+        Ok(Vec::new())
+    );
+    let err = read_on(&r, "mode_switch", "unmodified", custom).expect_err("must fail there");
+    assert!(
+        err.contains("the check passed on kernel `unmodified`, where it must fail"),
+        "{err}"
     );
 }
 
@@ -497,11 +557,11 @@ fn perf_bench_pipe_runs_at_four_cgroup_levels() {
          50071 ops/sec\n",
     );
     out.stderr = b"in_cgroup_level: level 2 = /aba-l1/aba-l2 (cgroup v2)\n".to_vec();
-    let v = evaluate(&out, &w.check, &w.metrics).expect("a good run counts");
+    let v = evaluate(&out, &w.check, &w.metrics, "uclamp-off").expect("a good run counts");
     assert_eq!(v, [50071.0]);
     out.stderr.clear();
     assert!(
-        evaluate(&out, &w.check, &w.metrics).is_err(),
+        evaluate(&out, &w.check, &w.metrics, "uclamp-off").is_err(),
         "a run that did not report its cgroup fails"
     );
 }

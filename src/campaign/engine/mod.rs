@@ -232,7 +232,7 @@ impl<'a> Engine<'a> {
             target: job.target.name.clone(),
             points: labels.iter().map(ToString::to_string).collect(),
             time: now_rfc3339(),
-            limits: Some((&job.recipe.analysis).into()),
+            limits: Some(crate::results::journal::Limits::of(job.recipe)),
         })?;
         for record in job.records {
             journal.append(record)?;

@@ -178,7 +178,7 @@ impl Engine<'_> {
         output: &CommandOutput,
     ) -> Result<Option<Failure>, PointError> {
         let time = now_rfc3339();
-        let judged = judge(output, workload);
+        let judged = judge(output, workload, at.point.kernel.as_str());
         // A failed run, one that left processes behind and one whose output was cut keep
         // their output for the reader.
         let keep_raw =
@@ -267,10 +267,11 @@ impl Engine<'_> {
     }
 }
 
-/// The run's metrics, or why it does not count (noting output beyond `max_output`).
-fn judge(output: &CommandOutput, workload: &Workload) -> Judged {
+/// The run's metrics, or why it does not count (noting output beyond `max_output`), on the
+/// point's `kernel` (a check may be expected to fail there).
+fn judge(output: &CommandOutput, workload: &Workload, kernel: &str) -> Judged {
     let dropped = output.dropped[0] + output.dropped[1];
-    match evaluate(output, &workload.check, &workload.metrics) {
+    match evaluate(output, &workload.check, &workload.metrics, kernel) {
         Ok(values) => Judged {
             status: Status::Ok,
             values: values.into_iter().map(Some).collect(),

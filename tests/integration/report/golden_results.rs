@@ -684,7 +684,7 @@ impl Campaign {
                 aba: "0.0.0-fixture".into(),
                 name: parsed.name.to_string(),
                 recipe_sha256: parsed.sha256.clone(),
-                limits: Some((&parsed.analysis).into()),
+                limits: Some(aba::results::journal::Limits::of(&parsed)),
                 target: target.into(),
                 points: points.to_vec(),
                 time: "2026-07-20T00:00:00Z".into(),
