@@ -91,6 +91,9 @@ pub enum Error {
     /// The inventory is invalid or lacks the target.
     #[error(transparent)]
     Inventory(#[from] InventoryError),
+    /// A kernel binding names a label the recipe does not have.
+    #[error(transparent)]
+    Binding(#[from] crate::kernel::binding::BindingError),
     /// The recipe cannot run on the target.
     #[error("cannot plan this recipe: {0}")]
     Plan(PlanError),
@@ -301,6 +304,7 @@ impl Error {
             Error::Interrupted { .. } => exit_code::INTERRUPTED,
             Error::Recipe(_)
             | Error::Inventory(_)
+            | Error::Binding(_)
             | Error::Plan(_)
             | Error::TooLong { .. }
             | Error::Target { .. }
@@ -342,6 +346,9 @@ impl Error {
                     known.join(", ")
                 ),
             }),
+            Error::Binding(_) => Some(
+                "bind only the labels of the recipe's [kernels.LABEL] tables (`aba check RECIPE` lists them)".to_owned(),
+            ),
             Error::Plan(_) => Some(
                 "run it on a target that switches kernels (see targets.toml), or give every kernel the same release".to_owned(),
             ),

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use thiserror::Error;
 use toml::Spanned;
 
+use crate::kernel::binding::{KernelBinding, Origin};
 use crate::kernel::switch::{
     Machine,
     bls::{Bls, BlsTable},
@@ -28,7 +29,7 @@ pub use crate::kernel::switch::{SWITCH_PLACEHOLDERS, Switch, SwitchKind};
 use crate::recipe::{
     Diagnostics,
     diagnostic::{Diagnostic, did_you_mean},
-    ident::Name,
+    ident::{Name, Release, TargetPath},
     range::{BootEstimate, BootTimeout, ConnectTimeout, Count, DeadAfter, Dur, Keepalive, Port},
 };
 
@@ -127,6 +128,26 @@ struct TargetSpec {
     /// This target's noise profile directory (instead of `<profiles>/<target>/`).
     #[serde(default)]
     profiles: Option<String>,
+    /// This tester's kernels for a shared recipe's labels (`aba::kernel::binding`).
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, KernelBindingSpec>")]
+    kernels: IndexMap<Spanned<String>, KernelBindingSpec>,
+}
+
+/// `[targets.NAME.kernels] LABEL = { release, image, initrd }`: values follow the recipe's
+/// rules for `[kernels.LABEL]`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct KernelBindingSpec {
+    /// What `uname -r` prints for this tester's build of the label.
+    #[serde(default)]
+    release: Option<Release>,
+    /// Its image on the target; default `/boot/vmlinuz-<release>` when `release` is bound.
+    #[serde(default)]
+    image: Option<TargetPath>,
+    /// Its initrd on the target; default `/boot/initrd.img-<release>` when `release` is bound.
+    #[serde(default)]
+    initrd: Option<TargetPath>,
 }
 
 /// The JSON Schema of `targets.toml`, generated from the types it is read into, so it cannot
@@ -200,6 +221,8 @@ pub struct Target {
     /// there): the target's `profiles`, else `<profiles>/<name>/` of the inventory, else
     /// [`default_profiles_dir`].
     pub profiles: PathBuf,
+    /// `[targets.NAME.kernels]`: this tester's kernels for recipes' labels, in file order.
+    pub kernels: Vec<KernelBinding>,
 }
 
 /// A target's noise profile directory when the inventory names none:
@@ -233,6 +256,7 @@ impl Target {
             on_failure: None,
             base_dir: PathBuf::from("."),
             profiles: default_profiles_dir(LOCAL),
+            kernels: Vec::new(),
         }
     }
 
@@ -367,7 +391,7 @@ impl Inventory {
             .to_path_buf();
         let mut diags = Vec::new();
         let mut targets = IndexMap::new();
-        for (name, spec) in file.targets {
+        for (name, mut spec) in file.targets {
             if name.get_ref().as_str() == LOCAL {
                 diags.push(Diagnostic::at(
                     path,
@@ -378,13 +402,15 @@ impl Inventory {
                 continue;
             }
             let profiles = file.profiles.as_deref().map(|p| expand_home(p, &base_dir));
+            let kernels = kernel_bindings(path, source, std::mem::take(&mut spec.kernels));
             match resolve_target(
                 name.get_ref().as_str(),
                 spec,
                 &base_dir,
                 profiles.as_deref(),
             ) {
-                Ok(t) => {
+                Ok(mut t) => {
+                    t.kernels = kernels;
                     targets.insert(t.name.clone(), t);
                 }
                 Err((span, message)) => {
@@ -433,6 +459,30 @@ impl Inventory {
             }
         })
     }
+}
+
+/// The bindings of one target, each placed at its label's `file:line:column` so that one
+/// naming a label a recipe lacks is reported where it was written.
+fn kernel_bindings(
+    path: &Path,
+    source: &str,
+    specs: IndexMap<Spanned<String>, KernelBindingSpec>,
+) -> Vec<KernelBinding> {
+    specs
+        .into_iter()
+        .map(|(label, spec)| {
+            let at = Diagnostic::at(path, source, Some(label.span()), "");
+            KernelBinding {
+                label: label.get_ref().clone(),
+                release: spec.release,
+                image: spec.image,
+                initrd: spec.initrd,
+                origin: Origin::Inventory {
+                    at: format!("{}:{}:{}", path.display(), at.line, at.column),
+                },
+            }
+        })
+        .collect()
 }
 
 type SpanError = (Option<std::ops::Range<usize>>, String);
@@ -599,6 +649,7 @@ fn resolve_target(
             (None, Some(all)) => all.join(name),
             (None, None) => default_profiles_dir(name),
         },
+        kernels: Vec::new(),
     })
 }
 
@@ -663,6 +714,70 @@ switch = "power"
 [targets.netboot.power]
 cycle = "./power-cycle.sh lab1 10022 {release}"
 "#;
+
+    const BOUND: &str = r#"[targets.box]
+host = "box"
+host_key = "SHA256:abc"
+switch = "kexec"
+[targets.box.kernels]
+orig = { release = "6.18.0-orig+", image = "/boot/vmlinuz-orig" }
+patched = { release = "6.18.0-rtfix+" }
+"#;
+
+    #[test]
+    fn kernel_bindings_are_placed_where_they_were_written() {
+        use crate::kernel::binding::Origin;
+        let inv = Inventory::parse(Path::new("targets.toml"), BOUND).expect("valid");
+        let kernels = inv.target("box").expect("defined").kernels;
+        assert_eq!(kernels.len(), 2);
+        assert_eq!(kernels[0].label, "orig");
+        assert_eq!(
+            kernels[0].release.as_ref().unwrap().as_str(),
+            "6.18.0-orig+"
+        );
+        assert_eq!(
+            kernels[0].image.as_ref().unwrap().as_str(),
+            "/boot/vmlinuz-orig"
+        );
+        assert_eq!(
+            kernels[1].origin,
+            Origin::Inventory {
+                at: "targets.toml:7:1".to_owned()
+            }
+        );
+    }
+
+    #[test]
+    fn a_kernel_binding_follows_the_recipe_rules() {
+        for (bad, line, column, what) in [
+            (
+                "orig = { release = \"6.1 x\" }",
+                6,
+                20,
+                "invalid kernel release",
+            ),
+            ("orig = { image = \"boot/x\" }", 6, 18, "absolute"),
+            (
+                "orig = { release = \"6.1\", cmdline = \"x\" }",
+                6,
+                27,
+                "cmdline",
+            ),
+        ] {
+            let text = BOUND.replace(
+                "orig = { release = \"6.18.0-orig+\", image = \"/boot/vmlinuz-orig\" }",
+                bad,
+            );
+            let Err(InventoryError::Invalid(diags)) =
+                Inventory::parse(Path::new("targets.toml"), &text)
+            else {
+                panic!("{bad} should be refused");
+            };
+            let d = &diags.0[0];
+            assert_eq!((d.line, d.column), (line, column), "{bad}: {d:?}");
+            assert!(diags.to_string().contains(what), "{bad}: {diags}");
+        }
+    }
 
     #[test]
     fn targets_resolve_relative_to_the_inventory() {

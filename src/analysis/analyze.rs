@@ -417,6 +417,11 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                 .filter(|p| p.kernel == k.label.as_str() && p.done_attempt.is_some())
                 .map(|p| p.label.clone())
                 .collect(),
+            bound: inputs
+                .journal
+                .kernels()
+                .and_then(|ks| ks.iter().find(|b| b.label == k.label))
+                .cloned(),
         })
         .collect();
     let expects: Vec<_> = recipe.expect.iter().map(|e| check(e, &series)).collect();

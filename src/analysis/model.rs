@@ -190,6 +190,9 @@ pub struct KernelInfo {
     pub planned: usize,
     /// Labels of its done points, in boot order.
     pub booted: Vec<String>,
+    /// Its release, image and initrd with where each came from, when the journal recorded
+    /// a binding (`aba::kernel::binding`); `null`: as the recipe said.
+    pub bound: Option<crate::kernel::binding::BoundKernel>,
 }
 
 /// One planned point.

@@ -8,8 +8,8 @@ use crate::{
     analysis::analyze,
     campaign::{calibrate::calibration_recipe, engine::RunOptions},
     cli::{
-        FilesArgs, TargetArgs,
-        run::{Launch, start_new},
+        FilesArgs, KernelArgs, TargetArgs,
+        run::{Launch, kernels_record, start_new},
     },
     error::Error,
     profile::{
@@ -27,16 +27,19 @@ pub fn calibrate(
     recipe_path: &Path,
     target_args: &TargetArgs,
     files_args: &FilesArgs,
+    kernel_args: &KernelArgs,
     launch: Launch<'_>,
     boots: u32,
     options: RunOptions,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
-    let recipe = files_args.load(recipe_path, &inventory)?;
+    let mut recipe = files_args.load(recipe_path, &inventory)?;
     let target = target_args.resolve_in(&inventory)?;
+    let kernels = kernel_args.bind(&mut recipe, &target)?;
     let mut allowed = files_args.allow_files_outside.clone();
     allowed.extend(inventory.allow_files_outside.iter().cloned());
-    let calibration = calibration_recipe(&recipe, boots, &allowed).map_err(Error::Calibrate)?;
+    let mut calibration = calibration_recipe(&recipe, boots, &allowed).map_err(Error::Calibrate)?;
+    crate::kernel::binding::apply(&mut calibration, &kernels);
     let profile = target.profiles.join(format!("{}.toml", recipe.name));
     eprintln!(
         "calibration: {boots} boots of {} on target {}; the noise profile goes to {}",
@@ -52,7 +55,9 @@ pub fn calibrate(
     };
     // A calibration measures the machine: it pools no profile of its own.
     start_new(&calibration, recipe_path, &target, launch, options, |_| {
-        Ok(vec![record])
+        Ok(std::iter::once(record)
+            .chain(kernels_record(&kernels))
+            .collect())
     })
 }
 

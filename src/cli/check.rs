@@ -13,12 +13,13 @@ use crate::{
         plan::{Summary, format_eta},
     },
     cli::{
-        FilesArgs, TargetArgs,
+        FilesArgs, KernelArgs, TargetArgs,
         detect::{Detect, render_advice},
     },
     error::{Error, exit_code},
     inventory::Target,
     json::check::{CheckDoc, DetectSource},
+    kernel::binding::BoundKernel,
     profile::select::choose,
     recipe::Recipe,
     report::layout::{fit_width, wrap},
@@ -32,11 +33,12 @@ pub fn check(
     recipe_path: &Path,
     target_args: &TargetArgs,
     files_args: &FilesArgs,
+    kernel_args: &KernelArgs,
     no_profile: bool,
     json: bool,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
-    let recipe = files_args.load(recipe_path, &inventory)?;
+    let mut recipe = files_args.load(recipe_path, &inventory)?;
     // Without --target, plan for a machine that switches kernels: a shared recipe is checked
     // before anyone knows where it will run.
     let target = match &target_args.target {
@@ -44,12 +46,13 @@ pub fn check(
         None if needs_switch(&recipe) => Target::any_switching(),
         None => inventory.target(crate::inventory::LOCAL)?,
     };
+    let kernels = kernel_args.bind(&mut recipe, &target)?;
     let summary = Summary::new(&recipe, &target)?;
     if let Some(reference) = &recipe.reference {
         open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
     }
     if !json {
-        print!("{}", render_plan(&recipe, &target, &summary));
+        print!("{}", render_plan(&recipe, &target, &summary, &kernels));
     }
     let advice = if no_profile {
         Detect::Off
@@ -70,12 +73,9 @@ pub fn check(
             Detect::Profile(advice, candidate) => DetectSource::Profile(advice, &candidate.path),
         };
         let footprint = Footprint::of(&recipe);
-        print!(
-            "{}",
-            crate::json::render(&CheckDoc::new(
-                &recipe, &target, &summary, &footprint, &source
-            ))
-        );
+        let mut doc = CheckDoc::new(&recipe, &target, &summary, &footprint, &source);
+        doc.kernels = &kernels;
+        print!("{}", crate::json::render(&doc));
         return Ok(exit_code::OK);
     }
     print!("{}", render_advice(&recipe, &target, &advice));
@@ -94,9 +94,14 @@ pub const WIDTH: usize = 100;
 /// [`crate::recipe::limits::CASE_LINES`] cases), totals. Text from the recipe is escaped, so
 /// printing a plan cannot drive the terminal, and every line is cut to [`WIDTH`] columns at
 /// a space, continued indented.
-pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
+pub fn render_plan(
+    recipe: &Recipe,
+    target: &Target,
+    plan: &Summary,
+    kernels: &[BoundKernel],
+) -> String {
     let footprint = Footprint::of(recipe);
-    let mut out = header(recipe, target);
+    let mut out = header(recipe, target, kernels);
     let _ = writeln!(out);
     let label_width = widest(plan.points.iter().map(|p| p.label.as_str()));
     let kernel_width = widest(plan.points.iter().map(|p| p.kernel.as_str()));
@@ -128,7 +133,7 @@ pub fn render_plan(recipe: &Recipe, target: &Target, plan: &Summary) -> String {
 }
 
 /// Who and what: the recipe, its hash, the target, the kernels, the reference.
-fn header(recipe: &Recipe, target: &Target) -> String {
+fn header(recipe: &Recipe, target: &Target, kernels: &[BoundKernel]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -161,7 +166,12 @@ fn header(recipe: &Recipe, target: &Target) -> String {
         );
     }
     for kernel in recipe.kernels.values() {
-        let _ = writeln!(out, "kernel   {} = {}", kernel.label, kernel.release);
+        let bound = kernels.iter().find(|k| k.label == kernel.label);
+        let note = bound
+            .and_then(BoundKernel::note)
+            .map(|n| format!("  ({})", one_line(&n)))
+            .unwrap_or_default();
+        let _ = writeln!(out, "kernel   {} = {}{note}", kernel.label, kernel.release);
         if target.switch.method().builds_cmdline() {
             let _ = writeln!(out, "           {} + {}", kernel.image, kernel.initrd);
         }

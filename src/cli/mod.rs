@@ -26,6 +26,7 @@ use crate::{
     campaign::engine::RunOptions,
     error::Error,
     inventory::{Inventory, LOCAL, Target},
+    kernel::binding::{self, BoundKernel, KernelBinding},
     recipe::{self, Recipe},
 };
 
@@ -64,6 +65,34 @@ impl TargetArgs {
     /// Resolves the target from the inventory; `local` when none was named.
     pub fn resolve(&self) -> Result<Target, Error> {
         self.resolve_in(&self.inventory()?)
+    }
+}
+
+/// This tester's kernels for a shared recipe's labels, over the inventory's
+/// `[targets.NAME.kernels]` (`aba::kernel::binding`).
+#[derive(Debug, Default, clap::Args)]
+pub struct KernelArgs {
+    /// Boot RELEASE (image /boot/vmlinuz-RELEASE, initrd /boot/initrd.img-RELEASE) for the
+    /// recipe's kernel LABEL, over the inventory's and the recipe's (repeatable).
+    #[arg(
+        long = "kernel",
+        value_name = "LABEL=RELEASE",
+        value_parser = KernelBinding::from_option,
+        help_heading = "Recipe"
+    )]
+    pub bindings: Vec<KernelBinding>,
+}
+
+impl KernelArgs {
+    /// Binds `recipe`'s kernels: the target's inventory entries, then these options.
+    pub fn bind(&self, recipe: &mut Recipe, target: &Target) -> Result<Vec<BoundKernel>, Error> {
+        let all: Vec<KernelBinding> = target
+            .kernels
+            .iter()
+            .chain(&self.bindings)
+            .cloned()
+            .collect();
+        Ok(binding::bind(recipe, &all)?)
     }
 }
 
@@ -116,6 +145,9 @@ pub enum Command {
         /// Where `[files]` may come from.
         #[command(flatten)]
         files: FilesArgs,
+        /// This tester's kernels for the recipe's labels.
+        #[command(flatten)]
+        kernels: KernelArgs,
         /// Plan as if the target had no noise profile.
         #[arg(long)]
         no_profile: bool,
@@ -134,6 +166,9 @@ pub enum Command {
         /// Where `[files]` may come from.
         #[command(flatten)]
         files: FilesArgs,
+        /// This tester's kernels for the recipe's labels.
+        #[command(flatten)]
+        kernels: KernelArgs,
         /// Print the result as JSON (docs/json.md) instead of the text.
         #[arg(long)]
         json: bool,
@@ -152,6 +187,9 @@ pub enum Command {
         /// Where `[files]` may come from.
         #[command(flatten)]
         files: FilesArgs,
+        /// This tester's kernels for the recipe's labels.
+        #[command(flatten)]
+        kernels: KernelArgs,
         /// Campaign options.
         #[command(flatten)]
         run: RunArgs,
@@ -180,6 +218,9 @@ pub enum Command {
         /// Where `[files]` may come from.
         #[command(flatten)]
         files: FilesArgs,
+        /// This tester's kernels for the recipe's labels.
+        #[command(flatten)]
+        kernels: KernelArgs,
         /// Campaign options.
         #[command(flatten)]
         run: RunArgs,
@@ -366,33 +407,45 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             recipe,
             target,
             files,
+            kernels,
             no_profile,
             json,
-        } => check::check(&recipe, &target, &files, no_profile, json),
+        } => check::check(&recipe, &target, &files, &kernels, no_profile, json),
         Command::Preflight {
             recipe,
             target,
             files,
+            kernels,
             json,
-        } => preflight::preflight(&recipe, &target, &files, json),
+        } => preflight::preflight(&recipe, &target, &files, &kernels, json),
         Command::Run {
             recipe,
             target,
             launch,
             files,
+            kernels,
             run,
-        } => run::run(&recipe, &target, &files, launch.launch(), run.options()),
+        } => run::run(
+            &recipe,
+            &target,
+            &files,
+            &kernels,
+            launch.launch(),
+            run.options(),
+        ),
         Command::Calibrate {
             recipe,
             target,
             boots,
             launch,
             files,
+            kernels,
             run,
         } => calibrate::calibrate(
             &recipe,
             &target,
             &files,
+            &kernels,
             launch.launch(),
             boots,
             run.options(),

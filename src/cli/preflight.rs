@@ -7,7 +7,7 @@ use crate::{
         plan::Summary,
         preflight::{CheckStatus, Workdir, preflight as run_checks},
     },
-    cli::{FilesArgs, TargetArgs},
+    cli::{FilesArgs, KernelArgs, TargetArgs},
     error::{Error, exit_code},
     json::preflight::PreflightDoc,
     target::connect::transport_for,
@@ -50,11 +50,13 @@ pub fn preflight(
     recipe_path: &Path,
     target_args: &TargetArgs,
     files_args: &FilesArgs,
+    kernel_args: &KernelArgs,
     json: bool,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
-    let recipe = files_args.load(recipe_path, &inventory)?;
+    let mut recipe = files_args.load(recipe_path, &inventory)?;
     let target = target_args.resolve_in(&inventory)?;
+    kernel_args.bind(&mut recipe, &target)?;
     Summary::new(&recipe, &target)?;
     let local_dir = match &target.workdir {
         Some(_) => None,

@@ -14,10 +14,11 @@ use crate::{
         plan::{Plan, Summary},
         restore::guarded,
     },
-    cli::{FilesArgs, TargetArgs},
+    cli::{FilesArgs, KernelArgs, TargetArgs},
     error::{AmendFailure, Error},
     interrupt,
     inventory::{Inventory, Target},
+    kernel::binding::{BoundKernel, apply},
     profile::select::{Choice, choose},
     recipe::Recipe,
     report::write_reports,
@@ -87,12 +88,14 @@ pub fn run(
     recipe_path: &Path,
     target_args: &TargetArgs,
     files_args: &FilesArgs,
+    kernel_args: &KernelArgs,
     launch: Launch<'_>,
     options: RunOptions,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
-    let recipe = files_args.load(recipe_path, &inventory)?;
+    let mut recipe = files_args.load(recipe_path, &inventory)?;
     let target = target_args.resolve_in(&inventory)?;
+    let kernels = kernel_args.bind(&mut recipe, &target)?;
     let choice = if launch.no_profile {
         None
     } else {
@@ -109,7 +112,26 @@ pub fn run(
                 }
             })?;
         }
-        Ok(vec![record])
+        Ok(std::iter::once(record)
+            .chain(kernels_record(&kernels))
+            .collect())
+    })
+}
+
+/// The journal's record of the kernels a new campaign boots, when something bound one (none
+/// means "as the recipe said"); each bound kernel is said before the campaign starts.
+pub fn kernels_record(kernels: &[BoundKernel]) -> Option<Event> {
+    let bound: Vec<&BoundKernel> = kernels.iter().filter(|k| k.is_bound()).collect();
+    for k in &bound {
+        eprintln!(
+            "kernel {}: {} ({})",
+            k.label,
+            k.release,
+            k.note().unwrap_or_default()
+        );
+    }
+    (!bound.is_empty()).then(|| Event::Kernels {
+        kernels: kernels.to_vec(),
     })
 }
 
@@ -238,7 +260,13 @@ fn execute(
     start: Start,
     records: &[Event],
 ) -> Result<u8, Error> {
-    let recipe = dir.load_recipe()?;
+    let mut recipe = dir.load_recipe()?;
+    // A new campaign's journal has no header yet: its kernels come with its first records.
+    if let Some(Event::Kernels { kernels }) =
+        records.iter().find(|e| matches!(e, Event::Kernels { .. }))
+    {
+        apply(&mut recipe, kernels);
+    }
     let plan = Plan::new(&recipe, target)?;
     interrupt::install();
     let mut progress = ProgressAndReports {
@@ -291,12 +319,36 @@ pub fn resume(
     }
     let inventory = Inventory::discover(targets.map(PathBuf::as_path))?;
     let target = inventory.target(&target_name)?;
+    say_recorded_kernels(&journal, &target);
     if let Some(path) = amend {
         amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path)?;
     }
     let mut transport = transport_for(&target).map_err(target_error(&target))?;
     let lock = take_lock(&target, &dir, transport.as_mut(), &options)?;
     execute(&dir, &target, transport, &lock, options, Start::Resume, &[])
+}
+
+/// Says that a resumed campaign boots the kernels its journal recorded at the start
+/// ([`ResultsDir::load_recipe`] applies them), never the inventory's of now.
+fn say_recorded_kernels(journal: &Journal, target: &Target) {
+    match journal.kernels() {
+        Some(kernels) => {
+            for k in kernels.iter().filter(|k| k.is_bound()) {
+                eprintln!(
+                    "kernel {}: {} (recorded when the campaign started: {})",
+                    k.label,
+                    k.release,
+                    k.note().unwrap_or_default()
+                );
+            }
+        }
+        None if !target.kernels.is_empty() => eprintln!(
+            "kernels: as the recipe says; the campaign started without the inventory's \
+             [targets.{}.kernels], which resume does not apply",
+            target.name
+        ),
+        None => {}
+    }
 }
 
 /// Replaces the campaign's recipe copy with `new` when only unfinished points use what
@@ -308,6 +360,12 @@ fn amend_recipe(
     path: &Path,
 ) -> Result<(), Error> {
     let old = dir.load_recipe()?;
+    // The recorded bindings stay: compared unbound, every bound kernel would read as changed.
+    let mut new = new.clone();
+    if let Some(kernels) = journal.kernels() {
+        apply(&mut new, kernels);
+    }
+    let new = &new;
     let done: std::collections::BTreeSet<String> =
         journal.state().done_attempts().into_keys().collect();
     let failed = |source: AmendFailure| Error::Amend {

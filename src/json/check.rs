@@ -11,6 +11,7 @@ use crate::{
     },
     inventory::{ANY_SWITCHING, Target},
     json::{FORMAT, Kind},
+    kernel::binding::BoundKernel,
     profile::select::Choice,
     recipe::Recipe,
 };
@@ -26,6 +27,10 @@ pub struct CheckDoc<'a> {
     pub recipe: RecipeJson<'a>,
     /// The target it was planned for.
     pub target: TargetJson<'a>,
+    /// The recipe's kernels as the campaign would boot them, each field with where it came
+    /// from (`{"from": "recipe"}`, `{"from": "inventory", "at": "FILE:LINE:COLUMN"}`,
+    /// `{"from": "command_line", "option": "--kernel …"}`).
+    pub kernels: &'a [BoundKernel],
     /// Points in boot order.
     pub points: &'a [PointSummary],
     /// Workload cases every point runs.
@@ -284,6 +289,7 @@ impl<'a> CheckDoc<'a> {
                 name: (!any).then_some(target.name.as_str()),
                 switch: (!any).then(|| target.switch.method().kind().to_string()),
             },
+            kernels: &[],
             points: &plan.points,
             cases: plan.cases,
             runs: plan.runs,

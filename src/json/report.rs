@@ -9,8 +9,8 @@ use crate::{
     analysis::{
         Analysis,
         model::{
-            Campaign, CampaignSummary, ExpectCheck, PointInfo, ProfileUse, Series, SeriesPoint,
-            SeriesResult,
+            Campaign, CampaignSummary, ExpectCheck, KernelInfo, PointInfo, ProfileUse, Series,
+            SeriesPoint, SeriesResult,
         },
     },
     json::{FORMAT, Kind},
@@ -31,6 +31,9 @@ pub struct ReportDoc<'a> {
     pub campaign: &'a Campaign,
     /// The preregistered verdict limits the campaign is judged with.
     pub params: &'a VerdictParams,
+    /// The kernels in recipe order; `bound` says where a bound one's release, image and
+    /// initrd came from.
+    pub kernels: &'a [KernelInfo],
     /// Every planned point in boot order, done or not.
     pub points: &'a [PointInfo],
     /// Planned points that are not done.
@@ -107,6 +110,7 @@ impl<'a> ReportDoc<'a> {
             kind: Kind::Report,
             campaign: &analysis.campaign,
             params: &analysis.params,
+            kernels: &analysis.kernels,
             points: &analysis.points,
             missing_points: &analysis.missing_points,
             summary: &analysis.summary,

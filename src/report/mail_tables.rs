@@ -8,6 +8,7 @@
 
 use crate::{
     analysis::{Analysis, CandidateResult, RecoveryStepKind, Series, SeriesResult},
+    kernel::binding::BoundKernel,
     recipe::model::Role,
     report::{
         layout::{Align, Table, WIDTH, column_blocks},
@@ -88,6 +89,9 @@ pub fn kernels(analysis: &Analysis) -> String {
             format!("{} of {}", k.booted.len(), k.planned)
         };
         table.row([k.label.clone(), release, boots]);
+        if let Some(note) = k.bound.as_ref().and_then(BoundKernel::note) {
+            table.span(format!("  {note}"));
+        }
         let own: Vec<&String> = k
             .cmdline
             .iter()

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::{
     analysis::{Analysis, CandidateResult},
+    kernel::binding::BoundKernel,
     report::{
         number::{nu, signed_pct},
         verdict_text::{label_with_boots, level},
@@ -50,7 +51,10 @@ pub fn kernels(analysis: &Analysis) -> String {
         .map(|k| {
             vec![
                 k.label.clone(),
-                code(&k.release),
+                match k.bound.as_ref().and_then(BoundKernel::note) {
+                    Some(note) => format!("{} ({note})", code(&k.release)),
+                    None => code(&k.release),
+                },
                 format!("{} of {}", k.booted.len(), k.planned),
                 k.booted.join(", "),
                 code(&k.cmdline.join(" ")),

@@ -230,6 +230,13 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         disabled: bool,
     },
+    /// The kernels the campaign boots and where each release, image and initrd came from
+    /// (recipe, inventory, command line; `aba::kernel::binding`). Written after the header
+    /// when something bound a label; absent means "as the recipe said".
+    Kernels {
+        /// Every kernel of the recipe, in its order.
+        kernels: Vec<crate::kernel::binding::BoundKernel>,
+    },
     /// The campaign is a calibration (`aba calibrate`): the recipe's baseline booted `boots`
     /// times, whose analysis becomes a noise profile when it finishes. Written after the
     /// header.
@@ -636,6 +643,15 @@ impl Journal {
         self.events.first()
     }
 
+    /// The kernels recorded when the campaign started; `None` for a campaign nothing bound,
+    /// or written by an aba older than bindings: the recipe's kernels, as written.
+    pub fn kernels(&self) -> Option<&[crate::kernel::binding::BoundKernel]> {
+        self.events.iter().find_map(|e| match e {
+            Event::Kernels { kernels } => Some(kernels.as_slice()),
+            _ => None,
+        })
+    }
+
     /// The SHA-256 the recipe copy must have now: the last amendment's, else the header's.
     pub fn recipe_sha256(&self) -> Option<&str> {
         self.events
@@ -753,6 +769,41 @@ pub fn visit_from(
         f(parse_line(path, number, line)?);
         Ok(())
     })
+}
+
+/// How many records after the header may precede [`Event::Kernels`]: it is written with the
+/// other start records (profile, calibration), so a reader need not scan a million samples.
+const START_RECORDS: usize = 8;
+
+/// The [`Event::Kernels`] record of the journal at `path`, read from its first records only;
+/// `None` when there is no journal yet, or no record (the recipe's kernels, as written).
+pub fn recorded_kernels(
+    path: &Path,
+) -> Result<Option<Vec<crate::kernel::binding::BoundKernel>>, JournalError> {
+    use std::io::BufRead as _;
+    let read_error = |source| JournalError::Io {
+        action: "read",
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(read_error(source)),
+    };
+    let start = (START_RECORDS as u64 + 1) * RECORD_BYTES as u64;
+    for (number, line) in std::io::BufReader::new(std::io::Read::take(file, start))
+        .split(b'\n')
+        .take(START_RECORDS + 1)
+        .enumerate()
+    {
+        let line = line.map_err(read_error)?;
+        // A partial line (a crash while writing it) is the reader proper's business.
+        if let Ok(Event::Kernels { kernels }) = parse_line(path, number + 1, &line) {
+            return Ok(Some(kernels));
+        }
+    }
+    Ok(None)
 }
 
 fn parse_line(path: &Path, number: usize, line: &[u8]) -> Result<Event, JournalError> {
@@ -949,6 +1000,56 @@ mod tests {
         assert_eq!(back.series("w", "m").max_cv_pct.value, 10.0);
         assert_eq!(back.series("w", "other").max_cv_pct.value, 2.0);
     }
+
+    #[test]
+    fn the_kernels_record_round_trips_and_an_old_journal_has_none() {
+        use crate::kernel::binding::{BoundKernel, Origin};
+        use crate::recipe::ident::{KernelLabel, Release, TargetPath};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("journal.jsonl");
+        // Written by an aba older than bindings: the recipe's kernels, as written.
+        std::fs::write(
+            &path,
+            "{\"event\":\"campaign\",\"format\":1,\"aba\":\"0.1.0\",\"name\":\"t\",\
+             \"recipe_sha256\":\"x\",\"target\":\"local\",\"points\":[\"a\"],\"time\":\"t\"}\n",
+        )
+        .expect("write");
+        assert_eq!(Journal::read(&path).expect("reads").kernels(), None);
+        assert_eq!(super::recorded_kernels(&path).expect("reads"), None);
+        assert_eq!(
+            super::recorded_kernels(&dir.path().join("none.jsonl")).expect("no journal yet"),
+            None
+        );
+
+        let kernels = vec![BoundKernel {
+            label: KernelLabel::new("a").unwrap(),
+            release: Release::new("6.18.0-orig+").unwrap(),
+            release_from: Origin::CommandLine {
+                option: "--kernel a=6.18.0-orig+".into(),
+            },
+            image: TargetPath::new("/boot/vmlinuz-a").unwrap(),
+            image_from: Origin::Inventory {
+                at: "targets.toml:6:1".into(),
+            },
+            initrd: TargetPath::new("/boot/initrd.img-a").unwrap(),
+            initrd_from: Origin::Recipe,
+        }];
+        let path = dir.path().join("new.jsonl");
+        let mut w = JournalWriter::open(&path).expect("open");
+        w.append(&header()).expect("append");
+        w.append(&Event::Kernels {
+            kernels: kernels.clone(),
+        })
+        .expect("append");
+        drop(w);
+        let journal = Journal::read(&path).expect("reads");
+        assert_eq!(journal.kernels(), Some(kernels.as_slice()));
+        assert_eq!(
+            super::recorded_kernels(&path).expect("reads"),
+            Some(kernels)
+        );
+    }
+
     #[test]
     fn a_partial_last_line_is_skipped_then_cut_before_appending() {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -121,9 +121,16 @@ impl ResultsDir {
         self.root.join(crate::recipe::resolved::REFERENCE_COPY)
     }
 
-    /// Loads the copied recipe with its copied files.
+    /// Loads the copied recipe with its copied files, its kernels as the journal recorded
+    /// them when the campaign started (bound by the inventory or command line of then, never
+    /// of now).
     pub fn load_recipe(&self) -> Result<Recipe, RecipeError> {
-        load_with(&self.recipe_path(), FilesFrom::Copied(&self.files_dir()))
+        let mut recipe = load_with(&self.recipe_path(), FilesFrom::Copied(&self.files_dir()))?;
+        // An unreadable journal is reported by the journal reader every caller runs next.
+        if let Ok(Some(kernels)) = crate::results::journal::recorded_kernels(&self.journal_path()) {
+            crate::kernel::binding::apply(&mut recipe, &kernels);
+        }
+        Ok(recipe)
     }
 }
 

@@ -11,6 +11,7 @@ mod golden;
 mod host_deps;
 mod hostile;
 mod json;
+mod kernels;
 mod lab;
 mod legacy;
 mod new;
