@@ -26,6 +26,7 @@ pub mod template;
 #[cfg(test)]
 mod testdata;
 pub mod tsv;
+pub mod unit_scale;
 pub mod verdict_text;
 pub mod write;
 
