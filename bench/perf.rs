@@ -7,7 +7,8 @@
 //! It never judges: the exit status is 0 whenever every figure could be measured, met or not.
 //!
 //! Items: 1 per-sample overhead (`overhead.rs`), 2 return detection after a kexec and
-//! 3 campaign overhead (`labitems.rs`), 4 `aba report` on a million samples (`report.rs`),
+//! 3 campaign overhead (`labitems.rs`), 4 `aba report` on a million samples (`report.rs`;
+//! its scaling and a huge field, `scaling.rs`),
 //! 5 host CPU during a long sample (`cpu.rs`). `--short` (CI) uses fewer samples, a shorter
 //! lab campaign and 100,000 synthetic samples. `--only 1,4` runs a subset.
 
@@ -16,6 +17,7 @@ mod lab;
 mod labitems;
 mod overhead;
 mod report;
+mod scaling;
 mod sshd;
 mod util;
 

@@ -1,7 +1,8 @@
 //! Item 4: `aba report` on a synthetic results directory of `points × workloads × samples`
 //! rows (100 × 10 × 1,000 = 1,000,000 in the full run), timed with its peak RSS, next to a
 //! short Python script (`bench/means.py`: the csv module, and pandas when it is installed)
-//! computing the same per-point means and SDs from `samples.csv`.
+//! computing the same per-point means and SDs from `samples.csv`; then the linearity
+//! measurements of `scaling.rs`.
 //!
 //! The directory is what aba itself would write for such a campaign, in aba's own formats:
 //! `recipe.toml` (100-point sequence over four kernels, ten workloads, `samples = 1000`,
@@ -313,6 +314,22 @@ fn cross_check(points_tsv: &Path, python_out: &Path) -> Result<usize, String> {
     Ok(matched)
 }
 
+/// `aba report DIR` once (short mode) or three times, sorted by wall time: the median is the
+/// middle one.
+pub fn timed_reports(
+    cfg: &Config,
+    aba: &Aba,
+    log: &str,
+    dir: &Path,
+) -> Result<Vec<Measured>, String> {
+    let mut runs = Vec::new();
+    for i in 0..cfg.pick(1, 3) {
+        runs.push(aba.report(&format!("{log}-{i}"), dir)?);
+    }
+    runs.sort_by_key(|r| r.wall);
+    Ok(runs)
+}
+
 /// Runs item 4.
 pub fn run(cfg: &Config, aba: &Aba) -> Result<(Vec<Row>, Vec<String>), String> {
     let samples = cfg.pick(100, 1000);
@@ -327,11 +344,7 @@ pub fn run(cfg: &Config, aba: &Aba) -> Result<(Vec<Row>, Vec<String>), String> {
     );
     // The page cache holds both files after generating them, as it would after a campaign.
     eprintln!("  [4] aba report");
-    let mut runs = Vec::new();
-    for i in 0..cfg.pick(1, 3) {
-        runs.push(aba.report(&format!("report-{i}"), &dir)?);
-    }
-    runs.sort_by_key(|r| r.wall);
+    let runs = timed_reports(cfg, aba, "report", &dir)?;
     let best = runs[runs.len() / 2];
     let wall = best.wall.as_secs_f64();
     let rss_mb = runs.iter().map(|r| r.max_rss).max().unwrap_or(0) as f64 / 1e6;
@@ -360,6 +373,9 @@ pub fn run(cfg: &Config, aba: &Aba) -> Result<(Vec<Row>, Vec<String>), String> {
         best.user.as_secs_f64(),
         best.sys.as_secs_f64()
     )];
+    let (linear, linear_details) = crate::scaling::run(cfg, aba, points, samples, (rows, wall))?;
+    table.extend(linear);
+    details.extend(linear_details);
     let Some(py) = python() else {
         details.push("[4] python3 not found: no Python comparison".into());
         return Ok((table, details));

@@ -9,7 +9,8 @@
 # Builds what it needs (target/release/aba and the bench programs, through `cargo bench`; the
 # QEMU lab image when it is missing), starts what it needs (an sshd on 127.0.0.1 with fresh
 # keys, a lab VM with its own name and port) and stops it again. --short is CI's mode: fewer
-# samples, a shorter lab campaign, 100,000 synthetic samples instead of 1,000,000, and the
+# samples, a shorter lab campaign, 100,000 synthetic samples instead of 1,000,000 (and 10,000
+# instead of 100,000 for the scaling ratio, a 10^5-digit value instead of 10^6), and the
 # simulators' sub-grids of 200 campaigns (pairs) per cell instead of the full grids of 2,000
 # (tens of minutes each; docs/statistics.md and docs/report.md hold full runs). --only selects
 # speed items and skips the simulators.

@@ -113,7 +113,7 @@ pub struct Run {
 }
 
 impl Aba {
-    fn command(&self, log: &str) -> Result<Command, String> {
+    pub fn command(&self, log: &str) -> Result<Command, String> {
         let log_path = self.work.join(format!("{log}.log"));
         let out = fs::File::create(&log_path)
             .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;

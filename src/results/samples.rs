@@ -448,11 +448,13 @@ impl SampleTable {
             .has_headers(true)
             .buffer_capacity(1 << 16)
             .from_reader(bounded);
-        let row_too_long = |line: u64| {
+        let row_too_long = |cut: Cut| {
             malformed(
-                line,
+                cut.line,
                 format!(
-                    "a row longer than {ROW_BYTES} bytes (aba writes rows of a few hundred); this file was not written by aba or is damaged"
+                    "column {}: a row longer than {ROW_BYTES} bytes, cut in {} (aba writes rows of a few hundred bytes, fields of at most {FIELD_BYTES}); this file was not written by aba or is damaged",
+                    cut.column,
+                    field_name(cut.field)
                 ),
             )
         };
@@ -460,7 +462,7 @@ impl SampleTable {
             Ok(h) => h.clone(),
             Err(e) => {
                 return Err(match too_long.get() {
-                    Some(line) => row_too_long(line),
+                    Some(cut) => row_too_long(cut),
                     None => malformed(1, e.to_string()),
                 });
             }
@@ -485,7 +487,7 @@ impl SampleTable {
                 Ok(true) => {}
                 Err(e) => {
                     return Err(match too_long.get() {
-                        Some(at) => row_too_long(at),
+                        Some(cut) => row_too_long(cut),
                         None => malformed(line + 1, e.to_string()),
                     });
                 }
@@ -498,11 +500,14 @@ impl SampleTable {
                 ));
             }
             if let Some(i) = record.iter().position(|f| f.len() > FIELD_BYTES) {
+                // The byte column where the field starts (exact for unquoted fields, which is
+                // all aba writes for numbers and labels).
+                let column = 1 + record.iter().take(i).map(|f| f.len() + 1).sum::<usize>();
                 return Err(malformed(
                     line,
                     format!(
-                        "field `{}` is {} bytes long; aba reads fields of at most {FIELD_BYTES} bytes",
-                        HEADER[i],
+                        "column {column}: {} is {} bytes long; aba reads fields of at most {FIELD_BYTES} bytes",
+                        field_name(i),
                         record[i].len()
                     ),
                 ));
@@ -596,17 +601,28 @@ impl SampleTable {
 
 /// A reader that fails once one CSV record (newlines inside quotes included, as the csv
 /// crate reads them) exceeds [`ROW_BYTES`], so a hostile file is refused after reading one
-/// row's worth of it, never held in memory whole. `flag` keeps the 1-based line the long row
-/// starts at.
+/// row's worth of it, never held in memory whole, and in time linear in what was read.
+/// `flag` keeps where the long row was cut: the 1-based line and byte column of the byte past
+/// the bound, and the 0-based field it fell in, so the message can name all three.
 struct RowBound<R> {
     inner: R,
     in_record: u64,
     in_quotes: bool,
     /// Newlines seen: completed physical lines.
     lines: u64,
-    /// The line the current record starts at.
-    record_line: u64,
-    flag: std::rc::Rc<std::cell::Cell<Option<u64>>>,
+    /// Bytes since the last newline.
+    column: u64,
+    /// Field separators outside quotes since the record started.
+    field: usize,
+    flag: std::rc::Rc<std::cell::Cell<Option<Cut>>>,
+}
+
+/// Where [`RowBound`] cut a row.
+#[derive(Clone, Copy, Debug)]
+struct Cut {
+    line: u64,
+    column: u64,
+    field: usize,
 }
 
 impl<R> RowBound<R> {
@@ -616,7 +632,8 @@ impl<R> RowBound<R> {
             in_record: 0,
             in_quotes: false,
             lines: 0,
-            record_line: 1,
+            column: 0,
+            field: 0,
             flag: std::rc::Rc::default(),
         }
     }
@@ -627,19 +644,26 @@ impl<R: std::io::Read> std::io::Read for RowBound<R> {
         let n = self.inner.read(buf)?;
         for &b in &buf[..n] {
             self.in_record += 1;
+            self.column += 1;
             match b {
                 b'"' => self.in_quotes = !self.in_quotes,
+                b',' if !self.in_quotes => self.field += 1,
                 b'\n' => {
                     self.lines += 1;
+                    self.column = 0;
                     if !self.in_quotes {
                         self.in_record = 0;
-                        self.record_line = self.lines + 1;
+                        self.field = 0;
                     }
                 }
                 _ => {}
             }
             if self.in_record > ROW_BYTES {
-                self.flag.set(Some(self.record_line));
+                self.flag.set(Some(Cut {
+                    line: self.lines + 1,
+                    column: self.column,
+                    field: self.field,
+                }));
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
                     "row too long",
@@ -647,6 +671,14 @@ impl<R: std::io::Read> std::io::Read for RowBound<R> {
             }
         }
         Ok(n)
+    }
+}
+
+/// How a message names the 0-based field `i`: field `value`.
+fn field_name(i: usize) -> String {
+    match HEADER.get(i) {
+        Some(name) => format!("field `{name}`"),
+        None => format!("field {} (past the last of {})", i + 1, HEADER.len()),
     }
 }
 
@@ -727,6 +759,43 @@ mod tests {
         let t = SampleTable::read(&path).expect("read");
         assert!(!t.truncated_tail);
         assert_eq!(t.rows.len(), 3);
+    }
+
+    /// An over-long field is refused with its line, byte column and name, whether it fits the
+    /// row bound or runs past it (then the read stops there: time linear in what was read),
+    /// also when a quoted field spans lines.
+    #[test]
+    fn a_long_field_is_refused_naming_line_column_and_field() {
+        let path = std::path::Path::new("samples.csv");
+        let head = super::HEADER.join(",");
+        let row = |value: &str| {
+            format!("a-a,1,1,a,6.1,b1,w,,m,sample,1,0,ok,{value},ns,2026-11-30T00:00:00Z\n")
+        };
+        let good = row("1.5");
+        let text = format!("{head}\n{good}{}", row(&"1".repeat(5000)));
+        let e = SampleTable::parse(path, text.as_bytes()).expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            "samples.csv:3: column 37: field `value` is 5000 bytes long; aba reads fields of at \
+             most 4096 bytes"
+        );
+        let text = format!("{head}\n{good}{}", row(&"1".repeat(1_000_000)));
+        let e = SampleTable::parse(path, text.as_bytes()).expect_err("refused");
+        assert!(
+            e.to_string().starts_with(
+                "samples.csv:3: column 65553: a row longer than 65552 bytes, cut in field `value`"
+            ),
+            "{e}"
+        );
+        let long_case = format!("\"x\n{}\"", "y".repeat(70_000));
+        let text = format!("{head}\n{good}a-a,1,1,a,6.1,b1,w,{long_case},m\n");
+        let e = SampleTable::parse(path, text.as_bytes()).expect_err("refused");
+        assert!(
+            e.to_string().starts_with(
+                "samples.csv:4: column 65531: a row longer than 65552 bytes, cut in field `case`"
+            ),
+            "{e}"
+        );
     }
 
     /// A partial last line longer than the block the tail is searched in.

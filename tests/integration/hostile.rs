@@ -577,7 +577,7 @@ fn a_ten_million_digit_field_is_refused_naming_its_line() {
     root.refuses(
         &["report", "results/sent"],
         1,
-        &["results/sent/samples.csv:3: a row longer than 65552 bytes"],
+        &["results/sent/samples.csv:3: column 65553: a row longer than 65552 bytes, cut in field `value`"],
     );
 }
 
@@ -589,7 +589,7 @@ fn a_long_field_is_refused_naming_its_line_and_column() {
     root.refuses(
         &["report", "results/sent"],
         1,
-        &["samples.csv:3: field `value` is 5000 bytes long; aba reads fields of at most 4096 bytes"],
+        &["samples.csv:3: column 108: field `value` is 5000 bytes long; aba reads fields of at most 4096 bytes"],
     );
     // `status` says so too, instead of counting no rows.
     root.refuses(
@@ -597,7 +597,7 @@ fn a_long_field_is_refused_naming_its_line_and_column() {
         1,
         &[
             "cannot read the samples of results/sent",
-            "samples.csv:3: field `value` is 5000 bytes long",
+            "samples.csv:3: column 108: field `value` is 5000 bytes long",
         ],
     );
 }
