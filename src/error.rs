@@ -468,7 +468,7 @@ fn lock_hint(error: &LockError) -> Option<String> {
         LockError::Marker { .. } => Some(
             "the marker lives at the inventory's `lock_file` (default /var/lib/aba/lock); point it at a writable place on the target".to_owned(),
         ),
-        LockError::Host { .. } | LockError::Interrupted(_) => None,
+        LockError::Host { .. } | LockError::ConnectionLost { .. } | LockError::Interrupted(_) => None,
     }
 }
 

@@ -154,6 +154,18 @@ pub enum LockError {
         /// What went wrong.
         reason: String,
     },
+    /// The connection was lost while the marker was checked after a boot: the engine
+    /// reconnects and checks again (the check is safe to repeat), as after any other step.
+    #[error("cannot check the lock marker {path} on target `{target}`")]
+    ConnectionLost {
+        /// The target.
+        target: String,
+        /// The marker's path on the target.
+        path: String,
+        /// The lost connection (boxed: it is rare, and the error stays small).
+        #[source]
+        source: Box<TransportError>,
+    },
     /// Ctrl-C while waiting.
     #[error("interrupted while waiting for target `{0}`")]
     Interrupted(String),
@@ -262,13 +274,34 @@ impl TargetLock {
         self.file.sync_data().map_err(io)
     }
 
+    /// A lock on a host-side file in `dir` with a marker at `marker` on the target, for the
+    /// engine's tests over a scripted machine (which answers the marker script with success).
+    #[cfg(test)]
+    pub(crate) fn for_engine_tests(dir: &Path, marker: &str) -> TargetLock {
+        let path = dir.join("scripted.lock");
+        let file = File::create(&path).expect("test lock file");
+        let holder = Holder::this_process(dir, "scripted", "scripted");
+        TargetLock {
+            file,
+            path,
+            holder,
+            target: "scripted".to_owned(),
+            marker: Some(marker.to_owned()),
+        }
+    }
+
     /// Writes the marker unless another campaign's is there (then [`LockError::Busy`]). Run
-    /// at the start and again after every boot: a target whose marker did not survive the
-    /// reboot gets it back, one that another campaign took stops this one.
+    /// again after every boot: a target whose marker did not survive the reboot gets it back,
+    /// one that another campaign took stops this one. A lost connection is
+    /// [`LockError::ConnectionLost`], with the transport's error for the engine's reconnect.
     pub fn claim_marker(&self, transport: &mut dyn Transport) -> Result<(), LockError> {
         self.claim_marker_once(transport).map_err(|e| match e {
             Claim::Lock(e) => e,
-            Claim::Lost(e) => self.marker_error(&transport_reason(&e)),
+            Claim::Lost(source) => LockError::ConnectionLost {
+                target: self.target.clone(),
+                path: self.marker.clone().unwrap_or_default(),
+                source: Box::new(source),
+            },
         })
     }
 

@@ -76,6 +76,9 @@ pub struct Scripted {
     /// A kexec loaded and triggered: the next reconnect finds this boot (release, cmdline).
     pending: Option<(String, String)>,
     loaded: Option<(String, String)>,
+    /// Commands that drop the connection the next time one containing this text runs
+    /// (each once, in order of arrival).
+    pub lose_on: VecDeque<String>,
     /// Every call, in order.
     pub log: Vec<Call>,
 }
@@ -95,6 +98,7 @@ impl Scripted {
             boots_instead: VecDeque::new(),
             pending: None,
             loaded: None,
+            lose_on: VecDeque::new(),
             log: Vec::new(),
         }
     }
@@ -203,6 +207,14 @@ impl Transport for Scripted {
     ) -> Result<CommandOutput, TransportError> {
         self.log.push(Call::Exec(command.to_owned()));
         if !self.connected {
+            return Err(self.lost());
+        }
+        if let Some(i) = self
+            .lose_on
+            .iter()
+            .position(|text| command.contains(text.as_str()))
+        {
+            self.lose_on.remove(i);
             return Err(self.lost());
         }
         self.answer(command)

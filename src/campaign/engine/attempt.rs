@@ -51,9 +51,11 @@ impl Engine<'_> {
         })?;
 
         let boot = self.switch_and_prove(at)?;
-        self.settle()?;
         // Every step below is safe to repeat, so a dropped connection costs a reconnect and
         // a boot_id check, not the point.
+        self.with_reconnect(at, &boot, Self::claim_marker)?;
+        self.clean_boot_loader(Some(&point.label), Some(at.attempt))?;
+        self.settle()?;
         self.with_reconnect(at, &boot, |e| e.tune(at))?;
         self.with_reconnect(at, &boot, |e| e.snapshot(at))?;
         self.with_reconnect(at, &boot, |e| e.prepare_workdir(at))?;
@@ -200,8 +202,6 @@ impl Engine<'_> {
             proven_at: Some(now_rfc3339_micros()),
         })?;
         self.last_boot_id = Some(boot.boot_id.clone());
-        self.claim_marker()?;
-        self.clean_boot_loader(Some(&point.label), Some(at.attempt))?;
         Ok(boot)
     }
 
@@ -286,6 +286,10 @@ impl Engine<'_> {
         lock.claim_marker(self.transport).map_err(|e| {
             PointError::from(match e {
                 busy @ LockError::Busy { .. } => Failure::LockBusy(busy),
+                LockError::ConnectionLost { path, source, .. } => Failure::Transport {
+                    doing: format!("checking the lock marker {path}"),
+                    source: *source,
+                },
                 other => Failure::Lock(other),
             })
         })

@@ -9,6 +9,7 @@ use super::{Engine, Failure, Job, Outcome, Start, Stop};
 use crate::{
     campaign::{
         events::{CampaignEvent, Recorder, Warning},
+        lock::TargetLock,
         plan::Plan,
     },
     causes::one_line,
@@ -75,6 +76,8 @@ struct Campaign {
     recipe: Recipe,
     plan: Plan,
     target: Target,
+    /// The target's lock, when a test gives the campaign one (a marker to claim per boot).
+    lock: Option<TargetLock>,
 }
 
 impl Campaign {
@@ -89,7 +92,17 @@ impl Campaign {
             recipe,
             plan,
             target,
+            lock: None,
         }
+    }
+
+    /// This campaign with a lock whose marker lives at `/var/lib/aba/lock` on the machine.
+    fn locked(mut self) -> Campaign {
+        self.lock = Some(TargetLock::for_engine_tests(
+            self._tmp.path(),
+            "/var/lib/aba/lock",
+        ));
+        self
     }
 
     fn job(&self) -> Job<'_> {
@@ -98,7 +111,7 @@ impl Campaign {
             plan: &self.plan,
             target: &self.target,
             dir: &self.dir,
-            lock: None,
+            lock: self.lock.as_ref(),
             records: &[],
         }
     }
@@ -248,6 +261,70 @@ fn a_connection_lost_on_the_same_boot_repeats_the_run() {
     assert_eq!(c.rows().rows.len(), 4, "no row for the lost run");
     assert_eq!(machine.workload_runs(), 5);
     c.assert_verified();
+}
+
+/// A connection lost while the lock marker is checked after a boot (CI saw it when sshd was
+/// restarted with a new host key at that moment): a lost connection like any other, so aba
+/// reconnects, finds the same boot, checks the marker again and measures the point, instead
+/// of failing it as a lock it could not check.
+#[test]
+fn a_connection_lost_while_the_lock_marker_is_checked_reconnects_and_checks_again() {
+    let c = Campaign::new(&null_recipe(0, 0), Target::local()).locked();
+    let mut machine = Scripted::new("6.1.0-47");
+    machine.lose_on = ["/var/lib/aba/lock".to_owned()].into();
+    let (outcome, _) = c.run(&mut machine, None);
+    assert_finished(&outcome);
+    let journal = c.events();
+    assert!(journal.iter().any(|e| matches!(
+        e,
+        Event::ConnectionLost { point, attempt: 1, same_boot: Some(true), .. } if point == "a-a"
+    )));
+    assert!(
+        !journal
+            .iter()
+            .any(|e| matches!(e, Event::PointFailed { .. })),
+        "{journal:?}"
+    );
+    let claims = machine
+        .log
+        .iter()
+        .filter(|c| matches!(c, Call::Exec(cmd) if cmd.contains("/var/lib/aba/lock") && cmd.contains("set -C")))
+        .count();
+    assert_eq!(claims, 3, "a-a claims twice (lost, then again), a-b once");
+    assert_eq!((c.ok_samples("a-a", 1), c.ok_samples("a-b", 1)), (2, 2));
+    c.assert_verified();
+}
+
+/// A connection lost while the marker is checked and a new host key on reconnecting: aba
+/// stops at once, as after any lost connection, rather than failing the point.
+#[test]
+fn a_new_host_key_after_a_loss_during_the_marker_check_stops_at_once() {
+    let c = Campaign::new(&null_recipe(2, 0), Target::local()).locked();
+    let mut machine = Scripted::new("6.1.0-47");
+    machine.lose_on = ["/var/lib/aba/lock".to_owned()].into();
+    machine.reconnects = [Reconnect::SameBoot, Reconnect::HostKeyChanged].into();
+    let (outcome, _) = c.run(&mut machine, None);
+    let stop = stopped(outcome);
+    assert!(
+        matches!(
+            &stop,
+            Stop::Point {
+                attempt: 1,
+                cause: Failure::HostKey { .. },
+                ..
+            }
+        ),
+        "{stop:?}"
+    );
+    assert!(stop.to_string().contains("SHA256:scripted"), "{stop}");
+    assert!(
+        !c.events()
+            .iter()
+            .any(|e| matches!(e, Event::PointFailed { .. } | Event::PointDone { .. })),
+        "no point failed or done: {:?}",
+        c.events()
+    );
+    assert_eq!(machine.workload_runs(), 0);
 }
 
 /// A connection lost during a run, and another boot answers: the machine rebooted on its own,
