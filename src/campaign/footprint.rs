@@ -197,11 +197,7 @@ fn first_cases(recipe: &Recipe, max: usize) -> Vec<CaseCommand> {
             }
             let case = workload.case_at(i);
             out.push(CaseCommand {
-                name: if case.name.is_empty() {
-                    workload.name.to_string()
-                } else {
-                    format!("{}[{}]", workload.name, case.name)
-                },
+                name: case.display_name(&workload.name),
                 run: case.render(&workload.run),
                 env: workload
                     .env

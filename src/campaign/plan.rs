@@ -40,11 +40,7 @@ pub struct PlannedCase {
 impl PlannedCase {
     /// `workload` or `workload[case]`.
     pub fn display_name(&self) -> String {
-        if self.case.name.is_empty() {
-            self.workload_name.to_string()
-        } else {
-            format!("{}[{}]", self.workload_name, self.case.name)
-        }
+        self.case.display_name(&self.workload_name)
     }
 }
 

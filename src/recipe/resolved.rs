@@ -308,6 +308,16 @@ impl Workload {
 }
 
 impl Case {
+    /// `workload` or `workload[case]`: how every listing and report names a case.
+    #[must_use]
+    pub fn display_name(&self, workload: &WorkloadName) -> String {
+        if self.name.is_empty() {
+            workload.to_string()
+        } else {
+            format!("{workload}[{}]", self.name)
+        }
+    }
+
     /// Substitutes this case's values into a template. Unknown placeholders were rejected at
     /// load time, so this cannot fail.
     pub fn render(&self, template: &str) -> String {

@@ -194,6 +194,25 @@ fn stopped(outcome: Outcome) -> Stop {
     }
 }
 
+/// The campaign stopped at the first attempt because the scripted host key changed.
+fn assert_stopped_on_the_changed_host_key(stop: &Stop) {
+    assert!(
+        matches!(
+            stop,
+            Stop::Point {
+                attempt: 1,
+                cause: Failure::HostKey { .. },
+                ..
+            }
+        ),
+        "{stop:?}"
+    );
+    assert!(
+        stop.to_string().contains("CHANGED to SHA256:scripted"),
+        "{stop}"
+    );
+}
+
 /// A run that fails is retried (same index, next retry number); both runs are journaled and
 /// have their rows; only the retry's value counts.
 #[test]
@@ -304,19 +323,7 @@ fn a_new_host_key_after_a_loss_during_the_marker_check_stops_at_once() {
     machine.lose_on = ["/var/lib/aba/lock".to_owned()].into();
     machine.reconnects = [Reconnect::SameBoot, Reconnect::HostKeyChanged].into();
     let (outcome, _) = c.run(&mut machine, None);
-    let stop = stopped(outcome);
-    assert!(
-        matches!(
-            &stop,
-            Stop::Point {
-                attempt: 1,
-                cause: Failure::HostKey { .. },
-                ..
-            }
-        ),
-        "{stop:?}"
-    );
-    assert!(stop.to_string().contains("SHA256:scripted"), "{stop}");
+    assert_stopped_on_the_changed_host_key(&stopped(outcome));
     assert!(
         !c.events()
             .iter()
@@ -452,22 +459,7 @@ fn a_changed_host_key_stops_at_once_and_sends_nothing_more() {
     machine.runs = [Run::Lost].into();
     machine.reconnects = [Reconnect::SameBoot, Reconnect::HostKeyChanged].into();
     let (outcome, _) = c.run(&mut machine, None);
-    let stop = stopped(outcome);
-    assert!(
-        matches!(
-            &stop,
-            Stop::Point {
-                attempt: 1,
-                cause: Failure::HostKey { .. },
-                ..
-            }
-        ),
-        "{stop:?}"
-    );
-    assert!(
-        stop.to_string().contains("CHANGED to SHA256:scripted"),
-        "{stop}"
-    );
+    assert_stopped_on_the_changed_host_key(&stopped(outcome));
     assert!(
         !c.events()
             .iter()
