@@ -355,6 +355,7 @@ metric = {{ number = true, better = "lower" }}
 
 #[test]
 fn tuning_the_local_machine_needs_consent_and_is_restored() {
+    let _sysctls = crate::support::host_sysctl::lock();
     let tmp = tempfile::tempdir().expect("tempdir");
     let path = "/proc/sys/kernel/printk_ratelimit";
     let Ok(before) = std::fs::read_to_string(path) else {
@@ -427,6 +428,7 @@ fn tuning_the_local_machine_needs_consent_and_is_restored() {
 
 #[test]
 fn ctrl_c_restores_tuning_and_leaves_a_resumable_campaign() {
+    let _sysctls = crate::support::host_sysctl::lock();
     let path = "/proc/sys/kernel/printk_ratelimit";
     let Ok(before) = std::fs::read_to_string(path) else {
         crate::support::skip::skip(&format!("{path} is not readable here"));

@@ -140,6 +140,7 @@ metric = { number = true, unit = "n", better = "lower" }
 
 #[test]
 fn hostile_values_reach_the_shell_as_data() {
+    let _sysctls = crate::support::host_sysctl::lock();
     let tmp = tempfile::tempdir().expect("tempdir");
     let pwned = tmp.path().join("pwned");
     let injection = format!("; touch {}", pwned.display());

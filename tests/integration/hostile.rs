@@ -1089,6 +1089,7 @@ fn an_unknown_placeholder_in_a_notification_is_refused_by_check() {
 /// second campaign killed the same way is put back by `aba resume`, which then finishes.
 #[test]
 fn a_killed_tuned_run_is_put_back_by_restore_and_by_resume() {
+    let _sysctls = crate::support::host_sysctl::lock();
     const SYSCTL: &str = "/proc/sys/kernel/sched_rr_timeslice_ms";
     let Ok(original) = std::fs::read_to_string(SYSCTL) else {
         crate::support::skip::skip("no /proc/sys/kernel/sched_rr_timeslice_ms");

@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod distro;
+pub mod host_sysctl;
 pub mod lab;
 #[path = "../../common/skip.rs"]
 pub mod skip;
