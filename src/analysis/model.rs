@@ -48,6 +48,18 @@ pub struct Analysis {
     pub profile: ProfileUse,
 }
 
+impl Analysis {
+    /// How point `point` reads in a report ([`crate::point_name::point_name`]): `a#1`, `b`,
+    /// `a#2`. A point that is not in the plan is shown as it is.
+    #[must_use]
+    pub fn point_name(&self, point: &str) -> String {
+        self.points.iter().find(|p| p.label == point).map_or_else(
+            || point.to_owned(),
+            |p| crate::point_name::point_name(point, &p.kernel),
+        )
+    }
+}
+
 /// The noise profile of a campaign (issue 10 §2): which file, and whether it holds.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ProfileUse {
