@@ -580,6 +580,13 @@ pub struct VerdictLine {
     pub baseline: String,
     /// Change in percent (all samples).
     pub change_pct: f64,
+    /// The baseline's boot-weighted mean (A/B/A: the midpoint), in `unit`.
+    pub baseline_mean: f64,
+    /// Candidate mean minus `baseline_mean`, in `unit`: the absolute change the mails print
+    /// beside the percentage ("saves about 454 ns (73.66%)").
+    pub diff: f64,
+    /// The series' unit (empty when the recipe gives none).
+    pub unit: String,
     /// Verdict label as printed.
     pub label: String,
     /// The verdict, typed (the template renders it).

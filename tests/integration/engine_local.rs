@@ -96,7 +96,7 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     let _ = child.wait();
     // Reports are rewritten after every finished point, so point 1 is already readable.
     let interim = std::fs::read_to_string(dir.join("report.txt")).expect("interim report.txt");
-    assert!(interim.contains("this-a"), "{interim}");
+    assert!(interim.contains("this#1"), "{interim}");
 
     // A changed recipe is a different experiment: resume refuses it.
     let copy = dir.join("recipe.toml");
