@@ -741,17 +741,17 @@ pub fn checks(analysis: &Analysis) -> String {
             };
             let mut parts = Vec::new();
             if !k.held_at.is_empty() {
-                parts.push(format!("as expected at {}", k.held_at.join(", ")));
+                parts.push(format!("as expected at {}", names(analysis, &k.held_at)));
             }
             if !k.unproven_at.is_empty() {
                 parts.push(format!(
                     "NOT SHOWN at {} (not done; see the run audit)",
-                    k.unproven_at.join(", ")
+                    names(analysis, &k.unproven_at)
                 ));
             }
             out.push_str(&wrap(
                 &format!(
-                    "{} on {}: {expected}; {}.",
+                    "{} on kernel {}: {expected}; {}.",
                     c.workload,
                     k.kernel,
                     parts.join(", ")

@@ -836,7 +836,9 @@ fn a_check_that_must_fail_passes_the_run_when_it_fails_and_fails_it_when_it_pass
     let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
     let report = report.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        report.contains("mode_switch on this: must fail (check.expect_fail); as expected at this."),
+        report.contains(
+            "mode_switch on kernel this: must fail (check.expect_fail); as expected at this."
+        ),
         "{report}"
     );
     let out = aba(
