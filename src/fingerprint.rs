@@ -239,6 +239,13 @@ impl Difference {
     /// `microcode revision differs between the boots of a: 0xb4 at a-a; 0xb6 at a-b`.
     #[must_use]
     pub fn text(&self) -> String {
+        self.text_named(&|point| point.to_owned())
+    }
+
+    /// [`Difference::text`] with each point shown as `name` shows it: `… 0xb4 at a#1; 0xb6
+    /// at a#2` with [`crate::point_name::point_name`], for a reader.
+    #[must_use]
+    pub fn text_named(&self, name: &dyn Fn(&str) -> String) -> String {
         let whom = match &self.scope {
             Scope::Boots { kernel } => format!("between the boots of {kernel}"),
             Scope::Kernels { first, second } => format!("between {first} and {second}"),
@@ -252,6 +259,7 @@ impl Difference {
                 } else {
                     crate::text::cut(&crate::text::one_line(value), 120).into_owned()
                 };
+                let points: Vec<String> = points.iter().map(|p| name(p)).collect();
                 format!("{shown} at {}", points.join(", "))
             })
             .collect();

@@ -17,6 +17,7 @@ pub mod inventory;
 pub mod json;
 pub mod kernel;
 pub mod placeholders;
+pub mod point_name;
 pub mod profile;
 pub mod recipe;
 pub mod report;

@@ -117,8 +117,18 @@ impl EnvironmentCheck {
                     .iter()
                     .all(|k| *k == candidate || *k == baseline)
             })
-            .map(Difference::text)
+            .map(|d| d.text_named(&|point| self.point_name(point)))
             .collect()
+    }
+
+    /// How a compared point reads ([`crate::point_name::point_name`]); a point without a
+    /// record is shown as it is.
+    #[must_use]
+    pub fn point_name(&self, point: &str) -> String {
+        self.points.iter().find(|p| p.point == point).map_or_else(
+            || point.to_owned(),
+            |p| crate::point_name::point_name(point, &p.kernel),
+        )
     }
 }
 

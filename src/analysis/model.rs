@@ -48,6 +48,18 @@ pub struct Analysis {
     pub profile: ProfileUse,
 }
 
+impl Analysis {
+    /// How point `point` reads in a report ([`crate::point_name::point_name`]): `a#1`, `b`,
+    /// `a#2`. A point that is not in the plan is shown as it is.
+    #[must_use]
+    pub fn point_name(&self, point: &str) -> String {
+        self.points.iter().find(|p| p.label == point).map_or_else(
+            || point.to_owned(),
+            |p| crate::point_name::point_name(point, &p.kernel),
+        )
+    }
+}
+
 /// The noise profile of a campaign (issue 10 §2): which file, and whether it holds.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ProfileUse {
@@ -568,6 +580,13 @@ pub struct VerdictLine {
     pub baseline: String,
     /// Change in percent (all samples).
     pub change_pct: f64,
+    /// The baseline's boot-weighted mean (A/B/A: the midpoint), in `unit`.
+    pub baseline_mean: f64,
+    /// Candidate mean minus `baseline_mean`, in `unit`: the absolute change the mails print
+    /// beside the percentage ("saves about 454 ns (73.66%)").
+    pub diff: f64,
+    /// The series' unit (empty when the recipe gives none).
+    pub unit: String,
     /// Verdict label as printed.
     pub label: String,
     /// The verdict, typed (the template renders it).

@@ -2,16 +2,19 @@
 //! its boot, command line, tuning read-back, row counts, failed and retried runs, kernel
 //! warnings and failed units; then `note` rows (point `-`) for what belongs to no attempt:
 //! rejected rows, campaign warnings, partial last lines, a boot shared by every point.
+//! `point` is the identifier of journal.jsonl; the last column, `point_name`, is how the
+//! reports show it (`a#1`, [`crate::point_name`]), last so that older readers' columns stay.
 
 use serde::Serialize;
 
 use crate::{
     analysis::{Analysis, AttemptAudit, RunIssue},
+    point_name::point_name,
     report::{number::tsv, tsv::to_tsv},
 };
 
 /// The columns.
-pub const HEADER: [&str; 26] = [
+pub const HEADER: [&str; 27] = [
     "order",
     "point",
     "attempt",
@@ -38,6 +41,7 @@ pub const HEADER: [&str; 26] = [
     "connection_lost",
     "warnings",
     "env_file",
+    "point_name",
 ];
 
 #[derive(Serialize, Default)]
@@ -68,6 +72,7 @@ struct Row {
     connection_lost: String,
     warnings: String,
     env_file: String,
+    point_name: String,
 }
 
 /// `workload[case] phase index, retry r: error (raw)`.
@@ -143,6 +148,7 @@ fn attempt_row(a: &AttemptAudit) -> Row {
         connection_lost: list(&a.connection_lost, " | "),
         warnings: list(&a.warnings, " | "),
         env_file: or_dash(a.env_file.as_deref()),
+        point_name: point_name(&a.point, &a.kernel),
     }
 }
 
@@ -150,6 +156,7 @@ fn note(text: String) -> Row {
     Row {
         order: "-".to_owned(),
         point: "-".to_owned(),
+        point_name: "-".to_owned(),
         attempt: "-".to_owned(),
         outcome: "note".to_owned(),
         reason: text,
@@ -182,7 +189,10 @@ pub fn render(analysis: &Analysis) -> Vec<u8> {
         )));
     }
     for d in &analysis.environment.differences {
-        rows.push(note(format!("environment differs: {}", d.text())));
+        rows.push(note(format!(
+            "environment differs: {}",
+            d.text_named(&|p| analysis.point_name(p))
+        )));
     }
     for why in &analysis.environment.unchecked {
         rows.push(note(format!("environment not compared: {why}")));

@@ -15,7 +15,9 @@
 //! with a noise profile also has `profile_file`, `profile_created`, `profile_nu` and
 //! `profile_boot_rel_var` (or `profile_not_used` with why). Numbers have 6 decimals (fewer beyond 9
 //! integer digits: at most 15 significant digits); `-` marks a value that does not exist (an
-//! interval that is not estimable).
+//! interval that is not estimable). The last column, `args_named`, is `args` as the reports
+//! show it: a point identifier (`parent-a`) by its name (`parent#1`, [`crate::point_name`]);
+//! `args` keeps the identifiers, which the golden data and scripts look up.
 
 use serde::Serialize;
 
@@ -26,8 +28,16 @@ use crate::{
 };
 
 /// The columns.
-pub const HEADER: [&str; 8] = [
-    "workload", "case", "metric", "unit", "analysis", "quantity", "args", "value",
+pub const HEADER: [&str; 9] = [
+    "workload",
+    "case",
+    "metric",
+    "unit",
+    "analysis",
+    "quantity",
+    "args",
+    "value",
+    "args_named",
 ];
 
 #[derive(Serialize)]
@@ -40,6 +50,7 @@ struct Row<'a> {
     quantity: &'static str,
     args: String,
     value: String,
+    args_named: String,
 }
 
 /// Renders `comparison.tsv`.
@@ -61,6 +72,11 @@ fn rows_of<'a>(
     rows: &mut Vec<Row<'a>>,
 ) {
     let mut push = |quantity: &'static str, args: String, value: String| {
+        let args_named = args
+            .split(',')
+            .map(|a| analysis.point_name(a))
+            .collect::<Vec<_>>()
+            .join(",");
         rows.push(Row {
             workload: &series.workload,
             case: &series.case,
@@ -70,6 +86,7 @@ fn rows_of<'a>(
             quantity,
             args,
             value,
+            args_named,
         });
     };
     for point in &result.points {

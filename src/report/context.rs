@@ -38,6 +38,8 @@ pub struct Tables {
     pub kernels: String,
     /// Point means side by side in boot order, per unit.
     pub means: String,
+    /// The within-boot CV of every series at every point, in boot order.
+    pub cvs: String,
     /// Each candidate's change, drop-first change and verdict.
     pub changes: String,
     /// Recovery decompositions.
@@ -111,6 +113,7 @@ impl<'a> Context<'a> {
             tables: Tables {
                 kernels: block(mail_tables::kernels(analysis)),
                 means: block(mail_tables::means(analysis)),
+                cvs: block(mail_tables::cvs(analysis)),
                 changes: block(mail_tables::changes(analysis)),
                 recovery: block(mail_tables::recovery(analysis)),
             },

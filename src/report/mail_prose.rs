@@ -13,12 +13,14 @@ use crate::{
         Analysis, AttemptOutcome, CandidateResult, Series, SeriesCalibration, SeriesResult,
         VerdictLine, Worst, checks::Expected,
     },
+    point_name::point_name,
     recipe::scoped_limits::ScopedLimit,
     report::{
         audit_tsv::describe_run,
         layout::{WIDTH, keep_together, wrap, wrap_hanging},
         mail_tables::{baseline_reference, design},
         number::{as_written, ceil2, fixed, nu, pct, signed_pct, significant},
+        unit_scale::{signed_with_unit, with_unit},
         verdict_text::{confidence, few_boots, headline, level},
     },
     stats::{
@@ -113,6 +115,12 @@ pub fn preregistration(analysis: &Analysis) -> String {
     wrap(&text, WIDTH, "")
 }
 
+/// Points by their names (`a#1, a#2`), comma-separated.
+fn names(analysis: &Analysis, points: &[String]) -> String {
+    let names: Vec<String> = points.iter().map(|p| analysis.point_name(p)).collect();
+    names.join(", ")
+}
+
 /// The recipe's description, wrapped.
 #[must_use]
 pub fn description(analysis: &Analysis) -> String {
@@ -123,7 +131,11 @@ pub fn description(analysis: &Analysis) -> String {
 #[must_use]
 pub fn setup(analysis: &Analysis) -> String {
     let c = &analysis.campaign;
-    let labels: Vec<&str> = analysis.points.iter().map(|p| p.label.as_str()).collect();
+    let labels: Vec<String> = analysis
+        .points
+        .iter()
+        .map(|p| point_name(&p.label, &p.kernel))
+        .collect();
     let boots = if analysis.audit.shared_boot.is_some() {
         "all in one boot".to_owned()
     } else if labels.len() == 1 {
@@ -178,11 +190,13 @@ fn runs(warmup: u32, samples: u32) -> String {
     }
 }
 
-/// One sentence per series: `series: child is 39.77% slower than the parent midpoint
-/// (SIGNAL, ν = 1: one control pair; boot-level 95% CI [+29.18%, +51.22%] excludes 0).`, or
-/// with several candidates `series, against the parent midpoint: child 36.51% slower
-/// (SIGNAL; …), … and nofolio +4.64% (NO_MATERIAL_SIGNAL: …; …).` A comparison that cannot
-/// support a direction and size reads `b vs a: +21.10%, not interpretable: …`.
+/// One sentence per series: `series: child is 14.17 ns/page (39.77%) slower than 35.62
+/// ns/page, the midpoint of kernel parent (SIGNAL, ν = 1: one control pair; boot-level 95%
+/// CI [+29.18%, +51.22%] excludes 0).`, or with several candidates `series, against the
+/// midpoint of kernel parent (38.80 ns/page): child 14.17 ns/page (36.51%) slower (SIGNAL;
+/// …), … and nofolio +4.64%, +1.80 ns/page (NO_MATERIAL_SIGNAL: …; …).` A comparison that
+/// cannot support a direction and size reads `b vs kernel a (…): +21.10%, …, not
+/// interpretable: …`.
 fn verdict_sentences(lines: &[VerdictLine], reference: &str, shared_boot: bool) -> String {
     let mut text = String::new();
     let mut rest = lines;
@@ -204,8 +218,9 @@ fn verdict_sentences(lines: &[VerdictLine], reference: &str, shared_boot: bool) 
                 .collect();
             let _ = write!(
                 text,
-                "{}, against {reference}: {}. ",
+                "{}, against {reference} ({}): {}. ",
                 first.series,
+                keep_together(&with_unit(first.baseline_mean, &first.unit)),
                 and_list(&parts)
             );
         }
@@ -231,7 +246,7 @@ pub fn summary(analysis: &Analysis) -> String {
         let _ = write!(
             text,
             "Points not done: {}; their kernels' figures lack those boots. ",
-            analysis.missing_points.join(", ")
+            names(analysis, &analysis.missing_points)
         );
     }
     let shared = analysis.audit.shared_boot.is_some();
@@ -251,8 +266,8 @@ pub fn summary(analysis: &Analysis) -> String {
     if s.verdicts.is_empty() && analysis.campaign.candidates.is_empty() {
         let _ = write!(
             text,
-            "Only {} was booted: there is nothing to compare, the campaign measures the \
-             noise floor. ",
+            "Only kernel {} was booted: there is nothing to compare, so the campaign \
+             measures the noise floor. ",
             analysis.campaign.baseline
         );
     }
@@ -300,7 +315,7 @@ pub fn summary(analysis: &Analysis) -> String {
             (Some(drift), Some(SpreadMeasure::Rms)) => {
                 let _ = write!(
                     text,
-                    ", and two {}s of {} differed by at most {}% (RMS over pairs){}{scope}. ",
+                    ", and two {}s of kernel {} differed by at most {}% (RMS over pairs){}{scope}. ",
                     if shared { "point" } else { "boot" },
                     analysis.campaign.baseline,
                     ceil2(drift.value.abs()),
@@ -314,7 +329,7 @@ pub fn summary(analysis: &Analysis) -> String {
             (Some(drift), _) => {
                 let _ = write!(
                     text,
-                    ", and the drift of {} was at most {}%{}{scope}. ",
+                    ", and kernel {} drifted by at most {}%{}{scope}. ",
                     analysis.campaign.baseline,
                     ceil2(drift.value.abs()),
                     above(
@@ -327,7 +342,7 @@ pub fn summary(analysis: &Analysis) -> String {
             (None, _) => {
                 let _ = write!(
                     text,
-                    "{scope}; {} was booted once, so its drift is unknown. ",
+                    "{scope}; kernel {} was booted once, so its drift is unknown. ",
                     analysis.campaign.baseline
                 );
             }
@@ -474,7 +489,11 @@ fn series_details(analysis: &Analysis, s: &Series, all: &SeriesResult) -> String
             } else {
                 format!(" ({})", inner.join("; "))
             };
-            Some(format!("{} {}{inner}", k.kernel, signed_pct(k.drift_pct?)))
+            Some(format!(
+                "kernel {} {}{inner}",
+                k.kernel,
+                signed_pct(k.drift_pct?)
+            ))
         })
         .collect();
     if !drifts.is_empty() {
@@ -487,7 +506,7 @@ fn series_details(analysis: &Analysis, s: &Series, all: &SeriesResult) -> String
         );
     }
     if !s.missing.is_empty() {
-        let _ = write!(text, " No valid values at {}.", s.missing.join(", "));
+        let _ = write!(text, " No valid values at {}.", names(analysis, &s.missing));
     }
     for reason in &all.not_compared {
         let _ = write!(text, " Not compared: {reason}.");
@@ -581,7 +600,13 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
         }
         _ => c.label.clone(),
     };
-    let mut text = format!("{} {}: {label}.", c.candidate, signed_pct(cmp.change_pct));
+    let mut text = format!(
+        "{} {} ({} against {}): {label}.",
+        c.candidate,
+        signed_pct(cmp.change_pct),
+        keep_together(&signed_with_unit(cmp.diff, &s.unit)),
+        keep_together(&with_unit(cmp.baseline_mean, &s.unit))
+    );
     if let Some(ci) = &cmp.ci_boot {
         let level = level(shared);
         let mut level_word = level.to_owned();
@@ -608,15 +633,20 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
         if !c.borrowed_from.is_empty() {
             let _ = write!(
                 text,
-                "; 1 boot of {}: its boot variance is borrowed from {}",
+                "; kernel {} was booted once: its boot variance is borrowed from {}",
                 c.candidate,
-                and_list(&c.borrowed_from)
+                and_list(
+                    &c.borrowed_from
+                        .iter()
+                        .map(|k| format!("kernel {k}"))
+                        .collect::<Vec<_>>()
+                )
             );
         }
         if cmp.baseline_boots == 1 {
             let _ = write!(
                 text,
-                "; 1 boot of {}: its boot variance is borrowed too",
+                "; kernel {} was booted once: its boot variance is borrowed too",
                 c.baseline
             );
         }
@@ -711,17 +741,17 @@ pub fn checks(analysis: &Analysis) -> String {
             };
             let mut parts = Vec::new();
             if !k.held_at.is_empty() {
-                parts.push(format!("as expected at {}", k.held_at.join(", ")));
+                parts.push(format!("as expected at {}", names(analysis, &k.held_at)));
             }
             if !k.unproven_at.is_empty() {
                 parts.push(format!(
                     "NOT SHOWN at {} (not done; see the run audit)",
-                    k.unproven_at.join(", ")
+                    names(analysis, &k.unproven_at)
                 ));
             }
             out.push_str(&wrap(
                 &format!(
-                    "{} on {}: {expected}; {}.",
+                    "{} on kernel {}: {expected}; {}.",
                     c.workload,
                     k.kernel,
                     parts.join(", ")
@@ -759,7 +789,7 @@ pub fn audit(analysis: &Analysis) -> String {
     );
     let mut items: Vec<String> = Vec::new();
     for x in &a.attempts {
-        let who = format!("{} attempt {}", x.point, x.attempt);
+        let who = format!("{} attempt {}", analysis.point_name(&x.point), x.attempt);
         match x.outcome {
             AttemptOutcome::Done => {}
             AttemptOutcome::Failed => items.push(format!(
@@ -921,7 +951,7 @@ pub fn environment(analysis: &Analysis) -> String {
         ));
         for d in &env.differences {
             out.push_str(&wrap_hanging(
-                &format!("{}.", d.text()),
+                &format!("{}.", d.text_named(&|p| analysis.point_name(p))),
                 WIDTH,
                 "  - ",
                 "    ",
@@ -958,7 +988,7 @@ pub fn shared_boot(analysis: &Analysis) -> String {
         for k in all.kernels.iter().filter(|k| k.boots.len() >= 2) {
             if let (Some(drift), Some(range)) = (k.drift_pct, k.range_pct) {
                 let mut floor = format!(
-                    " {} {} drifted {} (range {})",
+                    " {}: kernel {} drifted {} (range {})",
                     s.label,
                     k.kernel,
                     signed_pct(drift),
@@ -1009,27 +1039,31 @@ mod tests {
         let text = flat(&summary(&roles()));
         assert!(
             text.starts_with(
-                "main: b is 49.85% slower than the a midpoint (SIGNAL, ν = 1: one control \
-                 pair; boot-level 95% CI [+47.26%, +52.49%] excludes 0)."
+                "main: b is 49.90 ns (49.85%) slower than 100.10 ns, the midpoint of kernel a \
+                 (SIGNAL, ν = 1: one control pair; boot-level 95% CI [+47.26%, +52.49%] \
+                 excludes 0)."
             ),
             "{text}"
         );
         // The summary's CV and drift are the measured series', the controls' said apart.
         assert!(
             text.contains(
-                "the drift of a was at most 0.20% (measured series; controls: CV 0.10%, drift \
+                "kernel a drifted by at most 0.20% (measured series; controls: CV 0.10%, drift \
                  at most 0.00%)."
             ),
             "{text}"
         );
         assert!(
             text.contains(
-                "ALERT: the control ctl: b is 100.00% slower than the a midpoint (SIGNAL"
+                "ALERT: the control ctl: b is 10.00 ns (100.00%) slower than 10.00 ns, the \
+                 midpoint of kernel a (SIGNAL"
             ),
             "{text}"
         );
         assert!(
-            text.contains("Auxiliary (not part of the conclusion): side: b is 50.00% slower"),
+            text.contains(
+                "Auxiliary (not part of the conclusion): side: b is 500.000 ops/s (50.00%) slower"
+            ),
             "{text}"
         );
         assert!(text.contains("(AUX_SIGNAL, ν = 1"), "{text}");
@@ -1105,7 +1139,8 @@ metric = { number = true, unit = "ns", better = "lower" }
         )));
         assert!(
             text.starts_with(
-                "w: b vs the a midpoint: +0.40% (NO_MATERIAL_SIGNAL; boot-level 95% CI ["
+                "w: b vs the midpoint of kernel a (100.10 ns): +0.40%, +0.40 ns \
+                 (NO_MATERIAL_SIGNAL; boot-level 95% CI ["
             ),
             "{text}"
         );
@@ -1120,8 +1155,8 @@ metric = { number = true, unit = "ns", better = "lower" }
         )));
         assert!(
             text.starts_with(
-                "w: b vs a: +20.00% (UNREPLICATED: no kernel was booted twice; within-boot \
-                 95% CI ["
+                "w: b vs kernel a (100.00 ns): +20.00%, +20.00 ns (UNREPLICATED: no kernel was \
+                 booted twice; within-boot 95% CI ["
             ),
             "{text}"
         );
@@ -1130,7 +1165,7 @@ metric = { number = true, unit = "ns", better = "lower" }
 
     #[test]
     fn an_unstable_headline_asserts_no_direction_or_size() {
-        // a's own boots differ by 56%: the change cannot be read.
+        // The boots of a differ by 56%: the change cannot be read.
         let analysis = one(
             r#"["a", "b", "a"]"#,
             &[
@@ -1142,8 +1177,8 @@ metric = { number = true, unit = "ns", better = "lower" }
         let text = flat(&summary(&analysis));
         assert!(
             text.starts_with(
-                "w: b vs the a midpoint: +21.09%, not interpretable: a's own boots differ by \
-                 56.00% (UNSTABLE)."
+                "w: b vs the midpoint of kernel a (128.00 ns): +21.09%, +27.00 ns, not \
+                 interpretable: the boots of kernel a differ by 56.00% (UNSTABLE)."
             ),
             "{text}"
         );

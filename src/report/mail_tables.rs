@@ -7,18 +7,24 @@
 //! line of its own.
 
 use crate::{
-    analysis::{Analysis, CandidateResult, RecoveryStepKind, Series, SeriesResult},
+    analysis::{Analysis, CandidateResult, RecoveryStepKind, Series, SeriesPoint, SeriesResult},
     kernel::binding::BoundKernel,
+    point_name::point_name,
     recipe::model::Role,
     report::{
         layout::{Align, Table, WIDTH, column_blocks},
         number::{fixed, mean_decimals, nu, pct, signed_pct},
+        unit_scale::{scale_for_table, with_unit},
     },
     stats::{Better, VerdictLabel, kernel_mean},
 };
 
 /// Series labels longer than this get their own line above their row of values.
 const LABEL_MAX: usize = 30;
+
+/// The header of the column of series labels (`workload`, `workload[case]`,
+/// `workload/metric`): the mails name it (`parameter`), so a reader knows what the rows are.
+pub const LABEL_HEADER: &str = "workload";
 
 /// `A/B/A`: the boot sequence with one letter per kernel, in order of first appearance.
 #[must_use]
@@ -42,7 +48,9 @@ pub fn design(analysis: &Analysis) -> String {
 }
 
 /// How the baseline's reference value is called: its midpoint (2 boots), its mean over m
-/// boots, or just its name (1 boot).
+/// boots, or just the kernel (1 boot). The label is always preceded by "kernel", so that
+/// labels such as `a` or `this` read as names in prose (`the midpoint of kernel a`, not
+/// `the a midpoint`).
 #[must_use]
 pub fn baseline_reference(analysis: &Analysis) -> String {
     let baseline = &analysis.campaign.baseline;
@@ -52,9 +60,9 @@ pub fn baseline_reference(analysis: &Analysis) -> String {
         .find(|k| &k.label == baseline)
         .map_or(0, |k| k.booted.len());
     match boots {
-        2 => format!("the {baseline} midpoint"),
-        0 | 1 => baseline.clone(),
-        m => format!("the {baseline} mean over {m} boots"),
+        2 => format!("the midpoint of kernel {baseline}"),
+        0 | 1 => format!("kernel {baseline}"),
+        m => format!("the mean of kernel {baseline} over {m} boots"),
     }
 }
 
@@ -105,16 +113,23 @@ pub fn kernels(analysis: &Analysis) -> String {
     table.render(2)
 }
 
-/// Point means side by side in boot order, one block per unit, wrapped into several blocks of
-/// columns when the points do not fit in one.
-#[must_use]
-pub fn means(analysis: &Analysis) -> String {
-    let done: Vec<&str> = analysis
+/// The done points in boot order: identifier and name (`a-a`, `a#1`).
+fn done_points(analysis: &Analysis) -> Vec<(&str, String)> {
+    analysis
         .points
         .iter()
         .filter(|p| p.done_attempt.is_some())
-        .map(|p| p.label.as_str())
-        .collect();
+        .map(|p| (p.label.as_str(), point_name(&p.label, &p.kernel)))
+        .collect()
+}
+
+/// Point means side by side in boot order, one block per unit, wrapped into several blocks of
+/// columns when the points do not fit in one. A time unit is scaled for the whole block by
+/// its smallest mean ([`scale_for_table`]): 92008.092 ns/roundtrip reads as 92.008
+/// µs/roundtrip, while the mails' 8547.294 and 264.575 ns/read stay in ns.
+#[must_use]
+pub fn means(analysis: &Analysis) -> String {
+    let done = done_points(analysis);
     let mut units: Vec<&str> = Vec::new();
     for s in &analysis.series {
         if !s.points.is_empty() && !units.contains(&s.unit.as_str()) {
@@ -128,34 +143,67 @@ pub fn means(analysis: &Analysis) -> String {
             .iter()
             .filter(|s| s.unit == unit && !s.points.is_empty())
             .collect();
+        let scale = scale_for_table(
+            unit,
+            group
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.all.mean)),
+        );
         if !out.is_empty() {
             out.push('\n');
         }
         if unit.is_empty() {
             out.push_str("Mean results were:\n\n");
         } else {
-            out.push_str(&format!("Mean results in {unit} were:\n\n"));
+            out.push_str(&format!("Mean results in {} were:\n\n", scale.unit));
         }
-        out.push_str(&means_group(&group, &done));
+        let decimals = mean_decimals(
+            group
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| scale.apply(p.all.mean))),
+        );
+        out.push_str(&point_table(&group, &done, |p| {
+            fixed(scale.apply(p.all.mean), decimals)
+        }));
     }
     out
 }
 
-fn means_group(group: &[&Series], done: &[&str]) -> String {
-    let decimals = mean_decimals(
-        group
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.all.mean)),
-    );
+/// The within-boot CV of every series at every done point, in boot order, so a reader sees
+/// which boot was noisy (the summary gives only the maximum).
+#[must_use]
+pub fn cvs(analysis: &Analysis) -> String {
+    let done = done_points(analysis);
+    let group: Vec<&Series> = analysis
+        .series
+        .iter()
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if group.is_empty() {
+        return String::new();
+    }
+    let table = point_table(&group, &done, |p| {
+        p.all.cv_pct.map_or_else(|| "-".to_owned(), pct)
+    });
+    format!("Within-boot CV per point:\n\n{table}")
+}
+
+/// A row per series under a header of point names, one cell per done point (`-` where the
+/// series has no value); `done` holds each done point's identifier and name.
+fn point_table(
+    group: &[&Series],
+    done: &[(&str, String)],
+    cell: impl Fn(&SeriesPoint) -> String,
+) -> String {
     let cells: Vec<Vec<String>> = group
         .iter()
         .map(|s| {
             done.iter()
-                .map(|label| {
+                .map(|(label, _)| {
                     s.points
                         .iter()
                         .find(|p| p.label == *label)
-                        .map_or_else(|| "-".to_owned(), |p| fixed(p.all.mean, decimals))
+                        .map_or_else(|| "-".to_owned(), &cell)
                 })
                 .collect()
         })
@@ -164,16 +212,17 @@ fn means_group(group: &[&Series], done: &[&str]) -> String {
         .iter()
         .map(|s| s.label.chars().count())
         .filter(|w| *w <= LABEL_MAX)
+        .chain([LABEL_HEADER.chars().count()])
         .max()
         .unwrap_or(0);
     let widths: Vec<usize> = done
         .iter()
         .enumerate()
-        .map(|(i, label)| {
+        .map(|(i, (_, name))| {
             cells
                 .iter()
                 .map(|row| row[i].chars().count())
-                .chain([label.chars().count()])
+                .chain([name.chars().count()])
                 .max()
                 .unwrap_or(0)
         })
@@ -190,7 +239,8 @@ fn means_group(group: &[&Series], done: &[&str]) -> String {
         aligns.extend(std::iter::repeat_n(Align::Right, to - from));
         let mut table = Table::new(&aligns);
         table.row(
-            std::iter::once(String::new()).chain(done[from..to].iter().map(|l| (*l).to_owned())),
+            std::iter::once(LABEL_HEADER.to_owned())
+                .chain(done[from..to].iter().map(|(_, name)| name.clone())),
         );
         for (s, row) in group.iter().zip(&cells) {
             let label = if s.label.chars().count() > LABEL_MAX {
@@ -302,15 +352,9 @@ pub fn recovery(analysis: &Analysis) -> String {
             if !out.is_empty() {
                 out.push('\n');
             }
-            let decimals = mean_decimals(all.points.iter().map(|p| p.mean));
             let means = kernel_mean(&all.points, &r.gap.0).zip(kernel_mean(&all.points, &r.gap.1));
             let span = means.map_or_else(String::new, |(a, b)| {
-                format!(
-                    ", {} -> {} {}",
-                    fixed(a, decimals),
-                    fixed(b, decimals),
-                    s.unit
-                )
+                format!(", {} -> {}", with_unit(a, &s.unit), with_unit(b, &s.unit))
             });
             out.push_str(&crate::report::layout::wrap(
                 &format!(
@@ -352,7 +396,7 @@ pub fn recovery(analysis: &Analysis) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{changes, design, means};
+    use super::{changes, cvs, design, means};
     use crate::report::{layout::WIDTH, testdata::fixture};
 
     fn fits(text: &str) {
@@ -373,25 +417,65 @@ mod tests {
         fits(&text);
         let headers: Vec<Vec<&str>> = text
             .lines()
-            .filter(|l| l.contains("parent-") || l.contains("nofolio") && !l.contains('.'))
-            .map(|l| l.split_whitespace().collect())
+            .filter(|l| l.starts_with("  workload "))
+            .map(|l| l.split_whitespace().skip(1).collect())
             .collect();
         let order: Vec<&str> = headers.concat();
         assert_eq!(
             order,
             [
-                "parent-a",
-                "child-a",
-                "fastpath-a",
-                "folioonly-a",
+                "parent#1",
+                "child#1",
+                "fastpath#1",
+                "folioonly#1",
                 "nofolio",
-                "folioonly-b",
-                "fastpath-b",
-                "child-b",
-                "parent-b"
-            ]
+                "folioonly#2",
+                "fastpath#2",
+                "child#2",
+                "parent#2"
+            ],
+            "points read as boots of their kernel, never as their identifiers"
         );
         assert!(headers.len() > 1, "wrapped into several blocks");
+    }
+
+    #[test]
+    fn the_cv_table_names_each_point_and_its_noise() {
+        let analysis = fixture("mprotect-mechanism");
+        let text = cvs(&analysis);
+        fits(&text);
+        assert!(text.starts_with("Within-boot CV per point:\n\n"), "{text}");
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+        assert!(
+            rows[0].starts_with("  workload "),
+            "a header for the label column: {text}"
+        );
+        // Each point's own CV, in boot order: nofolio was the noisiest boot.
+        let cells: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("  mprotect/"))
+            .flat_map(|l| l.split_whitespace().skip(1))
+            .collect();
+        assert_eq!(cells.len(), analysis.points.len());
+        let series = &analysis.series[0];
+        for (cell, p) in cells.iter().zip(&series.points) {
+            let cv = p.all.cv_pct.expect("n >= 2");
+            assert_eq!(*cell, format!("{cv:.2}%"), "{}", p.label);
+        }
+        assert_eq!(cells[4], "1.56%");
+    }
+
+    #[test]
+    fn a_time_unit_is_scaled_for_the_whole_table() {
+        let mut analysis = fixture("mprotect-exact-cac1");
+        for s in &mut analysis.series {
+            for p in &mut s.points {
+                p.all.mean *= 1e6;
+            }
+        }
+        let text = means(&analysis);
+        assert!(text.starts_with("Mean results in ms/page were:"), "{text}");
+        assert!(!text.contains("000000"), "{text}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::{
     analysis::{Analysis, CandidateResult},
     kernel::binding::BoundKernel,
+    point_name::point_name,
     report::{
         number::{nu, signed_pct},
         verdict_text::{label_with_boots, level},
@@ -56,7 +57,11 @@ pub fn kernels(analysis: &Analysis) -> String {
                     None => code(&k.release),
                 },
                 format!("{} of {}", k.booted.len(), k.planned),
-                k.booted.join(", "),
+                k.booted
+                    .iter()
+                    .map(|p| point_name(p, &k.label))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 code(&k.cmdline.join(" ")),
             ]
         })
@@ -73,7 +78,8 @@ pub fn kernels(analysis: &Analysis) -> String {
     )
 }
 
-/// Points in boot order with the proven boot of their done attempt.
+/// Points in boot order, by name (`a#1`) with the identifier that names their files in
+/// `env/` and `raw/`, and the proven boot of their done attempt.
 #[must_use]
 pub fn points(analysis: &Analysis) -> String {
     let rows: Vec<Vec<String>> = analysis
@@ -82,7 +88,8 @@ pub fn points(analysis: &Analysis) -> String {
         .map(|p| {
             vec![
                 p.order.to_string(),
-                p.label.clone(),
+                point_name(&p.label, &p.kernel),
+                code(&p.label),
                 p.kernel.clone(),
                 p.done_attempt
                     .map_or_else(|| "not done".to_owned(), |a| a.to_string()),
@@ -96,6 +103,7 @@ pub fn points(analysis: &Analysis) -> String {
         &[
             "#",
             "point",
+            "id",
             "kernel",
             "attempt",
             "boot_id",

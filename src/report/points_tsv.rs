@@ -1,17 +1,20 @@
 //! `points.tsv`: one row per series, analysis (all, drop_first) and point, with the point's
 //! statistics and its values. Outlier columns list 1-based sample indices (the `index` of
-//! `samples.csv`); they flag, never drop.
+//! `samples.csv`); they flag, never drop. `point` is the identifier of journal.jsonl and
+//! samples.csv; the last column, `point_name`, is how the reports show it (`a#1`,
+//! [`crate::point_name`]), last so that the columns older readers index stay where they were.
 
 use serde::Serialize;
 
 use crate::{
     analysis::{Analysis, AnalysisKind},
+    point_name::point_name,
     report::{number::tsv, tsv::to_tsv},
     stats::Summary,
 };
 
 /// The columns.
-pub const HEADER: [&str; 20] = [
+pub const HEADER: [&str; 21] = [
     "workload",
     "case",
     "metric",
@@ -32,6 +35,7 @@ pub const HEADER: [&str; 20] = [
     "lenient_outliers",
     "first_is_outlier",
     "values",
+    "point_name",
 ];
 
 #[derive(Serialize)]
@@ -56,6 +60,7 @@ struct Row<'a> {
     lenient_outliers: String,
     first_is_outlier: &'static str,
     values: String,
+    point_name: String,
 }
 
 /// The values, space-separated, each in its shortest round-trip form (one buffer, no string
@@ -118,6 +123,7 @@ pub fn render(analysis: &Analysis) -> Vec<u8> {
                         "no"
                     },
                     values: join_values(values),
+                    point_name: point_name(&point.label, &point.kernel),
                 });
             }
         }

@@ -1,6 +1,6 @@
 //! The prose of `aba compare`'s text, wrapped at [`WIDTH`] columns, in the tone of the seeds'
-//! mails: "On my i7-12700KF the patched kernel was 96.40% faster than the original midpoint,
-//! against 96.91% in the reference: REPRODUCED", then what each side's numbers rest on, the
+//! mails: "On my i7-12700KF the patched kernel was 96.40% faster than the midpoint of kernel
+//! original, against 96.91% in the reference: REPRODUCED", then what each side's numbers rest on, the
 //! environments side by side with their differences named, and what only one side has.
 
 use crate::{
@@ -59,13 +59,15 @@ fn machine(info: &EvidenceInfo) -> String {
     }
 }
 
-/// `the parent midpoint`, `parent`, `the parent mean over 3 boots`.
+/// `the midpoint of kernel parent`, `kernel parent`, `the mean of kernel parent over 3
+/// boots`: the label after "kernel", as report.txt says it
+/// ([`crate::report::mail_tables::baseline_reference`]), so that `a` reads as a name.
 fn baseline_words(c: &CandidateResult) -> String {
     let b = &c.baseline;
     match c.comparison.baseline_boots {
-        2 => format!("the {b} midpoint"),
-        0 | 1 => b.clone(),
-        m => format!("the {b} mean over {m} boots"),
+        2 => format!("the midpoint of kernel {b}"),
+        0 | 1 => format!("kernel {b}"),
+        m => format!("the mean of kernel {b} over {m} boots"),
     }
 }
 
@@ -87,8 +89,9 @@ fn claims(c: &CandidateResult) -> bool {
     )
 }
 
-/// `the patched kernel was 96.40% faster than the original midpoint` (a claim), else `the
-/// patched kernel changed by -0.50% against the original midpoint (NO_MATERIAL_SIGNAL)`.
+/// `the patched kernel was 96.40% faster than the midpoint of kernel original` (a claim),
+/// else `the patched kernel changed by -0.50% against the midpoint of kernel original
+/// (NO_MATERIAL_SIGNAL)`.
 fn new_words(c: &CandidateResult, better: Option<Better>) -> String {
     let change = c.comparison.change_pct;
     match direction(change, better).filter(|_| claims(c)) {
@@ -636,8 +639,8 @@ mod tests {
         let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
             flat.contains(
-                "The b kernel was 19.95% faster than the a mean over 3 boots, against +20.05% \
-                 (SIGNAL) in the reference. NOT_REPRODUCED: the change is reversed."
+                "The b kernel was 19.95% faster than the mean of kernel a over 3 boots, against \
+                 +20.05% (SIGNAL) in the reference. NOT_REPRODUCED: the change is reversed."
             ),
             "{flat}"
         );

@@ -7,6 +7,7 @@
 //! for its heading gets a line of its own.
 
 use crate::{
+    point_name::point_name,
     recipe::model::Role,
     report::{
         layout::{Align, Table, WIDTH, column_blocks},
@@ -55,7 +56,7 @@ fn means_of(s: &SeriesReproduction) -> String {
         .map(|i| {
             n.get(i)
                 .or_else(|| r.get(i))
-                .map(|p| p.label.clone())
+                .map(|p| point_name(&p.label, &p.kernel))
                 .unwrap_or_default()
         })
         .collect();
@@ -94,7 +95,7 @@ fn means_of(s: &SeriesReproduction) -> String {
     }
     let differ = r.iter().zip(n).any(|(a, b)| a.label != b.label);
     if differ {
-        let names: Vec<&str> = r.iter().map(|p| p.label.as_str()).collect();
+        let names: Vec<String> = r.iter().map(|p| point_name(&p.label, &p.kernel)).collect();
         out.push_str(&crate::report::layout::wrap(
             &format!("(the reference's points: {})", names.join(", ")),
             WIDTH,
@@ -174,22 +175,22 @@ mod tests {
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
         let headers: Vec<&str> = text
             .lines()
-            .filter(|l| !l.contains("reference") && !l.contains("new") && l.contains('-'))
+            .filter(|l| !l.contains("reference") && !l.contains("new") && l.contains('#'))
             .flat_map(str::split_whitespace)
             .filter(|w| !w.contains('/') && !w.starts_with('('))
             .collect();
         assert_eq!(
             headers,
             [
-                "parent-a",
-                "child-a",
-                "fastpath-a",
-                "folioonly-a",
+                "parent#1",
+                "child#1",
+                "fastpath#1",
+                "folioonly#1",
                 "nofolio",
-                "folioonly-b",
-                "fastpath-b",
-                "child-b",
-                "parent-b"
+                "folioonly#2",
+                "fastpath#2",
+                "child#2",
+                "parent#2"
             ],
             "{text}"
         );

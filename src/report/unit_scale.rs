@@ -4,6 +4,8 @@
 //! `% of reserved` scale to. The one place that decides a display unit, for the plot's axis
 //! and for any text that prints a value with its unit.
 
+use crate::report::number::{fixed, mean_decimals};
+
 /// A display unit: divide a value in the recipe's unit by `factor` to print it in `unit`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scale {
@@ -67,9 +69,77 @@ pub fn scale_for(unit: &str, magnitude: f64) -> Scale {
     }
 }
 
+/// `value` in `unit`, scaled for prose: `22.39 ms`, `454.00 ns/read`, `-8.28 µs/read`; a unit
+/// that is not a time keeps the recipe's spelling and the decimals of the mails' tables
+/// (`1234.500 ops/s`), and an empty unit prints the number alone.
+#[must_use]
+pub fn with_unit(value: f64, unit: &str) -> String {
+    let scale = scale_for(unit, value);
+    let shown = scale.apply(value);
+    let time = time_exponent(unit.split('/').next().unwrap_or("")).is_some();
+    let number = if time {
+        fixed(shown, 2)
+    } else {
+        fixed(shown, mean_decimals([shown]))
+    };
+    if scale.unit.is_empty() {
+        number
+    } else {
+        format!("{number} {}", scale.unit)
+    }
+}
+
+/// `with_unit` with an explicit sign: `+0.65 ns/read`, `-454.00 ns`.
+#[must_use]
+pub fn signed_with_unit(value: f64, unit: &str) -> String {
+    let text = with_unit(value, unit);
+    let number = text.split(' ').next().unwrap_or("");
+    if text.starts_with('-') || number.bytes().all(|b| b == b'0' || b == b'.') {
+        text
+    } else {
+        format!("+{text}")
+    }
+}
+
+/// The display scale of a column or table of `values` in `unit`: the time prefix of its
+/// smallest nonzero magnitude, so that no value of the table drops below 1 in the display
+/// unit and loses digits (8547.294 and 264.575 ns stay in ns; 92008 and 80171 ns read as
+/// 92.008 and 80.171 µs).
+#[must_use]
+pub fn scale_for_table(unit: &str, values: impl IntoIterator<Item = f64>) -> Scale {
+    let smallest = values
+        .into_iter()
+        .map(f64::abs)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    scale_for(unit, smallest)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::scale_for;
+    use super::{scale_for, scale_for_table, signed_with_unit, with_unit};
+
+    #[test]
+    fn prose_values_carry_their_scaled_unit() {
+        assert_eq!(with_unit(22_387_915.0, "ns"), "22.39 ms");
+        assert_eq!(with_unit(8_561.8, "ns/read"), "8.56 µs/read");
+        assert_eq!(with_unit(454.0, "ns"), "454.00 ns");
+        assert_eq!(signed_with_unit(0.65, "ns"), "+0.65 ns");
+        assert_eq!(signed_with_unit(-8_283.0, "ns/read"), "-8.28 µs/read");
+        assert_eq!(signed_with_unit(0.0, "ns"), "0.00 ns");
+        assert_eq!(with_unit(1234.5, "ops/s"), "1234.500 ops/s");
+        assert_eq!(with_unit(2.5, ""), "2.500");
+    }
+
+    #[test]
+    fn a_table_is_scaled_by_its_smallest_value() {
+        let kept = scale_for_table("ns/read", [8547.294, 264.575, 0.0]);
+        assert_eq!((kept.factor, kept.unit.as_str()), (1.0, "ns/read"));
+        let scaled = scale_for_table("ns/roundtrip", [92_008.0, 80_171.9]);
+        assert_eq!(scaled.unit, "µs/roundtrip");
+        assert_eq!(format!("{:.3}", scaled.apply(80_171.944)), "80.172");
+        assert_eq!(scale_for_table("ns", []).unit, "ns");
+    }
 
     fn shown(unit: &str, value: f64) -> (String, String) {
         let s = scale_for(unit, value);

@@ -595,7 +595,7 @@ fn failed_checks(params: &VerdictParams, input: &VerdictInput<'_>, checks: &Chec
         if !(same_sign(b.pct, change) && b.pct.abs() >= gate) {
             reasons.push(format!(
                 "change against {} is {}, not beyond gate_pct {} in the same direction",
-                b.baseline_point,
+                crate::point_name::point_name(&b.baseline_point, &input.all.baseline),
                 signed_pct(b.pct, gate),
                 limit_shown(gate, b.pct.abs())
             ));

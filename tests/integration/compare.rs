@@ -205,13 +205,13 @@ fn every_reproduction_verdict_with_snapshots_of_the_text_and_the_tsv() {
     let said = flat(&report);
     for phrase in [
         "aba-study against the reference aba-study: 2 REPRODUCED, 1 DIFFERENT, 1 NOT_REPRODUCED, 1 INCONCLUSIVE",
-        "steady: the b kernel was 19.91% slower than the a mean over 3 boots, against 20.01% \
-         in the reference. REPRODUCED: both show the change",
-        "grown: the b kernel was 39.90% slower than the a mean over 3 boots, against 20.01% in \
-         the reference. DIFFERENT: the same direction",
+        "steady: the b kernel was 19.91% slower than the mean of kernel a over 3 boots, \
+         against 20.01% in the reference. REPRODUCED: both show the change",
+        "grown: the b kernel was 39.90% slower than the mean of kernel a over 3 boots, \
+         against 20.01% in the reference. DIFFERENT: the same direction",
         "NOT_REPRODUCED: the reference's SIGNAL is not there, and the changes differ by -20.08",
         "INCONCLUSIVE: the reference is UNSTABLE (max point CV",
-        "control: the b kernel changed by -0.07% against the a mean over 3 boots \
+        "control: the b kernel changed by -0.07% against the mean of kernel a over 3 boots \
          (NO_MATERIAL_SIGNAL), against +0.01% (NO_MATERIAL_SIGNAL) in the reference. \
          REPRODUCED: neither shows a material change",
         "Only in this campaign: added. Only in the reference: old.",

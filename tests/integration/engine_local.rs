@@ -96,7 +96,7 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     let _ = child.wait();
     // Reports are rewritten after every finished point, so point 1 is already readable.
     let interim = std::fs::read_to_string(dir.join("report.txt")).expect("interim report.txt");
-    assert!(interim.contains("this-a"), "{interim}");
+    assert!(interim.contains("this#1"), "{interim}");
 
     // A changed recipe is a different experiment: resume refuses it.
     let copy = dir.join("recipe.toml");
@@ -836,7 +836,9 @@ fn a_check_that_must_fail_passes_the_run_when_it_fails_and_fails_it_when_it_pass
     let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
     let report = report.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        report.contains("mode_switch on this: must fail (check.expect_fail); as expected at this."),
+        report.contains(
+            "mode_switch on kernel this: must fail (check.expect_fail); as expected at this."
+        ),
         "{report}"
     );
     let out = aba(

@@ -215,15 +215,15 @@ fn calibrate_on_local_writes_a_run_to_run_profile_that_check_and_the_next_campai
     );
     let tsv = std::fs::read_to_string(dir.join("comparison.tsv")).expect("tsv");
     assert!(
-        tsv.contains("tick\t\ttick\tns\tall\tprofile_file\t\tnoise.toml\n"),
+        tsv.contains("tick\t\ttick\tns\tall\tprofile_file\t\tnoise.toml\t\n"),
         "{tsv}"
     );
     assert!(
-        tsv.contains("tick\t\ttick\tns\tall\tprofile_nu\t\t2.000000\n"),
+        tsv.contains("tick\t\ttick\tns\tall\tprofile_nu\t\t2.000000\t\n"),
         "{tsv}"
     );
     assert!(
-        tsv.contains("tick\t\ttick\tns\tall\tprofile_pooled\tb,a\tyes\n"),
+        tsv.contains("tick\t\ttick\tns\tall\tprofile_pooled\tb,a\tyes\tb,a\n"),
         "{tsv}"
     );
     // Reproducible: the report is the same from the copy, whatever happens to the original

@@ -202,16 +202,23 @@ fn mechanism_reproduces_the_published_decomposition() {
     }
     says(
         &run,
-        "child 36.51% slower (SIGNAL; boot-level 95% CI [+35.88%, +37.15%] excludes 0)",
+        "against the midpoint of kernel parent (38.80 ns/page): child 14.17 ns/page (36.51%) \
+         slower (SIGNAL; boot-level 95% CI [+35.88%, +37.15%] excludes 0)",
     );
     // +4.64% is measurable, but its interval [+3.98%, +5.30%] reaches the 5% gate: not
     // shown to be under it, so no longer BELOW_GATE (issue 9).
     says(
         &run,
-        "nofolio +4.64% (NO_MATERIAL_SIGNAL: measurable, not shown to be under the gate; \
-         boot-level 95% CI [+3.98%, +5.30%] excludes 0)",
+        "nofolio +4.64%, +1.80 ns/page (NO_MATERIAL_SIGNAL: measurable, not shown to be under \
+         the gate; boot-level 95% CI [+3.98%, +5.30%] excludes 0)",
     );
-    says(&run, "parent +0.34%");
+    says(&run, "kernel parent +0.34%");
+    says(
+        &run,
+        "9 points in boot order (parent#1, child#1, fastpath#1, folioonly#1, nofolio, \
+         folioonly#2, fastpath#2, child#2, parent#2)",
+    );
+    says(&run, "52.97 ns/page -> 38.80 ns/page");
     says(&run, "(ν = 4)");
     has_rows(
         &run,
@@ -237,17 +244,18 @@ fn exact_cac1_reproduces_the_published_change() {
     let run = report("mprotect-exact-cac1");
     says(
         &run,
-        "child is 39.77% slower than the parent midpoint (SIGNAL, ν = 1: one control pair; \
-         boot-level 95% CI [+29.18%, +51.22%] excludes 0)",
+        "child is 15.23 ns/page (39.77%) slower than 38.30 ns/page, the midpoint of kernel \
+         parent (SIGNAL, ν = 1: one control pair; boot-level 95% CI [+29.18%, +51.22%] \
+         excludes 0)",
     );
-    says(&run, "parent +0.87%");
-    says(&run, "the drift of parent was at most 0.88%");
+    says(&run, "kernel parent +0.87%");
+    says(&run, "kernel parent drifted by at most 0.88%");
     says(&run, "gave the same conclusion");
     says(&run, "Drop-first +39.53%: SIGNAL, the same conclusion.");
     says(&run, "[+29.18%, +51.22%] (ν = 1) excludes 0");
     says(
         &run,
-        "1 boot of child: its boot variance is borrowed from parent",
+        "kernel child was booted once: its boot variance is borrowed from kernel parent",
     );
     says(&run, "reproduced.");
     has_rows(
@@ -271,8 +279,8 @@ fn pedro_v3_reproduces_the_change_and_names_the_tripped_limit() {
     // An UNSTABLE comparison asserts no direction or size.
     says(
         &run,
-        "child vs the parent midpoint: +6.20%, not interpretable: parent's own boots differ by \
-         1.93% (UNSTABLE)",
+        "child vs the midpoint of kernel parent (54.80 ns/page): +6.20%, +3.40 ns/page, not \
+         interpretable: the boots of kernel parent differ by 1.93% (UNSTABLE)",
     );
     says(&run, "drift of parent -1.93% exceeds max_drift_pct 1.00");
     // The words agree with the boot-effect test printed beside them.
@@ -308,7 +316,7 @@ fn audit_fixture_reports_incidents_and_the_same_figures() {
     for text in [
         "3 points done in 5 attempts, 4 distinct boot_ids",
         "child attempt 1 never finished and was discarded on resume",
-        "parent-b attempt 1 failed: boot not proven",
+        "parent#2 attempt 1 failed: boot not proven",
         "run failed: mprotect sample 4: exit status 1",
         "(raw/parent-b-2/mprotect-sample-4-0.txt)",
         "succeeded on retry 1",
@@ -517,29 +525,55 @@ fn limits_edited_after_the_run_are_refused_or_said_at_the_top() {
 #[test]
 fn rt_mail_table_has_the_seed_shape() {
     let run = report("mail-rt-sysctl");
-    // seeds/000: the same point means side by side, in boot order.
+    // seeds/000: the same point means side by side, in boot order, under a header for the
+    // label column and points named as boots of their kernel (not `original-a`, which
+    // reads as "original minus a"); ns/read stays ns, as in the mail.
     for row in [
-        "                         original-a  patched  original-b",
+        "  workload               original#1  patched  original#2",
         "  sched_rt_period_us       8547.294  264.575    8576.337",
         "  sched_rt_runtime_us      8574.240  263.690    8566.828",
         "  sched_rr_timeslice_ms     253.400  250.268     251.304",
     ] {
         assert!(run.stdout.lines().any(|l| l == row), "no line {row:?}");
     }
+    // A per-point CV table, so a reader sees which boot was noisy.
+    let cv = run
+        .stdout
+        .split("Within-boot CV per point:\n\n")
+        .nth(1)
+        .expect("a CV table");
+    assert!(
+        cv.starts_with("  workload               original#1  patched  original#2\n"),
+        "{cv}"
+    );
+    assert!(cv.contains("\n  sched_rt_period_us          0.27%    0.27%       0.27%\n"));
+    // seeds/001: the absolute change and the midpoint beside the percentage ("saves about
+    // 454 ns (73.66%)"), scaled with the unit.
     says(
         &run,
-        "patched is 96.91% faster than the original midpoint (SIGNAL, ν = 1: one control pair; \
-         boot-level 95% CI [-99.96%, -93.86%] excludes 0)",
+        "patched is 8.30 µs/read (96.91%) faster than 8.56 µs/read, the midpoint of kernel \
+         original (SIGNAL, ν = 1: one control pair; boot-level 95% CI [-99.96%, -93.86%] \
+         excludes 0)",
     );
     says(
         &run,
-        "patched is 96.92% faster than the original midpoint (SIGNAL, ν = 1: one control pair",
+        "patched is 8.31 µs/read (96.92%) faster than 8.57 µs/read, the midpoint of kernel \
+         original (SIGNAL, ν = 1: one control pair",
     );
+    says(
+        &run,
+        "patched -96.91% (-8.30 µs/read against 8.56 µs/read): SIGNAL",
+    );
+    says(
+        &run,
+        "3 points in boot order (original#1, patched, original#2)",
+    );
+    says(&run, "change against original#1 is -1.24%");
     // The mail's "drift at most 0.34%" is the measured sysctls'; the RR control's 0.83% is
     // said apart.
     says(
         &run,
-        "the drift of original was at most 0.34% (measured series; controls: CV 0.27%, drift \
+        "kernel original drifted by at most 0.34% (measured series; controls: CV 0.27%, drift \
          at most 0.83%)",
     );
     says(
@@ -552,6 +586,87 @@ fn rt_mail_table_has_the_seed_shape() {
         "Dropping the first measured sample at each point gave the same conclusion",
     );
     assert_fits_72(&run, "mail-rt-sysctl");
+}
+
+/// Every file a reader sees names a point as a boot of its kernel (`original#1`); the
+/// identifiers of journal.jsonl and samples.csv stay in the TSV files' id columns and in
+/// paths, so scripts and the golden data still find them.
+#[test]
+fn points_read_as_boots_in_every_file_and_keep_their_ids() {
+    let run = report("mail-rt-sysctl");
+    for file in ["report.txt", "samples.svg"] {
+        let text = run.file(file);
+        assert!(!text.contains("original-a"), "{file} shows an identifier");
+        assert!(
+            text.contains("original#1") && text.contains("original#2"),
+            "{file}"
+        );
+    }
+    let readme = run.file("README.md");
+    assert!(
+        readme.contains("| 2 of 2 | original#1, original#2 |"),
+        "{readme}"
+    );
+    assert!(readme.contains("| 1 | original#1 | `original-a` | original |"));
+    let column = |file: &str, name: &str| -> Vec<(String, String)> {
+        let text = run.file(file);
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
+        let at = |n: &str| header.iter().position(|h| *h == n).expect(n);
+        let (id, shown) = (at(name), at(&format!("{name}_named")));
+        lines
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                (f[id].to_owned(), f[shown].to_owned())
+            })
+            .collect()
+    };
+    let points = {
+        let text = run.file("points.tsv");
+        let header: Vec<&str> = text.lines().next().expect("header").split('\t').collect();
+        assert_eq!(header[6], "point", "the id column stays where it was");
+        assert_eq!(header.last(), Some(&"point_name"));
+        text.lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                (f[6].to_owned(), f[f.len() - 1].to_owned())
+            })
+            .collect::<Vec<_>>()
+    };
+    assert!(points.contains(&("original-a".into(), "original#1".into())));
+    assert!(points.contains(&("original-b".into(), "original#2".into())));
+    assert!(points.contains(&("patched".into(), "patched".into())));
+    let args = column("comparison.tsv", "args");
+    assert!(args.contains(&("original-b".into(), "original#2".into())));
+    assert!(args.contains(&("patched,original-a".into(), "patched,original#1".into())));
+    assert!(args.contains(&("patched,original".into(), "patched,original".into())));
+    let audit = run.file("run-audit.tsv");
+    assert!(
+        audit
+            .lines()
+            .next()
+            .expect("header")
+            .ends_with("\tpoint_name")
+    );
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.starts_with("1\toriginal-a\t") && l.ends_with("\toriginal#1"))
+    );
+}
+
+/// A null campaign on one kernel says so in words that read with any label spliced in.
+#[test]
+fn a_null_campaign_reads_naturally_with_its_label() {
+    let run = report("local-null");
+    says(
+        &run,
+        "Only kernel base was booted: there is nothing to compare",
+    );
+    says(&run, "pipe/usecs_per_op: kernel base drifted");
+    says(&run, "3 points in boot order (base#1, base#2, base#3)");
+    assert!(!flat(&run.stdout).contains("Only base was booted"));
 }
 
 /// `aba report --json` gives every candidate's verdict label as report.txt and
@@ -586,7 +701,7 @@ fn report_json_has_the_verdicts_of_report_txt() {
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            (f.len() == 8 && f[4] == "all" && f[5] == "verdict")
+            (f.len() == 9 && f[4] == "all" && f[5] == "verdict")
                 .then(|| (format!("{}:{}", f[0], f[6]), f[7].to_owned()))
         })
         .collect();
