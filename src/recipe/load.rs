@@ -25,12 +25,12 @@ use crate::recipe::{
     ident::{KernelLabel, TargetPath, check_cmdline_param, check_matrix_value},
     limits,
     model::{
-        ExpectSection, MetricSpec, RecipeFile, Role, SysctlValue, TuningKnob, TuningSpec,
-        WorkloadSpec,
+        ExpectSection, ExtendSpec, ExtendUntil, MetricSpec, RecipeFile, Role, SysctlValue,
+        TuningKnob, TuningSpec, WorkloadSpec,
     },
     resolved::{
-        AnalysisSettings, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, REFERENCE_COPY,
-        Recipe, Recovery, Reference, Steps, Tuning, Workload, point_labels,
+        AnalysisSettings, Check, Expect, Extend, Extract, FileCopy, Kernel, Knob, Metric,
+        REFERENCE_COPY, Recipe, Recovery, Reference, Steps, Tuning, Workload, point_labels,
     },
     scoped_limits::LimitOverrides,
 };
@@ -1299,6 +1299,10 @@ impl Checker<'_> {
                 path: path.iter().map(|p| p.get_ref().clone()).collect(),
             });
         }
+        let extend = spec
+            .extend
+            .as_ref()
+            .and_then(|e| self.extend(e, sequence, &baseline));
         AnalysisSettings {
             baseline,
             gate_pct: self.percent(spec.gate_pct.as_ref(), 5.0, "gate_pct"),
@@ -1315,6 +1319,53 @@ impl Checker<'_> {
                 }
             }),
             recovery,
+            extend,
+        }
+    }
+
+    /// `[analysis] extend`: the unit is every candidate in order of first boot, then the
+    /// baseline; `max_points` must leave room for one unit, or the key would do nothing.
+    fn extend(
+        &mut self,
+        spec: &ExtendSpec,
+        sequence: &[KernelLabel],
+        baseline: &KernelLabel,
+    ) -> Option<Extend> {
+        let ExtendUntil::Decided = spec.until;
+        let mut unit: Vec<KernelLabel> = Vec::new();
+        for k in sequence {
+            if k != baseline && !unit.contains(k) {
+                unit.push(k.clone());
+            }
+        }
+        if unit.is_empty() {
+            self.error(
+                spec.max_points.span(),
+                "`extend` needs a candidate kernel besides the baseline: there is nothing to decide",
+            );
+            return None;
+        }
+        unit.push(baseline.clone());
+        let max = *spec.max_points.get_ref();
+        let least = sequence.len() + unit.len();
+        let names: Vec<&str> = unit.iter().map(KernelLabel::as_str).collect();
+        match usize::try_from(max) {
+            Ok(n) if n >= least && n <= limits::POINTS => Some(Extend {
+                max_points: n,
+                unit,
+            }),
+            _ => {
+                self.error(
+                    spec.max_points.span(),
+                    format!(
+                        "`max_points` must be an integer from {least} (the {} planned points and one appended unit {}) to {}, not {max}",
+                        sequence.len(),
+                        names.join("-"),
+                        limits::POINTS
+                    ),
+                );
+                None
+            }
         }
     }
 
