@@ -181,11 +181,11 @@ fn main() {
             seed: 20_260_723,
             designs: Vec::new(),
             ns: if short { vec![9] } else { vec![5, 9] },
-            cvs: vec![1.0],
+            cvs: if short { vec![1.0] } else { vec![1.0, 5.0] },
             sds: if short {
                 vec![1.0]
             } else {
-                vec![0.3, 1.0, 2.0, 3.0]
+                vec![0.3, 1.0, 2.0, 3.0, 5.0]
             },
         },
         |flag, value| {

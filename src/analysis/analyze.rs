@@ -22,8 +22,8 @@ use crate::{
         expect::check,
         limit_edits::limit_edits,
         model::{
-            Analysis, Campaign, KernelInfo, PointInfo, Preregistration, Series, SeriesCalibration,
-            SeriesPoint,
+            Analysis, Campaign, Extension, KernelInfo, LookRecord, PointInfo, Preregistration,
+            Series, SeriesCalibration, SeriesPoint,
         },
         select::ValidRows,
         series::{SeriesContext, analyze_series},
@@ -479,7 +479,43 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         preregistration,
         environment,
         profile: calibration.usage,
+        extension: recipe.analysis.extend.as_ref().map(|e| Extension {
+            max_points: e.max_points,
+            planned: labels.len(),
+            appended: state.appended.iter().map(|p| p.label.clone()).collect(),
+            looks: looks(inputs.journal),
+            judged_at: look,
+        }),
     })
+}
+
+/// The looks an extended campaign journaled.
+fn looks(journal: &Journal) -> Vec<LookRecord> {
+    journal
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Look {
+                look,
+                of,
+                alpha,
+                decision,
+                reason,
+                comparisons,
+                appended,
+                ..
+            } => Some(LookRecord {
+                look: *look,
+                of: *of,
+                alpha: *alpha,
+                decision: *decision,
+                reason: reason.clone(),
+                comparisons: comparisons.clone(),
+                appended: appended.iter().map(|p| p.label.clone()).collect(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The verdict parameters of a recipe's `[analysis]`.

@@ -282,8 +282,8 @@ pub struct MaxPlan {
     pub boots: usize,
     /// Workload runs, warm-ups included.
     pub runs: u64,
-    /// Estimated wall time.
-    #[serde(serialize_with = "crate::campaign::plan::secs")]
+    /// Estimated wall time (`eta_s`, seconds, in `aba check --json`).
+    #[serde(rename = "eta_s", serialize_with = "crate::campaign::plan::secs")]
     pub eta: Duration,
 }
 

@@ -1552,6 +1552,59 @@ metric = { number = true, unit = "ns", better = "lower" }
     }
 
     #[test]
+    fn extend_resolves_its_unit_and_refuses_bad_values_by_field() {
+        let src =
+            format!("{MINIMAL}[analysis]\nextend = {{ until = \"decided\", max_points = 9 }}\n");
+        let r = parse(Path::new("r.toml"), &src).expect("valid");
+        let extend = r.analysis.extend.as_ref().expect("extends");
+        assert_eq!(extend.max_points, 9);
+        let unit: Vec<&str> = extend.unit.iter().map(|k| k.as_str()).collect();
+        assert_eq!(unit, ["b", "a"]);
+        assert_eq!(extend.boundary(3).points, [3, 5, 7, 9]);
+        assert!(
+            parse(Path::new("r.toml"), MINIMAL)
+                .expect("valid")
+                .analysis
+                .extend
+                .is_none()
+        );
+
+        let with = |value: &str| format!("{MINIMAL}[analysis]\nextend = {value}\n");
+        // One unit must fit, or the key would do nothing.
+        let e = errors(&with(r#"{ until = "decided", max_points = 4 }"#));
+        assert!(
+            e.contains("r.toml:16:44 (key `analysis.extend.max_points`)"),
+            "{e}"
+        );
+        assert!(
+            e.contains(
+                "`max_points` must be an integer from 5 (the 3 planned points and one appended unit b-a) to 100, not 4"
+            ),
+            "{e}"
+        );
+        let e = errors(&with(r#"{ until = "decided", max_points = -3 }"#));
+        assert!(e.contains("`max_points` must be an integer from 5"), "{e}");
+        assert!(e.contains("not -3"), "{e}");
+        let e = errors(&with(r#"{ until = "decided", max_points = 101 }"#));
+        assert!(e.contains("to 100, not 101"), "{e}");
+        let e = errors(&with(r#"{ until = "decided", max_points = "9" }"#));
+        assert!(e.contains("max_points"), "{e}");
+        let e = errors(&with(r#"{ until = "forever", max_points = 9 }"#));
+        assert!(e.contains("unknown variant `forever`"), "{e}");
+        assert!(e.contains("decided"), "{e}");
+        let e = errors(&with(r#"{ max_points = 9 }"#));
+        assert!(e.contains("missing field `until`"), "{e}");
+        let e = errors(&with(r#"{ until = "decided", max_point = 9 }"#));
+        assert!(e.contains("unknown field `max_point`"), "{e}");
+        // A campaign of the baseline alone has nothing to decide.
+        let null = MINIMAL.replace(r#"sequence = ["a", "b", "a"]"#, r#"sequence = ["a", "a"]"#);
+        let e = errors(&format!(
+            "{null}[analysis]\nextend = {{ until = \"decided\", max_points = 9 }}\n"
+        ));
+        assert!(e.contains("`extend` needs a candidate kernel"), "{e}");
+    }
+
+    #[test]
     fn minimal_recipe_resolves_defaults() {
         let r = parse(Path::new("r.toml"), MINIMAL).expect("valid");
         assert_eq!(r.sequence.len(), 3);

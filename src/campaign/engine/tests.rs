@@ -786,6 +786,21 @@ fn an_undecided_campaign_extends_and_stops_when_decided() {
         verdict.comparison.look.as_ref().map(|l| l.look.look),
         Some(2)
     );
+    // The report says how many points were added and why.
+    let notice = crate::report::mail_prose::notices(&analysis);
+    assert!(
+        notice.starts_with(
+            "Extended campaign ([analysis] extend, max_points 7): 3 points planned, 2 appended \
+             (b-b, a-c). Look 1 of 3 (α = 0.0276): appended b-b, a-c, because a comparison is \
+             undecided and the budget allows another unit (w b undecided). Look 2 of 3 \
+             (α = 0.0124): stopped, because every comparison is decided (w b SIGNAL)."
+        ),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("judged at look 2 of 3: their evidence needs 98.76% intervals"),
+        "{notice}"
+    );
 }
 
 /// A change just under the gate that stays undecided: the campaign appends until
@@ -847,6 +862,18 @@ fn a_campaign_killed_mid_extension_resumes_the_same_extended_plan() {
         .state();
     assert_eq!(state.point("b-b").and_then(|p| p.open), Some(1));
     assert_eq!(state.appended.len(), 2);
+    let status = crate::cli::status::render(
+        &Journal::read(&c.dir.journal_path()).expect("readable"),
+        None,
+    );
+    assert!(status.contains("3/5 points done"), "{status}");
+    assert!(
+        status.contains(
+            "extended: 2 point(s) appended (b-b, a-c) over 1 look(s); look 1: a comparison is \
+             undecided and the budget allows another unit"
+        ),
+        "{status}"
+    );
 
     // The rerun of b-b and a-c.
     let mut machine = script(&DECIDED_AT_LOOK_2[3..]);
