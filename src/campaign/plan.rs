@@ -398,12 +398,6 @@ impl Summary {
         if !switches && points.len() > 1 {
             warnings.push(PlanWarning::SharedBoot);
         }
-        if eta > limits::ETA_CONFIRM {
-            warnings.push(PlanWarning::LongEta { eta });
-        }
-        if runs > limits::RUNS_CONFIRM {
-            warnings.push(PlanWarning::ManyRuns { runs });
-        }
         let extended = recipe.analysis.extend.as_ref().map(|e| {
             let boundary = e.boundary(points.len());
             let max = boundary.points.last().copied().unwrap_or(points.len());
@@ -425,6 +419,14 @@ impl Summary {
                 eta: eta.saturating_add(per_point.saturating_mul(extra)),
             }
         });
+        // An extended campaign may run its largest plan: that is what `--yes` must cover.
+        let (worst_eta, worst_runs) = extended.as_ref().map_or((eta, runs), |m| (m.eta, m.runs));
+        if worst_eta > limits::ETA_CONFIRM {
+            warnings.push(PlanWarning::LongEta { eta: worst_eta });
+        }
+        if worst_runs > limits::RUNS_CONFIRM {
+            warnings.push(PlanWarning::ManyRuns { runs: worst_runs });
+        }
         Ok(Summary {
             points,
             cases,
@@ -439,7 +441,8 @@ impl Summary {
     }
 
     /// True when `aba run` must be confirmed with `--yes`: the estimate exceeds
-    /// [`limits::ETA_CONFIRM`] or the runs [`limits::RUNS_CONFIRM`].
+    /// [`limits::ETA_CONFIRM`] or the runs [`limits::RUNS_CONFIRM`] (for an extended
+    /// campaign, those of its largest plan).
     pub fn needs_confirmation(&self) -> bool {
         self.confirmation_reason().is_some()
     }
@@ -449,17 +452,20 @@ impl Summary {
     #[must_use]
     pub fn confirmation_reason(&self) -> Option<String> {
         let mut reasons = Vec::new();
-        if self.eta > limits::ETA_CONFIRM {
+        let (eta, runs, when) = match &self.extended {
+            Some(max) => (max.eta, max.runs, " if every look extends"),
+            None => (self.eta, self.runs, ""),
+        };
+        if eta > limits::ETA_CONFIRM {
             reasons.push(format!(
-                "the campaign is estimated to take {}, more than {}",
-                format_eta(self.eta),
+                "the campaign is estimated to take {}{when}, more than {}",
+                format_eta(eta),
                 format_eta(limits::ETA_CONFIRM)
             ));
         }
-        if self.runs > limits::RUNS_CONFIRM {
+        if runs > limits::RUNS_CONFIRM {
             reasons.push(format!(
-                "the plan makes {} workload runs, more than {}",
-                self.runs,
+                "the plan makes {runs} workload runs{when}, more than {}",
                 limits::RUNS_CONFIRM
             ));
         }
@@ -740,6 +746,38 @@ metric = { number = true, better = "higher" }
         let small = parse(Path::new("r.toml"), ABA).expect("valid");
         let plan = Summary::new(&small, &kexec_target()).expect("plannable");
         assert_eq!(plan.confirmation_reason(), None);
+    }
+
+    #[test]
+    fn an_extended_plan_costs_its_largest_plan_and_confirms_it() {
+        let src = ABA
+            .replace("samples = 2", "samples = 3\nwarmup = 0")
+            .replace("estimate = \"2s\"", "estimate = \"1h\"")
+            .replace(
+                "[[workload]]",
+                "[analysis]\nextend = { until = \"decided\", max_points = 10 }\n[[workload]]",
+            );
+        let recipe = parse(Path::new("r.toml"), &src).expect("valid");
+        let plan = Summary::new(&recipe, &kexec_target()).expect("plannable");
+        // 3 planned points of 2 cases x 3 runs x 1 h and a 10 s boot: 18 h 00 m 30 s.
+        assert_eq!(plan.eta.as_secs(), 3 * (6 * 3600 + 10));
+        let max = plan.extended.as_ref().expect("extends");
+        assert_eq!((max.points, max.looks, max.boots, max.runs), (9, 4, 9, 54));
+        assert_eq!(max.eta.as_secs(), 9 * (6 * 3600 + 10));
+        let units: Vec<&str> = max.unit.iter().map(|k| k.as_str()).collect();
+        assert_eq!(units, ["b", "a"]);
+        // 18 h planned needs no --yes; 54 h if every look extends does.
+        assert_eq!(
+            plan.confirmation_reason().as_deref(),
+            Some(
+                "the campaign is estimated to take 54h 01m if every look extends, more than 24h 00m"
+            )
+        );
+        let engine = Plan::new(&recipe, &kexec_target()).expect("plannable");
+        let next = engine.next_unit(&max.unit);
+        let labels: Vec<&str> = next.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(labels, ["b-b", "a-c"]);
+        assert_eq!(next[1].order, 5);
     }
 
     #[test]
