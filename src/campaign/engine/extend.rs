@@ -18,7 +18,7 @@ use crate::{
 impl Engine<'_> {
     /// Takes the look the plan's points make, if the recipe extends and it was not taken:
     /// `true` when it appended points to run.
-    pub(super) fn look(&mut self) -> Result<bool, Stop> {
+    pub(super) fn look(&mut self) -> Result<bool, Box<Stop>> {
         let Some(extend) = &self.recipe.analysis.extend else {
             return Ok(false);
         };
@@ -30,9 +30,11 @@ impl Engine<'_> {
             // Journaled by an earlier run: its points (if any) are already in the plan.
             return Ok(false);
         }
-        let analysis = analyze(self.dir).map_err(|e| Stop::Look {
-            look: look.look,
-            error: Box::new(e),
+        let analysis = analyze(self.dir).map_err(|e| {
+            Box::new(Stop::Look {
+                look: look.look,
+                error: Box::new(e),
+            })
         })?;
         let comparisons = look_comparisons(&analysis);
         let states: Vec<ComparisonState> = comparisons.iter().map(|c| c.state).collect();
@@ -54,7 +56,7 @@ impl Engine<'_> {
                 appended: appended.clone(),
                 time: now_rfc3339(),
             })
-            .map_err(Stop::Journal)?;
+            .map_err(|e| Box::new(Stop::Journal(e)))?;
         self.looks.push((look.look, decision));
         self.plan
             .append(self.recipe, &appended)

@@ -61,7 +61,7 @@ impl Engine<'_> {
             match self.look() {
                 Ok(true) => {}
                 Ok(false) => break,
-                Err(stop) => return super::Outcome::Stopped(stop),
+                Err(stop) => return super::Outcome::Stopped(*stop),
             }
         }
         self.verify_all()
