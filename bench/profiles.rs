@@ -267,6 +267,7 @@ fn judge(
         prior_all: prior.map(|p| p.0),
         prior_drop_first: prior.and_then(|p| p.1),
         environment,
+        look: None,
     };
     analyze_series(points, &ctx).all
 }
@@ -321,6 +322,7 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
                 prior_all: None,
                 prior_drop_first: None,
                 environment: &environment,
+                look: None,
             },
         );
         let all = profiled.all.as_ref().and_then(estimate).map(|e| e.prior());

@@ -167,6 +167,7 @@ fn judged(
         prior_all: None,
         prior_drop_first: None,
         environment: &EnvironmentCheck::default(),
+        look: None,
     };
     analyze_series(points, &ctx)
         .all

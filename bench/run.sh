@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # bench/run.sh [--short] [--only 1,2,3,4,5]: aba's speed targets (issue 6), measured as ratios
 # inside one run on this machine, then the verdict simulator (issue 9), the reproduction
-# simulator (issue 18) and the noise-profile simulator (issue 10). Each prints one table
-# (measured, target, met/missed) and the details behind each figure. Never judges: exits 0
-# whenever every figure could be measured, met or missed; non-zero only when the bench itself
-# could not run something.
+# simulator (issue 18), the noise-profile simulator (issue 10) and the extended-campaign
+# simulator (issue 10 §4). Each prints one table (measured, target, met/missed) and the
+# details behind each figure. Never judges: exits 0 whenever every figure could be measured,
+# met or missed; non-zero only when the bench itself could not run something.
 #
 # Builds what it needs (target/release/aba and the bench programs, through `cargo bench`; the
 # QEMU lab image when it is missing), starts what it needs (an sshd on 127.0.0.1 with fresh
@@ -30,3 +30,4 @@ done
 cargo bench --locked --bench verdicts -- "${verdicts[@]}"
 cargo bench --locked --bench reproduction -- "${verdicts[@]}"
 cargo bench --locked --bench profiles -- "${verdicts[@]}"
+cargo bench --locked --bench sequential -- "${verdicts[@]}"

@@ -229,6 +229,7 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
                 prior_all: None,
                 prior_drop_first: None,
                 environment: &EnvironmentCheck::default(),
+                look: None,
             };
             let result = analyze_series(&points, &ctx);
             let Some(all) = result.all else { continue };

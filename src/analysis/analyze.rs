@@ -22,8 +22,8 @@ use crate::{
         expect::check,
         limit_edits::limit_edits,
         model::{
-            Analysis, Campaign, KernelInfo, PointInfo, Preregistration, Series, SeriesCalibration,
-            SeriesPoint,
+            Analysis, Campaign, Extension, KernelInfo, LookRecord, PointInfo, Preregistration,
+            Series, SeriesCalibration, SeriesPoint,
         },
         select::ValidRows,
         series::{SeriesContext, analyze_series},
@@ -241,6 +241,8 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             recipe: labels,
         });
     }
+    let state = inputs.journal.state();
+    // An extended campaign's points are the planned ones and those its looks appended.
     let plan: Vec<PlannedPoint> = labels
         .iter()
         .zip(&recipe.sequence)
@@ -250,9 +252,19 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             order: i + 1,
             kernel: kernel.to_string(),
         })
+        .chain(state.appended.iter().map(|p| PlannedPoint {
+            label: p.label.clone(),
+            order: p.order,
+            kernel: p.kernel.clone(),
+        }))
         .collect();
+    // Its verdicts are judged at the boundary of the look its points make.
+    let look = recipe
+        .analysis
+        .extend
+        .as_ref()
+        .and_then(|e| e.boundary(labels.len()).look_at(plan.len()));
     let preregistration = preregistration(inputs, &header)?;
-    let state = inputs.journal.state();
     let done = state.done_attempts();
     let rows = ValidRows::select(inputs.samples, &done);
 
@@ -378,6 +390,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                         better,
                         aux: workload.aux,
                         recoveries: &recipe.analysis.recovery,
+                        look,
                     },
                 );
                 series.push(Series {
@@ -466,7 +479,43 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         preregistration,
         environment,
         profile: calibration.usage,
+        extension: recipe.analysis.extend.as_ref().map(|e| Extension {
+            max_points: e.max_points,
+            planned: labels.len(),
+            appended: state.appended.iter().map(|p| p.label.clone()).collect(),
+            looks: looks(inputs.journal),
+            judged_at: look,
+        }),
     })
+}
+
+/// The looks an extended campaign journaled.
+fn looks(journal: &Journal) -> Vec<LookRecord> {
+    journal
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Look {
+                look,
+                of,
+                alpha,
+                decision,
+                reason,
+                comparisons,
+                appended,
+                ..
+            } => Some(LookRecord {
+                look: *look,
+                of: *of,
+                alpha: *alpha,
+                decision: *decision,
+                reason: reason.clone(),
+                comparisons: comparisons.clone(),
+                appended: appended.iter().map(|p| p.label.clone()).collect(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The verdict parameters of a recipe's `[analysis]`.

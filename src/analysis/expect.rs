@@ -77,6 +77,7 @@ mod tests {
             prior_all: None,
             prior_drop_first: None,
             environment: &crate::analysis::environment::EnvironmentCheck::default(),
+            look: None,
         };
         let analyses = analyze_series(&points, &ctx);
         Series {

@@ -11,6 +11,7 @@ pub mod checks;
 pub mod environment;
 pub mod error;
 pub mod expect;
+pub mod extension;
 pub mod limit_edits;
 pub mod model;
 pub mod recovery;

@@ -46,6 +46,44 @@ pub struct Analysis {
     pub environment: crate::analysis::environment::EnvironmentCheck,
     /// The noise profile the campaign used, or why none.
     pub profile: ProfileUse,
+    /// How a campaign that extends itself (`[analysis] extend`) extended; `None` when the
+    /// recipe does not.
+    pub extension: Option<Extension>,
+}
+
+/// How an extended campaign extended: its looks, as journaled, and the look its verdicts are
+/// judged at.
+#[derive(Clone, Debug, Serialize)]
+pub struct Extension {
+    /// `max_points` of the recipe.
+    pub max_points: usize,
+    /// Points of the recipe's sequence.
+    pub planned: usize,
+    /// Labels of the points the looks appended, in boot order.
+    pub appended: Vec<String>,
+    /// Every look taken, in order.
+    pub looks: Vec<LookRecord>,
+    /// The look the verdicts are judged at (the points there are make it).
+    pub judged_at: Option<crate::stats::sequential::Look>,
+}
+
+/// One look, as the journal recorded it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LookRecord {
+    /// 1-based look.
+    pub look: u32,
+    /// The most looks.
+    pub of: u32,
+    /// Its α.
+    pub alpha: f64,
+    /// What it decided.
+    pub decision: crate::stats::sequential::Decision,
+    /// Why.
+    pub reason: String,
+    /// The driving comparisons and where each stood.
+    pub comparisons: Vec<crate::results::journal::LookComparison>,
+    /// Labels of the points it appended.
+    pub appended: Vec<String>,
 }
 
 impl Analysis {

@@ -15,7 +15,9 @@ use crate::{
     recipe::resolved::Recovery,
     stats::{
         Better, BootPoint, BootPrior, Comparison, Direction, KernelSummary, VerdictInput,
-        VerdictParams, compare_with, kernel_summary, kernels_in_order, verdict,
+        VerdictParams, compare_with, kernel_summary, kernels_in_order,
+        sequential::{Look, LookIntervals},
+        verdict,
     },
 };
 
@@ -42,6 +44,9 @@ pub struct SeriesContext<'a> {
     /// The environment records, compared: a difference among a comparison's kernels makes
     /// it UNSTABLE.
     pub environment: &'a EnvironmentCheck,
+    /// The look of an extended campaign these points make (`[analysis] extend`): its
+    /// evidence is judged at the look's level, not at 95%; `None` for a fixed design.
+    pub look: Option<Look>,
 }
 
 /// Both analyses of a series.
@@ -166,7 +171,19 @@ fn stage(kind: AnalysisKind, points: &[SeriesPoint], ctx: &SeriesContext<'_>) ->
     let comparisons = ctx
         .candidates
         .iter()
-        .map(|c| compare_with(&boot_points, c, ctx.baseline, prior))
+        .map(|c| {
+            let mut cmp = compare_with(&boot_points, c, ctx.baseline, prior)?;
+            cmp.look = ctx.look.map(|look| {
+                LookIntervals::new(
+                    &boot_points,
+                    c,
+                    ctx.baseline,
+                    cmp.boot_variance.as_ref(),
+                    look,
+                )
+            });
+            Some(cmp)
+        })
         .collect();
     Stage {
         kind,
@@ -328,6 +345,7 @@ mod tests {
             prior_all: None,
             prior_drop_first: None,
             environment: &NO_DIFFERENCES,
+            look: None,
         }
     }
 

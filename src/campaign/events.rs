@@ -124,6 +124,17 @@ pub enum CampaignEvent {
         /// Whether it will be retried.
         retry: bool,
     },
+    /// A look of an extended campaign (`[analysis] extend`) decided.
+    Look {
+        /// 1-based look.
+        look: u32,
+        /// The most looks.
+        of: u32,
+        /// `extend by b-b, a-c` or `stop`, with why.
+        text: String,
+        /// Points in the plan now.
+        points: usize,
+    },
     /// Something worth a line above the progress bars.
     Info(String),
     /// Something the user should look at.

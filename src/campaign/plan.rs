@@ -16,6 +16,7 @@ use crate::{
         limits,
         resolved::point_labels,
     },
+    results::journal::AppendedPoint,
 };
 
 /// One workload case at one point.
@@ -176,6 +177,16 @@ impl fmt::Display for PlanWarning {
 /// Why a recipe cannot run on a target.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum PlanError {
+    /// The journal appended a point of a kernel the recipe does not have.
+    #[error(
+        "the journal appended point `{point}` of kernel `{kernel}`, which the recipe does not have"
+    )]
+    UnknownAppended {
+        /// Point label.
+        point: String,
+        /// Its kernel.
+        kernel: String,
+    },
     /// Different kernels, or a real release, on a target that cannot switch.
     #[error("target `{target}` cannot switch kernels, but the recipe boots {kernels}")]
     NoSwitch {
@@ -253,6 +264,32 @@ pub struct Summary {
     pub steps_estimate: Duration,
     /// Design warnings.
     pub warnings: Vec<PlanWarning>,
+    /// The largest plan an extended campaign (`[analysis] extend`) may reach; `None` when
+    /// the recipe does not extend.
+    pub extended: Option<MaxPlan>,
+}
+
+/// The largest plan of an extended campaign: every unit the budget allows appended.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MaxPlan {
+    /// Points, the planned ones included (at most `max_points`; a whole number of units).
+    pub points: usize,
+    /// The kernels of one appended unit.
+    pub unit: Vec<KernelLabel>,
+    /// Looks: after the planned points and after every unit.
+    pub looks: u32,
+    /// Fresh boots.
+    pub boots: usize,
+    /// Workload runs, warm-ups included.
+    pub runs: u64,
+    /// Estimated wall time (`eta_s`, seconds, in `aba check --json`).
+    #[serde(rename = "eta_s", serialize_with = "crate::campaign::plan::secs")]
+    pub eta: Duration,
+}
+
+/// A duration as whole seconds.
+pub(crate) fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_secs())
 }
 
 impl Summary {
@@ -361,11 +398,34 @@ impl Summary {
         if !switches && points.len() > 1 {
             warnings.push(PlanWarning::SharedBoot);
         }
-        if eta > limits::ETA_CONFIRM {
-            warnings.push(PlanWarning::LongEta { eta });
+        let extended = recipe.analysis.extend.as_ref().map(|e| {
+            let boundary = e.boundary(points.len());
+            let max = boundary.points.last().copied().unwrap_or(points.len());
+            let extra = saturate((max - points.len()) as u64);
+            let per_point = work_per_point
+                .saturating_add(recipe.settle)
+                .saturating_add(steps_estimate)
+                .saturating_add(if switches {
+                    boot_estimate
+                } else {
+                    Duration::ZERO
+                });
+            MaxPlan {
+                points: max,
+                unit: e.unit.clone(),
+                looks: boundary.looks(),
+                boots: if switches { max } else { 0 },
+                runs: runs_per_point.saturating_mul(max as u64),
+                eta: eta.saturating_add(per_point.saturating_mul(extra)),
+            }
+        });
+        // An extended campaign may run its largest plan: that is what `--yes` must cover.
+        let (worst_eta, worst_runs) = extended.as_ref().map_or((eta, runs), |m| (m.eta, m.runs));
+        if worst_eta > limits::ETA_CONFIRM {
+            warnings.push(PlanWarning::LongEta { eta: worst_eta });
         }
-        if runs > limits::RUNS_CONFIRM {
-            warnings.push(PlanWarning::ManyRuns { runs });
+        if worst_runs > limits::RUNS_CONFIRM {
+            warnings.push(PlanWarning::ManyRuns { runs: worst_runs });
         }
         Ok(Summary {
             points,
@@ -376,11 +436,13 @@ impl Summary {
             boot_estimate,
             steps_estimate,
             warnings,
+            extended,
         })
     }
 
     /// True when `aba run` must be confirmed with `--yes`: the estimate exceeds
-    /// [`limits::ETA_CONFIRM`] or the runs [`limits::RUNS_CONFIRM`].
+    /// [`limits::ETA_CONFIRM`] or the runs [`limits::RUNS_CONFIRM`] (for an extended
+    /// campaign, those of its largest plan).
     pub fn needs_confirmation(&self) -> bool {
         self.confirmation_reason().is_some()
     }
@@ -390,17 +452,20 @@ impl Summary {
     #[must_use]
     pub fn confirmation_reason(&self) -> Option<String> {
         let mut reasons = Vec::new();
-        if self.eta > limits::ETA_CONFIRM {
+        let (eta, runs, when) = match &self.extended {
+            Some(max) => (max.eta, max.runs, " if every look extends"),
+            None => (self.eta, self.runs, ""),
+        };
+        if eta > limits::ETA_CONFIRM {
             reasons.push(format!(
-                "the campaign is estimated to take {}, more than {}",
-                format_eta(self.eta),
+                "the campaign is estimated to take {}{when}, more than {}",
+                format_eta(eta),
                 format_eta(limits::ETA_CONFIRM)
             ));
         }
-        if self.runs > limits::RUNS_CONFIRM {
+        if runs > limits::RUNS_CONFIRM {
             reasons.push(format!(
-                "the plan makes {} workload runs, more than {}",
-                self.runs,
+                "the plan makes {runs} workload runs{when}, more than {}",
                 limits::RUNS_CONFIRM
             ));
         }
@@ -458,6 +523,74 @@ impl Plan {
             boot_estimate: summary.boot_estimate,
             warnings: summary.warnings,
         })
+    }
+}
+
+impl Plan {
+    /// The points of one more unit of an extended campaign (`[analysis] extend`), after the
+    /// plan's: each kernel's label is its kernel with the letter of its boot (`b-b` for the
+    /// second boot of `b`, `a-c` for the third of `a`), made unique against the plan's labels.
+    #[must_use]
+    pub fn next_unit(&self, unit: &[KernelLabel]) -> Vec<AppendedPoint> {
+        let mut taken: Vec<String> = self.points.iter().map(|p| p.label.to_string()).collect();
+        let mut kernels: Vec<&KernelLabel> = self.points.iter().map(|p| &p.kernel).collect();
+        let mut out = Vec::with_capacity(unit.len());
+        for kernel in unit {
+            kernels.push(kernel);
+            let nth = kernels.iter().filter(|k| **k == kernel).count();
+            let mut label = if nth <= 26 {
+                let letter = char::from(b'a' + u8::try_from(nth - 1).unwrap_or(25));
+                format!("{kernel}-{letter}")
+            } else {
+                format!("{kernel}-{nth}")
+            };
+            while taken.contains(&label) {
+                label.push_str("-x");
+            }
+            taken.push(label.clone());
+            out.push(AppendedPoint {
+                label,
+                order: self.points.len() + out.len() + 1,
+                kernel: kernel.to_string(),
+            });
+        }
+        out
+    }
+
+    /// Appends the points an extended campaign's look journaled, with the cases, release and
+    /// command line of their kernel, and their cost (each as much as a planned point).
+    pub fn append(&mut self, recipe: &Recipe, points: &[AppendedPoint]) -> Result<(), PlanError> {
+        let n = u32::try_from(self.points.len().max(1)).unwrap_or(1);
+        let per_point_eta = self.eta / n;
+        let per_point_runs = self.runs / u64::from(n);
+        let per_point_boots = usize::from(self.boots > 0);
+        let Some(cases) = self.points.first().map(|p| Arc::clone(&p.cases)) else {
+            return Ok(());
+        };
+        for p in points {
+            let Some(kernel) = recipe
+                .kernels
+                .values()
+                .find(|k| k.label.as_str() == p.kernel)
+            else {
+                return Err(PlanError::UnknownAppended {
+                    point: p.label.clone(),
+                    kernel: p.kernel.clone(),
+                });
+            };
+            self.points.push(PlannedPoint {
+                order: p.order,
+                label: PointLabel::new(p.label.clone()),
+                kernel: kernel.label.clone(),
+                release: kernel.release.clone(),
+                cmdline: recipe.cmdline_for(&kernel.label),
+                cases: Arc::clone(&cases),
+            });
+            self.eta = self.eta.saturating_add(per_point_eta);
+            self.runs = self.runs.saturating_add(per_point_runs);
+            self.boots += per_point_boots;
+        }
+        Ok(())
     }
 }
 
@@ -613,6 +746,38 @@ metric = { number = true, better = "higher" }
         let small = parse(Path::new("r.toml"), ABA).expect("valid");
         let plan = Summary::new(&small, &kexec_target()).expect("plannable");
         assert_eq!(plan.confirmation_reason(), None);
+    }
+
+    #[test]
+    fn an_extended_plan_costs_its_largest_plan_and_confirms_it() {
+        let src = ABA
+            .replace("samples = 2", "samples = 3\nwarmup = 0")
+            .replace("estimate = \"2s\"", "estimate = \"1h\"")
+            .replace(
+                "[[workload]]",
+                "[analysis]\nextend = { until = \"decided\", max_points = 10 }\n[[workload]]",
+            );
+        let recipe = parse(Path::new("r.toml"), &src).expect("valid");
+        let plan = Summary::new(&recipe, &kexec_target()).expect("plannable");
+        // 3 planned points of 2 cases x 3 runs x 1 h and a 10 s boot: 18 h 00 m 30 s.
+        assert_eq!(plan.eta.as_secs(), 3 * (6 * 3600 + 10));
+        let max = plan.extended.as_ref().expect("extends");
+        assert_eq!((max.points, max.looks, max.boots, max.runs), (9, 4, 9, 54));
+        assert_eq!(max.eta.as_secs(), 9 * (6 * 3600 + 10));
+        let units: Vec<&str> = max.unit.iter().map(|k| k.as_str()).collect();
+        assert_eq!(units, ["b", "a"]);
+        // 18 h planned needs no --yes; 54 h if every look extends does.
+        assert_eq!(
+            plan.confirmation_reason().as_deref(),
+            Some(
+                "the campaign is estimated to take 54h 01m if every look extends, more than 24h 00m"
+            )
+        );
+        let engine = Plan::new(&recipe, &kexec_target()).expect("plannable");
+        let next = engine.next_unit(&max.unit);
+        let labels: Vec<&str> = next.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(labels, ["b-b", "a-c"]);
+        assert_eq!(next[1].order, 5);
     }
 
     #[test]

@@ -334,6 +334,24 @@ fn totals(plan: &Summary) -> String {
         if plan.boots == 1 { "" } else { "s" },
         format_eta(plan.boot_estimate)
     );
+    if let Some(max) = &plan.extended {
+        let unit: Vec<&str> = max.unit.iter().map(|k| k.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "extend   until decided: +{} per look, up to {} points ({} looks, {} boots, {} runs)",
+            unit.join("-"),
+            max.points,
+            max.looks,
+            max.boots,
+            max.runs
+        );
+        let _ = writeln!(
+            out,
+            "ETA max  ~{} if every look extends (~{} as planned)",
+            format_eta(max.eta),
+            format_eta(plan.eta)
+        );
+    }
     out
 }
 

@@ -13,7 +13,7 @@ mod report;
 mod restore;
 mod run;
 mod schema;
-mod status;
+pub(crate) mod status;
 mod unlock;
 mod verify;
 

@@ -123,6 +123,21 @@ pub fn render(journal: &Journal, table: Option<&SampleTable>) -> String {
         let _ = writeln!(out, "  {:<24} {what}{failures}", p.label);
     }
     let _ = writeln!(out, "{done}/{} points done", state.points.len());
+    if let Some((look, decision)) = state.looks.last() {
+        let labels: Vec<&str> = state.appended.iter().map(|p| p.label.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "extended: {} point(s) appended{} over {} look(s); look {look}: {}",
+            labels.len(),
+            if labels.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", labels.join(", "))
+            },
+            state.looks.len(),
+            decision.why()
+        );
+    }
     if state.finished {
         let _ = writeln!(out, "state: finished");
     } else if let Some(reason) = &state.stopped {

@@ -41,6 +41,10 @@ pub struct CheckDoc<'a> {
     pub boots: usize,
     /// Estimated wall time, seconds.
     pub eta_s: f64,
+    /// The largest plan of a campaign that extends itself (`[analysis] extend`): points,
+    /// the unit, looks, boots, runs and `eta` in seconds; absent when the recipe does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extend: Option<&'a crate::campaign::plan::MaxPlan>,
     /// Estimated seconds per boot in `eta_s`.
     pub boot_estimate_s: f64,
     /// Estimated seconds of setup and teardown per point in `eta_s` (each command a tenth of
@@ -295,6 +299,7 @@ impl<'a> CheckDoc<'a> {
             runs: plan.runs,
             boots: plan.boots,
             eta_s: plan.eta.as_secs_f64(),
+            extend: plan.extended.as_ref(),
             boot_estimate_s: plan.boot_estimate.as_secs_f64(),
             steps_estimate_s: plan.steps_estimate.as_secs_f64(),
             copies: footprint.copies.iter().map(CopyJson::new).collect(),

@@ -25,12 +25,12 @@ use crate::recipe::{
     ident::{KernelLabel, TargetPath, check_cmdline_param, check_matrix_value},
     limits,
     model::{
-        ExpectSection, MetricSpec, RecipeFile, Role, SysctlValue, TuningKnob, TuningSpec,
-        WorkloadSpec,
+        ExpectSection, ExtendSpec, ExtendUntil, MetricSpec, RecipeFile, Role, SysctlValue,
+        TuningKnob, TuningSpec, WorkloadSpec,
     },
     resolved::{
-        AnalysisSettings, Check, Expect, Extract, FileCopy, Kernel, Knob, Metric, REFERENCE_COPY,
-        Recipe, Recovery, Reference, Steps, Tuning, Workload, point_labels,
+        AnalysisSettings, Check, Expect, Extend, Extract, FileCopy, Kernel, Knob, Metric,
+        REFERENCE_COPY, Recipe, Recovery, Reference, Steps, Tuning, Workload, point_labels,
     },
     scoped_limits::LimitOverrides,
 };
@@ -1299,6 +1299,10 @@ impl Checker<'_> {
                 path: path.iter().map(|p| p.get_ref().clone()).collect(),
             });
         }
+        let extend = spec
+            .extend
+            .as_ref()
+            .and_then(|e| self.extend(e, sequence, &baseline));
         AnalysisSettings {
             baseline,
             gate_pct: self.percent(spec.gate_pct.as_ref(), 5.0, "gate_pct"),
@@ -1315,6 +1319,53 @@ impl Checker<'_> {
                 }
             }),
             recovery,
+            extend,
+        }
+    }
+
+    /// `[analysis] extend`: the unit is every candidate in order of first boot, then the
+    /// baseline; `max_points` must leave room for one unit, or the key would do nothing.
+    fn extend(
+        &mut self,
+        spec: &ExtendSpec,
+        sequence: &[KernelLabel],
+        baseline: &KernelLabel,
+    ) -> Option<Extend> {
+        let ExtendUntil::Decided = spec.until;
+        let mut unit: Vec<KernelLabel> = Vec::new();
+        for k in sequence {
+            if k != baseline && !unit.contains(k) {
+                unit.push(k.clone());
+            }
+        }
+        if unit.is_empty() {
+            self.error(
+                spec.max_points.span(),
+                "`extend` needs a candidate kernel besides the baseline: there is nothing to decide",
+            );
+            return None;
+        }
+        unit.push(baseline.clone());
+        let max = *spec.max_points.get_ref();
+        let least = sequence.len() + unit.len();
+        let names: Vec<&str> = unit.iter().map(KernelLabel::as_str).collect();
+        match usize::try_from(max) {
+            Ok(n) if n >= least && n <= limits::POINTS => Some(Extend {
+                max_points: n,
+                unit,
+            }),
+            _ => {
+                self.error(
+                    spec.max_points.span(),
+                    format!(
+                        "`max_points` must be an integer from {least} (the {} planned points and one appended unit {}) to {}, not {max}",
+                        sequence.len(),
+                        names.join("-"),
+                        limits::POINTS
+                    ),
+                );
+                None
+            }
         }
     }
 
@@ -1498,6 +1549,59 @@ metric = { number = true, unit = "ns", better = "lower" }
             Err(e) => e.to_string(),
             Ok(_) => panic!("expected an error for:\n{src}"),
         }
+    }
+
+    #[test]
+    fn extend_resolves_its_unit_and_refuses_bad_values_by_field() {
+        let src =
+            format!("{MINIMAL}[analysis]\nextend = {{ until = \"decided\", max_points = 9 }}\n");
+        let r = parse(Path::new("r.toml"), &src).expect("valid");
+        let extend = r.analysis.extend.as_ref().expect("extends");
+        assert_eq!(extend.max_points, 9);
+        let unit: Vec<&str> = extend.unit.iter().map(|k| k.as_str()).collect();
+        assert_eq!(unit, ["b", "a"]);
+        assert_eq!(extend.boundary(3).points, [3, 5, 7, 9]);
+        assert!(
+            parse(Path::new("r.toml"), MINIMAL)
+                .expect("valid")
+                .analysis
+                .extend
+                .is_none()
+        );
+
+        let with = |value: &str| format!("{MINIMAL}[analysis]\nextend = {value}\n");
+        // One unit must fit, or the key would do nothing.
+        let e = errors(&with(r#"{ until = "decided", max_points = 4 }"#));
+        assert!(
+            e.contains("r.toml:16:44 (key `analysis.extend.max_points`)"),
+            "{e}"
+        );
+        assert!(
+            e.contains(
+                "`max_points` must be an integer from 5 (the 3 planned points and one appended unit b-a) to 100, not 4"
+            ),
+            "{e}"
+        );
+        let e = errors(&with(r#"{ until = "decided", max_points = -3 }"#));
+        assert!(e.contains("`max_points` must be an integer from 5"), "{e}");
+        assert!(e.contains("not -3"), "{e}");
+        let e = errors(&with(r#"{ until = "decided", max_points = 101 }"#));
+        assert!(e.contains("to 100, not 101"), "{e}");
+        let e = errors(&with(r#"{ until = "decided", max_points = "9" }"#));
+        assert!(e.contains("max_points"), "{e}");
+        let e = errors(&with(r#"{ until = "forever", max_points = 9 }"#));
+        assert!(e.contains("unknown variant `forever`"), "{e}");
+        assert!(e.contains("decided"), "{e}");
+        let e = errors(&with(r#"{ max_points = 9 }"#));
+        assert!(e.contains("missing field `until`"), "{e}");
+        let e = errors(&with(r#"{ until = "decided", max_point = 9 }"#));
+        assert!(e.contains("unknown field `max_point`"), "{e}");
+        // A campaign of the baseline alone has nothing to decide.
+        let null = MINIMAL.replace(r#"sequence = ["a", "b", "a"]"#, r#"sequence = ["a", "a"]"#);
+        let e = errors(&format!(
+            "{null}[analysis]\nextend = {{ until = \"decided\", max_points = 9 }}\n"
+        ));
+        assert!(e.contains("`extend` needs a candidate kernel"), "{e}");
     }
 
     #[test]

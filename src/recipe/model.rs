@@ -581,6 +581,30 @@ pub struct AnalysisSpec {
     /// Recovery decompositions.
     #[serde(default)]
     pub recovery: Vec<RecoverySpec>,
+    /// `extend = { until = "decided", max_points = N }`: after the planned sequence, append
+    /// another unit of points while a comparison is undecided and `max_points` allows.
+    #[serde(default)]
+    pub extend: Option<ExtendSpec>,
+}
+
+/// `[analysis] extend`: a campaign that extends itself until its comparisons are decided.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtendSpec {
+    /// When to stop before the budget: `"decided"` (every comparison SIGNAL or confidently
+    /// below the gate; an UNSTABLE one stops too).
+    pub until: ExtendUntil,
+    /// The most points the campaign may have, the planned ones included.
+    #[schemars(with = "u32")]
+    pub max_points: Spanned<i64>,
+}
+
+/// `until` of `[analysis] extend`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtendUntil {
+    /// Every comparison is decided.
+    Decided,
 }
 
 /// `[[analysis.recovery]]`: how much of the gap between two kernels each step of a path

@@ -402,6 +402,31 @@ pub struct AnalysisSettings {
     pub detect_pct: Option<f64>,
     /// Recovery decompositions.
     pub recovery: Vec<Recovery>,
+    /// `[analysis] extend`: the campaign appends units of points until it is decided.
+    pub extend: Option<Extend>,
+}
+
+/// A campaign that extends itself (`[analysis] extend`, docs/statistics.md §12).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Extend {
+    /// The most points, the planned ones included.
+    pub max_points: usize,
+    /// The kernels of one appended unit, in boot order: every candidate in order of first
+    /// boot, then the baseline (A-B-A appends B-A).
+    pub unit: Vec<KernelLabel>,
+}
+
+impl Extend {
+    /// The boundary of a campaign that plans `planned` points.
+    #[must_use]
+    pub fn boundary(&self, planned: usize) -> crate::stats::sequential::Boundary {
+        crate::stats::sequential::Boundary::new(
+            crate::stats::sequential::SPENDING,
+            planned,
+            self.unit.len(),
+            self.max_points,
+        )
+    }
 }
 
 /// A recovery decomposition.

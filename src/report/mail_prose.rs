@@ -44,7 +44,7 @@ pub fn title(analysis: &Analysis) -> String {
 }
 
 /// What a reader must know before the figures: the recipe was amended after the campaign
-/// started (`aba resume --amend`). Empty otherwise.
+/// started (`aba resume --amend`), the campaign extended itself. Empty otherwise.
 pub fn notices(analysis: &Analysis) -> String {
     analysis
         .campaign
@@ -58,8 +58,65 @@ pub fn notices(analysis: &Analysis) -> String {
                 a.changes.join("; ")
             )
         })
+        .chain(analysis.extension.as_ref().map(extension))
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+/// How many points an extended campaign added, and why, look by look.
+fn extension(e: &crate::analysis::model::Extension) -> String {
+    let mut out = format!(
+        "Extended campaign ([analysis] extend, max_points {}): {} point{} planned, {} appended{}.",
+        e.max_points,
+        e.planned,
+        plural(e.planned),
+        e.appended.len(),
+        if e.appended.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", e.appended.join(", "))
+        }
+    );
+    for look in &e.looks {
+        let states: Vec<String> = look
+            .comparisons
+            .iter()
+            .map(|c| format!("{} {} {}", c.series, c.candidate, c.state.word()))
+            .collect();
+        let what = if look.appended.is_empty() {
+            "stopped".to_owned()
+        } else {
+            format!("appended {}", look.appended.join(", "))
+        };
+        let _ = write!(
+            out,
+            " Look {} of {} (α = {:.4}): {what}, because {} ({}).",
+            look.look,
+            look.of,
+            look.alpha,
+            look.reason,
+            if states.is_empty() {
+                "no comparison".to_owned()
+            } else {
+                states.join("; ")
+            }
+        );
+    }
+    match &e.judged_at {
+        Some(look) => {
+            let _ = write!(
+                out,
+                " The verdicts are judged at look {} of {}: their evidence needs {:.2}% intervals (the 5% is spent over the looks), not the 95% ones printed.",
+                look.look,
+                look.of,
+                look.confidence_pct()
+            );
+        }
+        None => out.push_str(
+            " Its points make no look of the recipe's boundary, so the verdicts are judged as a fixed design's.",
+        ),
+    }
+    out
 }
 
 /// `s` unless `n` is 1.

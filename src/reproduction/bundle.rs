@@ -400,6 +400,7 @@ impl Experiment {
                 prior_all: None,
                 prior_drop_first: None,
                 environment: &EnvironmentCheck::default(),
+                look: None,
             },
         );
         let mut result = analyses

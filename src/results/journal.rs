@@ -14,6 +14,8 @@ use std::{
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::stats::sequential::{ComparisonState, Decision, Spending};
+
 use crate::{
     kernel::switch::SwitchKind,
     recipe::{
@@ -184,6 +186,33 @@ impl Limits {
             &self.overrides(workload, Some(metric)),
         )
     }
+}
+
+/// One comparison at a look of an extended campaign.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LookComparison {
+    /// `workload[case] metric`.
+    pub series: String,
+    /// Candidate kernel.
+    pub candidate: String,
+    /// Where it stood.
+    pub state: ComparisonState,
+    /// Its change in percent.
+    pub change_pct: f64,
+    /// Its boot-level interval at the look's level, when bounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci: Option<(f64, f64)>,
+}
+
+/// A point an extended campaign appended to its plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppendedPoint {
+    /// Point label, unique in the campaign.
+    pub label: String,
+    /// 1-based position in the whole sequence.
+    pub order: usize,
+    /// The kernel.
+    pub kernel: String,
 }
 
 /// One journal record.
@@ -471,6 +500,31 @@ pub enum Event {
         /// When.
         time: String,
     },
+    /// A look of a campaign that extends itself (`[analysis] extend`): after the planned
+    /// points and after every appended unit, each comparison was judged at the look's
+    /// boundary. When the decision is to extend, the appended points are in this record, so
+    /// they are journaled before they run and a resumed campaign runs the same ones.
+    Look {
+        /// 1-based look.
+        look: u32,
+        /// The most looks the budget allows.
+        of: u32,
+        /// The spending of the 5% over the looks.
+        spending: Spending,
+        /// α of this look (two-sided): the intervals were at 1 − α.
+        alpha: f64,
+        /// What the look decided.
+        decision: Decision,
+        /// Why, in words.
+        reason: String,
+        /// Every comparison that drives the decision and where it stood.
+        comparisons: Vec<LookComparison>,
+        /// The points appended when the decision is to extend, in boot order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        appended: Vec<AppendedPoint>,
+        /// When.
+        time: String,
+    },
     /// Every point is done.
     Finished {
         /// When.
@@ -682,6 +736,21 @@ impl Journal {
                         .collect();
                 }
                 Event::BaseCmdline { cmdline } => state.base_cmdline = Some(cmdline.clone()),
+                Event::Look {
+                    look,
+                    decision,
+                    appended,
+                    ..
+                } => {
+                    state.looks.push((*look, *decision));
+                    for point in appended {
+                        state.appended.push(point.clone());
+                        state.points.push(PointState {
+                            label: PointLabel::new(point.label.clone()),
+                            ..PointState::default()
+                        });
+                    }
+                }
                 Event::PointStarted { point, attempt, .. } => {
                     if let Some(p) = state.point_mut(point) {
                         p.attempts = p.attempts.max(*attempt);
@@ -905,6 +974,10 @@ pub struct CampaignState {
     pub stopped: Option<String>,
     /// Settings changed on a boot and not yet put back.
     pub pending_restore: Option<PendingRestore>,
+    /// The points an extended campaign appended, in boot order (also in `points`).
+    pub appended: Vec<AppendedPoint>,
+    /// Every look of an extended campaign and what it decided.
+    pub looks: Vec<(u32, Decision)>,
 }
 
 impl CampaignState {

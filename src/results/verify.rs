@@ -23,7 +23,7 @@ use thiserror::Error;
 use crate::{
     recipe::{Recipe, resolved::point_labels},
     results::{
-        journal::{Event, JournalError, visit_from},
+        journal::{AppendedPoint, Event, JournalError, visit_from},
         samples::{Phase, Row, SampleTable, SamplesError, Status, Sym},
     },
 };
@@ -252,6 +252,9 @@ pub enum Scope<'a> {
         samples_offset: u64,
         /// Lines of `samples.csv` then (the header included), for line numbers.
         samples_lines: u64,
+        /// The points an extended campaign appended before this attempt: their `look`
+        /// records lie before `journal_offset`.
+        appended: &'a [AppendedPoint],
     },
 }
 
@@ -331,9 +334,21 @@ fn check(
     scope: Scope<'_>,
 ) -> Verification {
     let mut checker = Checker::new(recipe, table);
-    if let Scope::Attempt { point, attempt, .. } = scope {
+    if let Scope::Attempt {
+        point,
+        attempt,
+        appended,
+        ..
+    } = scope
+    {
         let key = (checker.sym(point), attempt);
         checker.attempts.insert(key, Attempt::new(Outcome::Done));
+        checker.appended(appended);
+    }
+    for event in events {
+        if let Event::Look { appended, .. } = event {
+            checker.appended(appended);
+        }
     }
     checker.attempts_from(events);
     checker.journaled_runs(runs);
@@ -389,6 +404,14 @@ impl<'a> Checker<'a> {
             rows_of: HashMap::new(),
             valid: HashMap::new(),
             found: Verification::default(),
+        }
+    }
+
+    /// Points an extended campaign appended belong to the campaign as the recipe's do.
+    fn appended(&mut self, points: &[AppendedPoint]) {
+        for p in points {
+            self.points
+                .insert(p.label.clone(), (p.order, p.kernel.clone()));
         }
     }
 

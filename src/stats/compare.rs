@@ -11,6 +11,7 @@ use crate::stats::{
     interval::{BootVariance, RatioInterval, boot_variance, ci_boot_from, ci_within},
     kernel::{BootPoint, kernel_boots, kernel_mean},
     pooling::{BootPrior, Pooling, pooled_boot_variance},
+    sequential::LookIntervals,
 };
 
 /// Change of the candidate against one boot of the baseline.
@@ -50,6 +51,10 @@ pub struct Comparison {
     pub ci_boot: Option<RatioInterval>,
     /// Fieller 95% interval from within-boot noise only; `None` when SDs are unknown.
     pub ci_within: Option<RatioInterval>,
+    /// At a look of an extended campaign, the intervals at the look's level that the verdict
+    /// judges the evidence with instead of the 95% ones; `None` for a fixed design.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub look: Option<LookIntervals>,
     /// Number of boots of the candidate.
     pub candidate_boots: usize,
     /// Number of boots of the baseline.
@@ -153,6 +158,7 @@ pub fn compare_with(
         pooling,
         ci_boot,
         ci_within: ci_within(points, candidate, baseline),
+        look: None,
         candidate_boots: kernel_boots(points, candidate).len(),
         baseline_boots: kernel_boots(points, baseline).len(),
     })

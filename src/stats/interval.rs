@@ -259,6 +259,34 @@ pub fn ci_boot_from(
     })
 }
 
+/// [`ci_boot_from`] at confidence 1 − `alpha` (two-sided) instead of 95%: the interval a look
+/// of an extended campaign judges with ([`crate::stats::sequential`]).
+#[must_use]
+pub fn ci_boot_at(
+    points: &[BootPoint],
+    candidate: &str,
+    baseline: &str,
+    variance: &BootVariance,
+    alpha: f64,
+) -> Option<RatioInterval> {
+    let a = kernel_mean(points, baseline)?;
+    let c = kernel_mean(points, candidate)?;
+    let v_a = variance.used / kernel_boots(points, baseline).len() as f64;
+    let v_c = variance.used / kernel_boots(points, candidate).len() as f64;
+    Some(RatioInterval {
+        kind: IntervalKind::BootLevel,
+        dof: variance.dof,
+        bounds: fieller_change_pct(a, c, v_a, v_c, t_two_sided(alpha, variance.dof)),
+        floored: variance.floored,
+    })
+}
+
+/// The t quantile of a two-sided interval at confidence 1 − `alpha`.
+#[must_use]
+pub fn t_two_sided(alpha: f64, dof: f64) -> f64 {
+    t_quantile(1.0 - alpha / 2.0, dof)
+}
+
 /// Within-only interval (`ci95_within_only`): V_k = (1/m_k²)·Σ_j s_j²/n_j and the
 /// Welch–Satterthwaite ν = (V_A+V_C)² / Σ_k V_k²/ν_k with ν_k = Σ_j (n_j − 1).
 ///
@@ -267,6 +295,28 @@ pub fn ci_boot_from(
 /// (any ν gives the same zero-width interval; this avoids printing NaN).
 #[must_use]
 pub fn ci_within(points: &[BootPoint], candidate: &str, baseline: &str) -> Option<RatioInterval> {
+    ci_within_with(points, candidate, baseline, t_quantile_975)
+}
+
+/// [`ci_within`] at confidence 1 − `alpha` (two-sided): the veto of a look of an extended
+/// campaign ([`crate::stats::sequential`]).
+#[must_use]
+pub fn ci_within_at(
+    points: &[BootPoint],
+    candidate: &str,
+    baseline: &str,
+    alpha: f64,
+) -> Option<RatioInterval> {
+    ci_within_with(points, candidate, baseline, |dof| t_two_sided(alpha, dof))
+}
+
+/// The within-only interval with the t quantile `t(ν)`.
+fn ci_within_with(
+    points: &[BootPoint],
+    candidate: &str,
+    baseline: &str,
+    t: impl Fn(f64) -> f64,
+) -> Option<RatioInterval> {
     let a = kernel_mean(points, baseline)?;
     let c = kernel_mean(points, candidate)?;
     let (v_a, nu_a) = mean_variance_within(points, baseline)?;
@@ -280,7 +330,7 @@ pub fn ci_within(points: &[BootPoint], candidate: &str, baseline: &str) -> Optio
     Some(RatioInterval {
         kind: IntervalKind::WithinOnly,
         dof,
-        bounds: fieller_change_pct(a, c, v_a, v_c, t_quantile_975(dof)),
+        bounds: fieller_change_pct(a, c, v_a, v_c, t(dof)),
         floored: false,
     })
 }

@@ -15,6 +15,7 @@ pub mod kernel;
 pub mod outliers;
 pub mod pooling;
 pub mod reproduce;
+pub mod sequential;
 pub mod summary;
 #[cfg(test)]
 mod testdata;
@@ -28,7 +29,8 @@ pub use detect::{POWER, boot_mean_rel_var, minimal_detectable_pct};
 pub use fsnotify::{FsnotifyKind, FsnotifyParams, classify_fsnotify_v1};
 pub use interval::{
     BootVariance, FLOOR_COVERAGE_EXCESS, IntervalKind, RatioInterval, boot_variance, ci_boot,
-    ci_boot_from, ci_within, floor_factor, t_quantile, t_quantile_975,
+    ci_boot_at, ci_boot_from, ci_within, ci_within_at, floor_factor, t_quantile, t_quantile_975,
+    t_two_sided,
 };
 pub use kernel::{
     BootEffect, BootEffectTest, BootPoint, KernelSummary, kernel_boots, kernel_mean,

@@ -296,7 +296,17 @@ impl Verdict {
 #[must_use]
 pub fn verdict(params: &VerdictParams, input: &VerdictInput<'_>) -> Verdict {
     let checks = Checks::new(params, input);
-    let (tripped, notes) = tripped_limits(params, input, &checks.spreads);
+    let (tripped, mut notes) = tripped_limits(params, input, &checks.spreads);
+    if let Some(look) = &input.all.look {
+        notes.push(format!(
+            "look {} of {} of an extended campaign: the evidence is judged with {:.2}% intervals \
+             (α = {:.4} of the 5% spent over the looks), not 95%",
+            look.look.look,
+            look.look.of,
+            look.look.confidence_pct(),
+            look.look.alpha
+        ));
+    }
     let size = input.all.change_pct.abs();
     let evidence = checks.boot_excludes && checks.within_excludes != Some(false);
     let signal = checks.material && checks.margin && checks.bracket && checks.robust && evidence;
@@ -359,7 +369,8 @@ impl Checks {
         let max_spread = spreads.iter().map(|s| s.pct.abs()).fold(0.0, f64::max);
         let needed = params.drift_margin * max_spread;
         let beats = |pct: f64| same_sign(pct, change) && pct.abs() >= params.gate_pct;
-        let boot = input.all.ci_boot.as_ref().and_then(|ci| ci.bounds);
+        let (boot_ci, within_ci, _) = evidence(input.all);
+        let boot = boot_ci.and_then(|ci| ci.bounds);
         let excludes = |ci: &RatioInterval| ci.excludes_zero() == Some(true);
         let gate = params.gate_pct;
         Self {
@@ -371,8 +382,8 @@ impl Checks {
             bracket: !input.all.brackets.is_empty()
                 && input.all.brackets.iter().all(|b| beats(b.pct)),
             robust: input.drop_first.is_some_and(|df| beats(df.change_pct)),
-            boot_excludes: input.all.ci_boot.as_ref().is_some_and(excludes),
-            within_excludes: input.all.ci_within.as_ref().map(excludes),
+            boot_excludes: boot_ci.is_some_and(excludes),
+            within_excludes: within_ci.map(excludes),
             under_gate: boot
                 .is_some_and(|(lo, hi)| (lo > 0.0 && hi < gate) || (hi < 0.0 && lo > -gate)),
             spreads,
@@ -568,7 +579,8 @@ fn failed_checks(params: &VerdictParams, input: &VerdictInput<'_>, checks: &Chec
     let change = input.all.change_pct;
     let gate = params.gate_pct;
     let mut reasons = Vec::new();
-    let Some(boot) = &input.all.ci_boot else {
+    let (boot, within, level) = evidence(input.all);
+    let Some(boot) = boot else {
         reasons.push(
             "no kernel was booted twice: boot-to-boot variation is unmeasured, so the \
              within-boot interval cannot tell the change from it"
@@ -612,37 +624,54 @@ fn failed_checks(params: &VerdictParams, input: &VerdictInput<'_>, checks: &Chec
     }
     match boot.bounds {
         None => reasons.push(format!(
-            "the boot-level 95% CI is not estimable (ν = {})",
+            "the boot-level {level} CI is not estimable (ν = {})",
             nu(boot.dof)
         )),
         Some((lo, hi)) if !checks.boot_excludes => reasons.push(format!(
-            "the boot-level 95% CI [{}, {}] includes 0 (ν = {})",
+            "the boot-level {level} CI [{}, {}] includes 0 (ν = {})",
             plain_signed(lo),
             plain_signed(hi),
             nu(boot.dof)
         )),
         Some((lo, hi)) if !checks.material && !checks.under_gate => reasons.push(format!(
-            "the boot-level 95% CI [{}, {}] reaches gate_pct {}: not shown to be under the gate",
+            "the boot-level {level} CI [{}, {}] reaches gate_pct {}: not shown to be under the gate",
             plain_signed(lo),
             plain_signed(hi),
             limit_shown(gate, 0.0)
         )),
         Some(_) => {}
     }
-    if let Some(within) = &input.all.ci_within
+    if let Some(within) = within
         && checks.within_excludes == Some(false)
     {
         match within.bounds {
             Some((lo, hi)) => reasons.push(format!(
-                "the within-boot 95% CI [{}, {}] includes 0: within-boot noise alone explains \
+                "the within-boot {level} CI [{}, {}] includes 0: within-boot noise alone explains \
                  the change",
                 plain_signed(lo),
                 plain_signed(hi)
             )),
-            None => reasons.push("the within-boot 95% CI is not estimable".to_owned()),
+            None => reasons.push(format!("the within-boot {level} CI is not estimable")),
         }
     }
     reasons
+}
+
+/// The intervals the evidence is judged with, and their confidence as printed: at a look of
+/// an extended campaign the look's (1 − α_k), otherwise the 95% ones.
+fn evidence(all: &Comparison) -> (Option<&RatioInterval>, Option<&RatioInterval>, String) {
+    match &all.look {
+        Some(look) => (
+            look.ci_boot.as_ref(),
+            look.ci_within.as_ref(),
+            format!("{:.2}%", look.look.confidence_pct()),
+        ),
+        None => (
+            all.ci_boot.as_ref(),
+            all.ci_within.as_ref(),
+            "95%".to_owned(),
+        ),
+    }
 }
 
 /// Both nonzero with the same sign.

@@ -127,6 +127,10 @@ impl Bars {
                 self.campaign.set_message(format_eta(*eta));
                 self.log(&format!("point {label}: done in {}", format_eta(*elapsed)));
             }
+            CampaignEvent::Look { points, .. } => {
+                self.campaign.set_length(*points as u64);
+                self.log(&logged(event).unwrap_or_default());
+            }
             CampaignEvent::PointFailed { .. }
             | CampaignEvent::Info(_)
             | CampaignEvent::Warning(_) => self.log(&logged(event).unwrap_or_default()),
@@ -159,6 +163,12 @@ fn logged(event: &CampaignEvent) -> Option<String> {
             Some(format!("point {label} failed: {reason}{next}"))
         }
         CampaignEvent::Info(text) => Some(text.clone()),
+        CampaignEvent::Look {
+            look,
+            of,
+            text,
+            points,
+        } => Some(format!("look {look} of {of}: {text} ({points} points)")),
         CampaignEvent::Warning(warning) => Some(format!("warning: {warning}")),
         CampaignEvent::Started { .. }
         | CampaignEvent::Step(_)
@@ -243,6 +253,7 @@ impl Plain {
                 format_eta(*eta)
             )),
             CampaignEvent::PointFailed { .. }
+            | CampaignEvent::Look { .. }
             | CampaignEvent::Info(_)
             | CampaignEvent::Warning(_) => self.line(&logged(event).unwrap_or_default()),
         }

@@ -266,3 +266,45 @@ fn a_correctness_check_is_listed_as_pass_fail_and_untimed() {
         ]
     );
 }
+
+/// A recipe that extends itself: `aba check` shows the largest plan the budget allows and
+/// the ETA of both plans, in the text and in the JSON.
+#[test]
+fn an_extended_recipe_shows_its_maximum_plan_and_both_etas() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(
+        tmp.path(),
+        "ext.toml",
+        "version = 1\nname = \"ext\"\ndescription = \"d\"\nsequence = [\"a\", \"b\", \"a\"]\n\
+         warmup = 0\nsamples = 3\n[kernels.a]\nrelease = \"6.1.0-47-cloud-amd64\"\n\
+         [kernels.b]\nrelease = \"6.1.0-50-cloud-amd64\"\n\
+         [analysis]\nextend = { until = \"decided\", max_points = 10 }\n[[workload]]\n\
+         name = \"w\"\nrun = \"./bench\"\nestimate = \"10s\"\n\
+         metric = { number = true, better = \"lower\" }\n",
+    );
+    let out = aba(tmp.path(), &["check", "ext.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = stdout(&out);
+    // 10 leaves room for 3 units of b-a: 9 points at most, 4 looks.
+    assert!(
+        said.contains("ETA      ~3m 00s (3 boots x ~30s + workload estimates)"),
+        "{said}"
+    );
+    assert!(
+        said.contains(
+            "extend   until decided: +b-a per look, up to 9 points (4 looks, 9 boots, 27 runs)"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("ETA max  ~9m 00s if every look extends (~3m 00s as planned)"),
+        "{said}"
+    );
+    let out = aba(tmp.path(), &["check", "ext.toml", "--json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["extend"]["points"], 9);
+    assert_eq!(doc["extend"]["looks"], 4);
+    assert_eq!(doc["extend"]["unit"], serde_json::json!(["b", "a"]));
+    assert_eq!(doc["extend"]["eta_s"], 540);
+    assert_eq!(doc["eta_s"], 180.0);
+}

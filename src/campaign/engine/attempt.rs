@@ -145,6 +145,7 @@ impl Engine<'_> {
             journal_offset: offsets.journal,
             samples_offset: offsets.samples,
             samples_lines: offsets.samples_lines,
+            appended: &self.appended,
         };
         let found = verify(
             self.recipe,

@@ -414,6 +414,14 @@ pub enum Stop {
         /// The results directory.
         dir: PathBuf,
     },
+    /// A look of an extended campaign could not analyse the results so far, so it cannot
+    /// decide whether to extend; resume takes the look again.
+    Look {
+        /// The look.
+        look: u32,
+        /// Why the analysis failed.
+        error: Box<crate::analysis::AnalysisError>,
+    },
     /// The journal could not record how the run ended; it must not count as finished.
     Unrecorded {
         /// How the run ended.
@@ -433,7 +441,7 @@ impl Stop {
                 Outcome::Stopped(stop) => stop.failure(),
                 Outcome::Finished | Outcome::Interrupted => None,
             },
-            Stop::Journal(_) | Stop::Verify(_) | Stop::Disagree { .. } => None,
+            Stop::Journal(_) | Stop::Verify(_) | Stop::Disagree { .. } | Stop::Look { .. } => None,
         }
     }
 }
@@ -462,6 +470,11 @@ impl fmt::Display for Stop {
                 f,
                 "the journal and samples.csv disagree ({count} difference(s)); the results cannot be trusted as they are:\n{differences}\n(`aba verify {}` lists them again)",
                 dir.display()
+            ),
+            Stop::Look { look, error } => write!(
+                f,
+                "look {look} of the extended campaign could not analyse the results so far: {}",
+                one_line(error.as_ref())
             ),
             Stop::Unrecorded { outcome, errors } => {
                 match outcome.as_ref() {

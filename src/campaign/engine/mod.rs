@@ -16,6 +16,7 @@
 //! | module | keeps |
 //! | --- | --- |
 //! | `points` | the order of points and the attempt policy: retry, give up, verify the whole directory |
+//! | `extend` | the looks of a campaign that extends itself: judge, journal the decision and the appended points, append them |
 //! | `attempt` | one point attempt: switch, proof, the steps in order, health, the attempt's own verification |
 //! | `steps` | what a point does on the target besides workloads: tuning, environment, files, setup, teardown |
 //! | `run` | one workload run ([`run::RunId`]): execute, judge, write its rows and record, retry per `retries` |
@@ -28,6 +29,7 @@
 //! | `shell` | the shell text that runs a command on the target |
 
 mod attempt;
+mod extend;
 mod failure;
 mod finish;
 mod hooks;
@@ -56,12 +58,13 @@ use crate::{
     recipe::{Recipe, ident::PointLabel},
     results::{
         journal::{
-            CampaignState, Event, JOURNAL_FORMAT, JournalError, JournalWriter, PointState,
-            now_rfc3339,
+            AppendedPoint, CampaignState, Event, JOURNAL_FORMAT, JournalError, JournalWriter,
+            PointState, now_rfc3339,
         },
         layout::ResultsDir,
         samples::SampleWriter,
     },
+    stats::sequential::Decision,
     target::transport::Transport,
 };
 
@@ -163,7 +166,12 @@ pub struct Job<'a> {
 /// engine per target can run in its own thread.
 pub struct Engine<'a> {
     recipe: &'a Recipe,
-    plan: &'a Plan,
+    /// The job's plan, with the points an extended campaign appended.
+    plan: Plan,
+    /// The points appended to the recipe's plan (`[analysis] extend`), as journaled.
+    appended: Vec<AppendedPoint>,
+    /// The looks taken so far and what each decided: a look is never taken twice.
+    looks: Vec<(u32, Decision)>,
     target: &'a Target,
     dir: &'a ResultsDir,
     lock: Option<&'a TargetLock>,
@@ -282,7 +290,9 @@ impl<'a> Engine<'a> {
         };
         Engine {
             recipe,
-            plan,
+            plan: plan.clone(),
+            appended: Vec::new(),
+            looks: Vec::new(),
             target,
             dir,
             lock,

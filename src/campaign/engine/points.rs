@@ -40,18 +40,28 @@ impl Engine<'_> {
             Err(PointError::Interrupted) => return super::Outcome::Interrupted,
             Err(PointError::Failed(f)) => return super::Outcome::Stopped(Stop::Start(*f)),
         }
-        let plan = self.plan;
-        for point in &plan.points {
-            let Some(ps) = state.point(&point.label) else {
-                continue;
-            };
-            if ps.done.is_some() {
-                continue;
+        let mut next = 0;
+        loop {
+            // Indexed: a look appends to the plan while this loop walks it.
+            while let Some(point) = self.plan.points.get(next).cloned() {
+                next += 1;
+                // A point a look appended in this run has no state yet: it is fresh.
+                let (done, attempts) = state
+                    .point(&point.label)
+                    .map_or((false, 0), |ps| (ps.done.is_some(), ps.attempts));
+                if done {
+                    continue;
+                }
+                match self.run_attempts(&point, attempts) {
+                    PointEnd::Done => {}
+                    PointEnd::Stopped(stop) => return super::Outcome::Stopped(stop),
+                    PointEnd::Interrupted => return super::Outcome::Interrupted,
+                }
             }
-            match self.run_attempts(point, ps.attempts) {
-                PointEnd::Done => {}
-                PointEnd::Stopped(stop) => return super::Outcome::Stopped(stop),
-                PointEnd::Interrupted => return super::Outcome::Interrupted,
+            match self.look() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(stop) => return super::Outcome::Stopped(*stop),
             }
         }
         self.verify_all()

@@ -50,12 +50,18 @@ impl<'a> Engine<'a> {
         let samples = SampleWriter::open(&job.dir.samples_path())?;
         let mut engine =
             Engine::assemble(job, transport, observer, journal, samples, state.clone());
-        engine.replay(state);
+        engine.replay(state)?;
         Ok(engine)
     }
 
     /// What the engine carries from one run to the next.
-    fn replay(&mut self, state: &CampaignState) {
+    fn replay(&mut self, state: &CampaignState) -> Result<(), EngineError> {
+        // The points the looks appended are the campaign's: the same ones run on.
+        self.plan
+            .append(self.recipe, &state.appended)
+            .map_err(|_| EngineError::Mismatch(Mismatch::Plan))?;
+        self.appended.clone_from(&state.appended);
+        self.looks.clone_from(&state.looks);
         self.base_cmdline.clone_from(&state.base_cmdline);
         let mut boots = state.points.iter().flat_map(|p| p.boots.iter());
         self.last_boot_id = boots.clone().last().map(|b| b.boot_id.clone());
@@ -78,6 +84,7 @@ impl<'a> Engine<'a> {
             }
         }
         self.done = state.points.iter().filter(|p| p.done.is_some()).count();
+        Ok(())
     }
 }
 

@@ -22,6 +22,7 @@ use crate::{
         samples::{Phase, SampleTable, Status},
         verify::{Scope, verify},
     },
+    stats::sequential::{ComparisonState, Decision},
     target::scripted::{Call, Reconnect, Run, Scripted},
 };
 
@@ -651,5 +652,275 @@ fn a_missing_required_knob_stops_before_any_sample_with_the_fix() {
     assert!(
         hint.contains("list \"governor\" in [tuning] optional") && hint.contains("aba resume"),
         "{hint}"
+    );
+}
+
+/// An A-B-A of two kernels on the running release that may extend itself to `max_points`,
+/// three samples a point (drop-first needs them).
+fn extend_recipe(max_points: u32) -> String {
+    format!(
+        r#"
+version = 1
+name = "extend"
+description = "a campaign that extends itself"
+sequence = ["a", "b", "a"]
+warmup = 0
+samples = 3
+
+[kernels.a]
+release = "running"
+[kernels.b]
+release = "running"
+
+[analysis]
+extend = {{ until = "decided", max_points = {max_points} }}
+
+[[workload]]
+name = "w"
+run = "bench"
+metric = {{ number = true, better = "lower" }}
+"#
+    )
+}
+
+/// Three samples around `mean` (SD 1), as the scripted workload prints them.
+fn boot(mean: f64) -> Vec<Run> {
+    [mean, mean + 1.0, mean - 1.0]
+        .iter()
+        .map(|v| Run::Prints(format!("{v}\n")))
+        .collect()
+}
+
+/// The looks the journal recorded: (look, of, decision, appended labels).
+fn looks(events: &[Event]) -> Vec<(u32, u32, Decision, Vec<String>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Look {
+                look,
+                of,
+                decision,
+                appended,
+                ..
+            } => Some((
+                *look,
+                *of,
+                *decision,
+                appended.iter().map(|p| p.label.clone()).collect(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Boot means of a change of about 5.5% that one control pair cannot show (look 1, ν = 1,
+/// t ≈ 23 at α₁ = 0.0276) and two more boots can (look 2, ν = 3): a-a, b, a-b, b-b, a-c.
+const DECIDED_AT_LOOK_2: [f64; 5] = [100.0, 106.0, 100.9, 106.0, 100.45];
+
+fn script(means: &[f64]) -> Scripted {
+    let mut machine = Scripted::new("6.1.0-47");
+    machine.runs = means.iter().flat_map(|m| boot(*m)).collect();
+    machine
+}
+
+/// Look 1 is undecided, so B-A is journaled and appended; look 2 is SIGNAL, so the campaign
+/// stops there with 5 of its 7 points, and the report's analysis judges it at look 2.
+#[test]
+fn an_undecided_campaign_extends_and_stops_when_decided() {
+    let c = Campaign::new(&extend_recipe(7), Target::local());
+    let mut machine = script(&DECIDED_AT_LOOK_2);
+    let (outcome, events) = c.run(&mut machine, None);
+    assert_finished(&outcome);
+    let journal = c.events();
+    assert_eq!(
+        looks(&journal),
+        [
+            (
+                1,
+                3,
+                Decision::Extend,
+                vec!["b-b".to_owned(), "a-c".to_owned()]
+            ),
+            (2, 3, Decision::Decided, vec![])
+        ]
+    );
+    let Some(Event::Look {
+        comparisons, alpha, ..
+    }) = journal.iter().find(|e| matches!(e, Event::Look { .. }))
+    else {
+        panic!("a look");
+    };
+    assert_eq!(comparisons.len(), 1);
+    assert_eq!(comparisons[0].state, ComparisonState::Undecided);
+    assert!((alpha - 0.05 * (1.0 + (std::f64::consts::E - 1.0) * 3.0 / 7.0).ln()).abs() < 1e-12);
+    // The appended points were journaled before they started.
+    let look_at = journal
+        .iter()
+        .position(|e| matches!(e, Event::Look { look: 1, .. }))
+        .expect("look 1");
+    let started = journal
+        .iter()
+        .position(|e| matches!(e, Event::PointStarted { point, .. } if point == "b-b"))
+        .expect("b-b started");
+    assert!(look_at < started);
+    assert_eq!(machine.workload_runs(), 15);
+    assert_eq!((c.ok_samples("b-b", 1), c.ok_samples("a-c", 1)), (3, 3));
+    assert!(events.0.iter().any(|e| matches!(
+        e,
+        CampaignEvent::Look {
+            look: 1,
+            points: 5,
+            ..
+        }
+    )));
+    c.assert_verified();
+    let analysis = crate::analysis::analyze(&c.dir).expect("analysable");
+    assert_eq!(analysis.points.len(), 5);
+    let verdict = &analysis.series[0]
+        .all
+        .as_ref()
+        .expect("analysed")
+        .comparisons[0];
+    assert_eq!(verdict.verdict.label, crate::stats::VerdictLabel::Signal);
+    assert_eq!(
+        verdict.comparison.look.as_ref().map(|l| l.look.look),
+        Some(2)
+    );
+    // The report says how many points were added and why.
+    let notice = crate::report::mail_prose::notices(&analysis);
+    assert!(
+        notice.starts_with(
+            "Extended campaign ([analysis] extend, max_points 7): 3 points planned, 2 appended \
+             (b-b, a-c). Look 1 of 3 (α = 0.0276): appended b-b, a-c, because a comparison is \
+             undecided and the budget allows another unit (w b undecided). Look 2 of 3 \
+             (α = 0.0124): stopped, because every comparison is decided (w b SIGNAL)."
+        ),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("judged at look 2 of 3: their evidence needs 98.76% intervals"),
+        "{notice}"
+    );
+}
+
+/// A change just under the gate that stays undecided: the campaign appends until
+/// `max_points` (7) and stops on the budget at the last look.
+#[test]
+fn an_undecided_campaign_stops_at_max_points() {
+    let c = Campaign::new(&extend_recipe(8), Target::local());
+    let mut machine = script(&[100.0, 105.0, 100.9, 105.0, 100.0, 105.0, 100.9]);
+    let (outcome, _) = c.run(&mut machine, None);
+    assert_finished(&outcome);
+    assert_eq!(
+        looks(&c.events()),
+        [
+            (
+                1,
+                3,
+                Decision::Extend,
+                vec!["b-b".to_owned(), "a-c".to_owned()]
+            ),
+            (
+                2,
+                3,
+                Decision::Extend,
+                vec!["b-c".to_owned(), "a-d".to_owned()]
+            ),
+            (3, 3, Decision::Budget, vec![])
+        ]
+    );
+    assert_eq!(
+        machine.workload_runs(),
+        21,
+        "7 points: 8 leaves no room for a third unit"
+    );
+    c.assert_verified();
+}
+
+/// Killed in the middle of the first appended point (its second run's rows are in
+/// samples.csv, its record is not, as after a kill between the two): resume discards the open attempt,
+/// keeps the journaled extension (never looks at look 1 again), redoes b-b, runs a-c and
+/// decides at look 2 as the uninterrupted campaign did; journal and samples.csv agree.
+#[test]
+fn a_campaign_killed_mid_extension_resumes_the_same_extended_plan() {
+    // Where the first sample of b-b lands in an uninterrupted run's journal.
+    let reference = Campaign::new(&extend_recipe(7), Target::local());
+    let (outcome, _) = reference.run(&mut script(&DECIDED_AT_LOOK_2), None);
+    assert_finished(&outcome);
+    let first_bb_sample = reference
+        .events()
+        .iter()
+        .position(|e| matches!(e, Event::Sample { point, .. } if point == "b-b"))
+        .expect("b-b measured");
+
+    let c = Campaign::new(&extend_recipe(7), Target::local());
+    // Every record after the header up to b-b's first sample is written, then none.
+    let (outcome, _) = c.run(&mut script(&DECIDED_AT_LOOK_2), Some(first_bb_sample));
+    let _ = stopped(outcome);
+    let state = Journal::read(&c.dir.journal_path())
+        .expect("readable")
+        .state();
+    assert_eq!(state.point("b-b").and_then(|p| p.open), Some(1));
+    assert_eq!(state.appended.len(), 2);
+    let status = crate::cli::status::render(
+        &Journal::read(&c.dir.journal_path()).expect("readable"),
+        None,
+    );
+    assert!(status.contains("3/5 points done"), "{status}");
+    assert!(
+        status.contains(
+            "extended: 2 point(s) appended (b-b, a-c) over 1 look(s); look 1: a comparison is \
+             undecided and the budget allows another unit"
+        ),
+        "{status}"
+    );
+
+    // The rerun of b-b and a-c.
+    let mut machine = script(&DECIDED_AT_LOOK_2[3..]);
+    let (outcome, _) = c.resume(&mut machine);
+    assert_finished(&outcome);
+    let journal = c.events();
+    assert_eq!(
+        looks(&journal),
+        [
+            (
+                1,
+                3,
+                Decision::Extend,
+                vec!["b-b".to_owned(), "a-c".to_owned()]
+            ),
+            (2, 3, Decision::Decided, vec![])
+        ]
+    );
+    assert!(
+        journal.iter().any(|e| matches!(
+            e,
+            Event::PointDiscarded { point, attempt: 1, rows: 2 } if point == "b-b"
+        )),
+        "{:?}",
+        journal
+            .iter()
+            .filter(|e| matches!(e, Event::PointDiscarded { .. }))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        machine.workload_runs(),
+        6,
+        "b-b again and a-c, nothing else"
+    );
+    assert_eq!((c.ok_samples("b-b", 2), c.ok_samples("a-c", 1)), (3, 3));
+    c.assert_verified();
+    let rows = c.rows();
+    let orders: Vec<(String, u32)> = rows
+        .rows
+        .iter()
+        .map(|r| (rows.text(r.point).to_owned(), r.order))
+        .filter(|(p, _)| p == "b-b" || p == "a-c")
+        .collect();
+    assert!(
+        orders
+            .iter()
+            .all(|(p, o)| (p == "b-b" && *o == 4) || (p == "a-c" && *o == 5)),
+        "{orders:?}"
     );
 }
