@@ -16,6 +16,7 @@ use crate::{
     analysis::{
         audit::{AuditInput, PlannedPoint, audit},
         calibration::{Calibration, CalibrationInput},
+        case_compare::{CaseContext, CaseSeries, compare_cases},
         checks::check_outcomes,
         environment::{DonePoint, EnvironmentCheck},
         error::AnalysisError,
@@ -404,6 +405,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
     }
 
     audit.duplicate_rows = duplicate_rows;
+    let case_comparisons = case_comparisons(recipe, &series, &params, &environment);
     let kernels = recipe
         .kernels
         .values()
@@ -460,6 +462,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         checks: check_outcomes(recipe, &points),
         points,
         series,
+        case_comparisons,
         expects,
         audit,
         summary,
@@ -467,6 +470,70 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         environment,
         profile: calibration.usage,
     })
+}
+
+/// Every `[[analysis.case_comparison]]` of the recipe, one per metric the two cases share,
+/// judged with the treatment series' limits.
+fn case_comparisons(
+    recipe: &Recipe,
+    series: &[Series],
+    params: &VerdictParams,
+    environment: &EnvironmentCheck,
+) -> Vec<CaseSeries> {
+    let mut out = Vec::new();
+    for spec in &recipe.analysis.case_comparisons {
+        let find = |workload: &str, case: &str, metric: &str| {
+            series
+                .iter()
+                .find(|s| s.workload == workload && s.case == case && s.metric == metric)
+        };
+        for metric in &spec.metrics {
+            let treatment = find(spec.workload.as_str(), &spec.treatment, metric.as_str());
+            let control = find(
+                spec.control_workload.as_str(),
+                &spec.control,
+                metric.as_str(),
+            );
+            let (Some(treatment), Some(control)) = (treatment, control) else {
+                continue;
+            };
+            let series_params = VerdictParams {
+                gate_pct: treatment.limits.gate_pct.value,
+                max_drift_pct: treatment.limits.max_drift_pct.value,
+                max_cv_pct: treatment.limits.max_cv_pct.value,
+                ..params.clone()
+            };
+            let analyses = compare_cases(
+                &control.points,
+                &treatment.points,
+                &CaseContext {
+                    treatment: &treatment.label,
+                    control: &control.label,
+                    params: &series_params,
+                    better: treatment.better,
+                    aux: treatment.aux,
+                    environment,
+                },
+            );
+            out.push(CaseSeries {
+                label: format!("{} vs {}", treatment.label, control.label),
+                workload: treatment.workload.clone(),
+                treatment: treatment.case.clone(),
+                control_workload: control.workload.clone(),
+                control: control.case.clone(),
+                metric: metric.to_string(),
+                treatment_label: treatment.label.clone(),
+                control_label: control.label.clone(),
+                unit: treatment.unit.clone(),
+                better: treatment.better,
+                limits: treatment.limits,
+                all: analyses.all,
+                drop_first: analyses.drop_first,
+                not_compared: analyses.not_compared,
+            });
+        }
+    }
+    out
 }
 
 /// The verdict parameters of a recipe's `[analysis]`.

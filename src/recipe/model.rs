@@ -581,6 +581,34 @@ pub struct AnalysisSpec {
     /// Recovery decompositions.
     #[serde(default)]
     pub recovery: Vec<RecoverySpec>,
+    /// Comparisons between two cases within each kernel (`[[analysis.case_comparison]]`).
+    #[serde(default)]
+    pub case_comparison: Vec<CaseComparisonSpec>,
+}
+
+/// `[[analysis.case_comparison]]`: one case against another on every kernel, judged like a
+/// kernel against the baseline (a flag, a cgroup level: seeds 003 and 004).
+///
+/// Cases, not kernels, because both run in the same boot: the comparison pairs them point
+/// by point, so the boot effect they share cancels (docs/statistics.md §11).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaseComparisonSpec {
+    /// The workload of the treatment case (and of the control case unless
+    /// `control_workload` names another).
+    #[schemars(with = "WorkloadName")]
+    pub workload: Spanned<WorkloadName>,
+    /// The treatment case (`key=value,…`, `""` for a workload without a matrix).
+    #[schemars(with = "String")]
+    pub treatment: Spanned<String>,
+    /// The control case: what the treatment is compared with.
+    #[schemars(with = "String")]
+    pub control: Spanned<String>,
+    /// The control case's workload when it is another one (a control workload of its own,
+    /// seed 003's `-d`); its metrics are matched by name.
+    #[serde(default)]
+    #[schemars(with = "Option<WorkloadName>")]
+    pub control_workload: Option<Spanned<WorkloadName>>,
 }
 
 /// `[[analysis.recovery]]`: how much of the gap between two kernels each step of a path

@@ -402,6 +402,25 @@ pub struct AnalysisSettings {
     pub detect_pct: Option<f64>,
     /// Recovery decompositions.
     pub recovery: Vec<Recovery>,
+    /// Case comparisons within each kernel, in file order.
+    pub case_comparisons: Vec<CaseComparison>,
+}
+
+/// One case against another within every kernel (`[[analysis.case_comparison]]`), checked:
+/// both cases exist, neither is a check, and they share at least one metric.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseComparison {
+    /// The treatment case's workload.
+    pub workload: WorkloadName,
+    /// The treatment case's name.
+    pub treatment: String,
+    /// The control case's workload (`workload` unless `control_workload` was given).
+    pub control_workload: WorkloadName,
+    /// The control case's name.
+    pub control: String,
+    /// The metrics both workloads have (same name, unit and direction), in the treatment
+    /// workload's order: one comparison each.
+    pub metrics: Vec<MetricName>,
 }
 
 /// A recovery decomposition.
