@@ -28,5 +28,6 @@ for arg in "$@"; do
     esac
 done
 cargo bench --locked --bench verdicts -- "${verdicts[@]}"
+cargo bench --locked --bench verdicts -- --cases "${verdicts[@]}"
 cargo bench --locked --bench reproduction -- "${verdicts[@]}"
 cargo bench --locked --bench profiles -- "${verdicts[@]}"

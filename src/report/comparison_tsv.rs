@@ -15,7 +15,9 @@
 //! with a noise profile also has `profile_file`, `profile_created`, `profile_nu` and
 //! `profile_boot_rel_var` (or `profile_not_used` with why). Numbers have 6 decimals (fewer beyond 9
 //! integer digits: at most 15 significant digits); `-` marks a value that does not exist (an
-//! interval that is not estimable).
+//! interval that is not estimable). The case comparisons (`[[analysis.case_comparison]]`) come
+//! last, with the treatment's workload and case and `case_` quantities
+//! ([`crate::report::case_tables::tsv_rows`]).
 
 use serde::Serialize;
 
@@ -51,7 +53,15 @@ pub fn render(analysis: &Analysis) -> Vec<u8> {
             rows_of(analysis, series, result, &mut rows);
         }
     }
-    to_tsv(&HEADER, &rows)
+    let mut out = to_tsv(&HEADER, &rows);
+    // The case comparisons after every series, in the same columns (`case_` quantities).
+    let cases = crate::report::case_tables::tsv_rows(analysis);
+    if !cases.is_empty() {
+        let body = to_tsv(&HEADER, &cases);
+        let header_end = body.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
+        out.extend_from_slice(&body[header_end..]);
+    }
+    out
 }
 
 fn rows_of<'a>(
