@@ -590,7 +590,7 @@ pub struct AnalysisSpec {
 /// kernel against the baseline (a flag, a cgroup level: seeds 003 and 004).
 ///
 /// Cases, not kernels, because both run in the same boot: the comparison pairs them point
-/// by point, so the boot effect they share cancels (docs/statistics.md §11).
+/// by point, so the boot effect they share cancels (docs/statistics.md §12).
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CaseComparisonSpec {

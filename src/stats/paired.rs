@@ -3,7 +3,7 @@
 //!
 //! Both cases of a point share that boot's effect, so what varies from boot to boot is the
 //! per-point difference t̄_j − R·c̄_j, not each case mean: the boot-level interval is built
-//! from those differences (docs/statistics.md §11), which is what the verdict simulator
+//! from those differences (docs/statistics.md §12), which is what the verdict simulator
 //! calibrates (`cargo bench --bench verdicts -- --cases`). A kernel comparison, whose two
 //! sides come from different boots, uses [`crate::stats::compare_with`] instead.
 
