@@ -916,7 +916,10 @@ fn a_case_comparison_is_judged_and_reported_in_every_format() {
     );
     assert!(report.lines().all(|l| l.chars().count() <= 72), "{report}");
     let readme = std::fs::read_to_string(dir.join("README.md")).expect("README.md");
-    assert!(readme.contains("vs pipe[level=0] (ops/s, higher is better)"), "{readme}");
+    assert!(
+        readme.contains("vs pipe[level=0] (ops/s, higher is better)"),
+        "{readme}"
+    );
     let tsv = std::fs::read_to_string(dir.join("comparison.tsv")).expect("tsv");
     for row in [
         "pipe\tlevel=6\tpipe\tops/s\tall\tcase_change_pct\tthis,pipe[level=0]\t-6.000000",
