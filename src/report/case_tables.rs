@@ -73,12 +73,13 @@ fn one(s: &CaseSeries) -> String {
         ]);
         table.span(format!("    {}", facts(r)));
     }
-    for why in &s.not_compared {
-        table.span(format!("  not compared: {why}"));
-    }
     let mut text = table.render(2);
     while text.ends_with('\n') {
         text.pop();
+    }
+    for why in &s.not_compared {
+        text.push('\n');
+        text.push_str(wrap(&format!("not compared: {why}"), WIDTH, "    ").trim_end());
     }
     text
 }
@@ -86,7 +87,8 @@ fn one(s: &CaseSeries) -> String {
 /// `boot-level 95% CI [lo, hi] (ν = 1), drift +0.12%, CV 0.30%`.
 fn facts(r: &CaseResult) -> String {
     let ci = r.comparison.ci_boot.as_ref().map_or_else(
-        || "no boot-level CI (no kernel has two paired points)".to_owned(),
+        // No kernel has two paired points: UNREPLICATED, as the verdict says.
+        || "no boot-level CI (ν = 0)".to_owned(),
         |ci| format!("95% CI {}", interval(ci)),
     );
     let drift = r.control.drift_pct.map_or_else(

@@ -950,4 +950,17 @@ fn a_case_comparison_is_judged_and_reported_in_every_format() {
     assert_eq!(this["label"], "SIGNAL");
     let change = this["comparison"]["change_pct"].as_f64().expect("a number");
     assert!((change + 6.0).abs() < 1e-9, "{change}");
+
+    // One point: no pair of points to measure the differences' variance, UNREPLICATED.
+    let one = CASES.replace(
+        r#"sequence = ["this", "this", "this"]"#,
+        r#"sequence = ["this"]"#,
+    );
+    let (_, dir, _tmp) = run_expecting(&one, 0);
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    assert!(
+        report.contains("UNREPLICATED") && report.contains("no boot-level CI (ν = 0), booted once"),
+        "{report}"
+    );
+    assert!(report.lines().all(|l| l.chars().count() <= 72), "{report}");
 }
