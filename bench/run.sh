@@ -28,6 +28,7 @@ for arg in "$@"; do
     esac
 done
 cargo bench --locked --bench verdicts -- "${verdicts[@]}"
+cargo bench --locked --bench verdicts -- --cases "${verdicts[@]}"
 cargo bench --locked --bench reproduction -- "${verdicts[@]}"
 cargo bench --locked --bench profiles -- "${verdicts[@]}"
 cargo bench --locked --bench sequential -- "${verdicts[@]}"

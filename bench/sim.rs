@@ -372,13 +372,13 @@ pub fn args() -> (Vec<String>, bool) {
     (args, short)
 }
 
-/// Walks `args`: `--short` and cargo's `--bench` are flags, every other option takes the
+/// Walks `args`: `--short`, `--cases` and cargo's `--bench` are flags, every other option takes the
 /// next argument as its value, and `apply` gets each option with its value.
 pub fn each_option(args: &[String], mut apply: impl FnMut(&str, String)) {
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
-            "--short" | "--bench" => i += 1,
+            "--short" | "--bench" | "--cases" => i += 1,
             name => {
                 let value = args
                     .get(i + 1)

@@ -23,7 +23,11 @@
 //! [--n LIST] [--cv LIST] [--sd LIST] [--change LIST] [--drift PCT] [--slow-first PCT]`.
 //! Prints a Markdown table per design, then the bounds of issue 9 §2, each met or missed. It
 //! never judges: the exit status is 0 whatever the rates are.
+//!
+//! `-- --cases [--short] [...] [--case-sd LIST]` runs the case-comparison cells instead
+//! (`bench/cases.rs`, issue 20: a case against another within each kernel).
 
+mod cases;
 mod sim;
 
 use std::time::Instant;
@@ -290,6 +294,10 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--cases") {
+        cases::main();
+        return;
+    }
     let config = config();
     let started = Instant::now();
     let mut cells = Vec::new();

@@ -16,6 +16,7 @@ use crate::{
     analysis::{
         audit::{AuditInput, PlannedPoint, audit},
         calibration::{Calibration, CalibrationInput},
+        case_compare::{CaseContext, CaseSeries, compare_cases},
         checks::check_outcomes,
         environment::{DonePoint, EnvironmentCheck},
         error::AnalysisError,
@@ -417,6 +418,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
     }
 
     audit.duplicate_rows = duplicate_rows;
+    let case_comparisons = case_comparisons(recipe, &series, &params, &environment);
     let kernels = recipe
         .kernels
         .values()
@@ -473,6 +475,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         checks: check_outcomes(recipe, &points),
         points,
         series,
+        case_comparisons,
         expects,
         audit,
         summary,
@@ -516,6 +519,70 @@ fn looks(journal: &Journal) -> Vec<LookRecord> {
             _ => None,
         })
         .collect()
+}
+
+/// Every `[[analysis.case_comparison]]` of the recipe, one per metric the two cases share,
+/// judged with the treatment series' limits.
+fn case_comparisons(
+    recipe: &Recipe,
+    series: &[Series],
+    params: &VerdictParams,
+    environment: &EnvironmentCheck,
+) -> Vec<CaseSeries> {
+    let mut out = Vec::new();
+    for spec in &recipe.analysis.case_comparisons {
+        let find = |workload: &str, case: &str, metric: &str| {
+            series
+                .iter()
+                .find(|s| s.workload == workload && s.case == case && s.metric == metric)
+        };
+        for metric in &spec.metrics {
+            let treatment = find(spec.workload.as_str(), &spec.treatment, metric.as_str());
+            let control = find(
+                spec.control_workload.as_str(),
+                &spec.control,
+                metric.as_str(),
+            );
+            let (Some(treatment), Some(control)) = (treatment, control) else {
+                continue;
+            };
+            let series_params = VerdictParams {
+                gate_pct: treatment.limits.gate_pct.value,
+                max_drift_pct: treatment.limits.max_drift_pct.value,
+                max_cv_pct: treatment.limits.max_cv_pct.value,
+                ..params.clone()
+            };
+            let analyses = compare_cases(
+                &control.points,
+                &treatment.points,
+                &CaseContext {
+                    treatment: &treatment.label,
+                    control: &control.label,
+                    params: &series_params,
+                    better: treatment.better,
+                    aux: treatment.aux,
+                    environment,
+                },
+            );
+            out.push(CaseSeries {
+                label: format!("{} vs {}", treatment.label, control.label),
+                workload: treatment.workload.clone(),
+                treatment: treatment.case.clone(),
+                control_workload: control.workload.clone(),
+                control: control.case.clone(),
+                metric: metric.to_string(),
+                treatment_label: treatment.label.clone(),
+                control_label: control.label.clone(),
+                unit: treatment.unit.clone(),
+                better: treatment.better,
+                limits: treatment.limits,
+                all: analyses.all,
+                drop_first: analyses.drop_first,
+                not_compared: analyses.not_compared,
+            });
+        }
+    }
+    out
 }
 
 /// The verdict parameters of a recipe's `[analysis]`.
@@ -876,6 +943,93 @@ tolerance = 0.5
         assert!(err.to_string().contains("cannot be told"), "{err}");
         let unknown = analyze_inputs(&inputs(&expect, &old, true)).expect("accepted");
         assert!(unknown.preregistration.limits_unknown);
+    }
+
+    #[test]
+    fn a_case_comparison_pairs_a_workload_with_a_control_workload_on_every_kernel() {
+        let recipe = parse(
+            Path::new("recipe.toml"),
+            r#"
+version = 1
+name = "t"
+description = "unit"
+sequence = ["a", "b", "a"]
+samples = 3
+[kernels.a]
+release = "6.1.0-a"
+[kernels.b]
+release = "6.1.0-b"
+[[workload]]
+name = "flag"
+run = "true"
+metric = { name = "ops", number = true, unit = "ns", better = "lower" }
+[[workload]]
+name = "noflag"
+role = "control"
+run = "true"
+metric = { name = "ops", number = true, unit = "ns", better = "lower" }
+[[analysis.case_comparison]]
+workload = "flag"
+treatment = ""
+control_workload = "noflag"
+control = ""
+"#,
+        )
+        .expect("valid");
+        let mut lines = Vec::new();
+        // Boots at 100, 104 and 98: the flag is 10 % faster at each of them.
+        for (point, boot) in [("a-a", 100.0), ("b", 104.0), ("a-b", 98.0)] {
+            for i in 1..=3 {
+                let x = boot * (1.0 + 0.001 * f64::from(i));
+                for (workload, value) in [("noflag", x), ("flag", 0.9 * x)] {
+                    lines.push(format!(
+                        "{point},1,1,k,r,b-{point},{workload},,ops,sample,{i},0,ok,{value},ns,t"
+                    ));
+                }
+            }
+        }
+        let table = rows(&lines);
+        let journal = journal_of(
+            &["a-a", "b", "a-b"],
+            &[("a-a", 1), ("b", 1), ("a-b", 1)],
+            &recipe.sha256,
+            Some(Limits::of(&recipe)),
+        );
+        let env = BTreeSet::new();
+        let records = std::collections::BTreeMap::new();
+        let analysis = analyze_inputs(&Inputs {
+            recipe: &recipe,
+            journal: &journal,
+            samples: &table,
+            directory: "t-1",
+            journal_path: Path::new("journal.jsonl"),
+            env_files: &env,
+            env_records: &records,
+            profile: None,
+            no_profile: false,
+            accept_edited_limits: false,
+        })
+        .expect("analysable");
+        let case = &analysis.case_comparisons[0];
+        assert_eq!(case.label, "flag/ops vs noflag/ops");
+        assert_eq!(
+            (case.control_workload.as_str(), case.metric.as_str()),
+            ("noflag", "ops")
+        );
+        let kernels: Vec<&str> = case.all.iter().map(|r| r.kernel.as_str()).collect();
+        assert_eq!(kernels, ["a", "b"]);
+        for r in &case.all {
+            assert!(
+                (r.comparison.change_pct + 10.0).abs() < 1e-9,
+                "{}",
+                r.comparison.change_pct
+            );
+        }
+        // a's control midpoint: the mean of its two boots' control means.
+        let a = &case.all[0];
+        assert!((a.comparison.baseline_mean - 99.0 * 1.002).abs() < 1e-9);
+        assert_eq!(a.points, ["a-a", "a-b"]);
+        assert_eq!(case.drop_first.len(), 2);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod analyze;
 pub mod audit;
 pub mod calibration;
+pub mod case_compare;
 pub mod checks;
 pub mod environment;
 pub mod error;

@@ -32,6 +32,9 @@ pub struct Analysis {
     pub missing_points: Vec<String>,
     /// One entry per workload case and metric, in recipe order.
     pub series: Vec<Series>,
+    /// Each `[[analysis.case_comparison]]`, one entry per metric the two cases share, in
+    /// recipe order.
+    pub case_comparisons: Vec<crate::analysis::case_compare::CaseSeries>,
     /// What each untimed correctness workload (`role = "check"`) proved on each kernel.
     pub checks: Vec<crate::analysis::checks::CheckOutcome>,
     /// The recipe's `[[expect]]` entries and whether each was reproduced.

@@ -127,7 +127,7 @@ pub fn analyze_series(points: &[SeriesPoint], ctx: &SeriesContext<'_>) -> Series
 /// Why percentages of this series do not exist: a point mean ≤ 0 (a percentage of it would
 /// turn a regression into "10% faster", and a CV of it is not a CV) or a negative value (the
 /// metric is not a magnitude); `None` when every value is ≥ 0 and every mean > 0.
-fn percentages_refused(points: &[SeriesPoint]) -> Option<String> {
+pub(crate) fn percentages_refused(points: &[SeriesPoint]) -> Option<String> {
     if let Some(p) = points.iter().find(|p| p.all.mean <= 0.0) {
         return Some(format!(
             "{} has mean {}, and a percentage of a mean ≤ 0 does not exist, so no change, CV \

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::{
+    analysis::case_compare::CaseSeries,
     analysis::checks::CheckOutcome,
     analysis::{
         Analysis,
@@ -42,6 +43,9 @@ pub struct ReportDoc<'a> {
     pub summary: &'a CampaignSummary,
     /// Per workload case and metric, in recipe order.
     pub series: Vec<SeriesJson<'a>>,
+    /// Each `[[analysis.case_comparison]]` per metric: the treatment case against the
+    /// control case on every kernel (added in format 1: a new field keeps the format).
+    pub case_comparisons: &'a [CaseSeries],
     /// The recipe's `[[expect]]` entries, checked.
     pub expects: &'a [ExpectCheck],
     /// What each correctness workload (`role = "check"`) proved on each kernel.
@@ -115,6 +119,7 @@ impl<'a> ReportDoc<'a> {
             missing_points: &analysis.missing_points,
             summary: &analysis.summary,
             series: analysis.series.iter().map(SeriesJson::new).collect(),
+            case_comparisons: &analysis.case_comparisons,
             expects: &analysis.expects,
             checks: &analysis.checks,
             profile: &analysis.profile,

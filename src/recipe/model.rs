@@ -585,6 +585,9 @@ pub struct AnalysisSpec {
     /// another unit of points while a comparison is undecided and `max_points` allows.
     #[serde(default)]
     pub extend: Option<ExtendSpec>,
+    /// Comparisons between two cases within each kernel (`[[analysis.case_comparison]]`).
+    #[serde(default)]
+    pub case_comparison: Vec<CaseComparisonSpec>,
 }
 
 /// `[analysis] extend`: a campaign that extends itself until its comparisons are decided.
@@ -605,6 +608,31 @@ pub struct ExtendSpec {
 pub enum ExtendUntil {
     /// Every comparison is decided.
     Decided,
+}
+
+/// `[[analysis.case_comparison]]`: one case against another on every kernel, judged like a
+/// kernel against the baseline (a flag, a cgroup level: seeds 003 and 004).
+///
+/// Cases, not kernels, because both run in the same boot: the comparison pairs them point
+/// by point, so the boot effect they share cancels (docs/statistics.md §13).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaseComparisonSpec {
+    /// The workload of the treatment case (and of the control case unless
+    /// `control_workload` names another).
+    #[schemars(with = "WorkloadName")]
+    pub workload: Spanned<WorkloadName>,
+    /// The treatment case (`key=value,…`, `""` for a workload without a matrix).
+    #[schemars(with = "String")]
+    pub treatment: Spanned<String>,
+    /// The control case: what the treatment is compared with.
+    #[schemars(with = "String")]
+    pub control: Spanned<String>,
+    /// The control case's workload when it is another one (a control workload of its own,
+    /// seed 003's `-d`); its metrics are matched by name.
+    #[serde(default)]
+    #[schemars(with = "Option<WorkloadName>")]
+    pub control_workload: Option<Spanned<WorkloadName>>,
 }
 
 /// `[[analysis.recovery]]`: how much of the gap between two kernels each step of a path

@@ -404,6 +404,8 @@ pub struct AnalysisSettings {
     pub recovery: Vec<Recovery>,
     /// `[analysis] extend`: the campaign appends units of points until it is decided.
     pub extend: Option<Extend>,
+    /// Case comparisons within each kernel, in file order.
+    pub case_comparisons: Vec<CaseComparison>,
 }
 
 /// A campaign that extends itself (`[analysis] extend`, docs/statistics.md §12).
@@ -427,6 +429,23 @@ impl Extend {
             self.max_points,
         )
     }
+}
+
+/// One case against another within every kernel (`[[analysis.case_comparison]]`), checked:
+/// both cases exist, neither is a check, and they share at least one metric.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseComparison {
+    /// The treatment case's workload.
+    pub workload: WorkloadName,
+    /// The treatment case's name.
+    pub treatment: String,
+    /// The control case's workload (`workload` unless `control_workload` was given).
+    pub control_workload: WorkloadName,
+    /// The control case's name.
+    pub control: String,
+    /// The metrics both workloads have (same name, unit and direction), in the treatment
+    /// workload's order: one comparison each.
+    pub metrics: Vec<MetricName>,
 }
 
 /// A recovery decomposition.

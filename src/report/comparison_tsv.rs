@@ -17,7 +17,9 @@
 //! integer digits: at most 15 significant digits); `-` marks a value that does not exist (an
 //! interval that is not estimable). The last column, `args_named`, is `args` as the reports
 //! show it: a point identifier (`parent-a`) by its name (`parent#1`, [`crate::point_name`]);
-//! `args` keeps the identifiers, which the golden data and scripts look up.
+//! `args` keeps the identifiers, which the golden data and scripts look up. The case
+//! comparisons (`[[analysis.case_comparison]]`) come last, with the treatment's workload and case and `case_` quantities
+//! ([`crate::report::case_tables::tsv_rows`]).
 
 use serde::Serialize;
 
@@ -62,7 +64,23 @@ pub fn render(analysis: &Analysis) -> Vec<u8> {
             rows_of(analysis, series, result, &mut rows);
         }
     }
-    to_tsv(&HEADER, &rows)
+    let mut out = to_tsv(&HEADER, &rows);
+    // The case comparisons after every series, in the same columns (`case_` quantities).
+    let cases = crate::report::case_tables::tsv_rows(analysis);
+    if !cases.is_empty() {
+        let body = to_tsv(&HEADER, &cases);
+        let header_end = body.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
+        out.extend_from_slice(&body[header_end..]);
+    }
+    out
+}
+
+/// `args` with each point identifier by its name (the `args_named` column).
+pub(crate) fn named_args(analysis: &Analysis, args: &str) -> String {
+    args.split(',')
+        .map(|a| analysis.point_name(a))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn rows_of<'a>(
@@ -72,11 +90,7 @@ fn rows_of<'a>(
     rows: &mut Vec<Row<'a>>,
 ) {
     let mut push = |quantity: &'static str, args: String, value: String| {
-        let args_named = args
-            .split(',')
-            .map(|a| analysis.point_name(a))
-            .collect::<Vec<_>>()
-            .join(",");
+        let args_named = named_args(analysis, &args);
         rows.push(Row {
             workload: &series.workload,
             case: &series.case,

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::{
     analysis::Analysis,
     report::{
+        case_tables,
         layout::{WIDTH, fit_width},
         mail_prose, mail_tables, markdown,
     },
@@ -44,6 +45,8 @@ pub struct Tables {
     pub changes: String,
     /// Recovery decompositions.
     pub recovery: String,
+    /// The case comparisons within each kernel; empty without any.
+    pub cases: String,
 }
 
 /// Prose blocks of `report.txt`.
@@ -116,6 +119,7 @@ impl<'a> Context<'a> {
                 cvs: block(mail_tables::cvs(analysis)),
                 changes: block(mail_tables::changes(analysis)),
                 recovery: block(mail_tables::recovery(analysis)),
+                cases: block(case_tables::cases(analysis)),
             },
             text: Prose {
                 title: block(mail_prose::title(analysis)),

@@ -8,6 +8,7 @@
 //! are prepared in Rust (`context`). Nothing here computes a statistic or reads raw files.
 
 pub mod audit_tsv;
+pub mod case_tables;
 pub mod comparison_tsv;
 pub mod context;
 pub mod error;

@@ -13,6 +13,7 @@ pub mod fsnotify;
 pub mod interval;
 pub mod kernel;
 pub mod outliers;
+pub mod paired;
 pub mod pooling;
 pub mod reproduce;
 pub mod sequential;
@@ -37,6 +38,7 @@ pub use kernel::{
     kernel_summary, kernels_in_order,
 };
 pub use outliers::{Outliers, mad, modified_z_scores};
+pub use paired::{PairedPoint, compare_paired};
 pub use pooling::{
     BootPrior, HOMOGENEITY_ALPHA, Homogeneity, Pooling, homogeneity, pooled_boot_variance,
 };

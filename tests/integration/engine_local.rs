@@ -955,3 +955,109 @@ fn an_extended_campaign_killed_mid_extension_resumes_the_same_plan() {
     assert!(flat.contains("judged at look 2 of 3"), "{report}");
     assert!(flat.contains("SIGNAL"), "{report}");
 }
+
+/// Two cgroup "levels" of one workload on three points of the running kernel: level 6 reads
+/// 6 % below level 0 at every sample (seed 004's cost per level).
+const CASES: &str = r#"
+version = 1
+name = "cases"
+description = "a case against another within the kernel"
+sequence = ["this", "this", "this"]
+warmup = 0
+samples = 3
+
+[kernels.this]
+release = "running"
+
+[[workload]]
+name = "pipe"
+run = "echo $(( (1000 + ABA_SAMPLE) * (100 - {level}) ))"
+matrix = { level = ["0", "6"] }
+metric = { number = true, unit = "ops/s", better = "higher" }
+
+[analysis]
+max_cv_pct = 5.0
+
+[[analysis.case_comparison]]
+workload = "pipe"
+control = "level=0"
+treatment = "level=6"
+"#;
+
+#[test]
+fn a_case_comparison_is_judged_and_reported_in_every_format() {
+    let (_, dir, _tmp) = run_expecting(CASES, 0);
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    assert!(
+        report.contains("Case comparisons within each kernel")
+            && report.contains("pipe[level=6]\n")
+            && report.contains("vs pipe[level=0] (ops/s, higher is better)"),
+        "{report}"
+    );
+    let row = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("this ") && l.contains("-6.00%"))
+        .unwrap_or_else(|| panic!("no row for kernel this:\n{report}"));
+    assert!(
+        row.contains("100200.00") && row.contains("SIGNAL, slower"),
+        "{row}"
+    );
+    assert!(
+        report.contains("95% CI [") && report.contains("drift 0.00%, CV 0.10%\n"),
+        "{report}"
+    );
+    assert!(report.lines().all(|l| l.chars().count() <= 72), "{report}");
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("README.md");
+    assert!(
+        readme.contains("vs pipe[level=0] (ops/s, higher is better)"),
+        "{readme}"
+    );
+    let tsv = std::fs::read_to_string(dir.join("comparison.tsv")).expect("tsv");
+    for row in [
+        "pipe\tlevel=6\tpipe\tops/s\tall\tcase_change_pct\tthis,pipe[level=0]\t-6.000000",
+        "pipe\tlevel=6\tpipe\tops/s\tall\tcase_control_mean\tthis,pipe[level=0]\t100200.000000",
+        "pipe\tlevel=6\tpipe\tops/s\tall\tcase_verdict\tthis,pipe[level=0]\tSIGNAL",
+        "pipe\tlevel=6\tpipe\tops/s\tdrop_first\tcase_verdict\tthis,pipe[level=0]\tSIGNAL",
+        "pipe\tlevel=6\tpipe\tops/s\tall\tcase_ci95_boot_nu\tthis,pipe[level=0]\t2.000000",
+    ] {
+        // The last column, args_named, names points; these args hold none.
+        let named = format!("{row}\t");
+        assert!(
+            tsv.lines().any(|l| l.starts_with(&named)),
+            "no row {row:?} in\n{tsv}"
+        );
+    }
+    let out = aba(
+        dir.parent().expect("results"),
+        &["report", dir.to_str().expect("utf-8"), "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["format"], 1);
+    let case = &doc["case_comparisons"][0];
+    assert_eq!(case["label"], "pipe[level=6] vs pipe[level=0]");
+    assert_eq!(case["control"], "level=0");
+    let this = &case["all"][0];
+    assert_eq!(this["kernel"], "this");
+    assert_eq!(
+        this["points"],
+        serde_json::json!(["this-a", "this-b", "this-c"])
+    );
+    assert_eq!(this["verdict"]["label"], "Signal");
+    assert_eq!(this["label"], "SIGNAL");
+    let change = this["comparison"]["change_pct"].as_f64().expect("a number");
+    assert!((change + 6.0).abs() < 1e-9, "{change}");
+
+    // One point: no pair of points to measure the differences' variance, UNREPLICATED.
+    let one = CASES.replace(
+        r#"sequence = ["this", "this", "this"]"#,
+        r#"sequence = ["this"]"#,
+    );
+    let (_, dir, _tmp) = run_expecting(&one, 0);
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    assert!(
+        report.contains("UNREPLICATED") && report.contains("no boot-level CI (ν = 0), booted once"),
+        "{report}"
+    );
+    assert!(report.lines().all(|l| l.chars().count() <= 72), "{report}");
+}

@@ -448,6 +448,44 @@ fn dl_server_reads_several_metrics_from_one_run_and_needs_a_pass() {
         read(&r, "dlserver", &warned).is_err(),
         "a kernel WARN fails the run"
     );
+
+    // The thread's tick check (< 80/s): passes on vanilla, must fail on v2.
+    let tick = |verdict: &str| {
+        format!(
+            "tick_rate_hz: 66.0\ncheck tick_rate: {verdict} (66.0/s; below 80/s passes)\nRESULT: {verdict}\n"
+        )
+    };
+    assert!(read_on(&r, "tick_check", "vanilla", &tick("PASS")).is_ok());
+    assert!(read_on(&r, "tick_check", "vanilla", &tick("FAIL")).is_err());
+    assert!(
+        read_on(&r, "tick_check", "v2", &tick("FAIL")).is_ok(),
+        "v2 fails it, as expected"
+    );
+    assert!(read_on(&r, "tick_check", "v2", &tick("PASS")).is_err());
+    // Its command exits 0 only when the script printed the tick verdict, whatever the
+    // script's own exit status: a script that measured nothing fails the run.
+    let check = r
+        .workloads
+        .iter()
+        .find(|w| w.name.as_str() == "tick_check")
+        .expect("tick_check");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (script, code) in [
+        (
+            "echo 'check tick_rate: FAIL (1001.6/s; below 80/s passes)'; exit 1",
+            0,
+        ),
+        ("echo 'no isolated CPU' >&2; exit 1", 1),
+    ] {
+        fs::write(dir.path().join("dlserver_nohz.sh"), script).expect("write");
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&check.run)
+            .current_dir(dir.path())
+            .output()
+            .expect("sh runs");
+        assert_eq!(status.status.code(), Some(code), "{script}");
+    }
 }
 
 #[test]
@@ -463,6 +501,28 @@ fn rseq_lock_benchmark_is_a_flags_matrix_with_six_metrics() {
     assert_eq!(control.name.as_str(), "lockbench_nodelay");
     assert_eq!(control.role, Role::Control);
     assert_eq!(control.run, "./lockbench -d");
+    // The mail's -d against no flag (and -w), on every kernel, against the control workload
+    // over the five metrics both have (not lockbench's `extended`).
+    let flags: Vec<(&str, &str, &str, usize)> = r
+        .analysis
+        .case_comparisons
+        .iter()
+        .map(|c| {
+            (
+                c.control_workload.as_str(),
+                c.control.as_str(),
+                c.treatment.as_str(),
+                c.metrics.len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            ("lockbench_nodelay", "", "flags=", 5),
+            ("lockbench_nodelay", "", "flags=-w", 5)
+        ]
+    );
     assert_eq!(r.boot_cmdline, ["preempt=lazy"]);
     assert!(
         r.setup
@@ -535,6 +595,22 @@ fn perf_bench_pipe_runs_at_four_cgroup_levels() {
     assert_eq!(w.metrics[0].better, BetterSpec::Higher);
     assert_eq!(r.kernels.len(), 3);
     assert_eq!(r.expect.len(), 8);
+    // The thread's "~6% of perf impact between each level": each level against the one
+    // above it, on every kernel.
+    let levels: Vec<(&str, &str)> = r
+        .analysis
+        .case_comparisons
+        .iter()
+        .map(|c| (c.control.as_str(), c.treatment.as_str()))
+        .collect();
+    assert_eq!(
+        levels,
+        [
+            ("level=root", "level=1"),
+            ("level=1", "level=2"),
+            ("level=2", "level=3")
+        ]
+    );
     assert!(
         r.setup
             .commands
