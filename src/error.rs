@@ -468,6 +468,9 @@ fn lock_hint(error: &LockError) -> Option<String> {
         LockError::Marker { .. } => Some(
             "the marker lives at the inventory's `lock_file` (default /var/lib/aba/lock); point it at a writable place on the target".to_owned(),
         ),
+        LockError::Reserve { .. } => Some(
+            "the inventory's `reserve` command for this target failed (its output is above); nothing on the target was changed".to_owned(),
+        ),
         LockError::Host { .. } | LockError::ConnectionLost { .. } | LockError::Interrupted(_) => None,
     }
 }
