@@ -147,6 +147,37 @@ pub enum Error {
         #[source]
         source: JournalError,
     },
+    /// Two `--target`s of one run are one machine (the lock's key: address and port).
+    #[error(
+        "targets `{first}` and `{second}` are one machine ({machine}): one campaign per machine"
+    )]
+    SameMachine {
+        /// The first name.
+        first: String,
+        /// The second name for the same machine.
+        second: String,
+        /// The machine, as the lock knows it.
+        machine: String,
+    },
+    /// Two targets' names give one subdirectory name.
+    #[error(
+        "targets {targets} would share a results subdirectory (their names differ only in characters a directory name cannot hold)"
+    )]
+    TargetDirs {
+        /// The targets, listed.
+        targets: String,
+    },
+    /// A multi-target manifest could not be read or written.
+    #[error(transparent)]
+    Manifest(#[from] crate::results::manifest::ManifestError),
+    /// `--json` of `status` or `report` on a multi-target parent, which has no JSON form.
+    #[error("{} holds one campaign per target; `aba {command} --json` reads one campaign", dir.display())]
+    ParentJson {
+        /// The parent.
+        dir: PathBuf,
+        /// The command.
+        command: &'static str,
+    },
     /// A directory without a journal.
     #[error("{} is not a results directory: it has no journal.jsonl", dir.display())]
     NoJournal {
@@ -312,6 +343,10 @@ impl Error {
             | Error::Lock(_)
             | Error::ResultsDir { .. }
             | Error::NotResultsDir { .. }
+            | Error::SameMachine { .. }
+            | Error::TargetDirs { .. }
+            | Error::Manifest(_)
+            | Error::ParentJson { .. }
             | Error::NoJournal { .. }
             | Error::Samples { .. }
             | Error::NoHeader
@@ -357,7 +392,21 @@ impl Error {
                 recipe.display()
             )),
             Error::Lock(Inline { error, .. }) => lock_hint(error),
+            Error::NotResultsDir { dir, .. } | Error::NoJournal { dir }
+                if crate::results::manifest::Manifest::is_parent(dir) =>
+            {
+                Some(parent_hint(dir))
+            }
+            Error::ParentJson { dir, .. } => Some(parent_hint(dir)),
             Error::NotResultsDir { .. } | Error::NoJournal { .. } => Some(RESULTS_DIR.to_owned()),
+            Error::SameMachine { .. } => Some(
+                "the lock is keyed by address and port, so two inventory names for one machine \
+                 collide: name each machine once"
+                    .to_owned(),
+            ),
+            Error::TargetDirs { .. } => {
+                Some("rename one of them in targets.toml, or run them separately".to_owned())
+            }
             Error::Engine(EngineError::TuningNotAllowed(_)) => Some(
                 "pass --allow-tuning to apply them; previous values are restored at the end and on Ctrl-C".to_owned(),
             ),
@@ -428,6 +477,7 @@ impl Error {
             | Error::PrivateDir(_)
             | Error::Calibrate(_)
             | Error::New(ScaffoldError::Write { .. })
+            | Error::Manifest(_)
             | Error::Output { .. } => None,
         }
     }
@@ -446,6 +496,18 @@ impl Error {
         }
         out
     }
+}
+
+/// What to pass instead of a multi-target parent to a command that reads one campaign.
+fn parent_hint(dir: &std::path::Path) -> String {
+    let example = crate::results::manifest::Manifest::read(dir)
+        .ok()
+        .and_then(|m| m.targets.first().map(|t| dir.join(&t.dir)))
+        .unwrap_or_else(|| dir.join("<target>"));
+    format!(
+        "it holds one campaign directory per target (targets.json): pass one, e.g. {}",
+        example.display()
+    )
 }
 
 /// How to get past a lock.
