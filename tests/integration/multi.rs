@@ -16,7 +16,7 @@ use aba::results::{
 
 use crate::support::{
     cli::{aba, aba_command, assert_verified, text, write},
-    sshd::Sshd,
+    sshd::{Sshd, signal},
 };
 
 /// A-B-A of the running kernel on each target; `b` answers 10% higher than `a`, so both
@@ -298,6 +298,78 @@ fn wait_for_samples(dir: &Path, n: usize, limit: Duration) {
     }
 }
 
+/// `aba run` with both targets, started in the background; returns it and the parent
+/// directory once that exists.
+fn spawn_both(tmp: &Path, recipe: &Path, targets: &Path) -> (std::process::Child, PathBuf) {
+    let child = aba_command(tmp)
+        .args(run_args(recipe, targets, &["east", "west"]))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("aba run starts");
+    let results = tmp.join("results");
+    let started = Instant::now();
+    loop {
+        assert!(started.elapsed() < Duration::from_secs(60), "no parent");
+        if let Ok(mut entries) = std::fs::read_dir(&results)
+            && let Some(Ok(entry)) = entries.next()
+        {
+            return (child, entry.path());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ctrl_c_stops_every_target_resumable() {
+    let east = Sshd::start();
+    let west = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = inventory(tmp.path(), &east, &west, false);
+    let recipe = write(tmp.path(), "r.toml", RECIPE);
+    let (child, parent) = spawn_both(tmp.path(), &recipe, &targets);
+    wait_for_samples(&parent.join("east"), 1, Duration::from_secs(90));
+    wait_for_samples(&parent.join("west"), 1, Duration::from_secs(90));
+    signal(child.id(), libc::SIGINT);
+    let out = child.wait_with_output().expect("aba finishes");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("targets: east interrupted, west interrupted"),
+        "{stderr}"
+    );
+    for name in ["east", "west"] {
+        let dir = parent.join(name);
+        let state = Journal::read(&dir.join("journal.jsonl"))
+            .expect("journal")
+            .state();
+        assert!(!state.finished, "{name} stopped before its end");
+        assert_complete(&dir, 4);
+    }
+    let status = aba(tmp.path(), &["status", parent.to_str().expect("utf-8")]);
+    assert!(status.status.success(), "{}", text(&status));
+    let resumed = aba(
+        tmp.path(),
+        &[
+            "resume",
+            parent.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    for name in ["east", "west"] {
+        let dir = parent.join(name);
+        assert!(
+            Journal::read(&dir.join("journal.jsonl"))
+                .expect("journal")
+                .state()
+                .finished
+        );
+        assert_complete(&dir, 4);
+    }
+}
+
 #[test]
 fn a_target_that_vanishes_stops_alone_and_resume_completes_it() {
     let east = Sshd::start();
@@ -305,23 +377,7 @@ fn a_target_that_vanishes_stops_alone_and_resume_completes_it() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = inventory(tmp.path(), &east, &west, false);
     let recipe = write(tmp.path(), "r.toml", RECIPE);
-    let child = aba_command(tmp.path())
-        .args(run_args(&recipe, &targets, &["east", "west"]))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("aba run starts");
-    let results = tmp.path().join("results");
-    let started = Instant::now();
-    let parent = loop {
-        assert!(started.elapsed() < Duration::from_secs(60), "no parent");
-        if let Ok(mut entries) = std::fs::read_dir(&results)
-            && let Some(Ok(entry)) = entries.next()
-        {
-            break entry.path();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (child, parent) = spawn_both(tmp.path(), &recipe, &targets);
     // West's machine disappears mid-point.
     wait_for_samples(&parent.join("west"), 2, Duration::from_secs(90));
     west.kill();
