@@ -251,14 +251,23 @@ pub fn resume(
 /// The end of a multi-target run or resume: the combined report written and printed, each
 /// target's outcome said, and the worst exit code.
 fn conclude(parent: &Path, manifest: &Manifest, codes: &[(String, u8)]) -> Result<u8, Error> {
-    let (_, text) = combined(parent, manifest, AnalyzeOptions::default(), false)?;
-    print!("{text}");
+    // Each target's outcome is said even when the combined report cannot be written.
+    let report = match combined(parent, manifest, AnalyzeOptions::default(), false) {
+        Ok((_, text)) => {
+            print!("{text}");
+            exit_code::OK
+        }
+        Err(e) => {
+            eprintln!("{}", crate::text::printable(&e.render()));
+            e.exit_code()
+        }
+    };
     let said: Vec<String> = codes
         .iter()
         .map(|(target, code)| format!("{target} {}", outcome_word(*code)))
         .collect();
     eprintln!("targets: {}", said.join(", "));
-    let code = worst(codes.iter().map(|(_, c)| *c));
+    let code = worst(codes.iter().map(|(_, c)| *c).chain([report]));
     if codes
         .iter()
         .any(|(_, c)| matches!(*c, exit_code::CAMPAIGN_STOPPED | exit_code::INTERRUPTED))
@@ -283,8 +292,8 @@ fn outcome_word(code: u8) -> &'static str {
 
 /// Analyses every target of `parent` and writes the combined report; with `rewrite`, each
 /// target's own reports are rewritten too (`aba report PARENT`; after a run each target wrote
-/// its own). Returns the exit code of the analyses (not reproduced, or an error when a
-/// started target cannot be analysed) and report.txt.
+/// its own). Returns the exit code of the analyses (not reproduced; with `rewrite` also an
+/// error when a started target cannot be analysed) and report.txt.
 fn combined(
     parent: &Path,
     manifest: &Manifest,
@@ -307,8 +316,10 @@ fn combined(
                     &voice,
                     crate::cli::report::write_texts(&results, options, &voice).map(|(c, _)| c),
                 ),
+                // Said in the combined report; a target that never ran has nothing to analyse.
+                Err(_) if matches!(state, TargetState::NotStarted { .. }) => exit_code::OK,
                 Err(why) => {
-                    voice.say(&format!("no analysis: {why}"));
+                    voice.say(&format!("error: no analysis: {why}"));
                     exit_code::ERROR
                 }
             };

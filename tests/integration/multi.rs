@@ -298,15 +298,18 @@ fn wait_for_samples(dir: &Path, n: usize, limit: Duration) {
     }
 }
 
-/// `aba run` with both targets, started in the background; returns it and the parent
-/// directory once that exists.
-fn spawn_both(tmp: &Path, recipe: &Path, targets: &Path) -> (std::process::Child, PathBuf) {
-    let child = aba_command(tmp)
+/// `aba run` with both targets, started in the background.
+fn spawn_both(tmp: &Path, recipe: &Path, targets: &Path) -> std::process::Child {
+    aba_command(tmp)
         .args(run_args(recipe, targets, &["east", "west"]))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("aba run starts");
+        .expect("aba run starts")
+}
+
+/// The parent directory under `tmp/results`, once the run has made it.
+fn wait_for_parent(tmp: &Path) -> PathBuf {
     let results = tmp.join("results");
     let started = Instant::now();
     loop {
@@ -314,7 +317,7 @@ fn spawn_both(tmp: &Path, recipe: &Path, targets: &Path) -> (std::process::Child
         if let Ok(mut entries) = std::fs::read_dir(&results)
             && let Some(Ok(entry)) = entries.next()
         {
-            return (child, entry.path());
+            return entry.path();
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -327,7 +330,8 @@ fn ctrl_c_stops_every_target_resumable() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = inventory(tmp.path(), &east, &west, false);
     let recipe = write(tmp.path(), "r.toml", RECIPE);
-    let (child, parent) = spawn_both(tmp.path(), &recipe, &targets);
+    let child = spawn_both(tmp.path(), &recipe, &targets);
+    let parent = wait_for_parent(tmp.path());
     wait_for_samples(&parent.join("east"), 1, Duration::from_secs(90));
     wait_for_samples(&parent.join("west"), 1, Duration::from_secs(90));
     signal(child.id(), libc::SIGINT);
@@ -377,7 +381,8 @@ fn a_target_that_vanishes_stops_alone_and_resume_completes_it() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = inventory(tmp.path(), &east, &west, false);
     let recipe = write(tmp.path(), "r.toml", RECIPE);
-    let (child, parent) = spawn_both(tmp.path(), &recipe, &targets);
+    let child = spawn_both(tmp.path(), &recipe, &targets);
+    let parent = wait_for_parent(tmp.path());
     // West's machine disappears mid-point.
     wait_for_samples(&parent.join("west"), 2, Duration::from_secs(90));
     west.kill();
