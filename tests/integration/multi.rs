@@ -273,6 +273,37 @@ fn one_recipe_runs_on_two_targets_at_once_with_a_combined_report() {
     );
     assert_eq!(json.status.code(), Some(1), "{}", text(&json));
     assert!(String::from_utf8_lossy(&json.stderr).contains("east"));
+
+    // West as another machine: its environment records name another CPU (both servers run
+    // on this host, so only an edit makes them differ). The report labels them, never pools.
+    let env = parent.join("west").join("env");
+    for entry in std::fs::read_dir(&env).expect("env/") {
+        let path = entry.expect("entry").path();
+        let mut facts: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("record"))
+                .expect("a JSON object");
+        facts.insert("cpu_model".to_owned(), "Other CPU 9000".into());
+        std::fs::write(&path, serde_json::Value::Object(facts).to_string()).expect("write");
+    }
+    let apart = aba(tmp.path(), &["report", parent.to_str().expect("utf-8")]);
+    assert!(apart.status.success(), "{}", text(&apart));
+    let report = String::from_utf8_lossy(&apart.stdout).into_owned();
+    let words = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("Different machines: each target is reported on its own, never pooled."),
+        "{report}"
+    );
+    assert!(
+        words.contains("- CPU model:") && words.contains("; Other CPU 9000 at west"),
+        "{report}"
+    );
+    assert!(
+        words.contains("targets agree (different machines): slower"),
+        "{report}"
+    );
+    assert!(tsv_rows(&parent).iter().all(|r| r["same_machines"] == "no"));
+    assert_verified(&parent.join("east"));
+    assert_verified(&parent.join("west"));
 }
 
 /// Waits until `dir`'s journal has at least `n` sample records.
