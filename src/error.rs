@@ -33,6 +33,8 @@ use crate::{
 };
 
 /// Exit codes, documented in the README; scripts around overnight campaigns rely on them.
+/// A multi-target run exits with the worst of its targets' codes (`cli::multi`: 130, then 1,
+/// 3, 4, 0).
 pub mod exit_code {
     /// Everything worked (for `run`/`resume`: the campaign finished).
     pub const OK: u8 = 0;

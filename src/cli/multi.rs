@@ -31,7 +31,7 @@ use crate::{
     error::{Error, exit_code},
     interrupt,
     inventory::Inventory,
-    report::targets::write_targets_report,
+    report::targets::{state_text, write_targets_report},
     results::{
         journal::now_rfc3339,
         layout::{ResultsDir, new_stamped_dir, utc_stamp},
@@ -377,6 +377,19 @@ pub fn status(parent: &Path, json: bool) -> Result<u8, Error> {
         manifest.targets.len(),
         manifest.created
     );
+    let states: Vec<TargetState> = manifest
+        .members(parent)
+        .map(|(_, dir)| TargetState::of(&dir))
+        .collect();
+    let width = manifest
+        .targets
+        .iter()
+        .map(|m| m.target.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (member, state) in manifest.targets.iter().zip(&states) {
+        println!("  {:<width$}  {}", member.target, state_text(state));
+    }
     let mut codes = Vec::new();
     for (member, dir) in manifest.members(parent) {
         println!("\n== target {} ({}/) ==", member.target, member.dir);

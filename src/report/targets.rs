@@ -26,8 +26,9 @@ use crate::{
 /// The files of the combined report, in the parent directory.
 pub const TARGETS_FILES: &[&str] = &["report.txt", "README.md", "targets.tsv"];
 
-/// What a target's campaign reached, in words.
-fn state_text(state: &TargetState) -> String {
+/// What a target's campaign reached, in words (`finished, 3/3 points`).
+#[must_use]
+pub fn state_text(state: &TargetState) -> String {
     match state {
         TargetState::Finished { points } => format!("finished, {points}/{points} points"),
         TargetState::Stopped { done, points, .. } => format!("stopped, {done}/{points} points"),

@@ -256,6 +256,7 @@ fn one_recipe_runs_on_two_targets_at_once_with_a_combined_report() {
     assert!(said.contains("== target east (east/) =="), "{said}");
     assert!(said.contains("== target west (west/) =="), "{said}");
     assert_eq!(said.matches("state: finished").count(), 2, "{said}");
+    assert!(said.contains("  east  finished, 3/3 points"), "{said}");
     let again = aba(tmp.path(), &["report", parent.to_str().expect("utf-8")]);
     assert!(again.status.success(), "{}", text(&again));
     assert_eq!(String::from_utf8_lossy(&again.stdout), report);
@@ -273,6 +274,15 @@ fn one_recipe_runs_on_two_targets_at_once_with_a_combined_report() {
     );
     assert_eq!(json.status.code(), Some(1), "{}", text(&json));
     assert!(String::from_utf8_lossy(&json.stderr).contains("east"));
+    // A command that reads one campaign names a target's directory to pass instead.
+    let restore = aba(tmp.path(), &["restore", parent.to_str().expect("utf-8")]);
+    assert_eq!(restore.status.code(), Some(1), "{}", text(&restore));
+    let said = String::from_utf8_lossy(&restore.stderr);
+    assert!(said.contains("one campaign directory per target"), "{said}");
+    assert!(
+        said.contains(&format!("{}", parent.join("east").display())),
+        "{said}"
+    );
 
     // West as another machine: its environment records name another CPU (both servers run
     // on this host, so only an edit makes them differ). The report labels them, never pools.
