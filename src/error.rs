@@ -33,6 +33,8 @@ use crate::{
 };
 
 /// Exit codes, documented in the README; scripts around overnight campaigns rely on them.
+/// A multi-target run exits with the worst of its targets' codes (`cli::multi`: 130, then 1,
+/// 3, 4, 0).
 pub mod exit_code {
     /// Everything worked (for `run`/`resume`: the campaign finished).
     pub const OK: u8 = 0;
@@ -146,6 +148,37 @@ pub enum Error {
         /// Why its journal is not one.
         #[source]
         source: JournalError,
+    },
+    /// Two `--target`s of one run are one machine (the lock's key: address and port).
+    #[error(
+        "targets `{first}` and `{second}` are one machine ({machine}): one campaign per machine"
+    )]
+    SameMachine {
+        /// The first name.
+        first: String,
+        /// The second name for the same machine.
+        second: String,
+        /// The machine, as the lock knows it.
+        machine: String,
+    },
+    /// Two targets' names give one subdirectory name.
+    #[error(
+        "targets {targets} would share a results subdirectory (their names differ only in characters a directory name cannot hold)"
+    )]
+    TargetDirs {
+        /// The targets, listed.
+        targets: String,
+    },
+    /// A multi-target manifest could not be read or written.
+    #[error(transparent)]
+    Manifest(#[from] crate::results::manifest::ManifestError),
+    /// `--json` of `status` or `report` on a multi-target parent, which has no JSON form.
+    #[error("{} holds one campaign per target; `aba {command} --json` reads one campaign", dir.display())]
+    ParentJson {
+        /// The parent.
+        dir: PathBuf,
+        /// The command.
+        command: &'static str,
     },
     /// A directory without a journal.
     #[error("{} is not a results directory: it has no journal.jsonl", dir.display())]
@@ -312,6 +345,10 @@ impl Error {
             | Error::Lock(_)
             | Error::ResultsDir { .. }
             | Error::NotResultsDir { .. }
+            | Error::SameMachine { .. }
+            | Error::TargetDirs { .. }
+            | Error::Manifest(_)
+            | Error::ParentJson { .. }
             | Error::NoJournal { .. }
             | Error::Samples { .. }
             | Error::NoHeader
@@ -357,7 +394,21 @@ impl Error {
                 recipe.display()
             )),
             Error::Lock(Inline { error, .. }) => lock_hint(error),
+            Error::NotResultsDir { dir, .. } | Error::NoJournal { dir }
+                if crate::results::manifest::Manifest::is_parent(dir) =>
+            {
+                Some(parent_hint(dir))
+            }
+            Error::ParentJson { dir, .. } => Some(parent_hint(dir)),
             Error::NotResultsDir { .. } | Error::NoJournal { .. } => Some(RESULTS_DIR.to_owned()),
+            Error::SameMachine { .. } => Some(
+                "the lock is keyed by address and port, so two inventory names for one machine \
+                 collide: name each machine once"
+                    .to_owned(),
+            ),
+            Error::TargetDirs { .. } => {
+                Some("rename one of them in targets.toml, or run them separately".to_owned())
+            }
             Error::Engine(EngineError::TuningNotAllowed(_)) => Some(
                 "pass --allow-tuning to apply them; previous values are restored at the end and on Ctrl-C".to_owned(),
             ),
@@ -428,6 +479,7 @@ impl Error {
             | Error::PrivateDir(_)
             | Error::Calibrate(_)
             | Error::New(ScaffoldError::Write { .. })
+            | Error::Manifest(_)
             | Error::Output { .. } => None,
         }
     }
@@ -446,6 +498,18 @@ impl Error {
         }
         out
     }
+}
+
+/// What to pass instead of a multi-target parent to a command that reads one campaign.
+fn parent_hint(dir: &std::path::Path) -> String {
+    let example = crate::results::manifest::Manifest::read(dir)
+        .ok()
+        .and_then(|m| m.targets.first().map(|t| dir.join(&t.dir)))
+        .unwrap_or_else(|| dir.join("<target>"));
+    format!(
+        "it holds one campaign directory per target (targets.json): pass one, e.g. {}",
+        example.display()
+    )
 }
 
 /// How to get past a lock.
@@ -467,6 +531,9 @@ fn lock_hint(error: &LockError) -> Option<String> {
         }),
         LockError::Marker { .. } => Some(
             "the marker lives at the inventory's `lock_file` (default /var/lib/aba/lock); point it at a writable place on the target".to_owned(),
+        ),
+        LockError::Reserve { .. } => Some(
+            "the inventory's `reserve` command for this target failed (its output is above); nothing on the target was changed".to_owned(),
         ),
         LockError::Host { .. } | LockError::ConnectionLost { .. } | LockError::Interrupted(_) => None,
     }

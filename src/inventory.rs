@@ -30,11 +30,17 @@ use crate::recipe::{
     Diagnostics,
     diagnostic::{Diagnostic, did_you_mean},
     ident::{Name, Release, TargetPath},
-    range::{BootEstimate, BootTimeout, ConnectTimeout, Count, DeadAfter, Dur, Keepalive, Port},
+    range::{
+        BootEstimate, BootTimeout, ConnectTimeout, Count, DeadAfter, Dur, Keepalive, Port,
+        ReserveTimeout,
+    },
 };
 
 /// Placeholders of the notification commands (`on_finish`, `on_failure`).
 pub const NOTIFY_PLACEHOLDERS: &[&str] = &["dir", "reason", "target"];
+
+/// How long the inventory's `reserve` may wait for a lab scheduler unless it says otherwise.
+pub const DEFAULT_RESERVE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// The name of the built-in target.
 pub const LOCAL: &str = "local";
@@ -111,6 +117,18 @@ struct TargetSpec {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     on_failure: Option<Spanned<String>>,
+    /// Host-side command that reserves the machine in a lab scheduler before the campaign
+    /// changes it (`{target}`, `{host}`, `{port}`, `{dir}`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    reserve: Option<Spanned<String>>,
+    /// Host-side command that gives the machine back, whatever ended the campaign.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    release: Option<Spanned<String>>,
+    /// How long `reserve` may take (default 30 min).
+    #[serde(default)]
+    reserve_timeout: Option<Dur<ReserveTimeout>>,
     #[serde(default)]
     #[schemars(with = "Option<Dur<Keepalive>>")]
     keepalive: Option<Spanned<Dur<Keepalive>>>,
@@ -215,6 +233,13 @@ pub struct Target {
     pub on_finish: Option<String>,
     /// Host-side command run when a campaign stops on a failure.
     pub on_failure: Option<String>,
+    /// Host-side command that reserves the machine in a lab scheduler
+    /// ([`crate::campaign::reservation`]).
+    pub reserve: Option<String>,
+    /// Host-side command that gives the reservation back.
+    pub release: Option<String>,
+    /// How long `reserve` may take.
+    pub reserve_timeout: Duration,
     /// Directory host-side commands run in (the inventory's).
     pub base_dir: PathBuf,
     /// Where this target's noise profiles live (`aba calibrate` writes there, campaigns read
@@ -254,6 +279,9 @@ impl Target {
             power_cycle: None,
             on_finish: None,
             on_failure: None,
+            reserve: None,
+            release: None,
+            reserve_timeout: DEFAULT_RESERVE_TIMEOUT,
             base_dir: PathBuf::from("."),
             profiles: default_profiles_dir(LOCAL),
             kernels: Vec::new(),
@@ -567,6 +595,12 @@ fn resolve_target(
     {
         check_placeholders(cmd, NOTIFY_PLACEHOLDERS)?;
     }
+    for cmd in [spec.reserve.as_ref(), spec.release.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        check_placeholders(cmd, crate::campaign::reservation::RESERVATION_PLACEHOLDERS)?;
+    }
     let kind = *spec.switch.get_ref();
     let at_switch = |message: String| (Some(spec.switch.span()), message);
     let switch = match kind {
@@ -643,6 +677,11 @@ fn resolve_target(
         power_cycle: spec.power_cycle.map(Spanned::into_inner),
         on_finish: spec.on_finish.map(Spanned::into_inner),
         on_failure: spec.on_failure.map(Spanned::into_inner),
+        reserve: spec.reserve.map(Spanned::into_inner),
+        release: spec.release.map(Spanned::into_inner),
+        reserve_timeout: spec
+            .reserve_timeout
+            .map_or(DEFAULT_RESERVE_TIMEOUT, |d| d.get()),
         base_dir: base.to_path_buf(),
         profiles: match (&spec.profiles, profiles) {
             (Some(own), _) => rel(own),

@@ -19,6 +19,7 @@ pub mod recovery;
 pub mod select;
 pub mod series;
 pub mod summary;
+pub mod targets;
 #[cfg(test)]
 pub(crate) mod testkit;
 

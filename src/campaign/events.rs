@@ -207,6 +207,8 @@ pub enum Warning {
     InterimReports(String),
     /// A notification command failed.
     Notification(String),
+    /// The inventory's `release` command failed: the lab scheduler may still hold the machine.
+    ReleaseFailed(String),
 }
 
 impl std::fmt::Display for Warning {
@@ -258,6 +260,10 @@ impl std::fmt::Display for Warning {
             Warning::NotJournaled(e) => write!(f, "not journaled: {e}"),
             Warning::InterimReports(e) => write!(f, "interim reports not written: {e}"),
             Warning::Notification(e) => write!(f, "notification command failed: {e}"),
+            Warning::ReleaseFailed(e) => write!(
+                f,
+                "release command failed: {e}; the lab scheduler may still hold the machine"
+            ),
         }
     }
 }

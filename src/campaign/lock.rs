@@ -28,9 +28,11 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::{
+    campaign::reservation::{HookRun, Reservation},
     interrupt,
     inventory::Target,
     target::{
+        host::HostCommandError,
         quote::sh_quote,
         transport::{Transport, TransportError},
     },
@@ -166,6 +168,15 @@ pub enum LockError {
         #[source]
         source: Box<TransportError>,
     },
+    /// The inventory's `reserve` command failed: the lab scheduler did not grant the machine.
+    #[error("cannot reserve target `{target}`")]
+    Reserve {
+        /// The target.
+        target: String,
+        /// The command's failure (boxed: the error stays small).
+        #[source]
+        source: Box<HostCommandError>,
+    },
     /// Ctrl-C while waiting.
     #[error("interrupted while waiting for target `{0}`")]
     Interrupted(String),
@@ -175,6 +186,8 @@ pub enum LockError {
 /// and, for a remote target, the marker's path.
 #[derive(Debug)]
 pub struct TargetLock {
+    /// First, so that it is given back before the host-side lock (dropped in field order).
+    reservation: Option<Reservation>,
     file: File,
     path: PathBuf,
     holder: Holder,
@@ -201,6 +214,7 @@ impl TargetLock {
             .join(format!("{}.lock", file_name(key)));
         let file = lock_host(&path, &target.name, wait)?;
         let mut lock = TargetLock {
+            reservation: None,
             file,
             path,
             holder,
@@ -208,6 +222,14 @@ impl TargetLock {
             marker: target.lock_file.clone(),
         };
         lock.write_host_record()?;
+        // The scheduler is asked once this host's own lock is held, and before the target is
+        // touched; a marker refused below drops the lock, which gives the machine back.
+        lock.reservation = Reservation::take(target, &lock.holder.campaign).map_err(|source| {
+            LockError::Reserve {
+                target: target.name.clone(),
+                source: Box::new(source),
+            }
+        })?;
         if lock.marker.is_some() {
             let deadline = Instant::now() + target.boot_timeout.max(Duration::from_secs(120));
             transport
@@ -236,6 +258,16 @@ impl TargetLock {
             }
         }
         Ok(lock)
+    }
+
+    /// The inventory's `reserve` run, once, for the journal.
+    pub fn take_reserved(&self) -> Option<HookRun> {
+        self.reservation.as_ref()?.take_reserved()
+    }
+
+    /// Runs the inventory's `release` (once; after the marker is removed).
+    pub fn release_reservation(&self) -> Option<HookRun> {
+        self.reservation.as_ref()?.release()
     }
 
     /// Who holds the target: this campaign.
@@ -282,6 +314,7 @@ impl TargetLock {
         let file = File::create(&path).expect("test lock file");
         let holder = Holder::this_process(dir, "scripted", "scripted");
         TargetLock {
+            reservation: None,
             file,
             path,
             holder,

@@ -11,5 +11,6 @@ pub mod footprint;
 pub mod lock;
 pub mod plan;
 pub mod preflight;
+pub mod reservation;
 pub mod restore;
 pub mod tuning;

@@ -7,6 +7,7 @@ mod compare;
 mod completions;
 mod detect;
 mod man;
+mod multi;
 mod new;
 mod preflight;
 mod report;
@@ -28,6 +29,7 @@ use crate::{
     inventory::{Inventory, LOCAL, Target},
     kernel::binding::{self, BoundKernel, KernelBinding},
     recipe::{self, Recipe},
+    results::manifest::Manifest,
 };
 
 /// Run Linux kernel A-B-A performance experiments and report them.
@@ -65,6 +67,32 @@ impl TargetArgs {
     /// Resolves the target from the inventory; `local` when none was named.
     pub fn resolve(&self) -> Result<Target, Error> {
         self.resolve_in(&self.inventory()?)
+    }
+}
+
+/// Target selection of `run`: one target, or several at once.
+#[derive(Debug, clap::Args)]
+pub struct RunTargetArgs {
+    /// Target name from the inventory; `local` (this machine, no kernel switch) is built in
+    /// and is the default. Repeat it to run the recipe on several targets at once, each in
+    /// its own subdirectory of one results directory (docs/multi-target.md).
+    #[arg(short, long, help_heading = "Target")]
+    pub target: Vec<String>,
+    /// Target inventory file [default: $ABA_TARGETS, ./targets.toml, ~/.config/aba/targets.toml].
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub targets: Option<PathBuf>,
+}
+
+impl RunTargetArgs {
+    /// The one target's selection, when at most one was named.
+    fn single(&self) -> Option<TargetArgs> {
+        match self.target.as_slice() {
+            [] | [_] => Some(TargetArgs {
+                target: self.target.first().cloned(),
+                targets: self.targets.clone(),
+            }),
+            _ => None,
+        }
     }
 }
 
@@ -180,7 +208,7 @@ pub enum Command {
         recipe: PathBuf,
         /// Target selection.
         #[command(flatten)]
-        target: TargetArgs,
+        target: RunTargetArgs,
         /// Where and how the campaign starts.
         #[command(flatten)]
         launch: LaunchArgs,
@@ -367,7 +395,7 @@ pub struct LaunchArgs {
 impl LaunchArgs {
     fn launch(&self) -> run::Launch<'_> {
         run::Launch {
-            results: &self.results,
+            results: run::Destination::Under(&self.results),
             yes: self.yes,
             no_profile: self.no_profile,
         }
@@ -425,14 +453,27 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             files,
             kernels,
             run,
-        } => run::run(
-            &recipe,
-            &target,
-            &files,
-            &kernels,
-            launch.launch(),
-            run.options(),
-        ),
+        } => match target.single() {
+            Some(single) => run::run(
+                &recipe,
+                &single,
+                &files,
+                &kernels,
+                launch.launch(),
+                run.options(),
+            ),
+            None => multi::run(
+                &multi::MultiRun {
+                    recipe: &recipe,
+                    targets: &target.target,
+                    inventory: target.targets.as_deref(),
+                    files: &files,
+                    kernels: &kernels,
+                },
+                launch.launch(),
+                run.options(),
+            ),
+        },
         Command::Calibrate {
             recipe,
             target,
@@ -464,7 +505,9 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             run.options(),
         ),
         Command::Restore { dir, targets } => restore::restore(&dir, targets.as_ref()),
+        Command::Status { dir, json } if Manifest::is_parent(&dir) => multi::status(&dir, json),
         Command::Status { dir, json } => status::status(&dir, json),
+        Command::Verify { dir } if Manifest::is_parent(&dir) => multi::verify(&dir),
         Command::Verify { dir } => verify::verify(&dir),
         Command::Unlock { target } => unlock::unlock(&target),
         Command::Compare {
@@ -479,6 +522,19 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 tsv: tsv.as_deref(),
                 json,
             },
+        ),
+        Command::Report {
+            dir,
+            accept_edited_limits,
+            no_profile,
+            json,
+        } if Manifest::is_parent(&dir) => multi::report(
+            &dir,
+            AnalyzeOptions {
+                accept_edited_limits,
+                no_profile,
+            },
+            json,
         ),
         Command::Report {
             dir,

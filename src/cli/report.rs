@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::{
     analysis::{AnalyzeOptions, analyze_with},
-    cli::compare,
+    cli::{compare, run::Voice},
     error::{Error, exit_code},
     json::report::ReportDoc,
     report::{write_reports, write_reproduction},
@@ -31,12 +31,12 @@ pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Err
 fn write_and_print_json(results: &ResultsDir, options: AnalyzeOptions) -> Result<u8, Error> {
     let analysis = analyze_with(results, options)?;
     write_reports(results, &analysis)?;
-    let mut code = expects_code(&analysis);
+    let mut code = expects_code(&analysis, &Voice::Alone);
     let reproduction = match analysis.campaign.reference {
         Some(_) => {
             let reproduction = compare_paths(&results.root, &results.reference_dir())?;
             write_reproduction(results, &reproduction)?;
-            code = code.max(reproduction_code(&reproduction));
+            code = code.max(reproduction_code(&reproduction, &Voice::Alone));
             Some(reproduction)
         }
         None => None,
@@ -47,9 +47,9 @@ fn write_and_print_json(results: &ResultsDir, options: AnalyzeOptions) -> Result
 }
 
 /// [`exit_code::NOT_REPRODUCED`] when an `[[expect]]` missed (said on stderr).
-fn expects_code(analysis: &crate::analysis::Analysis) -> u8 {
+fn expects_code(analysis: &crate::analysis::Analysis, voice: &Voice) -> u8 {
     if analysis.summary.expects_reproduced == Some(false) {
-        eprintln!("warning: a published result in [[expect]] was not reproduced");
+        voice.say("warning: a published result in [[expect]] was not reproduced");
         exit_code::NOT_REPRODUCED
     } else {
         exit_code::OK
@@ -57,10 +57,10 @@ fn expects_code(analysis: &crate::analysis::Analysis) -> u8 {
 }
 
 /// [`exit_code::NOT_REPRODUCED`] when the comparison with the reference is (said on stderr).
-fn reproduction_code(reproduction: &crate::reproduction::Reproduction) -> u8 {
+fn reproduction_code(reproduction: &crate::reproduction::Reproduction, voice: &Voice) -> u8 {
     let code = compare::exit_code_of(reproduction);
     if code == exit_code::NOT_REPRODUCED {
-        eprintln!("{}", compare::NOT_REPRODUCED_WARNING);
+        voice.say(compare::NOT_REPRODUCED_WARNING);
     }
     code
 }
@@ -76,15 +76,34 @@ pub fn write_and_print(results: &ResultsDir) -> Result<u8, Error> {
 /// (`[expect] reference`), the campaign is then compared with its copy in the results
 /// directory: `reproduction.txt` and `reproduction.tsv` are written and the text printed.
 pub fn write_and_print_with(results: &ResultsDir, options: AnalyzeOptions) -> Result<u8, Error> {
+    let (code, text) = write_texts(results, options, &Voice::Alone)?;
+    print!("{text}");
+    Ok(code)
+}
+
+/// [`write_and_print`] for one target of a multi-target run: the same files and exit code,
+/// nothing printed on stdout (the parent's combined report is), warnings prefixed.
+pub fn write_quietly(results: &ResultsDir, voice: &Voice) -> Result<u8, Error> {
+    write_texts(results, AnalyzeOptions::default(), voice).map(|(code, _)| code)
+}
+
+/// Writes every report of `results`; returns the exit code and the text `aba report`
+/// prints (report.txt, then the comparison with the reference when there is one).
+pub fn write_texts(
+    results: &ResultsDir,
+    options: AnalyzeOptions,
+    voice: &Voice,
+) -> Result<(u8, String), Error> {
     let analysis = analyze_with(results, options)?;
     let reports = write_reports(results, &analysis)?;
-    print!("{}", reports.report_txt());
-    let mut code = expects_code(&analysis);
+    let mut text = reports.report_txt();
+    let mut code = expects_code(&analysis, voice);
     if analysis.campaign.reference.is_some() {
         let reproduction = compare_paths(&results.root, &results.reference_dir())?;
         let rendered = write_reproduction(results, &reproduction)?;
-        print!("\n{}", rendered.text);
-        code = code.max(reproduction_code(&reproduction));
+        text.push('\n');
+        text.push_str(&rendered.text);
+        code = code.max(reproduction_code(&reproduction, voice));
     }
-    Ok(code)
+    Ok((code, text))
 }

@@ -35,6 +35,39 @@ use crate::{
     ui::progress::Progress,
 };
 
+/// Who a campaign's runner speaks as: the only campaign of this `aba` (its progress may
+/// draw bars, its report.txt is printed at the end), or one target of a multi-target run
+/// (`aba::cli::multi`), whose lines on stderr carry `[target] ` and whose report.txt stays
+/// in its directory: the parent's combined report is what is printed.
+#[derive(Clone, Debug)]
+pub enum Voice {
+    /// A single campaign.
+    Alone,
+    /// One target of several.
+    Member(String),
+}
+
+impl Voice {
+    /// Says `text` on stderr, prefixed in a multi-target run.
+    pub fn say(&self, text: &str) {
+        match self {
+            Voice::Alone => eprintln!("{text}"),
+            Voice::Member(target) => {
+                for line in text.lines() {
+                    eprintln!("[{target}] {line}");
+                }
+            }
+        }
+    }
+
+    fn progress(&self) -> Progress {
+        match self {
+            Voice::Alone => Progress::for_stderr(),
+            Voice::Member(target) => Progress::for_target(target),
+        }
+    }
+}
+
 /// Shows progress and rewrites the reports after every finished point, so a long campaign
 /// can be read (and mailed) before it ends. Reports are replaced atomically.
 struct ProgressAndReports<'a> {
@@ -72,11 +105,37 @@ fn target_error(target: &Target) -> impl FnOnce(TransportError) -> Error + '_ {
     }
 }
 
+/// Where a new campaign's results directory is made.
+#[derive(Clone, Copy, Debug)]
+pub enum Destination<'a> {
+    /// `<dir>/<name>-<UTC stamp>/`: `--results`.
+    Under(&'a Path),
+    /// Exactly this path: one target's subdirectory of a multi-target parent.
+    At(&'a Path),
+}
+
+impl Destination<'_> {
+    /// The directory the results directory is created in, for messages.
+    pub fn parent(&self) -> PathBuf {
+        match self {
+            Destination::Under(base) => base.to_path_buf(),
+            Destination::At(path) => path.parent().unwrap_or(path).to_path_buf(),
+        }
+    }
+
+    fn create(&self, recipe: &Recipe) -> std::io::Result<ResultsDir> {
+        match self {
+            Destination::Under(base) => ResultsDir::create(base, recipe, &utc_stamp()),
+            Destination::At(path) => ResultsDir::create_at(path, recipe),
+        }
+    }
+}
+
 /// How `aba run` starts a campaign.
 #[derive(Clone, Copy, Debug)]
 pub struct Launch<'a> {
-    /// Directory under which the results directory is created.
-    pub results: &'a Path,
+    /// Where the results directory is created.
+    pub results: Destination<'a>,
     /// Start even when the plan is estimated to take more than a day.
     pub yes: bool,
     /// `--no-profile`: use no noise profile.
@@ -93,42 +152,123 @@ pub fn run(
     options: RunOptions,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
-    let mut recipe = files_args.load(recipe_path, &inventory)?;
     let target = target_args.resolve_in(&inventory)?;
-    let kernels = kernel_args.bind(&mut recipe, &target)?;
-    let choice = if launch.no_profile {
-        None
-    } else {
-        Some(choose(&target.profiles, &recipe, &target.name).map_err(Error::Profile)?)
-    };
-    let record = profile_record(&target, choice.as_ref());
-    let profile = choice.and_then(|c| c.chosen);
-    start_new(&recipe, recipe_path, &target, launch, options, |dir| {
-        if let Some(chosen) = &profile {
-            write_atomic(&dir.profile_path(), &chosen.bytes).map_err(|source| {
-                Error::ResultsDir {
+    let prepared = Prepared::new(
+        recipe_path,
+        &inventory,
+        target,
+        files_args,
+        kernel_args,
+        launch.no_profile,
+        &Voice::Alone,
+    )?;
+    prepared.start(recipe_path, launch, options, &Voice::Alone)
+}
+
+/// A new campaign of `aba run` on one target, made ready before anything is created: the
+/// recipe loaded and its kernels bound for the target, the noise profile chosen, the records
+/// its journal starts with.
+pub struct Prepared {
+    /// The recipe, bound for the target.
+    pub recipe: Recipe,
+    /// The target.
+    pub target: Target,
+    records: Vec<Event>,
+    profile: Option<Vec<u8>>,
+}
+
+impl Prepared {
+    /// Loads the recipe for `target`, binds its kernels and chooses its noise profile,
+    /// saying each choice.
+    pub fn new(
+        recipe_path: &Path,
+        inventory: &Inventory,
+        target: Target,
+        files_args: &FilesArgs,
+        kernel_args: &KernelArgs,
+        no_profile: bool,
+        voice: &Voice,
+    ) -> Result<Prepared, Error> {
+        let mut recipe = files_args.load(recipe_path, inventory)?;
+        let kernels = kernel_args.bind(&mut recipe, &target)?;
+        let choice = if no_profile {
+            None
+        } else {
+            Some(choose(&target.profiles, &recipe, &target.name).map_err(Error::Profile)?)
+        };
+        let record = profile_record(&target, choice.as_ref(), voice);
+        let profile = choice.and_then(|c| c.chosen).map(|c| c.bytes);
+        let records = std::iter::once(record)
+            .chain(kernels_record(&kernels, voice))
+            .collect();
+        Ok(Prepared {
+            recipe,
+            target,
+            records,
+            profile,
+        })
+    }
+
+    /// Checks the plan as [`check_new`] does.
+    pub fn check(
+        &self,
+        recipe_path: &Path,
+        launch: Launch<'_>,
+        options: &RunOptions,
+        voice: &Voice,
+    ) -> Result<(), Error> {
+        check_new(
+            &self.recipe,
+            recipe_path,
+            &self.target,
+            launch,
+            options,
+            voice,
+        )
+    }
+
+    /// Checks, creates the results directory and runs the campaign.
+    pub fn start(
+        &self,
+        recipe_path: &Path,
+        launch: Launch<'_>,
+        options: RunOptions,
+        voice: &Voice,
+    ) -> Result<u8, Error> {
+        self.check(recipe_path, launch, &options, voice)?;
+        self.begin(launch, options, voice)
+    }
+
+    /// Creates the results directory and runs the campaign (checked already).
+    pub fn begin(
+        &self,
+        launch: Launch<'_>,
+        options: RunOptions,
+        voice: &Voice,
+    ) -> Result<u8, Error> {
+        begin_new(&self.recipe, &self.target, launch, options, voice, |dir| {
+            if let Some(bytes) = &self.profile {
+                write_atomic(&dir.profile_path(), bytes).map_err(|source| Error::ResultsDir {
                     parent: dir.root.clone(),
                     source,
-                }
-            })?;
-        }
-        Ok(std::iter::once(record)
-            .chain(kernels_record(&kernels))
-            .collect())
-    })
+                })?;
+            }
+            Ok(self.records.clone())
+        })
+    }
 }
 
 /// The journal's record of the kernels a new campaign boots, when something bound one (none
 /// means "as the recipe said"); each bound kernel is said before the campaign starts.
-pub fn kernels_record(kernels: &[BoundKernel]) -> Option<Event> {
+pub fn kernels_record(kernels: &[BoundKernel], voice: &Voice) -> Option<Event> {
     let bound: Vec<&BoundKernel> = kernels.iter().filter(|k| k.is_bound()).collect();
     for k in &bound {
-        eprintln!(
+        voice.say(&format!(
             "kernel {}: {} ({})",
             k.label,
             k.release,
             k.note().unwrap_or_default()
-        );
+        ));
     }
     (!bound.is_empty()).then(|| Event::Kernels {
         kernels: kernels.to_vec(),
@@ -137,10 +277,10 @@ pub fn kernels_record(kernels: &[BoundKernel]) -> Option<Event> {
 
 /// The journal's record of which noise profile a new campaign uses, and the line that says
 /// it before the campaign starts.
-fn profile_record(target: &Target, choice: Option<&Choice>) -> Event {
+fn profile_record(target: &Target, choice: Option<&Choice>, voice: &Voice) -> Event {
     let dir = target.profiles.display().to_string();
     let Some(choice) = choice else {
-        eprintln!("noise profile: none (--no-profile)");
+        voice.say("noise profile: none (--no-profile)");
         return Event::Profile {
             dir,
             file: None,
@@ -150,19 +290,23 @@ fn profile_record(target: &Target, choice: Option<&Choice>) -> Event {
         };
     };
     match &choice.chosen {
-        Some(c) => eprintln!(
+        Some(c) => voice.say(&format!(
             "noise profile: {} (created {}, {} boots)",
             c.path.display(),
             c.profile.created,
             c.profile.boots
-        ),
+        )),
         None if choice.not_used.is_empty() => {
-            eprintln!("noise profile: none in {dir} (`aba calibrate` makes one)");
+            voice.say(&format!(
+                "noise profile: none in {dir} (`aba calibrate` makes one)"
+            ));
         }
-        None => eprintln!("noise profile: none of {dir} matches this campaign"),
+        None => voice.say(&format!(
+            "noise profile: none of {dir} matches this campaign"
+        )),
     }
     for why in &choice.not_used {
-        eprintln!("  not used: {why}");
+        voice.say(&format!("  not used: {why}"));
     }
     Event::Profile {
         dir,
@@ -186,6 +330,21 @@ pub fn start_new(
     options: RunOptions,
     prepare: impl FnOnce(&ResultsDir) -> Result<Vec<Event>, Error>,
 ) -> Result<u8, Error> {
+    check_new(recipe, recipe_path, target, launch, &options, &Voice::Alone)?;
+    begin_new(recipe, target, launch, options, &Voice::Alone, prepare)
+}
+
+/// What is refused before a new campaign creates anything: a plan too long without `--yes`,
+/// a plan the target cannot run, tuning without consent, a reference that cannot be read.
+/// The plan's warnings are said here.
+pub fn check_new(
+    recipe: &Recipe,
+    recipe_path: &Path,
+    target: &Target,
+    launch: Launch<'_>,
+    options: &RunOptions,
+    voice: &Voice,
+) -> Result<(), Error> {
     let summary = Summary::new(recipe, target)?;
     if let Some(reason) = summary.confirmation_reason()
         && !launch.yes
@@ -196,18 +355,33 @@ pub fn start_new(
         });
     }
     let plan = Plan::new(recipe, target)?;
-    check_tuning_consent(recipe, target, &options).map_err(engine_error)?;
+    check_tuning_consent(recipe, target, options).map_err(engine_error)?;
     for warning in &plan.warnings {
-        eprintln!("warning: {warning}");
+        voice.say(&format!("warning: {warning}"));
     }
     // A reference that cannot be read fails now, not after an overnight run.
     if let Some(reference) = &recipe.reference {
         open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
     }
-    let results = launch.results;
-    let dir =
-        ResultsDir::create(results, recipe, &utc_stamp()).map_err(|source| Error::ResultsDir {
-            parent: results.to_path_buf(),
+    Ok(())
+}
+
+/// Creates the results directory of a campaign [`check_new`] accepted, lets `prepare` add
+/// files to it and name the records journaled after the header, takes the target and runs
+/// the campaign.
+pub fn begin_new(
+    recipe: &Recipe,
+    target: &Target,
+    launch: Launch<'_>,
+    options: RunOptions,
+    voice: &Voice,
+    prepare: impl FnOnce(&ResultsDir) -> Result<Vec<Event>, Error>,
+) -> Result<u8, Error> {
+    let dir = launch
+        .results
+        .create(recipe)
+        .map_err(|source| Error::ResultsDir {
+            parent: launch.results.parent(),
             source,
         })?;
     // Nothing ran when this fails: the directory created a moment ago holds only copies.
@@ -229,6 +403,7 @@ pub fn start_new(
         options,
         Start::New,
         &records,
+        voice,
     )
 }
 
@@ -251,6 +426,10 @@ fn take_lock(
 
 /// Runs the campaign in `dir` on `target` from the recipe copy it recorded (so resume and
 /// report see exactly what ran), then concludes with the reports.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one campaign's parts, each from a different place; a struct would only rename them"
+)]
 fn execute(
     dir: &ResultsDir,
     target: &Target,
@@ -259,6 +438,7 @@ fn execute(
     options: RunOptions,
     start: Start,
     records: &[Event],
+    voice: &Voice,
 ) -> Result<u8, Error> {
     let mut recipe = dir.load_recipe()?;
     // A new campaign's journal has no header yet: its kernels come with its first records.
@@ -270,7 +450,7 @@ fn execute(
     let plan = Plan::new(&recipe, target)?;
     interrupt::install();
     let mut progress = ProgressAndReports {
-        progress: Progress::for_stderr(),
+        progress: voice.progress(),
         dir,
     };
     let job = Job {
@@ -289,16 +469,32 @@ fn execute(
         Ok::<_, Error>(engine.map_err(engine_error)?.run())
     })?;
     drop(progress);
-    conclude(dir, outcome)
+    conclude(dir, outcome, voice)
 }
 
-/// `aba resume DIR`.
+/// `aba resume DIR`: one campaign, or with a multi-target parent every unfinished target's
+/// concurrently (`aba::cli::multi`).
 pub fn resume(
     dir_path: &Path,
     targets: Option<&PathBuf>,
     amend: Option<&Path>,
     files: &FilesArgs,
     options: RunOptions,
+) -> Result<u8, Error> {
+    if crate::results::manifest::Manifest::is_parent(dir_path) {
+        return crate::cli::multi::resume(dir_path, targets, amend, files, options);
+    }
+    resume_one(dir_path, targets, amend, files, options, &Voice::Alone)
+}
+
+/// Resumes the one campaign in `dir_path`.
+pub fn resume_one(
+    dir_path: &Path,
+    targets: Option<&PathBuf>,
+    amend: Option<&Path>,
+    files: &FilesArgs,
+    options: RunOptions,
+    voice: &Voice,
 ) -> Result<u8, Error> {
     let dir = ResultsDir::open(dir_path);
     let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
@@ -314,39 +510,51 @@ pub fn resume(
         return Err(Error::NoHeader);
     };
     if journal.state().finished {
-        eprintln!("the campaign in {} is already finished", dir_path.display());
-        return conclude(&dir, Outcome::Finished);
+        voice.say(&format!(
+            "the campaign in {} is already finished",
+            dir_path.display()
+        ));
+        return conclude(&dir, Outcome::Finished, voice);
     }
     let inventory = Inventory::discover(targets.map(PathBuf::as_path))?;
     let target = inventory.target(&target_name)?;
-    say_recorded_kernels(&journal, &target);
+    say_recorded_kernels(&journal, &target, voice);
     if let Some(path) = amend {
-        amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path)?;
+        amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path, voice)?;
     }
     let mut transport = transport_for(&target).map_err(target_error(&target))?;
     let lock = take_lock(&target, &dir, transport.as_mut(), &options)?;
-    execute(&dir, &target, transport, &lock, options, Start::Resume, &[])
+    execute(
+        &dir,
+        &target,
+        transport,
+        &lock,
+        options,
+        Start::Resume,
+        &[],
+        voice,
+    )
 }
 
 /// Says that a resumed campaign boots the kernels its journal recorded at the start
 /// ([`ResultsDir::load_recipe`] applies them), never the inventory's of now.
-fn say_recorded_kernels(journal: &Journal, target: &Target) {
+fn say_recorded_kernels(journal: &Journal, target: &Target, voice: &Voice) {
     match journal.kernels() {
         Some(kernels) => {
             for k in kernels.iter().filter(|k| k.is_bound()) {
-                eprintln!(
+                voice.say(&format!(
                     "kernel {}: {} (recorded when the campaign started: {})",
                     k.label,
                     k.release,
                     k.note().unwrap_or_default()
-                );
+                ));
             }
         }
-        None if !target.kernels.is_empty() => eprintln!(
+        None if !target.kernels.is_empty() => voice.say(&format!(
             "kernels: as the recipe says; the campaign started without the inventory's \
              [targets.{}.kernels], which resume does not apply",
             target.name
-        ),
+        )),
         None => {}
     }
 }
@@ -358,6 +566,7 @@ fn amend_recipe(
     journal: &Journal,
     new: &crate::recipe::Recipe,
     path: &Path,
+    voice: &Voice,
 ) -> Result<(), Error> {
     let old = dir.load_recipe()?;
     // The recorded bindings stay: compared unbound, every bound kernel would read as changed.
@@ -391,25 +600,29 @@ fn amend_recipe(
         })
         .map_err(|e| failed(AmendFailure::Journal(e)))?;
     for change in &changes {
-        eprintln!("amended: {change}");
+        voice.say(&format!("amended: {change}"));
     }
     Ok(())
 }
 
-/// Writes the reports, prints the mail table, and maps the outcome to an exit code; a
-/// finished calibration also writes its noise profile.
-fn conclude(dir: &ResultsDir, outcome: Outcome) -> Result<u8, Error> {
-    let printed = crate::cli::report::write_and_print(dir);
+/// Writes the reports, prints the mail table (a campaign alone; a multi-target member's
+/// stays in its directory), and maps the outcome to an exit code; a finished calibration
+/// also writes its noise profile.
+fn conclude(dir: &ResultsDir, outcome: Outcome, voice: &Voice) -> Result<u8, Error> {
+    let printed = match voice {
+        Voice::Alone => crate::cli::report::write_and_print(dir),
+        Voice::Member(_) => crate::cli::report::write_quietly(dir, voice),
+    };
     match outcome {
         Outcome::Finished => {
             let code = printed?;
-            eprintln!("campaign finished: {}", dir.root.display());
+            voice.say(&format!("campaign finished: {}", dir.root.display()));
             crate::cli::calibrate::write_profile(dir)?;
             Ok(code)
         }
         Outcome::Stopped(stop) => {
             if let Err(e) = printed {
-                eprintln!("{}", e.render());
+                voice.say(&e.render());
             }
             Err(Error::CampaignStopped {
                 dir: dir.root.clone(),
@@ -418,7 +631,7 @@ fn conclude(dir: &ResultsDir, outcome: Outcome) -> Result<u8, Error> {
         }
         Outcome::Interrupted => {
             if let Err(e) = printed {
-                eprintln!("{}", e.render());
+                voice.say(&e.render());
             }
             Err(Error::Interrupted {
                 dir: dir.root.clone(),

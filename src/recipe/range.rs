@@ -250,6 +250,8 @@ bounds! {
     BootTimeout = "boot_timeout", 10 * S, 24 * H, "how long a switch may take until a fresh boot logs in";
     /// An inventory target's `boot_estimate`.
     BootEstimate = "boot_estimate", 0, 24 * H, "the expected time of one switch, for the ETA";
+    /// An inventory target's `reserve_timeout`.
+    ReserveTimeout = "reserve_timeout", S, 24 * H, "how long the inventory's `reserve` command may wait for the lab scheduler";
     /// An inventory target's `keepalive`.
     Keepalive = "keepalive", S, 10 * M, "the SSH keepalive interval (libssh2 counts whole seconds)";
     /// An inventory target's `dead_after`; TCP_KEEPCNT (one probe per second) takes at most

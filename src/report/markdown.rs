@@ -15,8 +15,8 @@ use crate::{
     stats::{Confidence, RatioInterval, VerdictLabel},
 };
 
-/// A Markdown table: header, separator, rows.
-fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+/// A Markdown table: header, separator, rows (cells escaped).
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
     let mut out = line(header.iter().map(|h| (*h).to_owned()).collect());
     out.push_str(&line(header.iter().map(|_| "---".to_owned()).collect()));

@@ -23,6 +23,7 @@ pub mod reproduction_tables;
 pub mod reproduction_text;
 pub mod reproduction_tsv;
 pub mod svg;
+pub mod targets;
 pub mod template;
 #[cfg(test)]
 mod testdata;

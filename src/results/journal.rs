@@ -215,6 +215,16 @@ pub struct AppendedPoint {
     pub kernel: String,
 }
 
+/// Which reservation command ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReservationAction {
+    /// The machine was reserved before the campaign changed it.
+    Reserve,
+    /// It was given back.
+    Release,
+}
+
 /// One journal record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -290,6 +300,23 @@ pub enum Event {
         /// What changed, in words.
         changes: Vec<String>,
         /// When.
+        time: String,
+    },
+    /// The inventory's `reserve` or `release` command ran on the host: a lab scheduler holds
+    /// the machine for this campaign, or got it back (`aba::campaign::reservation`).
+    Reservation {
+        /// Which command.
+        action: ReservationAction,
+        /// The command as the inventory wrote it.
+        command: String,
+        /// The last lines of its output (stderr lines start with `stderr: `).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        output: String,
+        /// How it failed, when it did (a failed `reserve` never reaches the journal: the
+        /// campaign does not start).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// When it ended.
         time: String,
     },
     /// `aba resume` picked the campaign up again.

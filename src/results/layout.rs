@@ -30,14 +30,18 @@ impl ResultsDir {
     /// Creates `base/<name>-<stamp>/` (with `-2`, `-3`… if it exists) and copies the recipe
     /// and its files into it.
     pub fn create(base: &Path, recipe: &Recipe, stamp: &str) -> io::Result<ResultsDir> {
-        std::fs::create_dir_all(base)?;
-        let mut root = base.join(format!("{}-{stamp}", recipe.name));
-        let mut n = 1;
-        while root.exists() {
-            n += 1;
-            root = base.join(format!("{}-{stamp}-{n}", recipe.name));
-        }
-        std::fs::create_dir(&root)?;
+        let root = new_stamped_dir(base, recipe.name.as_str(), stamp)?;
+        ResultsDir::fill(root, recipe)
+    }
+
+    /// Creates exactly `root` (which must not exist; its parent must) and copies the recipe
+    /// and its files into it: one target's directory inside a multi-target parent.
+    pub fn create_at(root: &Path, recipe: &Recipe) -> io::Result<ResultsDir> {
+        std::fs::create_dir(root)?;
+        ResultsDir::fill(root.to_path_buf(), recipe)
+    }
+
+    fn fill(root: PathBuf, recipe: &Recipe) -> io::Result<ResultsDir> {
         let dir = ResultsDir { root };
         dir.copy_recipe(recipe)?;
         for sub in [dir.env_dir(), dir.raw_dir()] {
@@ -131,6 +135,25 @@ impl ResultsDir {
             crate::kernel::binding::apply(&mut recipe, &kernels);
         }
         Ok(recipe)
+    }
+}
+
+/// Creates `base/<name>-<stamp>/` (with `-2`, `-3`… if it exists) and returns it.
+pub fn new_stamped_dir(base: &Path, name: &str, stamp: &str) -> io::Result<PathBuf> {
+    std::fs::create_dir_all(base)?;
+    let mut n = 1;
+    loop {
+        let root = if n == 1 {
+            base.join(format!("{name}-{stamp}"))
+        } else {
+            base.join(format!("{name}-{stamp}-{n}"))
+        };
+        // create_dir, not exists(): two runs started in the same second never share one.
+        match std::fs::create_dir(&root) {
+            Ok(()) => return Ok(root),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => n += 1,
+            Err(e) => return Err(e),
+        }
     }
 }
 

@@ -4,5 +4,6 @@
 pub mod atomic;
 pub mod journal;
 pub mod layout;
+pub mod manifest;
 pub mod samples;
 pub mod verify;

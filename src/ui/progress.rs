@@ -34,6 +34,16 @@ impl Progress {
             Progress::Plain(Plain::default())
         }
     }
+
+    /// One target's display in a multi-target run: plain lines prefixed `[target]`, on a
+    /// terminal too, because several campaigns share one stderr and bars redrawn by
+    /// independent threads would overwrite each other's lines.
+    pub fn for_target(target: &str) -> Progress {
+        Progress::Plain(Plain {
+            prefix: format!("[{target}] "),
+            ..Plain::default()
+        })
+    }
 }
 
 impl Observer for Progress {
@@ -187,6 +197,8 @@ impl Drop for Bars {
 /// The line-per-event display.
 #[derive(Default)]
 pub struct Plain {
+    /// `[target] ` in a multi-target run, empty otherwise.
+    prefix: String,
     label: String,
     /// The step printed last: a switch reports "switching" from the engine and from each of
     /// its own phases, and one line per step is enough.
@@ -199,10 +211,11 @@ impl Plain {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(
             err,
-            "{:02}:{:02}:{:02} {text}",
+            "{:02}:{:02}:{:02} {}{text}",
             now.hour(),
             now.minute(),
-            now.second()
+            now.second(),
+            self.prefix
         );
     }
 

@@ -521,3 +521,136 @@ fn a_lock_left_by_a_killed_campaign_is_reported_with_its_fix() {
     assert!(out.status.success(), "{}", text(&out));
     assert_verified(&campaign_dir(&tmp.path().join("results-other")));
 }
+
+/// The journal's `reservation` records, in order: (action, output, error).
+fn reservations(events: &[Event]) -> Vec<(String, String, Option<String>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Reservation {
+                action,
+                output,
+                error,
+                ..
+            } => Some((format!("{action:?}"), output.clone(), error.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_lab_schedulers_reservation_holds_the_machine_for_the_campaign_and_on_ctrl_c() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // The "scheduler": `held` exists while aba holds the machine; `log` lists every call.
+    let targets = sshd.inventory(
+        tmp.path(),
+        "reserve = \"test ! -e held && echo {target} {port} > held && echo reserve >> log && echo granted\"\nrelease = \"rm held && echo release >> log && echo given back\"",
+    );
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &SLOW
+            .replace("sleep 0.8; ", "")
+            .replace("samples = 3", "samples = 1"),
+    );
+    let out = run_on(tmp.path(), &recipe, &targets, "box", "results");
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let events = Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .events;
+    assert_eq!(
+        reservations(&events),
+        vec![
+            ("Reserve".to_owned(), "granted".to_owned(), None),
+            ("Release".to_owned(), "given back".to_owned(), None),
+        ]
+    );
+    // Reserved before the first point, released after the last record of the run.
+    let at = |f: &dyn Fn(&Event) -> bool| events.iter().position(f).expect("present");
+    assert!(
+        at(&|e| matches!(e, Event::Reservation { .. }))
+            < at(&|e| matches!(e, Event::PointStarted { .. }))
+    );
+    assert!(
+        at(&|e| matches!(e, Event::Finished { .. }))
+            < events
+                .iter()
+                .rposition(|e| matches!(e, Event::Reservation { .. }))
+                .expect("release")
+    );
+    assert!(!tmp.path().join("held").exists(), "given back");
+    assert_verified(&dir);
+
+    // Ctrl-C in the middle of a sample: the machine is given back all the same.
+    let slow = write(tmp.path(), "slow.toml", SLOW);
+    let child = aba_command(tmp.path())
+        .arg("run")
+        .arg(&slow)
+        .arg("--targets")
+        .arg(&targets)
+        .args(["--target", "box", "--results", "results-int"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("aba run starts");
+    let int_dir = wait_for_journal(
+        &tmp.path().join("results-int"),
+        Duration::from_secs(90),
+        "the first sample",
+        |e| samples_done(e) >= 1,
+    );
+    assert!(tmp.path().join("held").exists(), "held while it runs");
+    signal(child.id(), libc::SIGINT);
+    let out = child.wait_with_output().expect("aba exits");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(!tmp.path().join("held").exists(), "given back on Ctrl-C");
+    let events = Journal::read(&int_dir.join("journal.jsonl"))
+        .expect("journal")
+        .events;
+    assert_eq!(reservations(&events).len(), 2, "{events:?}");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("log")).expect("log"),
+        "reserve\nrelease\nreserve\nrelease\n"
+    );
+    assert_verified(&int_dir);
+
+    // resume reserves again and gives back at the end.
+    let out = resume(tmp.path(), &int_dir, Some(&targets), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!tmp.path().join("held").exists());
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("log")).expect("log"),
+        "reserve\nrelease\n".repeat(3)
+    );
+    assert_verified(&int_dir);
+}
+
+#[test]
+fn a_reservation_the_scheduler_refuses_stops_before_the_target_is_touched() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = sshd.inventory(
+        tmp.path(),
+        "reserve = \"echo 'place box is acquired by alice' >&2; exit 2\"\nrelease = \"touch released\"",
+    );
+    let recipe = write(tmp.path(), "r.toml", SLOW);
+    let out = run_on(tmp.path(), &recipe, &targets, "box", "results");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot reserve target `box`"), "{stderr}");
+    assert!(stderr.contains("acquired by alice"), "{stderr}");
+    assert!(
+        !tmp.path().join("remote-lock").exists(),
+        "no marker was written on the target"
+    );
+    assert!(
+        !tmp.path().join("released").exists(),
+        "nothing was reserved, nothing is released"
+    );
+    assert!(
+        std::fs::read_dir(tmp.path().join("results")).map_or(true, |mut d| d.next().is_none()),
+        "a refused campaign leaves no results directory"
+    );
+}

@@ -14,6 +14,7 @@ mod json;
 mod kernels;
 mod lab;
 mod legacy;
+mod multi;
 mod new;
 mod preflight;
 mod profiles;

@@ -1,7 +1,8 @@
 //! How a run ends, whatever ended it: settings tuning changed on a machine that is not
 //! rebooted are put back, aba's one-shot boot entries are removed, the last record (`finished`, `stopped`, `interrupted`) is journaled
 //! (a run whose end could not be recorded never counts as finished), the target's lock marker
-//! is removed, the inventory's notification command runs, and the connection is dropped.
+//! is removed, the lab scheduler's reservation is released, the inventory's notification
+//! command runs, and the connection is dropped.
 
 use super::{Engine, Outcome, Stop};
 use crate::{
@@ -47,6 +48,7 @@ impl Engine<'_> {
             })
         };
         self.release_marker();
+        self.release_reservation();
         self.notify(&outcome);
         self.transport.disconnect();
         outcome

@@ -1,15 +1,54 @@
-//! The inventory's notification commands: `on_finish` when a campaign finishes, `on_failure`
-//! when it stops (not on Ctrl-C), run on the host with `{dir}`, `{reason}` and `{target}`.
+//! The inventory's host-side commands around a run: `on_finish` when a campaign finishes,
+//! `on_failure` when it stops (not on Ctrl-C), run on the host with `{dir}`, `{reason}` and
+//! `{target}`; and the journal records of the lab scheduler's `reserve` and `release`
+//! ([`crate::campaign::reservation`]), which the target's lock runs.
 
 use std::time::Duration;
 
 use super::{Engine, Outcome};
-use crate::{campaign::events::Warning, causes::one_line, target::host::run_host};
+use crate::{
+    campaign::events::Warning, causes::one_line, results::journal::JournalError,
+    target::host::run_host,
+};
 
 /// How long a notification command may take.
 const HOOK_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl Engine<'_> {
+    /// Journals the `reserve` the lock ran before this run (new or resumed).
+    pub(super) fn journal_reserved(&mut self) -> Result<(), JournalError> {
+        match self.lock.and_then(|l| l.take_reserved()) {
+            Some(run) => {
+                self.info(format!("ran reserve command `{}`", run.command));
+                self.journal.append(&run.event())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Runs the inventory's `release` once the marker is gone, and journals it; a failure is
+    /// a journaled warning (the run's outcome stays what it was).
+    pub(super) fn release_reservation(&mut self) {
+        let Some(run) = self.lock.and_then(|l| l.release_reservation()) else {
+            return;
+        };
+        let journaled = match &run.error {
+            None => {
+                self.info(format!("ran release command `{}`", run.command));
+                self.journal.append(&run.event())
+            }
+            Some(e) => {
+                let warning = Warning::ReleaseFailed(e.clone());
+                self.journal
+                    .append(&run.event())
+                    .and_then(|()| self.warn(None, warning))
+            }
+        };
+        if let Err(j) = journaled {
+            self.notice(Warning::NotJournaled(one_line(&j)));
+        }
+    }
+
     pub(super) fn notify(&mut self, outcome: &Outcome) {
         let target = self.target;
         let (command, reason) = match outcome {

@@ -315,6 +315,9 @@ impl<'a> Engine<'a> {
 
     /// Runs every point that is not done yet.
     pub fn run(mut self) -> Outcome {
+        if let Err(e) = self.journal_reserved() {
+            return self.finish(Outcome::Stopped(Stop::Journal(e)));
+        }
         let state = std::mem::take(&mut self.start);
         let remaining = self.plan.points.len() - self.done;
         self.observer.event(&CampaignEvent::Started {

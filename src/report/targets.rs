@@ -1,0 +1,571 @@
+//! The combined report of a multi-target run (issue 13), written into the parent directory:
+//! `report.txt` (≤ 72 columns, mail-ready), `README.md` and `targets.tsv`, all from a
+//! [`TargetsAnalysis`]. Each target's own reports stay in its subdirectory; this one only
+//! puts them side by side, as seed 002's mail does by hand for two machines.
+
+use std::{fmt::Write as _, path::Path};
+
+use serde::Serialize;
+
+use crate::{
+    analysis::targets::{
+        Agreement, CrossComparison, Machines, TargetRow, TargetState, TargetsAnalysis,
+    },
+    report::{
+        ReportError,
+        layout::{Align, Table, WIDTH, fit_width, wrap, wrap_hanging},
+        mail_tables::better_text,
+        markdown,
+        number::{pct, signed_pct, tsv},
+        tsv::to_tsv,
+    },
+    results::atomic::write_atomic,
+    stats::SpreadMeasure,
+};
+
+/// The files of the combined report, in the parent directory.
+pub const TARGETS_FILES: &[&str] = &["report.txt", "README.md", "targets.tsv"];
+
+/// What a target's campaign reached, in words (`finished, 3/3 points`).
+#[must_use]
+pub fn state_text(state: &TargetState) -> String {
+    match state {
+        TargetState::Finished { points } => format!("finished, {points}/{points} points"),
+        TargetState::Stopped { done, points, .. } => format!("stopped, {done}/{points} points"),
+        TargetState::Unfinished { done, points } => {
+            format!("running or killed, {done}/{points} points")
+        }
+        TargetState::NotStarted { .. } => "not started".to_owned(),
+    }
+}
+
+/// Why a target did not finish, when that needs saying.
+fn state_why(state: &TargetState) -> Option<&str> {
+    match state {
+        TargetState::Stopped { reason, .. } => Some(reason),
+        TargetState::NotStarted { why } => Some(why),
+        TargetState::Finished { .. } | TargetState::Unfinished { .. } => None,
+    }
+}
+
+/// A journal's reason (several lines: the failure and its causes) as one line of words.
+fn flat(text: &str) -> String {
+    crate::text::printable(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn interval_text(row: &TargetRow) -> String {
+    row.interval.map_or_else(
+        || "not estimable".to_owned(),
+        |(lo, hi)| format!("{}..{}", signed_pct(lo), signed_pct(hi)),
+    )
+}
+
+fn drift_text(row: &TargetRow) -> String {
+    match (row.drift_pct, row.drift_measure) {
+        (Some(d), Some(SpreadMeasure::Drift)) => signed_pct(d),
+        (Some(d), _) => pct(d),
+        (None, _) => "-".to_owned(),
+    }
+}
+
+fn cv_text(row: &TargetRow) -> String {
+    row.cv_pct.map_or_else(|| "-".to_owned(), pct)
+}
+
+/// The agreement line of one comparison.
+fn agreement_text(c: &CrossComparison, machines: &Machines) -> String {
+    let apart = if machines.same() {
+        ""
+    } else {
+        " (different machines)"
+    };
+    let mut text = match &c.agreement {
+        Agreement::Agree { direction, verdict } => match direction {
+            Some(d) => format!("targets agree{apart}: {d}, {verdict}"),
+            None => format!("targets agree{apart}: {verdict}"),
+        },
+        Agreement::Disagree => {
+            let each: Vec<String> = c
+                .rows
+                .iter()
+                .map(|r| match &r.direction {
+                    Some(d) => format!("{} {d} {}", r.target, r.verdict),
+                    None => format!("{} {}", r.target, r.verdict),
+                })
+                .collect();
+            format!("targets disagree{apart}: {}", each.join("; "))
+        }
+        Agreement::Alone => "only one target has a result: nothing to agree on".to_owned(),
+    };
+    if !c.missing.is_empty() {
+        let _ = write!(text, "; no result on {}", c.missing.join(", "));
+    }
+    text
+}
+
+fn series_title(c: &CrossComparison) -> String {
+    let unit = if c.unit.is_empty() {
+        String::new()
+    } else {
+        format!("{}, ", c.unit)
+    };
+    format!(
+        "{} ({unit}{}): {} against {}",
+        c.series,
+        better_text(c.better),
+        c.candidate,
+        c.baseline
+    )
+}
+
+/// One comparison's table; the verdict moves under its row when the row would pass
+/// [`WIDTH`] (long target names, `AUX_NO_MATERIAL_SIGNAL`).
+fn comparison_table(c: &CrossComparison) -> String {
+    let header = ["target", "change", "95% interval", "drift", "CV", "verdict"];
+    let cells = |r: &TargetRow| {
+        [
+            r.target.clone(),
+            signed_pct(r.change_pct),
+            interval_text(r),
+            drift_text(r),
+            cv_text(r),
+            r.verdict.clone(),
+        ]
+    };
+    let aligns = [
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+    ];
+    let mut wide = Table::new(&aligns);
+    wide.row(header);
+    for r in &c.rows {
+        wide.row(cells(r));
+    }
+    let rendered = wide.render(2);
+    if rendered.lines().all(|l| l.chars().count() <= WIDTH) {
+        return rendered;
+    }
+    let mut narrow = Table::new(&aligns[..5]);
+    narrow.row(header.into_iter().take(5));
+    for r in &c.rows {
+        narrow.row(cells(r).into_iter().take(5));
+        narrow.span(format!("  verdict: {}", r.verdict));
+    }
+    narrow.render(2)
+}
+
+fn machines_text(t: &TargetsAnalysis) -> String {
+    let m = &t.machines;
+    let names: Vec<&str> = t.targets.iter().map(|s| s.target.as_str()).collect();
+    let mut out = String::from("Machines\n");
+    if m.same() {
+        out.push_str(&wrap(
+            &format!(
+                "{}: the same environment fingerprint (CPU model, microcode, \
+                 command line, tuning and sysctls read back). Still reported side \
+                 by side, never pooled.",
+                names.join(", ")
+            ),
+            WIDTH,
+            "  ",
+        ));
+        return out;
+    }
+    if m.differences.is_empty() && m.fingerprints.len() >= 2 {
+        out.push_str(&wrap(
+            "The targets with a fingerprint have the same one; the others \
+             cannot be compared, so each target is reported on its own, never pooled.",
+            WIDTH,
+            "  ",
+        ));
+    } else if m.differences.is_empty() {
+        out.push_str(&wrap(
+            "Not every target has a fingerprint yet, so whether they are one \
+             kind of machine is not known: each target is reported on its own, \
+             never pooled.",
+            WIDTH,
+            "  ",
+        ));
+    } else {
+        out.push_str(&wrap(
+            "Different machines: each target is reported on its own, never pooled.",
+            WIDTH,
+            "  ",
+        ));
+        for d in &m.differences {
+            let values: Vec<String> = d
+                .values
+                .iter()
+                .map(|(target, value)| format!("{value} at {target}"))
+                .collect();
+            out.push_str(&wrap_hanging(
+                &format!("{}: {}", d.what, values.join("; ")),
+                WIDTH,
+                "  - ",
+                "    ",
+            ));
+        }
+    }
+    if !m.unknown.is_empty() {
+        out.push_str(&wrap_hanging(
+            &format!(
+                "no fingerprint (no done baseline point with an environment record): {}",
+                m.unknown.join(", ")
+            ),
+            WIDTH,
+            "  - ",
+            "    ",
+        ));
+    }
+    out
+}
+
+/// `report.txt` of the parent.
+#[must_use]
+pub fn render_text(t: &TargetsAnalysis) -> String {
+    let mut out = String::new();
+    let names: Vec<&str> = t.targets.iter().map(|s| s.target.as_str()).collect();
+    out.push_str(&wrap(
+        &format!(
+            "{} on {} targets: {}",
+            t.recipe,
+            t.targets.len(),
+            names.join(", ")
+        ),
+        WIDTH,
+        "",
+    ));
+    out.push_str(&wrap(
+        &format!(
+            "Results: {}/, one campaign directory per target.",
+            t.directory
+        ),
+        WIDTH,
+        "",
+    ));
+    out.push_str("\nTargets\n");
+    let mut table = Table::new(&[Align::Left, Align::Left, Align::Left]);
+    for s in &t.targets {
+        table.row([
+            s.target.clone(),
+            state_text(&s.state),
+            format!("{}/", s.dir),
+        ]);
+    }
+    out.push_str(&table.render(2));
+    for s in &t.targets {
+        if let Some(why) = state_why(&s.state) {
+            out.push_str(&wrap_hanging(
+                &format!("{}: {}", s.target, flat(why)),
+                WIDTH,
+                "  ",
+                "    ",
+            ));
+        }
+        if let Some(why) = &s.not_analysed
+            && !matches!(s.state, TargetState::NotStarted { .. })
+        {
+            out.push_str(&wrap_hanging(
+                &format!("{}: no analysis: {}", s.target, flat(why)),
+                WIDTH,
+                "  ",
+                "    ",
+            ));
+        }
+    }
+    out.push('\n');
+    out.push_str(&machines_text(t));
+    if t.comparisons.is_empty() {
+        out.push_str("\nNo target has a comparison yet.\n");
+    } else {
+        out.push_str("\nChanges per target\n");
+        for c in &t.comparisons {
+            out.push('\n');
+            out.push_str(&wrap(&series_title(c), WIDTH, ""));
+            out.push_str(&comparison_table(c));
+            out.push_str(&wrap(&agreement_text(c, &t.machines), WIDTH, "  "));
+        }
+    }
+    out.push('\n');
+    out.push_str(&wrap(
+        "change: candidate against baseline, all samples; 95% interval: \
+         its boot-level interval; drift: the baseline's last boot against its \
+         first (with three boots or more, the RMS difference of its boot \
+         pairs); CV: the largest point CV of the two kernels. Targets agree \
+         when they have the same direction and verdict. Each target's own \
+         report is <target>/report.txt.",
+        WIDTH,
+        "",
+    ));
+    fit_width(&out, WIDTH)
+}
+
+/// `README.md` of the parent.
+#[must_use]
+pub fn render_markdown(t: &TargetsAnalysis) -> String {
+    let mut out = format!(
+        "# {} on {} targets\n\nOne campaign directory per target; each is a complete \
+         results directory with its own README.md.\n\n## Targets\n\n",
+        t.recipe,
+        t.targets.len()
+    );
+    let rows: Vec<Vec<String>> = t
+        .targets
+        .iter()
+        .map(|s| {
+            vec![
+                s.target.clone(),
+                state_text(&s.state),
+                state_why(&s.state).map(flat).unwrap_or_default(),
+                format!("[{}/]({}/README.md)", s.dir, s.dir),
+            ]
+        })
+        .collect();
+    out.push_str(&markdown::table(
+        &["target", "state", "why", "directory"],
+        &rows,
+    ));
+    out.push_str("\n## Machines\n\n");
+    let m = &t.machines;
+    if m.same() {
+        out.push_str(
+            "Every target has the same environment fingerprint (CPU model, microcode, \
+             command line, tuning and sysctls read back). Results are still reported per \
+             target, never pooled.\n",
+        );
+    } else {
+        out.push_str(
+            "**Different machines** (or not comparable): each target is reported on its \
+             own, never pooled.\n\n",
+        );
+        if !m.differences.is_empty() {
+            let mut header = vec!["fact"];
+            header.extend(m.fingerprints.iter().map(|f| f.target.as_str()));
+            let rows: Vec<Vec<String>> = m
+                .differences
+                .iter()
+                .map(|d| {
+                    std::iter::once(d.what.clone())
+                        .chain(d.values.iter().map(|(_, v)| v.clone()))
+                        .collect()
+                })
+                .collect();
+            out.push_str(&markdown::table(&header, &rows));
+        }
+        if !m.unknown.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nNo fingerprint (no done baseline point with an environment record): {}.",
+                m.unknown.join(", ")
+            );
+        }
+    }
+    out.push_str("\n## Changes per target\n");
+    for c in &t.comparisons {
+        let _ = write!(out, "\n### {}\n\n", series_title(c));
+        let rows: Vec<Vec<String>> = c
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.target.clone(),
+                    signed_pct(r.change_pct),
+                    interval_text(r),
+                    drift_text(r),
+                    cv_text(r),
+                    format!("`{}`", r.verdict),
+                ]
+            })
+            .collect();
+        out.push_str(&markdown::table(
+            &["target", "change", "95% interval", "drift", "CV", "verdict"],
+            &rows,
+        ));
+        let _ = writeln!(out, "\n{}.", agreement_text(c, &t.machines));
+    }
+    if t.comparisons.is_empty() {
+        out.push_str("\nNo target has a comparison yet.\n");
+    }
+    out.push_str(
+        "\nThe same numbers, unrounded to 6 decimals, are in `targets.tsv`; `report.txt` is \
+         the mail-ready text.\n",
+    );
+    out
+}
+
+/// One row of `targets.tsv`: one target's result of one comparison.
+#[derive(Serialize)]
+struct TsvRow {
+    series: String,
+    unit: String,
+    candidate: String,
+    baseline: String,
+    target: String,
+    same_machines: &'static str,
+    change_pct: String,
+    ci_low_pct: String,
+    ci_high_pct: String,
+    drift_pct: String,
+    drift_measure: &'static str,
+    cv_pct: String,
+    direction: String,
+    verdict: String,
+    agreement: &'static str,
+}
+
+/// The header of `targets.tsv`.
+pub const TSV_HEADER: &[&str] = &[
+    "series",
+    "unit",
+    "candidate",
+    "baseline",
+    "target",
+    "same_machines",
+    "change_pct",
+    "ci_low_pct",
+    "ci_high_pct",
+    "drift_pct",
+    "drift_measure",
+    "cv_pct",
+    "direction",
+    "verdict",
+    "agreement",
+];
+
+/// `targets.tsv` of the parent.
+#[must_use]
+pub fn render_tsv(t: &TargetsAnalysis) -> Vec<u8> {
+    let same = if t.machines.same() { "yes" } else { "no" };
+    let rows: Vec<TsvRow> = t
+        .comparisons
+        .iter()
+        .flat_map(|c| {
+            c.rows.iter().map(move |r| TsvRow {
+                series: c.series.clone(),
+                unit: c.unit.clone(),
+                candidate: c.candidate.clone(),
+                baseline: c.baseline.clone(),
+                target: r.target.clone(),
+                same_machines: same,
+                change_pct: tsv(Some(r.change_pct)),
+                ci_low_pct: tsv(r.interval.map(|i| i.0)),
+                ci_high_pct: tsv(r.interval.map(|i| i.1)),
+                drift_pct: tsv(r.drift_pct),
+                drift_measure: match r.drift_measure {
+                    Some(SpreadMeasure::Drift) => "drift",
+                    Some(SpreadMeasure::Rms) => "rms",
+                    None => "-",
+                },
+                cv_pct: tsv(r.cv_pct),
+                direction: r.direction.clone().unwrap_or_else(|| "-".to_owned()),
+                verdict: r.verdict.clone(),
+                agreement: match c.agreement {
+                    Agreement::Agree { .. } => "agree",
+                    Agreement::Disagree => "disagree",
+                    Agreement::Alone => "alone",
+                },
+            })
+        })
+        .collect();
+    to_tsv(TSV_HEADER, &rows)
+}
+
+/// Writes the combined report into `parent`, each file atomically; returns report.txt.
+pub fn write_targets_report(parent: &Path, t: &TargetsAnalysis) -> Result<String, ReportError> {
+    let text = render_text(t);
+    let files: [(&str, Vec<u8>); 3] = [
+        ("report.txt", text.clone().into_bytes()),
+        ("README.md", render_markdown(t).into_bytes()),
+        ("targets.tsv", render_tsv(t)),
+    ];
+    for (name, bytes) in files {
+        let path = parent.join(name);
+        write_atomic(&path, &bytes).map_err(|source| ReportError::Write { path, source })?;
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TSV_HEADER, render_markdown, render_text, render_tsv};
+    use crate::{
+        analysis::targets::{TargetInput, TargetState, TargetsAnalysis},
+        report::layout::WIDTH,
+    };
+
+    fn combined(second_cpu: &str, second: &str) -> TargetsAnalysis {
+        let mut a = crate::analysis::testkit::roles();
+        a.environment
+            .points
+            .push(crate::analysis::environment::PointEnv {
+                point: "a-a".to_owned(),
+                kernel: "a".to_owned(),
+                file: "env/a-a-1.json".to_owned(),
+                facts: [("cpu_model".to_owned(), "Xeon".to_owned())].into(),
+            });
+        let mut b = a.clone();
+        b.environment.points[0]
+            .facts
+            .insert("cpu_model".to_owned(), second_cpu.to_owned());
+        let input = |target: &str, analysis| TargetInput {
+            target: target.to_owned(),
+            dir: target.to_owned(),
+            state: TargetState::Finished { points: 3 },
+            analysis: Ok(analysis),
+        };
+        TargetsAnalysis::new("roles", "roles-1", &[input("lab-a", a), input(second, b)])
+    }
+
+    #[test]
+    fn the_text_fits_a_mail_and_says_what_agrees() {
+        let same = combined("Xeon", "lab-b");
+        let text = render_text(&same);
+        for line in text.lines() {
+            assert!(line.chars().count() <= WIDTH, "too wide: {line:?}");
+        }
+        assert!(text.contains("roles on 2 targets: lab-a, lab-b"), "{text}");
+        assert!(text.contains("the same environment fingerprint"), "{text}");
+        assert!(text.contains("targets agree: slower, SIGNAL"), "{text}");
+        assert!(
+            text.contains("main (ns, lower is better): b against a"),
+            "{text}"
+        );
+
+        // Another CPU and a long name: labelled different machines, still within 72 columns.
+        let apart = combined("EPYC", "a-rather-long-target-name-in-the-lab");
+        let text = render_text(&apart);
+        for line in text.lines() {
+            assert!(line.chars().count() <= WIDTH, "too wide: {line:?}");
+        }
+        assert!(text.contains("Different machines"), "{text}");
+        assert!(text.contains("CPU model: Xeon at lab-a; EPYC at"), "{text}");
+        assert!(
+            text.contains("targets agree (different machines)"),
+            "{text}"
+        );
+        assert!(render_markdown(&apart).contains("**Different machines**"));
+    }
+
+    #[test]
+    fn the_tsv_has_one_row_per_target_and_comparison() {
+        let same = combined("Xeon", "lab-b");
+        let tsv = String::from_utf8(render_tsv(&same)).expect("utf-8");
+        let mut lines = tsv.lines();
+        assert_eq!(lines.next(), Some(TSV_HEADER.join("\t").as_str()));
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split('\t').collect()).collect();
+        let comparisons = same.comparisons.len();
+        assert_eq!(rows.len(), 2 * comparisons);
+        assert!(rows.iter().all(|r| r.len() == TSV_HEADER.len()));
+        assert_eq!(rows[0][4], "lab-a");
+        assert_eq!(rows[1][4], "lab-b");
+        assert_eq!(rows[0][5], "yes");
+        assert_eq!(rows[0][6], rows[1][6], "the same change on both");
+    }
+}
