@@ -103,6 +103,11 @@ impl Vm {
 
     /// An inventory with target `lab` (kexec) for this VM.
     pub fn inventory(&self, path: &Path) -> Result<(), String> {
+        self.inventory_switching(path, "kexec")
+    }
+
+    /// An inventory with target `lab` for this VM, switching kernels by `switch`.
+    pub fn inventory_switching(&self, path: &Path, switch: &str) -> Result<(), String> {
         let lab = lab_dir();
         let lab = lab.display();
         let (name, port) = (&self.name, self.port);
@@ -112,7 +117,7 @@ impl Vm {
             &format!(
                 "[targets.lab]\nhost = \"127.0.0.1\"\nport = {port}\nuser = \"root\"\n\
                  identity = \"{lab}/id_ed25519\"\nknown_hosts = \"{lab}/known_hosts\"\n\
-                 ssh_config = \"/dev/null\"\nswitch = \"kexec\"\nboot_timeout = \"120s\"\n\
+                 ssh_config = \"/dev/null\"\nswitch = \"{switch}\"\nboot_timeout = \"120s\"\n\
                  boot_estimate = \"10s\"\nworkdir = \"/tmp/aba\"\n\
                  base_cmdline = \"console=ttyS0,115200 panic=-1 quiet\"\n\
                  console_log = \"{lab}/out/run/{name}/console.log\"\n\

@@ -227,12 +227,42 @@ fn analyse(
     Ok((switches, steps))
 }
 
-/// Runs items 2 and 3.
-pub fn run(cfg: &Config, aba: &Aba) -> Result<(Vec<Row>, Vec<String>), String> {
+/// Which lab items to measure on the one VM.
+#[derive(Clone, Copy, Debug)]
+pub struct Items {
+    /// Items 2 and 3: kexec switches and campaign overhead.
+    pub switching: bool,
+    /// Item 6: the footprint during a sample (`footprint.rs`).
+    pub footprint: bool,
+}
+
+/// Runs the lab items `items` names on one VM.
+pub fn run(cfg: &Config, aba: &Aba, items: Items) -> Result<(Vec<Row>, Vec<String>), String> {
     let dir = aba.work.join("lab");
     fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    eprintln!("  [2,3] starting lab VM");
+    eprintln!("  [lab] starting lab VM");
     let vm = Vm::start(&format!("bench{}", std::process::id()))?;
+    let (mut table, mut details) = if items.footprint {
+        crate::footprint::run(cfg, aba, &vm, &dir)?
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    if items.switching {
+        let (t, d) = switching(cfg, aba, &vm, &dir)?;
+        table.extend(t);
+        details.extend(d);
+    }
+    drop(vm);
+    Ok((table, details))
+}
+
+/// Items 2 and 3 on `vm`.
+fn switching(
+    cfg: &Config,
+    aba: &Aba,
+    vm: &Vm,
+    dir: &Path,
+) -> Result<(Vec<Row>, Vec<String>), String> {
     let inventory = dir.join("targets.toml");
     vm.inventory(&inventory)?;
     let tail = JournalTail::start();
@@ -338,7 +368,7 @@ pub fn run(cfg: &Config, aba: &Aba) -> Result<(Vec<Row>, Vec<String>), String> {
         switches.extend(sw);
     }
     // For scale: what one login and the proof's facts cost on this guest once it has settled.
-    let (login_ref, facts_ref) = settled_login(&vm, cfg.pick(5, 10))?;
+    let (login_ref, facts_ref) = settled_login(vm, cfg.pick(5, 10))?;
     details.push(format!(
         "[2] for scale, on the settled guest (median of {}): a fresh login (TCP, SSH handshake, \
          authentication) {login_ref:.2} s, then the proof's facts {facts_ref:.2} s",
@@ -391,6 +421,5 @@ pub fn run(cfg: &Config, aba: &Aba) -> Result<(Vec<Row>, Vec<String>), String> {
             s.switch_s - s.login_s - s.proof_s,
         ));
     }
-    drop(vm);
     Ok((table, details))
 }

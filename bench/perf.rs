@@ -9,10 +9,12 @@
 //! Items: 1 per-sample overhead (`overhead.rs`), 2 return detection after a kexec and
 //! 3 campaign overhead (`labitems.rs`), 4 `aba report` on a million samples (`report.rs`;
 //! its scaling and a huge field, `scaling.rs`),
-//! 5 host CPU during a long sample (`cpu.rs`). `--short` (CI) uses fewer samples, a shorter
+//! 5 host CPU during a long sample (`cpu.rs`), 6 (issue 17 item 3) what aba does to the
+//! target during a sample, in the lab (`footprint.rs`, `footprint.sh`). `--short` (CI) uses fewer samples, a shorter
 //! lab campaign and 100,000 synthetic samples. `--only 1,4` runs a subset.
 
 mod cpu;
+mod footprint;
 mod lab;
 mod labitems;
 mod overhead;
@@ -175,9 +177,13 @@ fn main() -> ExitCode {
         eprintln!("[4] aba report on synthetic samples");
         record("4", report::run(&cfg, &aba));
     }
-    if wanted("2") || wanted("3") {
-        eprintln!("[2,3] lab");
-        record("2,3", labitems::run(&cfg, &aba));
+    if wanted("2") || wanted("3") || wanted("6") {
+        eprintln!("[2,3,6] lab");
+        let items = labitems::Items {
+            switching: wanted("2") || wanted("3"),
+            footprint: wanted("6"),
+        };
+        record("2,3,6", labitems::run(&cfg, &aba, items));
     }
     rows.sort_by_key(|r| r.item);
     let commit = std::process::Command::new("git")

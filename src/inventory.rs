@@ -42,6 +42,11 @@ pub const NOTIFY_PLACEHOLDERS: &[&str] = &["dir", "reason", "target"];
 /// How long the inventory's `reserve` may wait for a lab scheduler unless it says otherwise.
 pub const DEFAULT_RESERVE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
+/// How long a connection may be idle before the target's kernel is probed (TCP keepalive)
+/// unless the inventory says otherwise: two probes and two answers per five seconds of a
+/// silent sample, a frozen machine noticed within `dead_after` (issue 17).
+pub const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(2);
+
 /// The name of the built-in target.
 pub const LOCAL: &str = "local";
 
@@ -655,7 +660,7 @@ fn resolve_target(
             ssh_config: spec.ssh_config.as_deref().map(rel),
             keepalive: spec
                 .keepalive
-                .map_or(Duration::from_secs(1), |d| d.get_ref().get()),
+                .map_or(DEFAULT_KEEPALIVE, |d| d.get_ref().get()),
             dead_after: spec
                 .dead_after
                 .map_or(Duration::from_secs(5), |d| d.get_ref().get()),

@@ -253,7 +253,7 @@ bounds! {
     /// An inventory target's `reserve_timeout`.
     ReserveTimeout = "reserve_timeout", S, 24 * H, "how long the inventory's `reserve` command may wait for the lab scheduler";
     /// An inventory target's `keepalive`.
-    Keepalive = "keepalive", S, 10 * M, "the SSH keepalive interval (libssh2 counts whole seconds)";
+    Keepalive = "keepalive", S, 10 * M, "the idle time after which the target's kernel is probed by TCP keepalive (whole seconds)";
     /// An inventory target's `dead_after`; TCP_KEEPCNT (one probe per second) takes at most
     /// 127.
     DeadAfter = "dead_after", 2 * S, 2 * M, "the silence after which a target counts as dead (the kernel's TCP keepalive count allows at most 127 one-second probes)";

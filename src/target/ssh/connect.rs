@@ -109,8 +109,10 @@ pub(crate) fn connect_once(
             reason,
         });
     }
-    let interval = u32::try_from(t.keepalive_interval.as_secs()).unwrap_or(u32::MAX);
-    session.set_keepalive(true, interval.max(1));
+    // The SSH keepalive only proves that sshd still answers (the kernel's TCP probes prove
+    // the machine is alive, without waking a process on it): see `run::ssh_keepalive`.
+    let interval = super::run::ssh_keepalive(t.dead_after).as_secs();
+    session.set_keepalive(true, u32::try_from(interval).unwrap_or(u32::MAX).max(1));
     session.set_blocking(false);
     Ok(Connection {
         session,
@@ -207,7 +209,10 @@ fn agent_login(session: &Session, t: &Resolved, tried: &mut Vec<String>) -> Resu
 
 /// Lets the kernel kill a connection whose peer vanished without FIN or RST (a kernel that
 /// kexec'd away, a pulled cable) even inside a blocking libssh2 call: TCP keepalive probes for
-/// idle sockets, `TCP_USER_TIMEOUT` for unacknowledged data.
+/// idle sockets, `TCP_USER_TIMEOUT` for unacknowledged data. The probes are also how a run
+/// in flight learns that the machine is alive ([`super::run`]): the target's kernel answers
+/// them itself, so a silent sample costs one probe and one answer per `keepalive` of idle
+/// and no wake-up of any process on the target.
 fn tune_socket(tcp: &TcpStream, t: &Resolved) -> std::io::Result<()> {
     tcp.set_nodelay(true)?;
     let fd = tcp.as_raw_fd();

@@ -332,8 +332,17 @@ impl Waiter<'_, '_> {
         }
     }
 
-    /// Sends a keepalive if one is due, checks that the peer still talks, and sleeps until the
-    /// socket is ready, `until` or one [`TICK`], whichever comes first.
+    /// Sends an SSH keepalive if one is due (one per `dead_after`), checks that the peer still
+    /// answers, and sleeps until the socket is ready, `until` or one [`TICK`], whichever comes
+    /// first.
+    ///
+    /// Two silences, because a sample must stay quiet (issue 17): the machine is dead when its
+    /// kernel acknowledged nothing for `dead_after` (the socket's TCP keepalive probes, sent
+    /// after `keepalive` of idle, are answered by the kernel alone: a frozen, crashed or
+    /// rebooting machine is noticed within `dead_after` of its last answer); sshd is dead when
+    /// a keepalive ([`ssh_keepalive`]) has gone unanswered for `dead_after`, that is no SSH
+    /// data for the keepalive interval plus `dead_after` (a hung or starved sshd on a live
+    /// kernel, or a machine behind a relay that answers TCP for it, like QEMU's user network).
     fn wait(&mut self, until: Instant) -> Result<(), String> {
         let session = self.link.session;
         match session.keepalive_send() {
@@ -341,12 +350,20 @@ impl Waiter<'_, '_> {
             Err(e) if would_block(&e) => {}
             Err(e) => return Err(format!("sending keepalive: {}", e.message())),
         }
-        let silent_for = self.armed.elapsed().min(since_last_receive(self.link.fd));
-        if silent_for > self.link.dead_after {
+        let heard = last_heard(self.link.fd);
+        let armed = self.armed.elapsed();
+        let machine_silent = armed.min(heard.data).min(heard.ack);
+        if machine_silent > self.link.dead_after {
             return Err(format!(
-                "no answer from the peer for {:.1?} although keepalives were sent \
-                 (frozen, crashed or rebooting)",
-                silent_for
+                "no answer from the target's kernel for {machine_silent:.1?} although TCP \
+                 keepalive probes were sent (frozen, crashed or rebooting)"
+            ));
+        }
+        let sshd_silent = armed.min(heard.data);
+        if sshd_silent > ssh_keepalive(self.link.dead_after) + self.link.dead_after {
+            return Err(format!(
+                "no answer from sshd for {sshd_silent:.1?} although SSH keepalives were sent \
+                 and the target's kernel answers (sshd hung or starved of CPU)"
             ));
         }
         let mut events = libc::POLLIN;
@@ -371,9 +388,27 @@ impl Waiter<'_, '_> {
     }
 }
 
-/// How long ago the kernel last received data on the socket (`TCP_INFO`); zero if unknown,
-/// so that a failed query never declares a peer dead.
-fn since_last_receive(fd: RawFd) -> Duration {
+/// How often an SSH keepalive goes out while a command runs: one second less than
+/// `dead_after` (at least one; libssh2 counts whole seconds). Each one wakes sshd on the
+/// target, so there is one per `dead_after`, not one per second; a frozen sshd is noticed
+/// within this interval plus `dead_after` (9 s for the default 5 s).
+pub(crate) fn ssh_keepalive(dead_after: Duration) -> Duration {
+    Duration::from_secs(dead_after.as_secs().saturating_sub(1).max(1))
+}
+
+/// How long ago the socket last heard from the peer (`TCP_INFO`).
+#[derive(Clone, Copy, Debug)]
+struct Heard {
+    /// Since the last data (SSH packets: sshd is alive).
+    data: Duration,
+    /// Since the last acknowledgement (the peer's kernel is alive: it answers keepalive probes
+    /// by itself).
+    ack: Duration,
+}
+
+/// How long ago the kernel last received data and acknowledgements on the socket; zero if
+/// unknown, so that a failed query never declares a peer dead.
+fn last_heard(fd: RawFd) -> Heard {
     // SAFETY: tcp_info is plain old data; getsockopt writes at most `len` bytes into it.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -388,9 +423,15 @@ fn since_last_receive(fd: RawFd) -> Duration {
         )
     };
     if rc == 0 {
-        Duration::from_millis(u64::from(info.tcpi_last_data_recv))
+        Heard {
+            data: Duration::from_millis(u64::from(info.tcpi_last_data_recv)),
+            ack: Duration::from_millis(u64::from(info.tcpi_last_ack_recv)),
+        }
     } else {
-        Duration::ZERO
+        Heard {
+            data: Duration::ZERO,
+            ack: Duration::ZERO,
+        }
     }
 }
 
