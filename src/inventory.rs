@@ -16,7 +16,6 @@ use serde::Deserialize;
 use thiserror::Error;
 use toml::Spanned;
 
-use crate::kernel::binding::{KernelBinding, Origin};
 use crate::kernel::switch::{
     Machine,
     bls::{Bls, BlsTable},
@@ -34,6 +33,10 @@ use crate::recipe::{
         BootEstimate, BootTimeout, ConnectTimeout, Count, DeadAfter, Dur, Keepalive, Port,
         ReserveTimeout,
     },
+};
+use crate::{
+    kernel::binding::{KernelBinding, Origin},
+    recipe::{ident::ParamValue, params::ParamBinding},
 };
 
 /// Placeholders of the notification commands (`on_finish`, `on_failure`).
@@ -150,6 +153,11 @@ struct TargetSpec {
     #[serde(default)]
     #[schemars(with = "IndexMap<String, KernelBindingSpec>")]
     kernels: IndexMap<Spanned<String>, KernelBindingSpec>,
+    /// This machine's values for shared recipes' `[params]` (`aba::recipe::params`):
+    /// `NAME = "VALUE"`, checked against the recipe when a campaign binds them.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, ParamValue>")]
+    params: IndexMap<Spanned<String>, ParamValue>,
 }
 
 /// `[targets.NAME.kernels] LABEL = { release, image, initrd }`: values follow the recipe's
@@ -248,6 +256,8 @@ pub struct Target {
     pub profiles: PathBuf,
     /// `[targets.NAME.kernels]`: this tester's kernels for recipes' labels, in file order.
     pub kernels: Vec<KernelBinding>,
+    /// `[targets.NAME.params]`: this machine's values for recipes' parameters, in file order.
+    pub params: Vec<ParamBinding>,
 }
 
 /// A target's noise profile directory when the inventory names none:
@@ -285,6 +295,7 @@ impl Target {
             base_dir: PathBuf::from("."),
             profiles: default_profiles_dir(LOCAL),
             kernels: Vec::new(),
+            params: Vec::new(),
         }
     }
 
@@ -431,6 +442,7 @@ impl Inventory {
             }
             let profiles = file.profiles.as_deref().map(|p| expand_home(p, &base_dir));
             let kernels = kernel_bindings(path, source, std::mem::take(&mut spec.kernels));
+            let params = param_bindings(path, source, std::mem::take(&mut spec.params));
             match resolve_target(
                 name.get_ref().as_str(),
                 spec,
@@ -439,6 +451,7 @@ impl Inventory {
             ) {
                 Ok(mut t) => {
                     t.kernels = kernels;
+                    t.params = params;
                     targets.insert(t.name.clone(), t);
                 }
                 Err((span, message)) => {
@@ -505,6 +518,28 @@ fn kernel_bindings(
                 release: spec.release,
                 image: spec.image,
                 initrd: spec.initrd,
+                origin: Origin::Inventory {
+                    at: format!("{}:{}:{}", path.display(), at.line, at.column),
+                },
+            }
+        })
+        .collect()
+}
+
+/// The parameter values of one target, each placed at its name's `file:line:column` so that
+/// one naming a parameter a recipe lacks is reported where it was written.
+fn param_bindings(
+    path: &Path,
+    source: &str,
+    specs: IndexMap<Spanned<String>, ParamValue>,
+) -> Vec<ParamBinding> {
+    specs
+        .into_iter()
+        .map(|(name, value)| {
+            let at = Diagnostic::at(path, source, Some(name.span()), "");
+            ParamBinding {
+                name: name.get_ref().clone(),
+                value,
                 origin: Origin::Inventory {
                     at: format!("{}:{}:{}", path.display(), at.line, at.column),
                 },
@@ -689,6 +724,7 @@ fn resolve_target(
             (None, None) => default_profiles_dir(name),
         },
         kernels: Vec::new(),
+        params: Vec::new(),
     })
 }
 

@@ -19,8 +19,10 @@ use crate::{
     interrupt,
     inventory::{Inventory, Target},
     kernel::binding::{BoundKernel, apply},
+    origin::Origin,
     profile::select::{Choice, choose},
     recipe::Recipe,
+    recipe::params::BoundParam,
     report::write_reports,
     reproduction::{copy_reference, open_reference},
     results::{
@@ -199,6 +201,7 @@ impl Prepared {
         let record = profile_record(&target, choice.as_ref(), voice);
         let profile = choice.and_then(|c| c.chosen).map(|c| c.bytes);
         let records = std::iter::once(record)
+            .chain(params_record(&recipe, voice))
             .chain(kernels_record(&kernels, voice))
             .collect();
         Ok(Prepared {
@@ -272,6 +275,17 @@ pub fn kernels_record(kernels: &[BoundKernel], voice: &Voice) -> Option<Event> {
     }
     (!bound.is_empty()).then(|| Event::Kernels {
         kernels: kernels.to_vec(),
+    })
+}
+
+/// The journal's record of the parameter values a new campaign uses, when the recipe declares
+/// any; each bound one is said before the campaign starts.
+pub fn params_record(recipe: &Recipe, voice: &Voice) -> Option<Event> {
+    for p in recipe.params.iter().filter(|p| p.from != Origin::Recipe) {
+        voice.say(&format!("parameter {}", p.line()));
+    }
+    (!recipe.params.is_empty()).then(|| Event::Params {
+        params: recipe.params.iter().map(BoundParam::from).collect(),
     })
 }
 
@@ -441,7 +455,13 @@ fn execute(
     voice: &Voice,
 ) -> Result<u8, Error> {
     let mut recipe = dir.load_recipe()?;
-    // A new campaign's journal has no header yet: its kernels come with its first records.
+    // A new campaign's journal has no header yet: its parameters and kernels come with its
+    // first records.
+    if let Some(Event::Params { params }) =
+        records.iter().find(|e| matches!(e, Event::Params { .. }))
+    {
+        recipe = crate::recipe::load::rebind(&recipe, params)?;
+    }
     if let Some(Event::Kernels { kernels }) =
         records.iter().find(|e| matches!(e, Event::Kernels { .. }))
     {

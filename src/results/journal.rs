@@ -276,6 +276,14 @@ pub enum Event {
         /// Every kernel of the recipe, in its order.
         kernels: Vec<crate::kernel::binding::BoundKernel>,
     },
+    /// The values of the recipe's `[params]` the campaign uses and where each came from
+    /// (recipe default, inventory, command line; `aba::recipe::params`). Written after the
+    /// header when the recipe declares parameters; resume and report read the recipe with
+    /// these values, never with the inventory of the moment.
+    Params {
+        /// Every parameter of the recipe, in its order.
+        params: Vec<crate::recipe::params::BoundParam>,
+    },
     /// The campaign is a calibration (`aba calibrate`): the recipe's baseline booted `boots`
     /// times, whose analysis becomes a noise profile when it finishes. Written after the
     /// header.
@@ -733,6 +741,15 @@ impl Journal {
         })
     }
 
+    /// The parameter values recorded when the campaign started; `None` for a recipe without
+    /// `[params]`, or a journal older than them.
+    pub fn params(&self) -> Option<&[crate::recipe::params::BoundParam]> {
+        self.events.iter().find_map(|e| match e {
+            Event::Params { params } => Some(params.as_slice()),
+            _ => None,
+        })
+    }
+
     /// The SHA-256 the recipe copy must have now: the last amendment's, else the header's.
     pub fn recipe_sha256(&self) -> Option<&str> {
         self.events
@@ -876,6 +893,28 @@ const START_RECORDS: usize = 8;
 pub fn recorded_kernels(
     path: &Path,
 ) -> Result<Option<Vec<crate::kernel::binding::BoundKernel>>, JournalError> {
+    start_record(path, |e| match e {
+        Event::Kernels { kernels } => Some(kernels),
+        _ => None,
+    })
+}
+
+/// The [`Event::Params`] record of the journal at `path`, read from its first records only;
+/// `None` when there is no journal yet, or no record (the recipe's defaults).
+pub fn recorded_params(
+    path: &Path,
+) -> Result<Option<Vec<crate::recipe::params::BoundParam>>, JournalError> {
+    start_record(path, |e| match e {
+        Event::Params { params } => Some(params),
+        _ => None,
+    })
+}
+
+/// The first of the start records `pick` takes.
+fn start_record<T>(
+    path: &Path,
+    pick: impl Fn(Event) -> Option<T>,
+) -> Result<Option<T>, JournalError> {
     use std::io::BufRead as _;
     let read_error = |source| JournalError::Io {
         action: "read",
@@ -895,8 +934,8 @@ pub fn recorded_kernels(
     {
         let line = line.map_err(read_error)?;
         // A partial line (a crash while writing it) is the reader proper's business.
-        if let Ok(Event::Kernels { kernels }) = parse_line(path, number + 1, &line) {
-            return Ok(Some(kernels));
+        if let Some(found) = parse_line(path, number + 1, &line).ok().and_then(&pick) {
+            return Ok(Some(found));
         }
     }
     Ok(None)
