@@ -823,6 +823,27 @@ patched = { release = "6.18.0-rtfix+" }
     }
 
     #[test]
+    fn param_values_are_placed_where_they_were_written() {
+        let text = format!("{BOUND}[targets.box.params]\nisolated_cpu = \"5\"\n");
+        let inv = Inventory::parse(Path::new("targets.toml"), &text).expect("valid");
+        let params = inv.target("box").expect("defined").params;
+        assert_eq!(params[0].name, "isolated_cpu");
+        assert_eq!(params[0].value.as_str(), "5");
+        assert_eq!(
+            params[0].origin,
+            crate::origin::Origin::Inventory {
+                at: "targets.toml:9:1".to_owned()
+            }
+        );
+        let bad = format!("{BOUND}[targets.box.params]\nisolated_cpu = \"5 6\"\n");
+        let err = Inventory::parse(Path::new("targets.toml"), &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("targets.toml:9:16"), "{err}");
+        assert!(err.contains("invalid parameter value `5 6`"), "{err}");
+    }
+
+    #[test]
     fn a_kernel_binding_follows_the_recipe_rules() {
         for (bad, line, column, what) in [
             (

@@ -539,6 +539,7 @@ pub fn resume_one(
     let inventory = Inventory::discover(targets.map(PathBuf::as_path))?;
     let target = inventory.target(&target_name)?;
     say_recorded_kernels(&journal, &target, voice);
+    say_recorded_params(&journal, &target, voice);
     if let Some(path) = amend {
         amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path, voice)?;
     }
@@ -554,6 +555,26 @@ pub fn resume_one(
         &[],
         voice,
     )
+}
+
+/// Says that a resumed campaign uses the parameter values its journal recorded at the start
+/// ([`ResultsDir::load_recipe`] reads the recipe with them), never the inventory's of now.
+fn say_recorded_params(journal: &Journal, target: &Target, voice: &Voice) {
+    match journal.params() {
+        Some(params) => {
+            for p in params.iter().filter(|p| p.from != Origin::Recipe) {
+                voice.say(&format!(
+                    "parameter {} = {} (recorded when the campaign started: bound by {})",
+                    p.name, p.value, p.from
+                ));
+            }
+        }
+        None if !target.params.is_empty() => voice.say(&format!(
+            "parameters: as the recipe says; the campaign started without the inventory's              [targets.{}.params], which resume does not apply",
+            target.name
+        )),
+        None => {}
+    }
 }
 
 /// Says that a resumed campaign boots the kernels its journal recorded at the start

@@ -1141,6 +1141,42 @@ mod tests {
     }
 
     #[test]
+    fn the_params_record_round_trips_and_an_old_journal_has_none() {
+        use crate::{
+            origin::Origin,
+            recipe::{
+                ident::{ParamName, ParamValue},
+                params::BoundParam,
+            },
+        };
+        let params = vec![BoundParam {
+            name: ParamName::new("isolated_cpu").unwrap(),
+            value: ParamValue::new("5").unwrap(),
+            from: Origin::Inventory {
+                at: "targets.toml:9:1".to_owned(),
+            },
+        }];
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("new.jsonl");
+        let mut w = JournalWriter::open(&path).expect("open");
+        w.append(&header()).expect("append");
+        w.append(&Event::Params {
+            params: params.clone(),
+        })
+        .expect("append");
+        drop(w);
+        let journal = Journal::read(&path).expect("reads");
+        assert_eq!(journal.params(), Some(params.as_slice()));
+        assert_eq!(super::recorded_params(&path).expect("reads"), Some(params));
+        let old = dir.path().join("old.jsonl");
+        let mut w = JournalWriter::open(&old).expect("open");
+        w.append(&header()).expect("append");
+        drop(w);
+        assert_eq!(super::recorded_params(&old).expect("reads"), None);
+        assert_eq!(Journal::read(&old).expect("reads").params(), None);
+    }
+
+    #[test]
     fn the_kernels_record_round_trips_and_an_old_journal_has_none() {
         use crate::kernel::binding::{BoundKernel, Origin};
         use crate::recipe::ident::{KernelLabel, Release, TargetPath};
