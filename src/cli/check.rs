@@ -178,9 +178,10 @@ fn header(recipe: &Recipe, target: &Target, kernels: &[BoundKernel]) -> String {
     }
     // The machine facts: what each parameter means and the value this target gets.
     for param in &recipe.params {
-        let _ = writeln!(out, "param    {}", one_line(&param.line()));
+        let _ = writeln!(out, "param    {} = {}", param.name, param.value);
+        out.push_str(&wrap(&one_line(&param.note()), WIDTH, "         "));
         out.push_str(&wrap(
-            &cut(&one_line(&param.means), 300),
+            &cut(&format!("means: {}", one_line(&param.means)), 300),
             WIDTH,
             "         ",
         ));

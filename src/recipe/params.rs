@@ -116,12 +116,16 @@ impl Param {
     /// the report.
     #[must_use]
     pub fn line(&self) -> String {
+        format!("{} = {} ({})", self.name, self.value, self.note())
+    }
+
+    /// Where the value came from: `the recipe's default`, or `bound by …; the recipe's
+    /// default is …`.
+    #[must_use]
+    pub fn note(&self) -> String {
         match &self.from {
-            Origin::Recipe => format!("{} = {} (the recipe's default)", self.name, self.value),
-            from => format!(
-                "{} = {} (bound by {from}; the recipe's default is {})",
-                self.name, self.value, self.default
-            ),
+            Origin::Recipe => "the recipe's default".to_owned(),
+            from => format!("bound by {from}; the recipe's default is {}", self.default),
         }
     }
 }
