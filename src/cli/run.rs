@@ -610,8 +610,13 @@ fn amend_recipe(
     voice: &Voice,
 ) -> Result<(), Error> {
     let old = dir.load_recipe()?;
-    // The recorded bindings stay: compared unbound, every bound kernel would read as changed.
-    let mut new = new.clone();
+    // The recorded bindings stay: compared unbound, every bound kernel or parameter would
+    // read as changed. A parameter the amended recipe adds takes its default, as
+    // `load_recipe` will read it.
+    let mut new = match journal.params() {
+        Some(params) => crate::recipe::load::rebind(new, params)?,
+        None => new.clone(),
+    };
     if let Some(kernels) = journal.kernels() {
         apply(&mut new, kernels);
     }

@@ -327,7 +327,7 @@ impl Checker<'_> {
     }
 
     fn cmdline(&mut self, text: &Spanned<String>) -> Vec<String> {
-        let rendered = self.expand(text, params::verbatim);
+        let rendered = self.expand(text, params::verbatim).unwrap_or_default();
         let tokens: Vec<String> = rendered.split_whitespace().map(str::to_owned).collect();
         for token in &tokens {
             if let Err(why) = check_cmdline_param(token) {
@@ -357,8 +357,9 @@ impl Checker<'_> {
     }
 
     /// `text` with its `{params.NAME}` replaced by the values, each through `quote`; an
-    /// unknown name is reported at `text` (and `text` returned as written).
-    fn expand(&mut self, text: &Spanned<String>, quote: fn(&str) -> String) -> String {
+    /// unknown name is reported at `text`, and `None` returned so that the place's own check
+    /// does not report the same mistake twice.
+    fn expand(&mut self, text: &Spanned<String>, quote: fn(&str) -> String) -> Option<String> {
         let params = &self.params;
         let used = &mut self.used;
         let rendered = params::render(
@@ -371,23 +372,28 @@ impl Checker<'_> {
             quote,
         );
         match rendered {
-            Ok(r) => r,
+            Ok(r) => Some(r),
             Err(unknown) => {
                 let names: Vec<String> = self.params.iter().map(|p| p.name.to_string()).collect();
                 let diag = self.error(
                     text.span(),
                     format!("unknown parameter `{{params.{unknown}}}`"),
                 );
-                diag.suggest(&unknown, names.iter().map(String::as_str), |s| {
-                    format!("`{{params.{s}}}`")
-                });
+                // The suggested parameter is not reported as unused as well: the typo is the
+                // one problem.
+                let suggested = diag
+                    .suggest(&unknown, names.iter().map(String::as_str), |s| {
+                        format!("`{{params.{s}}}`")
+                    })
+                    .map(str::to_owned);
                 diag.help.push(if names.is_empty() {
                     "the recipe declares no [params]; declare it there with a default and `means`"
                         .to_owned()
                 } else {
                     format!("declared parameters: {}", names.join(", "))
                 });
-                text.get_ref().clone()
+                self.used.extend(suggested);
+                None
             }
         }
     }
@@ -414,7 +420,7 @@ impl Checker<'_> {
             NumberOrParam::Number(n) => Some(*n),
             NumberOrParam::Text(text) => {
                 let spanned = Spanned::new(value.span(), text.clone());
-                let rendered = self.expand(&spanned, params::verbatim);
+                let rendered = self.expand(&spanned, params::verbatim)?;
                 if let Ok(n) = rendered.parse::<f64>()
                     && text.contains('{')
                 {
@@ -587,7 +593,10 @@ impl Checker<'_> {
     fn steps(&mut self, commands: &[Spanned<String>]) -> Vec<String> {
         commands
             .iter()
-            .map(|c| self.expand(c, crate::target::quote::sh_quote))
+            .map(|c| {
+                self.expand(c, crate::target::quote::sh_quote)
+                    .unwrap_or_else(|| c.get_ref().clone())
+            })
             .collect()
     }
 
@@ -1166,14 +1175,19 @@ impl Checker<'_> {
         };
         // Parameters are shell-quoted into `run` and `env` now; matrix placeholders stay for
         // each case (a value has no braces, so it cannot become one).
-        let run = self.expand(&spec.run, crate::target::quote::sh_quote);
+        let run = self
+            .expand(&spec.run, crate::target::quote::sh_quote)
+            .unwrap_or_else(|| spec.run.get_ref().clone());
         let env = spec
             .env
             .iter()
-            .map(|(k, v)| (k.clone(), self.expand(v, crate::target::quote::sh_quote)))
+            .map(|(k, v)| {
+                let value = self.expand(v, crate::target::quote::sh_quote);
+                (k.clone(), value.unwrap_or_else(|| v.get_ref().clone()))
+            })
             .collect();
         let cpu = spec.cpu.as_ref().and_then(|text| {
-            let rendered = self.expand(text, params::verbatim);
+            let rendered = self.expand(text, params::verbatim)?;
             CpuList::new(&rendered)
                 .map_err(|why| {
                     let help = self.param_help(text.get_ref());
