@@ -346,7 +346,7 @@ mod tests {
                 at: "targets.toml:7:1".to_owned(),
             },
         };
-        let bound = bind(&params, &[inventory.clone()]).unwrap();
+        let bound = bind(&params, std::slice::from_ref(&inventory)).unwrap();
         assert_eq!(bound[0].value.as_str(), "5");
         assert_eq!(bound[0].from, inventory.origin);
         assert_eq!(bound[1].from, Origin::Recipe);
