@@ -1173,8 +1173,9 @@ impl Checker<'_> {
                     .map_or(DEFAULT_WARMUP, |c| c.get()),
             )
         };
-        // Parameters are shell-quoted into `run` and `env` now; matrix placeholders stay for
-        // each case (a value has no braces, so it cannot become one).
+        // Parameters are shell-quoted into `run` now, and put into `env` values as they are
+        // (the runner quotes each whole `NAME=value`); matrix placeholders stay for each case
+        // (a value has no braces, so it cannot become one).
         let run = self
             .expand(&spec.run, crate::target::quote::sh_quote)
             .unwrap_or_else(|| spec.run.get_ref().clone());
@@ -1182,7 +1183,7 @@ impl Checker<'_> {
             .env
             .iter()
             .map(|(k, v)| {
-                let value = self.expand(v, crate::target::quote::sh_quote);
+                let value = self.expand(v, params::verbatim);
                 (k.clone(), value.unwrap_or_else(|| v.get_ref().clone()))
             })
             .collect();
@@ -2275,7 +2276,7 @@ tick = { default = "-10", means = "the published tick change on this machine" }
 name = "w"
 run = "echo {params.cpu}"
 cpu = "{params.cpu}"
-env = { CPU = "{params.cpu}" }
+env = { CPU = "{params.cpu}", ISO = "{params.isolation}" }
 metric = { number = true, unit = "ns", better = "lower" }
 [[expect]]
 workload = "w"
@@ -2322,6 +2323,18 @@ tolerance = 2.5
         );
         let q = super::rebind(&r, &[bound("isolation", "a=b,3")]).expect("valid");
         assert_eq!(q.boot_cmdline[1], "isolcpus=a=b,3");
+        // Quoted in `run`; as it is in an `env` value, which the runner quotes whole.
+        let r2 = parse(
+            Path::new("r.toml"),
+            &PARAMS.replace(
+                "run = \"echo {params.cpu}\"",
+                "run = \"echo {params.isolation}\"",
+            ),
+        )
+        .expect("valid");
+        let q = super::rebind(&r2, &[bound("isolation", "a=b,3")]).expect("valid");
+        assert_eq!(q.workloads[0].run, "echo 'a=b,3'");
+        assert_eq!(q.workloads[0].env[1].1, "a=b,3");
     }
 
     #[test]
