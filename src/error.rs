@@ -96,6 +96,9 @@ pub enum Error {
     /// A kernel binding names a label the recipe does not have.
     #[error(transparent)]
     Binding(#[from] crate::kernel::binding::BindingError),
+    /// A parameter binding names a parameter the recipe does not declare.
+    #[error(transparent)]
+    ParamBinding(#[from] crate::recipe::params::ParamBindingError),
     /// The recipe cannot run on the target.
     #[error("cannot plan this recipe: {0}")]
     Plan(PlanError),
@@ -338,6 +341,7 @@ impl Error {
             Error::Recipe(_)
             | Error::Inventory(_)
             | Error::Binding(_)
+            | Error::ParamBinding(_)
             | Error::Plan(_)
             | Error::TooLong { .. }
             | Error::Target { .. }
@@ -383,6 +387,10 @@ impl Error {
                     known.join(", ")
                 ),
             }),
+            Error::ParamBinding(_) => Some(
+                "bind only the names of the recipe's [params] (`aba check RECIPE` lists them)"
+                    .to_owned(),
+            ),
             Error::Binding(_) => Some(
                 "bind only the labels of the recipe's [kernels.LABEL] tables (`aba check RECIPE` lists them)".to_owned(),
             ),

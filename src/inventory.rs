@@ -16,7 +16,6 @@ use serde::Deserialize;
 use thiserror::Error;
 use toml::Spanned;
 
-use crate::kernel::binding::{KernelBinding, Origin};
 use crate::kernel::switch::{
     Machine,
     bls::{Bls, BlsTable},
@@ -34,6 +33,10 @@ use crate::recipe::{
         BootEstimate, BootTimeout, ConnectTimeout, Count, DeadAfter, Dur, Keepalive, Port,
         ReserveTimeout,
     },
+};
+use crate::{
+    kernel::binding::{KernelBinding, Origin},
+    recipe::{ident::ParamValue, params::ParamBinding},
 };
 
 /// Placeholders of the notification commands (`on_finish`, `on_failure`).
@@ -155,6 +158,11 @@ struct TargetSpec {
     #[serde(default)]
     #[schemars(with = "IndexMap<String, KernelBindingSpec>")]
     kernels: IndexMap<Spanned<String>, KernelBindingSpec>,
+    /// This machine's values for shared recipes' `[params]` (`aba::recipe::params`):
+    /// `NAME = "VALUE"`, checked against the recipe when a campaign binds them.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, ParamValue>")]
+    params: IndexMap<Spanned<String>, ParamValue>,
 }
 
 /// `[targets.NAME.kernels] LABEL = { release, image, initrd }`: values follow the recipe's
@@ -253,6 +261,8 @@ pub struct Target {
     pub profiles: PathBuf,
     /// `[targets.NAME.kernels]`: this tester's kernels for recipes' labels, in file order.
     pub kernels: Vec<KernelBinding>,
+    /// `[targets.NAME.params]`: this machine's values for recipes' parameters, in file order.
+    pub params: Vec<ParamBinding>,
 }
 
 /// A target's noise profile directory when the inventory names none:
@@ -290,6 +300,7 @@ impl Target {
             base_dir: PathBuf::from("."),
             profiles: default_profiles_dir(LOCAL),
             kernels: Vec::new(),
+            params: Vec::new(),
         }
     }
 
@@ -436,6 +447,7 @@ impl Inventory {
             }
             let profiles = file.profiles.as_deref().map(|p| expand_home(p, &base_dir));
             let kernels = kernel_bindings(path, source, std::mem::take(&mut spec.kernels));
+            let params = param_bindings(path, source, std::mem::take(&mut spec.params));
             match resolve_target(
                 name.get_ref().as_str(),
                 spec,
@@ -444,6 +456,7 @@ impl Inventory {
             ) {
                 Ok(mut t) => {
                     t.kernels = kernels;
+                    t.params = params;
                     targets.insert(t.name.clone(), t);
                 }
                 Err((span, message)) => {
@@ -510,6 +523,28 @@ fn kernel_bindings(
                 release: spec.release,
                 image: spec.image,
                 initrd: spec.initrd,
+                origin: Origin::Inventory {
+                    at: format!("{}:{}:{}", path.display(), at.line, at.column),
+                },
+            }
+        })
+        .collect()
+}
+
+/// The parameter values of one target, each placed at its name's `file:line:column` so that
+/// one naming a parameter a recipe lacks is reported where it was written.
+fn param_bindings(
+    path: &Path,
+    source: &str,
+    specs: IndexMap<Spanned<String>, ParamValue>,
+) -> Vec<ParamBinding> {
+    specs
+        .into_iter()
+        .map(|(name, value)| {
+            let at = Diagnostic::at(path, source, Some(name.span()), "");
+            ParamBinding {
+                name: name.get_ref().clone(),
+                value,
                 origin: Origin::Inventory {
                     at: format!("{}:{}:{}", path.display(), at.line, at.column),
                 },
@@ -694,6 +729,7 @@ fn resolve_target(
             (None, None) => default_profiles_dir(name),
         },
         kernels: Vec::new(),
+        params: Vec::new(),
     })
 }
 
@@ -789,6 +825,27 @@ patched = { release = "6.18.0-rtfix+" }
                 at: "targets.toml:7:1".to_owned()
             }
         );
+    }
+
+    #[test]
+    fn param_values_are_placed_where_they_were_written() {
+        let text = format!("{BOUND}[targets.box.params]\nisolated_cpu = \"5\"\n");
+        let inv = Inventory::parse(Path::new("targets.toml"), &text).expect("valid");
+        let params = inv.target("box").expect("defined").params;
+        assert_eq!(params[0].name, "isolated_cpu");
+        assert_eq!(params[0].value.as_str(), "5");
+        assert_eq!(
+            params[0].origin,
+            crate::origin::Origin::Inventory {
+                at: "targets.toml:9:1".to_owned()
+            }
+        );
+        let bad = format!("{BOUND}[targets.box.params]\nisolated_cpu = \"5 6\"\n");
+        let err = Inventory::parse(Path::new("targets.toml"), &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("targets.toml:9:16"), "{err}");
+        assert!(err.contains("invalid parameter value `5 6`"), "{err}");
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod interrupt;
 pub mod inventory;
 pub mod json;
 pub mod kernel;
+pub mod origin;
 pub mod placeholders;
 pub mod point_name;
 pub mod profile;

@@ -462,6 +462,12 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect(),
             tuning: recipe.tuning.settings(),
+            // `load_recipe` read the recipe with the journal's parameter record.
+            params: recipe
+                .params
+                .iter()
+                .map(crate::recipe::params::Param::line)
+                .collect(),
             amendments: amendments(inputs.journal),
             reference: recipe.reference.as_ref().map(|r| r.written.clone()),
         },

@@ -212,6 +212,9 @@ pub struct Campaign {
     pub sysctls: Vec<String>,
     /// Tuning the recipe asks for, as `knob=value`.
     pub tuning: Vec<String>,
+    /// The recipe's `[params]` as the campaign used them (the journal's record), one
+    /// `name = value (…where it came from)` each: the machine facts a reader must know.
+    pub params: Vec<String>,
     /// Amendments of the recipe (`aba resume --amend`), in order.
     pub amendments: Vec<Amendment>,
     /// The recipe's `[expect] reference`, as written: the published result the campaign is

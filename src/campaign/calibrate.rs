@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::recipe::{FilesFrom, Recipe, RecipeError, parse_with};
+use crate::recipe::{FilesFrom, Recipe, RecipeError, load::parse_bound, params::BoundParam};
 
 /// Boots of a calibration unless `--boots` says otherwise: 6, the fewest that give the
 /// profile ν = 5 and the bounds of docs/profiles.md.
@@ -61,6 +61,17 @@ pub fn calibration_recipe(
         kernels.retain(|label, _| *label == baseline);
     }
     table.remove("expect");
+    // A parameter only the expectations used would be declared and never used.
+    if let Some(toml::Value::Table(params)) = table.remove("params") {
+        let rest = toml::to_string(&table).expect("invariant: a TOML table serialises");
+        let used: toml::Table = params
+            .into_iter()
+            .filter(|(name, _)| rest.contains(&format!("{{params.{name}}}")))
+            .collect();
+        if !used.is_empty() {
+            table.insert("params".into(), toml::Value::Table(used));
+        }
+    }
     let analysis = table
         .entry("analysis")
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
@@ -74,7 +85,10 @@ pub fn calibration_recipe(
         recipe.path.display(),
         toml::to_string(&table).expect("invariant: a TOML table serialises")
     );
-    parse_with(&recipe.path, &text, FilesFrom::RecipeDir(allowed)).map_err(CalibrateError::Invalid)
+    // The calibration measures the machine the recipe's parameters were bound for.
+    let bound: Vec<BoundParam> = recipe.params.iter().map(BoundParam::from).collect();
+    parse_bound(&recipe.path, &text, FilesFrom::RecipeDir(allowed), &bound)
+        .map_err(CalibrateError::Invalid)
 }
 
 #[cfg(test)]

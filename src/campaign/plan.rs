@@ -689,6 +689,40 @@ metric = { number = true, better = "higher" }
     }
 
     #[test]
+    fn bound_parameters_reach_the_planned_cmdline_and_commands() {
+        // A parameter next to a matrix key: the value is in before the case expands.
+        let src = ABA
+            .replace(
+                "cmdline = \"quiet\"",
+                "cmdline = \"quiet nohz_full={params.cpus}\"",
+            )
+            .replace(
+                "run = \"bench --level {level}\"",
+                "run = \"bench --cpu {params.cpus} --level {level}\"",
+            )
+            .replace(
+                "[[workload]]",
+                "[params]\ncpus = { default = \"2-3\", means = \"isolated\" }\n[[workload]]",
+            );
+        let recipe = parse(Path::new("r.toml"), &src).expect("valid");
+        let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
+        assert_eq!(plan.points[0].cmdline, ["quiet", "nohz_full=2-3"]);
+        assert_eq!(plan.points[0].cases[1].run, "bench --cpu 2-3 --level 1");
+        let bound = crate::recipe::params::bind(
+            &recipe.params,
+            &[crate::recipe::params::ParamBinding::from_option("cpus=5,7").expect("valid")],
+        )
+        .expect("declared");
+        let recipe = crate::recipe::load::rebind(&recipe, &bound).expect("valid");
+        let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
+        assert_eq!(
+            plan.points[1].cmdline,
+            ["quiet", "nohz_full=5,7", "aba.b=1"]
+        );
+        assert_eq!(plan.points[1].cases[0].run, "bench --cpu 5,7 --level 0");
+    }
+
+    #[test]
     fn local_target_cannot_switch() {
         let recipe = parse(Path::new("r.toml"), ABA).expect("valid");
         let err = Plan::new(&recipe, &Target::local()).expect_err("no switch");

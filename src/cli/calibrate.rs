@@ -9,7 +9,7 @@ use crate::{
     campaign::{calibrate::calibration_recipe, engine::RunOptions},
     cli::{
         FilesArgs, KernelArgs, TargetArgs,
-        run::{Launch, Voice, kernels_record, start_new},
+        run::{Launch, Voice, kernels_record, params_record, start_new},
     },
     error::Error,
     profile::{
@@ -56,6 +56,7 @@ pub fn calibrate(
     // A calibration measures the machine: it pools no profile of its own.
     start_new(&calibration, recipe_path, &target, launch, options, |_| {
         Ok(std::iter::once(record)
+            .chain(params_record(&calibration, &Voice::Alone))
             .chain(kernels_record(&kernels, &Voice::Alone))
             .collect())
     })

@@ -176,6 +176,16 @@ fn header(recipe: &Recipe, target: &Target, kernels: &[BoundKernel]) -> String {
             let _ = writeln!(out, "           {} + {}", kernel.image, kernel.initrd);
         }
     }
+    // The machine facts: what each parameter means and the value this target gets.
+    for param in &recipe.params {
+        let _ = writeln!(out, "param    {} = {}", param.name, param.value);
+        out.push_str(&wrap(&one_line(&param.note()), WIDTH, "         "));
+        out.push_str(&wrap(
+            &cut(&format!("means: {}", one_line(&param.means)), 300),
+            WIDTH,
+            "         ",
+        ));
+    }
     if let Some(reference) = &recipe.reference {
         let _ = writeln!(
             out,

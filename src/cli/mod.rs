@@ -28,6 +28,7 @@ use crate::{
     error::Error,
     inventory::{Inventory, LOCAL, Target},
     kernel::binding::{self, BoundKernel, KernelBinding},
+    recipe::params::ParamBinding,
     recipe::{self, Recipe},
     results::manifest::Manifest,
 };
@@ -97,7 +98,9 @@ impl RunTargetArgs {
 }
 
 /// This tester's kernels for a shared recipe's labels, over the inventory's
-/// `[targets.NAME.kernels]` (`aba::kernel::binding`).
+/// `[targets.NAME.kernels]` (`aba::kernel::binding`), and this machine's values for its
+/// `[params]`, over the inventory's `[targets.NAME.params]` (`aba::recipe::params`): the
+/// facts a shared recipe leaves to whoever runs it.
 #[derive(Debug, Default, clap::Args)]
 pub struct KernelArgs {
     /// Boot RELEASE (image /boot/vmlinuz-RELEASE, initrd /boot/initrd.img-RELEASE) for the
@@ -109,11 +112,29 @@ pub struct KernelArgs {
         help_heading = "Recipe"
     )]
     pub bindings: Vec<KernelBinding>,
+    /// Use VALUE for the recipe's parameter NAME (`{params.NAME}`), over the inventory's
+    /// `[targets.NAME.params]` and the recipe's default (repeatable).
+    #[arg(
+        long = "param",
+        value_name = "NAME=VALUE",
+        value_parser = ParamBinding::from_option,
+        help_heading = "Recipe"
+    )]
+    pub params: Vec<ParamBinding>,
 }
 
 impl KernelArgs {
-    /// Binds `recipe`'s kernels: the target's inventory entries, then these options.
+    /// Binds `recipe`'s parameters (reading it again with their values) and its kernels: the
+    /// target's inventory entries, then these options.
     pub fn bind(&self, recipe: &mut Recipe, target: &Target) -> Result<Vec<BoundKernel>, Error> {
+        let params: Vec<ParamBinding> = target.params.iter().chain(&self.params).cloned().collect();
+        let bound = crate::recipe::params::bind(&recipe.params, &params)?;
+        if bound
+            .iter()
+            .any(|b| b.from != crate::origin::Origin::Recipe)
+        {
+            *recipe = crate::recipe::load::rebind(recipe, &bound)?;
+        }
         let all: Vec<KernelBinding> = target
             .kernels
             .iter()

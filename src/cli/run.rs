@@ -19,8 +19,10 @@ use crate::{
     interrupt,
     inventory::{Inventory, Target},
     kernel::binding::{BoundKernel, apply},
+    origin::Origin,
     profile::select::{Choice, choose},
     recipe::Recipe,
+    recipe::params::BoundParam,
     report::write_reports,
     reproduction::{copy_reference, open_reference},
     results::{
@@ -199,6 +201,7 @@ impl Prepared {
         let record = profile_record(&target, choice.as_ref(), voice);
         let profile = choice.and_then(|c| c.chosen).map(|c| c.bytes);
         let records = std::iter::once(record)
+            .chain(params_record(&recipe, voice))
             .chain(kernels_record(&kernels, voice))
             .collect();
         Ok(Prepared {
@@ -272,6 +275,17 @@ pub fn kernels_record(kernels: &[BoundKernel], voice: &Voice) -> Option<Event> {
     }
     (!bound.is_empty()).then(|| Event::Kernels {
         kernels: kernels.to_vec(),
+    })
+}
+
+/// The journal's record of the parameter values a new campaign uses, when the recipe declares
+/// any; each bound one is said before the campaign starts.
+pub fn params_record(recipe: &Recipe, voice: &Voice) -> Option<Event> {
+    for p in recipe.params.iter().filter(|p| p.from != Origin::Recipe) {
+        voice.say(&format!("parameter {}", p.line()));
+    }
+    (!recipe.params.is_empty()).then(|| Event::Params {
+        params: recipe.params.iter().map(BoundParam::from).collect(),
     })
 }
 
@@ -441,7 +455,13 @@ fn execute(
     voice: &Voice,
 ) -> Result<u8, Error> {
     let mut recipe = dir.load_recipe()?;
-    // A new campaign's journal has no header yet: its kernels come with its first records.
+    // A new campaign's journal has no header yet: its parameters and kernels come with its
+    // first records.
+    if let Some(Event::Params { params }) =
+        records.iter().find(|e| matches!(e, Event::Params { .. }))
+    {
+        recipe = crate::recipe::load::rebind(&recipe, params)?;
+    }
     if let Some(Event::Kernels { kernels }) =
         records.iter().find(|e| matches!(e, Event::Kernels { .. }))
     {
@@ -519,6 +539,7 @@ pub fn resume_one(
     let inventory = Inventory::discover(targets.map(PathBuf::as_path))?;
     let target = inventory.target(&target_name)?;
     say_recorded_kernels(&journal, &target, voice);
+    say_recorded_params(&journal, &target, voice);
     if let Some(path) = amend {
         amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path, voice)?;
     }
@@ -534,6 +555,26 @@ pub fn resume_one(
         &[],
         voice,
     )
+}
+
+/// Says that a resumed campaign uses the parameter values its journal recorded at the start
+/// ([`ResultsDir::load_recipe`] reads the recipe with them), never the inventory's of now.
+fn say_recorded_params(journal: &Journal, target: &Target, voice: &Voice) {
+    match journal.params() {
+        Some(params) => {
+            for p in params.iter().filter(|p| p.from != Origin::Recipe) {
+                voice.say(&format!(
+                    "parameter {} = {} (recorded when the campaign started: bound by {})",
+                    p.name, p.value, p.from
+                ));
+            }
+        }
+        None if !target.params.is_empty() => voice.say(&format!(
+            "parameters: as the recipe says; the campaign started without the inventory's              [targets.{}.params], which resume does not apply",
+            target.name
+        )),
+        None => {}
+    }
 }
 
 /// Says that a resumed campaign boots the kernels its journal recorded at the start
@@ -569,8 +610,13 @@ fn amend_recipe(
     voice: &Voice,
 ) -> Result<(), Error> {
     let old = dir.load_recipe()?;
-    // The recorded bindings stay: compared unbound, every bound kernel would read as changed.
-    let mut new = new.clone();
+    // The recorded bindings stay: compared unbound, every bound kernel or parameter would
+    // read as changed. A parameter the amended recipe adds takes its default, as
+    // `load_recipe` will read it.
+    let mut new = match journal.params() {
+        Some(params) => crate::recipe::load::rebind(new, params)?,
+        None => new.clone(),
+    };
     if let Some(kernels) = journal.kernels() {
         apply(&mut new, kernels);
     }

@@ -31,6 +31,9 @@ pub struct CheckDoc<'a> {
     /// from (`{"from": "recipe"}`, `{"from": "inventory", "at": "FILE:LINE:COLUMN"}`,
     /// `{"from": "command_line", "option": "--kernel …"}`).
     pub kernels: &'a [BoundKernel],
+    /// The recipe's `[params]` with the value the campaign would use and where it came from
+    /// (`from` as for kernels; `{"from": "recipe"}` is the default).
+    pub params: Vec<ParamJson<'a>>,
     /// Points in boot order.
     pub points: &'a [PointSummary],
     /// Workload cases every point runs.
@@ -270,6 +273,21 @@ pub enum DetectSource<'a> {
     Profile(&'a Advice, &'a std::path::Path),
 }
 
+/// One `[params]` entry as `aba check --json` shows it.
+#[derive(Debug, Serialize)]
+pub struct ParamJson<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// The value in effect.
+    pub value: &'a str,
+    /// The recipe's default.
+    pub default: &'a str,
+    /// What it means, as the recipe says.
+    pub means: &'a str,
+    /// Where `value` came from.
+    pub from: &'a crate::origin::Origin,
+}
+
 impl<'a> CheckDoc<'a> {
     /// The document of `plan` for `recipe` on `target`.
     #[must_use]
@@ -294,6 +312,17 @@ impl<'a> CheckDoc<'a> {
                 switch: (!any).then(|| target.switch.method().kind().to_string()),
             },
             kernels: &[],
+            params: recipe
+                .params
+                .iter()
+                .map(|p| ParamJson {
+                    name: p.name.as_str(),
+                    value: p.value.as_str(),
+                    default: p.default.as_str(),
+                    means: &p.means,
+                    from: &p.from,
+                })
+                .collect(),
             points: &plan.points,
             cases: plan.cases,
             runs: plan.runs,

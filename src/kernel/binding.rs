@@ -11,8 +11,6 @@
 //!
 //! [`Event::Kernels`]: crate::results::journal::Event::Kernels
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -21,44 +19,7 @@ use crate::recipe::{
     ident::{KernelLabel, Release, TargetPath},
 };
 
-/// Where a binding came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "from", rename_all = "snake_case")]
-pub enum Origin {
-    /// The recipe as written.
-    Recipe,
-    /// The target inventory, at `file:line:column`.
-    Inventory {
-        /// `file:line:column` of the label's key.
-        at: String,
-    },
-    /// A `--kernel LABEL=RELEASE` option.
-    CommandLine {
-        /// The option as given.
-        option: String,
-    },
-}
-
-impl Origin {
-    /// Where it was written, for an error: `file:line:column`, or the option.
-    pub fn place(&self) -> &str {
-        match self {
-            Origin::Recipe => "the recipe",
-            Origin::Inventory { at } => at,
-            Origin::CommandLine { option } => option,
-        }
-    }
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Origin::Recipe => f.write_str("the recipe"),
-            Origin::Inventory { at } => write!(f, "the inventory ({at})"),
-            Origin::CommandLine { option } => write!(f, "the command line ({option})"),
-        }
-    }
-}
+pub use crate::origin::Origin;
 
 /// One binding of a label: what it replaces, and where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -94,6 +94,30 @@ fn matrix_key_rule(value: &str) -> Result<(), String> {
     )
 }
 
+fn param_name_rule(value: &str) -> Result<(), String> {
+    check_word(
+        value,
+        32,
+        |c| c.is_ascii_lowercase(),
+        |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_',
+        "use only lowercase letters, digits and `_`, starting with a letter (it is written as `{params.name}`)",
+    )
+}
+
+/// A parameter's value reaches a shell command, a kernel command line, a CPU list or a
+/// number, so it is one word of characters none of them treats specially: no spaces, quotes,
+/// braces or shell metacharacters. What the place it is used in needs (a CPU list, a number)
+/// is checked there.
+fn param_value_rule(value: &str) -> Result<(), String> {
+    check_word(
+        value,
+        256,
+        |c| c.is_ascii_alphanumeric() || "_.,:=+/-".contains(c),
+        |c| c.is_ascii_alphanumeric() || "_.,:=+/-".contains(c),
+        "use only letters, digits and `_.,:=+/-` (the value is one word of a command or a kernel command line)",
+    )
+}
+
 fn env_rule(value: &str) -> Result<(), String> {
     check_word(
         value,
@@ -315,6 +339,19 @@ ident!(
     MatrixKey,
     "matrix key",
     matrix_key_rule
+);
+ident!(
+    /// The name of a recipe parameter (`[params]`), a fact of the machine a shared recipe
+    /// runs on.
+    ParamName,
+    "parameter name",
+    param_name_rule
+);
+ident!(
+    /// A parameter's value: a default, an inventory's or a `--param` option's.
+    ParamValue,
+    "parameter value",
+    param_value_rule
 );
 ident!(
     /// An environment variable a workload sets.

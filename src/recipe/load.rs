@@ -22,12 +22,13 @@ use toml::Spanned;
 
 use crate::recipe::{
     diagnostic::{Diagnostic, ticked},
-    ident::{KernelLabel, TargetPath, check_cmdline_param, check_matrix_value},
+    ident::{CpuList, KernelLabel, TargetPath, check_cmdline_param, check_matrix_value},
     limits,
     model::{
         ExpectSection, ExtendSpec, ExtendUntil, MetricSpec, RecipeFile, Role, SysctlValue,
         TuningKnob, TuningSpec, WorkloadSpec,
     },
+    params::{self, BoundParam, NumberOrParam, Param},
     resolved::{
         AnalysisSettings, CaseComparison, Check, Expect, Extend, Extract, FileCopy, Kernel, Knob,
         Metric, REFERENCE_COPY, Recipe, Recovery, Reference, Steps, Tuning, Workload, point_labels,
@@ -105,6 +106,47 @@ pub enum FilesFrom<'a> {
     Copied(&'a Path),
 }
 
+/// [`FilesFrom`], owned: how a recipe was read, kept in it so that binding its parameters
+/// ([`rebind`]) reads it again the same way.
+#[derive(Clone, Debug)]
+pub enum FilesSource {
+    /// [`FilesFrom::RecipeDir`].
+    RecipeDir(Vec<PathBuf>),
+    /// [`FilesFrom::Copied`].
+    Copied(PathBuf),
+}
+
+impl FilesSource {
+    fn borrowed(&self) -> FilesFrom<'_> {
+        match self {
+            FilesSource::RecipeDir(extra) => FilesFrom::RecipeDir(extra),
+            FilesSource::Copied(dir) => FilesFrom::Copied(dir),
+        }
+    }
+}
+
+impl FilesFrom<'_> {
+    fn owned(self) -> FilesSource {
+        match self {
+            FilesFrom::RecipeDir(extra) => FilesSource::RecipeDir(extra.to_vec()),
+            FilesFrom::Copied(dir) => FilesSource::Copied(dir.to_path_buf()),
+        }
+    }
+}
+
+/// Reads `recipe` again with its parameters bound to `bound` (as [`params::bind`] returns
+/// them, or as a journal recorded them): every use is validated for its place, at the
+/// recipe's line and column, and the hash stays the recipe's (it covers the text, which
+/// binding does not change).
+pub fn rebind(recipe: &Recipe, bound: &[BoundParam]) -> Result<Recipe, RecipeError> {
+    parse_bound(
+        &recipe.path,
+        &recipe.source,
+        recipe.files_source.borrowed(),
+        bound,
+    )
+}
+
 /// Reads and validates the recipe at `path`; `[files]` sources must lie in its folder.
 pub fn load(path: &Path) -> Result<Recipe, RecipeError> {
     load_with(path, FilesFrom::RecipeDir(&[]))
@@ -135,8 +177,20 @@ pub fn parse(path: &Path, source: &str) -> Result<Recipe, RecipeError> {
     parse_with(path, source, FilesFrom::RecipeDir(&[]))
 }
 
-/// Validates recipe text, taking `[files]` from `files`.
+/// Validates recipe text, taking `[files]` from `files`; parameters take their defaults.
 pub fn parse_with(path: &Path, source: &str, files: FilesFrom<'_>) -> Result<Recipe, RecipeError> {
+    parse_bound(path, source, files, &[])
+}
+
+/// Validates recipe text, taking `[files]` from `files` and parameter values from `bound`
+/// (over the defaults; a name the recipe does not declare is ignored, [`params::bind`]
+/// having reported it).
+pub fn parse_bound(
+    path: &Path,
+    source: &str,
+    files: FilesFrom<'_>,
+    bound: &[BoundParam],
+) -> Result<Recipe, RecipeError> {
     let file: RecipeFile = toml::from_str(source).map_err(|err| {
         RecipeError::Invalid(Diagnostics(vec![Diagnostic::from_toml(path, source, &err)]))
     })?;
@@ -147,6 +201,9 @@ pub fn parse_with(path: &Path, source: &str, files: FilesFrom<'_>) -> Result<Rec
         diags: Vec::new(),
         dropped: 0,
         spare: Diagnostic::at(path, "", None, ""),
+        bound,
+        params: Vec::new(),
+        used: HashSet::new(),
     };
     let recipe = checker.resolve(file);
     if checker.dropped > 0
@@ -211,6 +268,12 @@ struct Checker<'a> {
     path: &'a Path,
     source: &'a str,
     files: FilesFrom<'a>,
+    /// Parameter values bound over the defaults.
+    bound: &'a [BoundParam],
+    /// The declared parameters with their values, read first.
+    params: Vec<Param>,
+    /// Parameters some place uses; a declared one nobody uses is an error.
+    used: HashSet<String>,
     diags: Vec<Diagnostic>,
     /// Problems past [`MAX_DIAGNOSTICS`].
     dropped: usize,
@@ -264,17 +327,134 @@ impl Checker<'_> {
     }
 
     fn cmdline(&mut self, text: &Spanned<String>) -> Vec<String> {
-        let tokens: Vec<String> = text
-            .get_ref()
-            .split_whitespace()
-            .map(str::to_owned)
-            .collect();
+        let rendered = self.expand(text, params::verbatim).unwrap_or_default();
+        let tokens: Vec<String> = rendered.split_whitespace().map(str::to_owned).collect();
         for token in &tokens {
             if let Err(why) = check_cmdline_param(token) {
-                self.error(text.span(), why);
+                let help = self.param_help(text.get_ref());
+                self.error(text.span(), why).help.extend(help);
             }
         }
         tokens
+    }
+
+    /// Reads `[params]`: each name with its value, bound over its default.
+    fn params(&mut self, file: &RecipeFile) -> Vec<Param> {
+        file.params
+            .iter()
+            .map(|(name, spec)| {
+                let bound = self.bound.iter().find(|b| &b.name == name.get_ref());
+                Param {
+                    name: name.get_ref().clone(),
+                    means: spec.means.clone(),
+                    default: spec.default.get_ref().clone(),
+                    value: bound
+                        .map_or_else(|| spec.default.get_ref().clone(), |b| b.value.clone()),
+                    from: bound.map_or(crate::origin::Origin::Recipe, |b| b.from.clone()),
+                }
+            })
+            .collect()
+    }
+
+    /// `text` with its `{params.NAME}` replaced by the values, each through `quote`; an
+    /// unknown name is reported at `text`, and `None` returned so that the place's own check
+    /// does not report the same mistake twice.
+    fn expand(&mut self, text: &Spanned<String>, quote: fn(&str) -> String) -> Option<String> {
+        let params = &self.params;
+        let used = &mut self.used;
+        let rendered = params::render(
+            text.get_ref(),
+            &mut |name| {
+                let p = params.iter().find(|p| p.name.as_str() == name)?;
+                used.insert(name.to_owned());
+                Some(p.value.to_string())
+            },
+            quote,
+        );
+        match rendered {
+            Ok(r) => Some(r),
+            Err(unknown) => {
+                let names: Vec<String> = self.params.iter().map(|p| p.name.to_string()).collect();
+                let diag = self.error(
+                    text.span(),
+                    format!("unknown parameter `{{params.{unknown}}}`"),
+                );
+                // The suggested parameter is not reported as unused as well: the typo is the
+                // one problem.
+                let suggested = diag
+                    .suggest(&unknown, names.iter().map(String::as_str), |s| {
+                        format!("`{{params.{s}}}`")
+                    })
+                    .map(str::to_owned);
+                diag.help.push(if names.is_empty() {
+                    "the recipe declares no [params]; declare it there with a default and `means`"
+                        .to_owned()
+                } else {
+                    format!("declared parameters: {}", names.join(", "))
+                });
+                self.used.extend(suggested);
+                None
+            }
+        }
+    }
+
+    /// For a value that failed its place's check: what each parameter `text` uses was, and
+    /// where it came from.
+    fn param_help(&self, text: &str) -> Vec<String> {
+        self.params
+            .iter()
+            .filter(|p| text.contains(&format!("{{{}{}}}", params::PREFIX, p.name)))
+            .map(|p| {
+                let from = match &p.from {
+                    crate::origin::Origin::Recipe => "the recipe's default".to_owned(),
+                    from => from.to_string(),
+                };
+                format!("`{{params.{}}}` is `{}`, from {from}", p.name, p.value)
+            })
+            .collect()
+    }
+
+    /// An `[[expect]]` number: as written, or a parameter that must read as a number.
+    fn number(&mut self, value: &Spanned<NumberOrParam>, key: &str) -> Option<f64> {
+        match value.get_ref() {
+            NumberOrParam::Number(n) => Some(*n),
+            NumberOrParam::Text(text) => {
+                let spanned = Spanned::new(value.span(), text.clone());
+                let rendered = self.expand(&spanned, params::verbatim)?;
+                if let Ok(n) = rendered.parse::<f64>()
+                    && text.contains('{')
+                {
+                    return Some(n);
+                }
+                let help = self.param_help(text);
+                let diag = self.error(
+                    value.span(),
+                    format!(
+                        "`{key}` must be a number or `\"{{params.NAME}}\"` naming a number, not `{}`",
+                        crate::text::quoted(&rendered)
+                    ),
+                );
+                diag.help.extend(help);
+                None
+            }
+        }
+    }
+
+    /// Declared parameters that no place uses: a key that parses but does nothing.
+    fn unused_params(&mut self, file: &RecipeFile) {
+        for name in file.params.keys() {
+            if !self.used.contains(name.get_ref().as_str()) {
+                self.error(
+                    name.span(),
+                    format!("parameter `{}` is declared but never used", name.get_ref()),
+                )
+                .help
+                .push(format!(
+                    "write `{{params.{}}}` where the fact belongs (a workload's `run`, `env` or `cpu`, [setup]/[teardown] `run`, a `cmdline`, an [[expect]] number), or remove it",
+                    name.get_ref()
+                ));
+            }
+        }
     }
 
     fn percent(&mut self, value: Option<&Spanned<f64>>, default: f64, key: &str) -> f64 {
@@ -340,6 +520,7 @@ impl Checker<'_> {
             );
         }
 
+        self.params = self.params(&file);
         let kernels = self.kernels(&file);
         let known: Vec<&KernelLabel> = kernels.keys().collect();
         let sequence = self.sequence(&file, &known);
@@ -361,6 +542,9 @@ impl Checker<'_> {
         let reference = self.reference(&file);
 
         let boot_cmdline = self.cmdline(&file.boot.cmdline);
+        let setup = self.steps(&file.setup.run);
+        let teardown = self.steps(&file.teardown.run);
+        self.unused_params(&file);
         Recipe {
             path: self.path.to_path_buf(),
             source: self.source.to_owned(),
@@ -386,11 +570,11 @@ impl Checker<'_> {
             tuning,
             files,
             setup: Steps {
-                commands: file.setup.run,
+                commands: setup,
                 timeout: file.setup.timeout.map_or(DEFAULT_STEP_TIMEOUT, |d| d.get()),
             },
             teardown: Steps {
-                commands: file.teardown.run,
+                commands: teardown,
                 timeout: file
                     .teardown
                     .timeout
@@ -400,7 +584,20 @@ impl Checker<'_> {
             analysis,
             expect,
             reference,
+            params: std::mem::take(&mut self.params),
+            files_source: self.files.owned(),
         }
+    }
+
+    /// `[setup]` / `[teardown]` commands with their parameters in, shell-quoted.
+    fn steps(&mut self, commands: &[Spanned<String>]) -> Vec<String> {
+        commands
+            .iter()
+            .map(|c| {
+                self.expand(c, crate::target::quote::sh_quote)
+                    .unwrap_or_else(|| c.get_ref().clone())
+            })
+            .collect()
     }
 
     fn kernels(&mut self, file: &RecipeFile) -> IndexMap<KernelLabel, Kernel> {
@@ -976,15 +1173,34 @@ impl Checker<'_> {
                     .map_or(DEFAULT_WARMUP, |c| c.get()),
             )
         };
+        // Parameters are shell-quoted into `run` now, and put into `env` values as they are
+        // (the runner quotes each whole `NAME=value`); matrix placeholders stay for each case
+        // (a value has no braces, so it cannot become one).
+        let run = self
+            .expand(&spec.run, crate::target::quote::sh_quote)
+            .unwrap_or_else(|| spec.run.get_ref().clone());
+        let env = spec
+            .env
+            .iter()
+            .map(|(k, v)| {
+                let value = self.expand(v, params::verbatim);
+                (k.clone(), value.unwrap_or_else(|| v.get_ref().clone()))
+            })
+            .collect();
+        let cpu = spec.cpu.as_ref().and_then(|text| {
+            let rendered = self.expand(text, params::verbatim)?;
+            CpuList::new(&rendered)
+                .map_err(|why| {
+                    let help = self.param_help(text.get_ref());
+                    self.error(text.span(), why).help.extend(help);
+                })
+                .ok()
+        });
         Workload {
             name: spec.name.get_ref().clone(),
-            run: spec.run.get_ref().clone(),
-            env: spec
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), v.get_ref().clone()))
-                .collect(),
-            cpu: spec.cpu.clone(),
+            run,
+            env,
+            cpu,
             timeout: spec.timeout.map_or(DEFAULT_RUN_TIMEOUT, |d| d.get()),
             estimate: spec.estimate.map_or(DEFAULT_ESTIMATE, |d| d.get()),
             max_output: spec.max_output.map_or(DEFAULT_MAX_OUTPUT, |s| s.0),
@@ -1648,11 +1864,29 @@ impl Checker<'_> {
                     others[0].clone()
                 }
             };
-            if !(spec.tolerance.get_ref().is_finite() && *spec.tolerance.get_ref() >= 0.0) {
+            let change_pct = self.number(&spec.change_pct, "change_pct");
+            let tolerance = self.number(&spec.tolerance, "tolerance");
+            let (Some(change_pct), Some(tolerance)) = (change_pct, tolerance) else {
+                continue;
+            };
+            if !change_pct.is_finite() {
+                let help = self.param_help(&format!("{:?}", spec.change_pct.get_ref()));
+                self.error(
+                    spec.change_pct.span(),
+                    "`change_pct` must be a finite number",
+                )
+                .help
+                .extend(help);
+                continue;
+            }
+            if !(tolerance.is_finite() && tolerance >= 0.0) {
+                let help = self.param_help(&format!("{:?}", spec.tolerance.get_ref()));
                 self.error(
                     spec.tolerance.span(),
                     "`tolerance` must be a finite number ≥ 0",
-                );
+                )
+                .help
+                .extend(help);
                 continue;
             }
             out.push(Expect {
@@ -1660,8 +1894,8 @@ impl Checker<'_> {
                 case,
                 metric,
                 kernel,
-                change_pct: spec.change_pct,
-                tolerance: *spec.tolerance.get_ref(),
+                change_pct,
+                tolerance,
             });
         }
         out
@@ -2017,5 +2251,136 @@ metric = { number = true, unit = "ns", better = "lower" }
         let text = errors(&src);
         assert!(text.contains("unknown placeholder `{levle}`"), "{text}");
         assert!(text.contains("did you mean `{level}`?"), "{text}");
+    }
+
+    /// A recipe with a parameter in every place that takes one.
+    const PARAMS: &str = r#"
+version = 1
+name = "facts"
+description = "machine facts"
+sequence = ["a", "b", "a"]
+[kernels.a]
+release = "6.1.0-a"
+cmdline = "rcu_nocbs={params.cpu}"
+[kernels.b]
+release = "6.1.0-b"
+[boot]
+cmdline = "nohz_full={params.cpu} isolcpus={params.isolation}"
+[setup]
+run = ["echo setup {params.cpu}"]
+[params]
+cpu = { default = "3", means = "the isolated CPU" }
+isolation = { default = "nohz,domain,3", means = "isolcpus= flags and CPUs" }
+tick = { default = "-10", means = "the published tick change on this machine" }
+[[workload]]
+name = "w"
+run = "echo {params.cpu}"
+cpu = "{params.cpu}"
+env = { CPU = "{params.cpu}", ISO = "{params.isolation}" }
+metric = { number = true, unit = "ns", better = "lower" }
+[[expect]]
+workload = "w"
+change_pct = "{params.tick}"
+tolerance = 2.5
+"#;
+
+    fn bound(name: &str, value: &str) -> super::BoundParam {
+        super::BoundParam {
+            name: crate::recipe::ident::ParamName::new(name).unwrap(),
+            value: crate::recipe::ident::ParamValue::new(value).unwrap(),
+            from: crate::origin::Origin::Inventory {
+                at: "targets.toml:9:1".to_owned(),
+            },
+        }
+    }
+
+    #[test]
+    fn parameters_take_their_defaults_everywhere_they_are_used() {
+        let r = parse(Path::new("r.toml"), PARAMS).expect("valid");
+        assert_eq!(r.workloads[0].run, "echo 3");
+        assert_eq!(r.workloads[0].cpu.as_ref().unwrap().as_str(), "3");
+        assert_eq!(r.workloads[0].env[0].1, "3");
+        assert_eq!(r.boot_cmdline, ["nohz_full=3", "isolcpus=nohz,domain,3"]);
+        assert_eq!(r.kernels["a"].cmdline, ["rcu_nocbs=3"]);
+        assert_eq!(r.setup.commands, ["echo setup 3"]);
+        assert!((r.expect[0].change_pct - -10.0).abs() < 1e-9);
+        assert_eq!(r.params[0].line(), "cpu = 3 (the recipe's default)");
+    }
+
+    #[test]
+    fn bound_values_reach_every_place_and_keep_the_hash() {
+        let r = parse(Path::new("r.toml"), PARAMS).expect("valid");
+        let b = super::rebind(&r, &[bound("cpu", "5"), bound("tick", "-68.5")]).expect("valid");
+        assert_eq!(b.sha256, r.sha256);
+        // Shell-quoted where a shell reads it (a safe word stays as it is).
+        assert_eq!(b.workloads[0].run, "echo 5");
+        assert_eq!(b.workloads[0].cpu.as_ref().unwrap().as_str(), "5");
+        assert_eq!(b.boot_cmdline[0], "nohz_full=5");
+        assert!((b.expect[0].change_pct - -68.5).abs() < 1e-9);
+        assert_eq!(
+            b.params[0].line(),
+            "cpu = 5 (bound by the inventory (targets.toml:9:1); the recipe's default is 3)"
+        );
+        let q = super::rebind(&r, &[bound("isolation", "a=b,3")]).expect("valid");
+        assert_eq!(q.boot_cmdline[1], "isolcpus=a=b,3");
+        // Quoted in `run`; as it is in an `env` value, which the runner quotes whole.
+        let r2 = parse(
+            Path::new("r.toml"),
+            &PARAMS.replace(
+                "run = \"echo {params.cpu}\"",
+                "run = \"echo {params.isolation}\"",
+            ),
+        )
+        .expect("valid");
+        let q = super::rebind(&r2, &[bound("isolation", "a=b,3")]).expect("valid");
+        assert_eq!(q.workloads[0].run, "echo 'a=b,3'");
+        assert_eq!(q.workloads[0].env[1].1, "a=b,3");
+    }
+
+    #[test]
+    fn a_bound_value_is_checked_for_its_place_at_the_recipe_position() {
+        let r = parse(Path::new("r.toml"), PARAMS).expect("valid");
+        let Err(RecipeError::Invalid(d)) = super::rebind(&r, &[bound("cpu", "x")]) else {
+            panic!("a CPU list `x` is refused");
+        };
+        let text = d.to_string();
+        assert!(text.contains("r.toml:22:7"), "{text}");
+        assert!(text.contains("invalid CPU list `x`"), "{text}");
+        assert!(
+            text.contains("`{params.cpu}` is `x`, from the inventory (targets.toml:9:1)"),
+            "{text}"
+        );
+        let Err(RecipeError::Invalid(d)) = super::rebind(&r, &[bound("tick", "fast")]) else {
+            panic!("a change `fast` is refused");
+        };
+        let text = d.to_string();
+        assert!(text.contains("r.toml:27:14"), "{text}");
+        assert!(text.contains("`change_pct` must be a number"), "{text}");
+    }
+
+    #[test]
+    fn unknown_and_unused_parameters_are_placed() {
+        let text = errors(&PARAMS.replace(
+            "run = \"echo {params.cpu}\"",
+            "run = \"echo {params.cpus}\"",
+        ));
+        assert!(text.contains("r.toml:21:7"), "{text}");
+        assert!(text.contains("unknown parameter `{params.cpus}`"), "{text}");
+        assert!(text.contains("did you mean `{params.cpu}`?"), "{text}");
+        let text = errors(&PARAMS.replace(
+            "[params]\n",
+            "[params]\nspare = { default = \"1\", means = \"nothing\" }\n",
+        ));
+        assert!(text.contains("r.toml:16:1"), "{text}");
+        assert!(
+            text.contains("parameter `spare` is declared but never used"),
+            "{text}"
+        );
+        let text = errors(&PARAMS.replace("default = \"3\"", "default = \"3 4\""));
+        assert!(text.contains("invalid parameter value `3 4`"), "{text}");
+        let text = errors(&PARAMS.replace("means = \"the isolated CPU\"", "mean = \"x\""));
+        assert!(text.contains("unknown field `mean`"), "{text}");
+        let text = errors(&PARAMS.replace("tolerance = 2.5", "tolerance = \"2.5\""));
+        assert!(text.contains("`tolerance` must be a number"), "{text}");
     }
 }

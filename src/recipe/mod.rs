@@ -5,6 +5,7 @@ pub mod ident;
 pub mod limits;
 pub mod load;
 pub mod model;
+pub mod params;
 pub mod range;
 pub mod resolved;
 pub mod scoped_limits;

@@ -11,9 +11,10 @@ use toml::Spanned;
 
 use crate::recipe::{
     ident::{
-        CpuList, EnvName, KernelLabel, KnobValue, MatrixKey, MetricName, Name, Release,
+        CpuList, EnvName, KernelLabel, KnobValue, MatrixKey, MetricName, Name, ParamName, Release,
         RemoteFileName, SysctlName, TargetPath, WorkloadName,
     },
+    params::{NumberOrParam, ParamSpec},
     range::{
         Count, Dur, Estimate, PointRetries, Retries, RunTimeout, Samples, Settle, StepTimeout,
         Warmup,
@@ -147,6 +148,12 @@ pub struct RecipeFile {
     /// each), or one `[expect]` table naming a reference to compare the campaign with.
     #[serde(default)]
     pub expect: ExpectSection,
+    /// Facts of the machine the recipe runs on, each with a default, bound per target by the
+    /// inventory's `[targets.NAME.params]` or `--param NAME=VALUE` and written as
+    /// `{params.NAME}` where it is used (`aba::recipe::params`).
+    #[serde(default)]
+    #[schemars(with = "IndexMap<ParamName, ParamSpec>")]
+    pub params: IndexMap<Spanned<ParamName>, ParamSpec>,
 }
 
 /// One kernel.
@@ -309,8 +316,10 @@ impl TuningKnob {
 #[serde(deny_unknown_fields)]
 pub struct StepsSpec {
     /// Shell commands, run in order in the work directory; the first failure fails the point.
+    /// `{params.NAME}` expands a parameter, shell-quoted.
     #[serde(default)]
-    pub run: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub run: Vec<Spanned<String>>,
     /// Deadline for each command.
     #[serde(default)]
     pub timeout: Option<Dur<StepTimeout>>,
@@ -330,9 +339,11 @@ pub struct WorkloadSpec {
     #[serde(default)]
     #[schemars(with = "IndexMap<EnvName, String>")]
     pub env: IndexMap<EnvName, Spanned<String>>,
-    /// Pin the command to these CPUs (`taskset -c`).
+    /// Pin the command to these CPUs (`taskset -c`): a CPU list, or `{params.NAME}` (read
+    /// as text, checked as a [`CpuList`] by `load` once the parameter is in).
     #[serde(default)]
-    pub cpu: Option<CpuList>,
+    #[schemars(with = "Option<CpuList>")]
+    pub cpu: Option<Spanned<String>>,
     /// Deadline per run; the whole process group is killed when it passes.
     #[serde(default)]
     pub timeout: Option<Dur<RunTimeout>>,
@@ -743,9 +754,12 @@ pub struct ExpectSpec {
     #[serde(default)]
     #[schemars(with = "Option<KernelLabel>")]
     pub kernel: Option<Spanned<KernelLabel>>,
-    /// The published change against the baseline, in percent.
-    pub change_pct: f64,
-    /// How far (in percentage points) the reproduced change may be from it.
-    #[schemars(with = "f64")]
-    pub tolerance: Spanned<f64>,
+    /// The published change against the baseline, in percent; or `"{params.NAME}"`, since
+    /// the published number may be a machine's.
+    #[schemars(with = "NumberOrParam")]
+    pub change_pct: Spanned<NumberOrParam>,
+    /// How far (in percentage points) the reproduced change may be from it; or
+    /// `"{params.NAME}"`.
+    #[schemars(with = "NumberOrParam")]
+    pub tolerance: Spanned<NumberOrParam>,
 }

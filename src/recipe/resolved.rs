@@ -58,6 +58,10 @@ pub struct Recipe {
     pub expect: Vec<Expect>,
     /// `[expect] reference`: what the campaign is compared with at its end.
     pub reference: Option<Reference>,
+    /// `[params]` with the values in effect (already substituted everywhere they are used).
+    pub params: Vec<crate::recipe::params::Param>,
+    /// How `[files]` were read, for reading the recipe again with bound parameters.
+    pub files_source: crate::recipe::load::FilesSource,
 }
 
 /// Where a results directory keeps its copy of the recipe's reference: `<results>/reference/`.

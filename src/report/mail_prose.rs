@@ -235,6 +235,13 @@ pub fn setup(analysis: &Analysis) -> String {
     if !c.tuning.is_empty() {
         let _ = write!(text, " Tuning: {}.", c.tuning.join(" "));
     }
+    if !c.params.is_empty() {
+        let _ = write!(
+            text,
+            " Machine facts (the recipe's [params]): {}.",
+            c.params.join("; ")
+        );
+    }
     wrap(&text, WIDTH, "")
 }
 

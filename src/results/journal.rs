@@ -276,6 +276,14 @@ pub enum Event {
         /// Every kernel of the recipe, in its order.
         kernels: Vec<crate::kernel::binding::BoundKernel>,
     },
+    /// The values of the recipe's `[params]` the campaign uses and where each came from
+    /// (recipe default, inventory, command line; `aba::recipe::params`). Written after the
+    /// header when the recipe declares parameters; resume and report read the recipe with
+    /// these values, never with the inventory of the moment.
+    Params {
+        /// Every parameter of the recipe, in its order.
+        params: Vec<crate::recipe::params::BoundParam>,
+    },
     /// The campaign is a calibration (`aba calibrate`): the recipe's baseline booted `boots`
     /// times, whose analysis becomes a noise profile when it finishes. Written after the
     /// header.
@@ -733,6 +741,15 @@ impl Journal {
         })
     }
 
+    /// The parameter values recorded when the campaign started; `None` for a recipe without
+    /// `[params]`, or a journal older than them.
+    pub fn params(&self) -> Option<&[crate::recipe::params::BoundParam]> {
+        self.events.iter().find_map(|e| match e {
+            Event::Params { params } => Some(params.as_slice()),
+            _ => None,
+        })
+    }
+
     /// The SHA-256 the recipe copy must have now: the last amendment's, else the header's.
     pub fn recipe_sha256(&self) -> Option<&str> {
         self.events
@@ -876,6 +893,28 @@ const START_RECORDS: usize = 8;
 pub fn recorded_kernels(
     path: &Path,
 ) -> Result<Option<Vec<crate::kernel::binding::BoundKernel>>, JournalError> {
+    start_record(path, |e| match e {
+        Event::Kernels { kernels } => Some(kernels),
+        _ => None,
+    })
+}
+
+/// The [`Event::Params`] record of the journal at `path`, read from its first records only;
+/// `None` when there is no journal yet, or no record (the recipe's defaults).
+pub fn recorded_params(
+    path: &Path,
+) -> Result<Option<Vec<crate::recipe::params::BoundParam>>, JournalError> {
+    start_record(path, |e| match e {
+        Event::Params { params } => Some(params),
+        _ => None,
+    })
+}
+
+/// The first of the start records `pick` takes.
+fn start_record<T>(
+    path: &Path,
+    pick: impl Fn(Event) -> Option<T>,
+) -> Result<Option<T>, JournalError> {
     use std::io::BufRead as _;
     let read_error = |source| JournalError::Io {
         action: "read",
@@ -895,8 +934,8 @@ pub fn recorded_kernels(
     {
         let line = line.map_err(read_error)?;
         // A partial line (a crash while writing it) is the reader proper's business.
-        if let Ok(Event::Kernels { kernels }) = parse_line(path, number + 1, &line) {
-            return Ok(Some(kernels));
+        if let Some(found) = parse_line(path, number + 1, &line).ok().and_then(&pick) {
+            return Ok(Some(found));
         }
     }
     Ok(None)
@@ -1099,6 +1138,42 @@ mod tests {
         assert_eq!(back, new);
         assert_eq!(back.series("w", "m").max_cv_pct.value, 10.0);
         assert_eq!(back.series("w", "other").max_cv_pct.value, 2.0);
+    }
+
+    #[test]
+    fn the_params_record_round_trips_and_an_old_journal_has_none() {
+        use crate::{
+            origin::Origin,
+            recipe::{
+                ident::{ParamName, ParamValue},
+                params::BoundParam,
+            },
+        };
+        let params = vec![BoundParam {
+            name: ParamName::new("isolated_cpu").unwrap(),
+            value: ParamValue::new("5").unwrap(),
+            from: Origin::Inventory {
+                at: "targets.toml:9:1".to_owned(),
+            },
+        }];
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("new.jsonl");
+        let mut w = JournalWriter::open(&path).expect("open");
+        w.append(&header()).expect("append");
+        w.append(&Event::Params {
+            params: params.clone(),
+        })
+        .expect("append");
+        drop(w);
+        let journal = Journal::read(&path).expect("reads");
+        assert_eq!(journal.params(), Some(params.as_slice()));
+        assert_eq!(super::recorded_params(&path).expect("reads"), Some(params));
+        let old = dir.path().join("old.jsonl");
+        let mut w = JournalWriter::open(&old).expect("open");
+        w.append(&header()).expect("append");
+        drop(w);
+        assert_eq!(super::recorded_params(&old).expect("reads"), None);
+        assert_eq!(Journal::read(&old).expect("reads").params(), None);
     }
 
     #[test]

@@ -130,6 +130,10 @@ impl ResultsDir {
     /// of now).
     pub fn load_recipe(&self) -> Result<Recipe, RecipeError> {
         let mut recipe = load_with(&self.recipe_path(), FilesFrom::Copied(&self.files_dir()))?;
+        // Parameters first: a reading with the recorded values replaces the whole recipe.
+        if let Ok(Some(params)) = crate::results::journal::recorded_params(&self.journal_path()) {
+            recipe = crate::recipe::load::rebind(&recipe, &params)?;
+        }
         // An unreadable journal is reported by the journal reader every caller runs next.
         if let Ok(Some(kernels)) = crate::results::journal::recorded_kernels(&self.journal_path()) {
             crate::kernel::binding::apply(&mut recipe, &kernels);

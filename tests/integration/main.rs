@@ -16,6 +16,7 @@ mod lab;
 mod legacy;
 mod multi;
 mod new;
+mod params;
 mod preflight;
 mod profiles;
 mod recipe_fuzz;

@@ -391,6 +391,38 @@ fn dl_server_reads_several_metrics_from_one_run_and_needs_a_pass() {
     assert_eq!(seq, ["vanilla", "v2", "vanilla", "variant", "vanilla"]);
     assert!(r.boot_cmdline.iter().any(|p| p == "nohz_full=2-3"));
     assert!(r.boot_cmdline.iter().any(|p| p.starts_with("isolcpus=")));
+    assert_eq!(r.workloads[0].run, "sh ./dlserver_nohz.sh -c 2 -d 10");
+    // Machine B's facts (seed 002 line 235), bound without editing the recipe: the CPU
+    // under test reaches both workloads, the expectations take B's numbers, the hash stays.
+    let bound = |name: &str, value: &str| aba::recipe::params::BoundParam {
+        name: aba::recipe::ident::ParamName::new(name).expect("valid"),
+        value: aba::recipe::ident::ParamValue::new(value).expect("valid"),
+        from: aba::origin::Origin::Recipe,
+    };
+    let b = aba::recipe::load::rebind(
+        &r,
+        &[
+            bound("isolated_cpu", "1"),
+            bound("isolated_cpus", "1"),
+            bound("v2_tick_change_pct", "111077.8"),
+        ],
+    )
+    .expect("machine B's facts fit");
+    assert_eq!(b.sha256, r.sha256);
+    assert_eq!(b.workloads[0].run, "sh ./dlserver_nohz.sh -c 1 -d 10");
+    assert!(
+        b.workloads[1]
+            .run
+            .starts_with("sh ./dlserver_nohz.sh -c 1 -d 10 -t 80")
+    );
+    assert!(b.boot_cmdline.iter().any(|p| p == "nohz_full=1"));
+    assert!(
+        b.boot_cmdline
+            .iter()
+            .any(|p| p == "isolcpus=nohz,domain,managed_irq,1")
+    );
+    assert!((b.expect[0].change_pct - 111_077.8).abs() < 1e-6);
+    assert!((r.expect[0].change_pct - 1417.6).abs() < 1e-6);
     let w = &r.workloads[0];
     let metrics: Vec<(&str, BetterSpec)> = w
         .metrics
@@ -689,9 +721,11 @@ invalid_fixtures!(
     samples_zero,
     sysctl_shell_metacharacter,
     unknown_kernel_in_sequence,
+    unknown_param,
     unknown_placeholder,
     unknown_top_level_key,
     unknown_workload_key,
+    unused_param,
     unsupported_version,
     unused_matrix_key,
     wrong_type_samples,
