@@ -172,6 +172,12 @@ pub enum Error {
     /// A multi-target manifest could not be read or written.
     #[error(transparent)]
     Manifest(#[from] crate::results::manifest::ManifestError),
+    /// A batch plan could not be read or has problems.
+    #[error(transparent)]
+    BatchPlan(#[from] crate::batch::plan::PlanError),
+    /// A batch directory's journal could not be read or written.
+    #[error(transparent)]
+    BatchJournal(#[from] crate::batch::journal::BatchJournalError),
     /// `--json` of `status` or `report` on a multi-target parent, which has no JSON form.
     #[error("{} holds one campaign per target; `aba {command} --json` reads one campaign", dir.display())]
     ParentJson {
@@ -348,6 +354,8 @@ impl Error {
             | Error::SameMachine { .. }
             | Error::TargetDirs { .. }
             | Error::Manifest(_)
+            | Error::BatchPlan(_)
+            | Error::BatchJournal(_)
             | Error::ParentJson { .. }
             | Error::NoJournal { .. }
             | Error::Samples { .. }
@@ -480,6 +488,8 @@ impl Error {
             | Error::Calibrate(_)
             | Error::New(ScaffoldError::Write { .. })
             | Error::Manifest(_)
+            | Error::BatchPlan(_)
+            | Error::BatchJournal(_)
             | Error::Output { .. } => None,
         }
     }
