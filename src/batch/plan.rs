@@ -63,31 +63,59 @@ pub enum PlanError {
     Invalid(Diagnostics),
 }
 
-#[derive(Debug, Deserialize)]
+/// A batch plan file.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "aba batch plan",
+    description = "A night of campaigns run by `aba batch FILE` (docs/queue.md)."
+)]
 struct PlanFile {
+    /// The plan format: 1.
+    #[schemars(with = "u32", range(min = 1, max = 1))]
     version: Spanned<u32>,
+    /// The batch directory's prefix (default `batch`): 1-64 of [A-Za-z0-9._-].
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     name: Option<Spanned<String>>,
+    /// The campaigns, in the order each target runs them.
     #[serde(default)]
+    #[schemars(with = "Vec<CampaignSpec>")]
     campaign: Vec<Spanned<CampaignSpec>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// One campaign: a recipe on some targets, with `aba run`'s options.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CampaignSpec {
+    /// The recipe file, relative to the plan.
+    #[schemars(with = "String")]
     recipe: Spanned<String>,
+    /// Inventory names; each target runs the campaign when its lane reaches it.
+    #[schemars(with = "Vec<String>", length(min = 1))]
     targets: Spanned<Vec<Spanned<String>>>,
+    /// `--allow-tuning`.
     #[serde(default)]
     allow_tuning: bool,
+    /// `--wait`: wait while another campaign holds a target instead of being refused.
     #[serde(default)]
     wait: bool,
+    /// `--yes`: start a plan estimated at more than a day or 100,000 runs.
     #[serde(default)]
     yes: bool,
+    /// `--no-profile`.
     #[serde(default)]
     no_profile: bool,
+    /// `--kernel LABEL=RELEASE`, each.
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     kernels: Vec<Spanned<String>>,
+}
+
+/// The JSON Schema of batch plans, generated from the types they are read into (`aba
+/// schema batch`).
+pub fn json_schema(generator: schemars::SchemaGenerator) -> schemars::Schema {
+    generator.into_root_schema_for::<PlanFile>()
 }
 
 /// What `aba run` would take as flags, per campaign.

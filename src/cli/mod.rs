@@ -382,7 +382,7 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
-    /// Print the JSON Schema of recipes or of target inventories, for editors (a
+    /// Print the JSON Schema of recipes, of target inventories or of batch plans, for editors (a
     /// `#:schema` first line; docs/recipes.md) and other tools.
     Schema {
         /// Which file format.
