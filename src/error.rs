@@ -407,6 +407,16 @@ impl Error {
             {
                 Some(parent_hint(dir))
             }
+            Error::NotResultsDir { dir, .. } | Error::NoJournal { dir }
+                if crate::batch::journal::BatchJournal::is_batch(dir) =>
+            {
+                Some(format!(
+                    "{0} is a batch directory: `aba batch resume {0}` continues it, `aba batch \
+                     status {0}` says where it stands; each campaign's directory is {1}",
+                    dir.display(),
+                    dir.join("NN-RECIPE").join("TARGET").display()
+                ))
+            }
             Error::ParentJson { dir, .. } => Some(parent_hint(dir)),
             Error::NotResultsDir { .. } | Error::NoJournal { .. } => Some(RESULTS_DIR.to_owned()),
             Error::SameMachine { .. } => Some(

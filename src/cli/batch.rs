@@ -278,6 +278,16 @@ pub fn resume(dir: &Path, ctx: &BatchContext<'_>) -> Result<u8, Error> {
         }
     }
     let writer = BatchWriter::open(&batch)?;
+    if jobs.is_empty() {
+        // Nothing ran, so nothing is notified again: the summary is said as it stands.
+        eprintln!("the batch in {} is already finished", batch.display());
+        print!("{}", BatchSummary::of(&batch, &journal).text());
+        return Ok(worst(
+            records
+                .values()
+                .filter_map(|r| r.ended.as_ref().map(|e| e.1)),
+        ));
+    }
     drive(&batch, jobs, writer, &inventory, ctx)
 }
 
@@ -356,6 +366,26 @@ fn run_job(
     let at = batch.join(&rel);
     let resumed = at.join("journal.jsonl").is_file();
     if !resumed && at.exists() {
+        if at.join("samples.csv").exists() {
+            // Results without their journal are not aba's to remove or to overwrite.
+            voice.say(&format!(
+                "error: {} has samples.csv but no journal.jsonl: left as it is, not run",
+                at.display()
+            ));
+            journal(
+                writer,
+                &BatchEvent::Ended {
+                    campaign: job.entry.number,
+                    target: job.target.clone(),
+                    outcome: Ended::Failed,
+                    code: exit_code::ERROR,
+                    reason: Some(format!("{rel} has samples.csv but no journal.jsonl")),
+                    time: now_rfc3339_micros(),
+                },
+                &voice,
+            );
+            return;
+        }
         // A directory without a journal holds only the copies a start makes before its
         // first record (a kill in between): nothing ran, so it is made again.
         let _ = std::fs::remove_dir_all(&at);

@@ -295,6 +295,19 @@ fn two_recipes_over_two_targets_in_order_per_target_and_at_once_across() {
         format!("finish east,west {}", batch.display()),
         "{hooks}"
     );
+
+    // Resuming a finished batch runs nothing and notifies no one again.
+    let again = resume_batch(tmp.path(), &batch, &targets);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already finished"));
+    assert_eq!(String::from_utf8_lossy(&again.stdout), summary);
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("hooks.log")).expect("hooks"),
+        hooks
+    );
+    for dir in DIRS {
+        assert_verified(&batch.join(dir));
+    }
 }
 
 #[test]
@@ -406,6 +419,15 @@ fn a_sigkilled_runner_resumes_without_losing_or_doubling_a_sample() {
         "{said}"
     );
     assert!(said.contains("#2 second on east: not started"), "{said}");
+
+    // `aba resume` reads one campaign (or a multi-target parent) and names the batch command.
+    let wrong = aba(tmp.path(), &["resume", batch.to_str().expect("utf-8")]);
+    assert_eq!(wrong.status.code(), Some(1), "{}", text(&wrong));
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("is a batch directory: `aba batch resume"),
+        "{}",
+        text(&wrong)
+    );
 
     let resumed = resume_batch(tmp.path(), &batch, &targets);
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
