@@ -175,6 +175,12 @@ pub enum Error {
     /// A multi-target manifest could not be read or written.
     #[error(transparent)]
     Manifest(#[from] crate::results::manifest::ManifestError),
+    /// A batch plan could not be read or has problems.
+    #[error(transparent)]
+    BatchPlan(#[from] crate::batch::plan::PlanError),
+    /// A batch directory's journal could not be read or written.
+    #[error(transparent)]
+    BatchJournal(#[from] crate::batch::journal::BatchJournalError),
     /// `--json` of `status` or `report` on a multi-target parent, which has no JSON form.
     #[error("{} holds one campaign per target; `aba {command} --json` reads one campaign", dir.display())]
     ParentJson {
@@ -352,6 +358,8 @@ impl Error {
             | Error::SameMachine { .. }
             | Error::TargetDirs { .. }
             | Error::Manifest(_)
+            | Error::BatchPlan(_)
+            | Error::BatchJournal(_)
             | Error::ParentJson { .. }
             | Error::NoJournal { .. }
             | Error::Samples { .. }
@@ -406,6 +414,16 @@ impl Error {
                 if crate::results::manifest::Manifest::is_parent(dir) =>
             {
                 Some(parent_hint(dir))
+            }
+            Error::NotResultsDir { dir, .. } | Error::NoJournal { dir }
+                if crate::batch::journal::BatchJournal::is_batch(dir) =>
+            {
+                Some(format!(
+                    "{0} is a batch directory: `aba batch resume {0}` continues it, `aba batch \
+                     status {0}` says where it stands; each campaign's directory is {1}",
+                    dir.display(),
+                    dir.join("NN-RECIPE").join("TARGET").display()
+                ))
             }
             Error::ParentJson { dir, .. } => Some(parent_hint(dir)),
             Error::NotResultsDir { .. } | Error::NoJournal { .. } => Some(RESULTS_DIR.to_owned()),
@@ -488,6 +506,8 @@ impl Error {
             | Error::Calibrate(_)
             | Error::New(ScaffoldError::Write { .. })
             | Error::Manifest(_)
+            | Error::BatchPlan(_)
+            | Error::BatchJournal(_)
             | Error::Output { .. } => None,
         }
     }

@@ -6,6 +6,7 @@
 //! everything from those raw files.
 
 pub mod analysis;
+pub mod batch;
 pub mod campaign;
 pub mod causes;
 pub mod cli;

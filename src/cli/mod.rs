@@ -1,6 +1,7 @@
 //! The command line: clap definitions, turned into typed requests, dispatched to one module per
 //! subcommand. Only this layer prints; everything below returns values or emits events.
 
+mod batch;
 mod calibrate;
 mod check;
 mod compare;
@@ -294,6 +295,34 @@ pub enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Run a night of campaigns from a plan file (docs/queue.md): each target's campaigns in
+    /// the plan's order, targets at the same time, into one batch directory with its own
+    /// journal, then a morning summary; `aba batch resume DIR` continues a stopped or killed
+    /// batch, `aba batch status DIR` says where it stands.
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+    Batch {
+        /// `resume DIR` or `status DIR`; without one, run the plan FILE.
+        #[command(subcommand)]
+        action: Option<BatchAction>,
+        /// The batch plan (TOML, docs/queue.md).
+        #[arg(value_name = "FILE", required = true)]
+        plan: Option<PathBuf>,
+        /// Directory under which `<name>-<UTC stamp>/` is created.
+        #[arg(
+            long,
+            value_name = "DIR",
+            default_value = "results",
+            env = "ABA_RESULTS",
+            help_heading = "Campaign"
+        )]
+        results: PathBuf,
+        /// Target inventory file [default: $ABA_TARGETS, ./targets.toml, ~/.config/aba/targets.toml].
+        #[arg(long, value_name = "FILE", help_heading = "Target")]
+        targets: Option<PathBuf>,
+        /// Where `[files]` may come from.
+        #[command(flatten)]
+        files: FilesArgs,
+    },
     /// Put back the sysctls and CPU frequency settings a campaign changed on a machine that
     /// was not rebooted since (after a crash or a kill), from the values its journal saved
     /// before changing them, without resuming it.
@@ -374,7 +403,7 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
-    /// Print the JSON Schema of recipes or of target inventories, for editors (a
+    /// Print the JSON Schema of recipes, of target inventories or of batch plans, for editors (a
     /// `#:schema` first line; docs/recipes.md) and other tools.
     Schema {
         /// Which file format.
@@ -390,6 +419,28 @@ pub enum Command {
         /// Target inventory file [default: $ABA_TARGETS, ./targets.toml, ~/.config/aba/targets.toml].
         #[arg(long, value_name = "FILE")]
         targets: Option<PathBuf>,
+    },
+}
+
+/// What `aba batch` does besides running a plan.
+#[derive(Debug, Subcommand)]
+pub enum BatchAction {
+    /// Continue a stopped, interrupted or killed batch: unfinished campaigns are resumed in
+    /// their directories, campaigns never started are started, finished ones left alone.
+    Resume {
+        /// The batch directory.
+        dir: PathBuf,
+        /// Target inventory file (the targets' names come from the batch journal).
+        #[arg(long, value_name = "FILE", help_heading = "Target")]
+        targets: Option<PathBuf>,
+        /// Where `[files]` may come from.
+        #[command(flatten)]
+        files: FilesArgs,
+    },
+    /// Print the morning summary of a batch as it stands now (writes nothing).
+    Status {
+        /// The batch directory.
+        dir: PathBuf,
     },
 }
 
@@ -525,6 +576,38 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             &files,
             run.options(),
         ),
+        Command::Batch {
+            action,
+            plan,
+            results,
+            targets,
+            files,
+        } => match (action, plan) {
+            (
+                Some(BatchAction::Resume {
+                    dir,
+                    targets,
+                    files,
+                }),
+                _,
+            ) => batch::resume(
+                &dir,
+                &batch::BatchContext {
+                    inventory: targets.as_deref(),
+                    files: &files,
+                },
+            ),
+            (Some(BatchAction::Status { dir }), _) => batch::status(&dir),
+            (None, Some(plan)) => batch::run(
+                &plan,
+                &results,
+                &batch::BatchContext {
+                    inventory: targets.as_deref(),
+                    files: &files,
+                },
+            ),
+            (None, None) => unreachable!("clap requires FILE without a subcommand"),
+        },
         Command::Restore { dir, targets } => restore::restore(&dir, targets.as_ref()),
         Command::Status { dir, json } if Manifest::is_parent(&dir) => multi::status(&dir, json),
         Command::Status { dir, json } => status::status(&dir, json),

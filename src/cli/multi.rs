@@ -294,7 +294,7 @@ fn outcome_word(code: u8) -> &'static str {
 /// target's own reports are rewritten too (`aba report PARENT`; after a run each target wrote
 /// its own). Returns the exit code of the analyses (not reproduced; with `rewrite` also an
 /// error when a started target cannot be analysed) and report.txt.
-fn combined(
+pub(crate) fn combined(
     parent: &Path,
     manifest: &Manifest,
     options: AnalyzeOptions,

@@ -1,5 +1,6 @@
 //! aba integration tests: one binary, one module per area.
 
+mod batch;
 mod check;
 mod compare;
 mod distro;

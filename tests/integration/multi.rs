@@ -89,7 +89,7 @@ fn parent_dir(results: &Path) -> PathBuf {
 
 /// Every done point of the campaign in `dir` has exactly `samples` valid rows of each of its
 /// runs, numbered 1..=samples: nothing lost, nothing twice.
-fn assert_complete(dir: &Path, samples: u32) {
+pub(crate) fn assert_complete(dir: &Path, samples: u32) {
     let state = Journal::read(&dir.join("journal.jsonl"))
         .expect("journal")
         .state();
@@ -317,7 +317,7 @@ fn one_recipe_runs_on_two_targets_at_once_with_a_combined_report() {
 }
 
 /// Waits until `dir`'s journal has at least `n` sample records.
-fn wait_for_samples(dir: &Path, n: usize, limit: Duration) {
+pub(crate) fn wait_for_samples(dir: &Path, n: usize, limit: Duration) {
     let started = Instant::now();
     loop {
         assert!(

@@ -1,4 +1,4 @@
-//! The JSON Schemas (`aba schema recipe|targets`): the shipped `schema/*.schema.json` are what
+//! The JSON Schemas (`aba schema recipe|targets|batch`): the shipped `schema/*.schema.json` are what
 //! the binary prints, every recipe and inventory of the repository validates against them,
 //! and what the parser refuses by its types (an unknown key, a wrong type) they refuse too.
 
@@ -60,7 +60,7 @@ fn tomls(dir: &Path, keep: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
 
 #[test]
 fn the_shipped_schemas_are_what_aba_schema_prints() {
-    for of in ["recipe", "targets"] {
+    for of in ["recipe", "targets", "batch"] {
         let shipped = root().join(format!("schema/{of}.schema.json"));
         let file =
             fs::read_to_string(&shipped).unwrap_or_else(|e| panic!("{}: {e}", shipped.display()));
@@ -183,4 +183,15 @@ fn the_targets_schema_refuses_unknown_keys_and_wrong_types() {
             "{what} passed:\n{bad}"
         );
     }
+}
+
+#[test]
+fn a_batch_plan_validates_against_the_batch_schema_and_a_typo_does_not() {
+    let validator = validator("batch");
+    let plan = "version = 1\nname = \"nightly\"\n[[campaign]]\nrecipe = \"a.toml\"\n\
+                targets = [\"r750\", \"xr8620t\"]\nyes = true\nkernels = [\"b=7.2.0\"]\n";
+    let found = errors(&validator, plan);
+    assert!(found.is_empty(), "{found:#?}");
+    let typo = plan.replace("targets =", "target =");
+    assert!(!errors(&validator, &typo).is_empty());
 }
