@@ -81,6 +81,9 @@ pub struct CampaignEntry {
     pub no_profile: bool,
     /// The plan's `kernels` (`LABEL=RELEASE`), for a campaign the resume starts.
     pub kernels: Vec<String>,
+    /// The plan's `params` (`NAME=VALUE`), likewise; absent in older batch journals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub params: Vec<String>,
 }
 
 /// How one campaign ended on one target.

@@ -17,6 +17,7 @@
 //! yes = true                                # start a plan estimated at over a day
 //! no_profile = false
 //! kernels = ["b=7.2.0-rc3"]                 # --kernel LABEL=RELEASE
+//! params = ["isolated_cpu=5"]                # --param NAME=VALUE
 //! ```
 //!
 //! Parsed with `deny_unknown_fields` and spans kept, so every mistake is reported at its
@@ -110,6 +111,10 @@ struct CampaignSpec {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     kernels: Vec<Spanned<String>>,
+    /// `--param NAME=VALUE`, each (the recipe's `[params]`).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    params: Vec<Spanned<String>>,
 }
 
 /// The JSON Schema of batch plans, generated from the types they are read into (`aba
@@ -133,6 +138,9 @@ pub struct CampaignOptions {
     pub kernels: Vec<KernelBinding>,
     /// The same as written, for the batch journal.
     pub kernel_options: Vec<String>,
+    /// `--param NAME=VALUE`, each, as written (read with
+    /// [`crate::recipe::params::ParamBinding::from_option`] when checked here and when run).
+    pub params: Vec<String>,
 }
 
 /// One campaign of the plan.
@@ -265,6 +273,11 @@ impl BatchPlan {
                     Err(e) => diags.push(at(k.span(), format!("invalid kernel binding: {e}"))),
                 }
             }
+            for p in &spec.params {
+                if let Err(e) = crate::recipe::params::ParamBinding::from_option(p.get_ref()) {
+                    diags.push(at(p.span(), format!("invalid parameter binding: {e}")));
+                }
+            }
             campaigns.push(PlannedCampaign {
                 number: i + 1,
                 recipe,
@@ -281,6 +294,7 @@ impl BatchPlan {
                     no_profile: spec.no_profile,
                     kernels,
                     kernel_options: spec.kernels.iter().map(|k| k.get_ref().clone()).collect(),
+                    params: spec.params.iter().map(|p| p.get_ref().clone()).collect(),
                 },
             });
         }
@@ -337,9 +351,10 @@ mod tests {
         let plan = parse(
             "version = 1\nname = \"nightly\"\n[[campaign]]\nrecipe = \"r.toml\"\n\
              targets = [\"local\"]\n[[campaign]]\nrecipe = \"r.toml\"\ntargets = [\"local\"]\n\
-             yes = true\nkernels = [\"b=6.1.0\"]\n",
+             yes = true\nkernels = [\"b=6.1.0\"]\nparams = [\"cpu=3\"]\n",
         )
         .expect("valid");
+        assert_eq!(plan.campaigns[1].options.params, ["cpu=3"]);
         assert_eq!(plan.name, "nightly");
         assert_eq!(plan.campaigns.len(), 2);
         assert_eq!(plan.campaigns[1].number, 2);
@@ -370,5 +385,12 @@ mod tests {
             "version = 1\nname = \"../x\"\n[[campaign]]\nrecipe = \"r.toml\"\ntargets = [\"local\"]\n",
         );
         assert!(e.contains("invalid batch name"), "{e}");
+        let e = error(
+            "version = 1\n[[campaign]]\nrecipe = \"r.toml\"\ntargets = [\"local\"]\nparams = [\"cpu\"]\n",
+        );
+        assert!(
+            e.contains(":5:11") && e.contains("invalid parameter binding"),
+            "{e}"
+        );
     }
 }

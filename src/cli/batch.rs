@@ -42,6 +42,7 @@ use crate::{
     interrupt,
     inventory::Inventory,
     kernel::binding::KernelBinding,
+    recipe::params::ParamBinding,
     results::{
         atomic::write_atomic,
         journal::{now_rfc3339, now_rfc3339_micros},
@@ -94,6 +95,11 @@ fn kernel_args(entry: &CampaignEntry) -> KernelArgs {
             .kernels
             .iter()
             .filter_map(|k| KernelBinding::from_option(k).ok())
+            .collect(),
+        params: entry
+            .params
+            .iter()
+            .filter_map(|p| ParamBinding::from_option(p).ok())
             .collect(),
     }
 }
@@ -172,6 +178,7 @@ pub fn run(plan_path: &Path, results: &Path, ctx: &BatchContext<'_>) -> Result<u
             yes: c.options.yes,
             no_profile: c.options.no_profile,
             kernels: c.options.kernel_options.clone(),
+            params: c.options.params.clone(),
         };
         let mut prepared = Vec::new();
         for (target, dir) in c.targets.iter().zip(&dirs) {
