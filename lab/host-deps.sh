@@ -41,26 +41,43 @@ declare -A pkg=(
     [cc]=gcc
     [gcc]=gcc
 )
-missing=()
-for tool in "${!pkg[@]}"; do
-    command -v "$tool" >/dev/null 2>&1 || [[ -x /usr/sbin/$tool ]] || missing+=("${pkg[$tool]}")
-done
-for tool in "${machine[@]}"; do
-    command -v "$tool" >/dev/null 2>&1 || echo "host-deps.sh: warning: $tool (part of this machine kind, not installable by apt here) is missing" >&2
-done
+# Packages whose program or file is missing now.
+scan() {
+    missing=()
+    for tool in "${!pkg[@]}"; do
+        command -v "$tool" >/dev/null 2>&1 || [[ -x /usr/sbin/$tool ]] || missing+=("${pkg[$tool]}")
+    done
+    for f in "${!file_pkg[@]}"; do [[ -e $f ]] || missing+=("${file_pkg[$f]}"); done
+    if ((${#missing[@]})); then
+        mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+    fi
+}
 # files rather than tools (the distro target's UEFI firmware)
 declare -A file_pkg=(
     [/usr/share/OVMF/OVMF_CODE_4M.fd]=ovmf
     [/usr/share/OVMF/OVMF_VARS_4M.fd]=ovmf
 )
-for f in "${!file_pkg[@]}"; do [[ -e $f ]] || missing+=("${file_pkg[$f]}"); done
+for tool in "${machine[@]}"; do
+    command -v "$tool" >/dev/null 2>&1 || echo "host-deps.sh: warning: $tool (part of this machine kind, not installable by apt here) is missing" >&2
+done
+scan
 ((${#missing[@]})) || exit 0
-mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 if [[ $(id -u) != 0 ]]; then
     echo "host-deps.sh: missing ${missing[*]}; install them: sudo apt-get install ${missing[*]}" >&2
     exit 1
 fi
-echo "host-deps.sh: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Installing one package can remove another that was there: a machine with a backported
+# qemu-utils loses it when Debian's qemu-system-x86 comes in (their versions conflict), and
+# the distro tests then find no qemu-img. So look again after each install, and install what
+# went missing, from the same release as the rest; twice is enough to settle.
+for round in 1 2 3; do
+    echo "host-deps.sh: installing ${missing[*]}" >&2
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    scan
+    ((${#missing[@]})) || exit 0
+    echo "host-deps.sh: after round $round, missing again: ${missing[*]}" >&2
+done
+echo "host-deps.sh: ${missing[*]} still missing after installing; see apt's log (/var/log/apt/history.log)" >&2
+exit 1
