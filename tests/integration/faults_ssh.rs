@@ -606,6 +606,10 @@ fn a_lab_schedulers_reservation_holds_the_machine_for_the_campaign_and_on_ctrl_c
     let out = child.wait_with_output().expect("aba exits");
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert!(!tmp.path().join("held").exists(), "given back on Ctrl-C");
+    assert!(
+        !tmp.path().join("remote-lock").exists(),
+        "the lock marker on the target goes on Ctrl-C too"
+    );
     let events = Journal::read(&int_dir.join("journal.jsonl"))
         .expect("journal")
         .events;

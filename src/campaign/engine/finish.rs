@@ -75,6 +75,9 @@ impl Engine<'_> {
 
     fn release_marker(&mut self) {
         let Some(lock) = self.lock else { return };
+        // After a Ctrl-C too: a marker left behind makes the next campaign on the target
+        // refuse it as held by a killed one. A second Ctrl-C stops the removal.
+        interrupt::reset();
         if let Err(e) = lock.release_marker(self.transport)
             && let Err(j) = self.warn(None, Warning::MarkerKept(one_line(&e)))
         {
