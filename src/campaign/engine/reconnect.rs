@@ -9,7 +9,10 @@ use super::{
     AttemptId, Boot, Engine, MAX_RECONNECTS_PER_RUN, RECONNECT_WINDOW,
     failure::{Failure, PointError, transport_failure},
 };
-use crate::{campaign::events::Warning, kernel::proof::read_facts, results::journal::Event};
+use crate::{
+    campaign::events::Warning, kernel::proof::read_facts, results::journal::Event,
+    target::transport::TransportError,
+};
 
 impl Engine<'_> {
     /// Runs `step`, and after a dropped connection reconnects, checks that the machine did
@@ -52,9 +55,15 @@ impl Engine<'_> {
             + RECONNECT_WINDOW.min(self.target.boot_timeout.max(Duration::from_secs(30)));
         let answered: Result<String, Box<dyn std::error::Error + Send + Sync>> =
             match self.transport.reconnect(deadline) {
-                Ok(()) => read_facts(self.transport)
-                    .map(|facts| facts.boot_id)
-                    .map_err(Into::into),
+                Ok(()) => match read_facts(self.transport) {
+                    Ok(facts) => Ok(facts.boot_id),
+                    // A Ctrl-C while the boot is read is an interrupt, not a lost target:
+                    // the point is neither failed nor tried again.
+                    Err(crate::kernel::proof::FactsError::Transport(
+                        TransportError::Interrupted { .. },
+                    )) => return Err(PointError::Interrupted),
+                    Err(e) => Err(e.into()),
+                },
                 Err(e) => match transport_failure(e, "reconnecting") {
                     PointError::Interrupted => return Err(PointError::Interrupted),
                     PointError::Failed(f) if matches!(*f, Failure::HostKey { .. }) => {
