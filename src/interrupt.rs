@@ -41,3 +41,17 @@ pub fn reset() {
 pub fn request() {
     REQUESTED.store(true, Ordering::SeqCst);
 }
+
+/// Runs clean-up `f` (putting tuning back, removing the lock marker, releasing a
+/// reservation) with a pending interrupt set aside, so that the Ctrl-C that ended the run
+/// does not also cut its clean-up short; then puts it back, so that what comes after (the
+/// next campaign of a batch lane, another target's thread) still sees it. A second Ctrl-C
+/// during `f` stops `f`.
+pub fn set_aside<T>(f: impl FnOnce() -> T) -> T {
+    let pending = REQUESTED.swap(false, Ordering::SeqCst);
+    let value = f();
+    if pending {
+        request();
+    }
+    value
+}

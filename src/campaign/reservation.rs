@@ -116,8 +116,8 @@ impl Reservation {
         lock(&self.reserved).take()
     }
 
-    /// Runs `release` if it has not run yet; `None` when there is nothing to run. Clears a
-    /// pending Ctrl-C first.
+    /// Runs `release` if it has not run yet; `None` when there is nothing to run. A pending
+    /// Ctrl-C is set aside while it runs ([`crate::interrupt::set_aside`]).
     pub fn release(&self) -> Option<HookRun> {
         let mut held = lock(&self.held);
         if !std::mem::replace(&mut *held, false) {
@@ -126,11 +126,10 @@ impl Reservation {
         let command = self.release.as_ref()?;
         // Giving the machine back runs after a Ctrl-C too (that is when it matters most); a
         // second Ctrl-C stops it.
-        crate::interrupt::reset();
-        Some(
+        Some(crate::interrupt::set_aside(|| {
             self.run(ReservationAction::Release, command, RELEASE_TIMEOUT)
-                .record,
-        )
+                .record
+        }))
     }
 
     fn run(&self, action: ReservationAction, command: &str, timeout: Duration) -> Ran {

@@ -60,8 +60,8 @@ impl Engine<'_> {
             return Ok(());
         };
         // An interrupt already stopped the workload; restoring must still run.
-        interrupt::reset();
-        match tuning::restore(self.transport, &saved) {
+        let restored = interrupt::set_aside(|| tuning::restore(self.transport, &saved));
+        match restored {
             Err(e) => self.warn(None, Warning::NotRestored(one_line(&e))),
             Ok(()) => {
                 self.info("previous settings restored");
@@ -77,8 +77,8 @@ impl Engine<'_> {
         let Some(lock) = self.lock else { return };
         // After a Ctrl-C too: a marker left behind makes the next campaign on the target
         // refuse it as held by a killed one. A second Ctrl-C stops the removal.
-        interrupt::reset();
-        if let Err(e) = lock.release_marker(self.transport)
+        let transport = &mut *self.transport;
+        if let Err(e) = interrupt::set_aside(|| lock.release_marker(transport))
             && let Err(j) = self.warn(None, Warning::MarkerKept(one_line(&e)))
         {
             self.notice(Warning::NotJournaled(one_line(&j)));
