@@ -22,7 +22,9 @@ use aba::{
     stats::{Better, summarize},
 };
 
-use crate::sim::{Bound, Rng, cell_seed, fmt_num, limit_sets, parse_list, print_bounds, rate};
+use crate::sim::{
+    Bound, Rng, VerdictCounts, cell_seed, fmt_num, limit_sets, parse_list, print_bounds, rate,
+};
 
 /// A case design: the boot sequence and the kernels judged.
 struct CaseDesign {
@@ -60,15 +62,8 @@ struct Cell {
 
 #[derive(Clone, Default)]
 struct Tally {
-    campaigns: usize,
-    signal: usize,
-    below_gate: usize,
-    no_material: usize,
-    unstable: usize,
-    other: usize,
-    stable: usize,
-    signal_stable: usize,
-    wrong_direction: usize,
+    /// The verdicts.
+    v: VerdictCounts,
     /// Boot-level interval: exists, bounded, covers, zero width.
     ci_exists: usize,
     ci_bounded: usize,
@@ -183,29 +178,15 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> Vec<[Tally; 2]> {
             );
             for (j, kernel) in JUDGED.iter().enumerate() {
                 let t = &mut tallies[j][s];
-                t.campaigns += 1;
                 let Some(r) = result.all.iter().find(|r| r.kernel == *kernel) else {
-                    t.other += 1;
+                    t.v.not_compared();
                     continue;
                 };
-                let label = r.verdict.label.to_string();
-                match label.as_str() {
-                    "SIGNAL" => t.signal += 1,
-                    "BELOW_GATE" => t.below_gate += 1,
-                    "NO_MATERIAL_SIGNAL" => t.no_material += 1,
-                    "UNSTABLE" => t.unstable += 1,
-                    _ => t.other += 1,
-                }
-                if label != "UNSTABLE" {
-                    t.stable += 1;
-                    t.signal_stable += usize::from(label == "SIGNAL");
-                }
-                if label == "SIGNAL"
-                    && true_change != 0.0
-                    && r.comparison.change_pct * true_change < 0.0
-                {
-                    t.wrong_direction += 1;
-                }
+                t.v.count(
+                    &r.verdict.label.to_string(),
+                    r.comparison.change_pct,
+                    true_change,
+                );
                 if s == 0
                     && let Some(ci) = &r.comparison.ci_boot
                 {
@@ -357,34 +338,29 @@ fn report(
                         "\" | \" | \" | \"".to_owned()
                     };
                     println!(
-                        "| {} | {} | {} | {} | {change} | {set} | {} | {} | {} | {} | {} | {} ({}) | {} | {intervals} |",
+                        "| {} | {} | {} | {} | {change} | {set} | {} | {intervals} |",
                         cell.n,
                         fmt_num(cell.cv),
                         fmt_num(cell.sd),
                         fmt_num(cell.case_sd),
-                        rate(t.signal, t.campaigns),
-                        rate(t.below_gate, t.campaigns),
-                        rate(t.no_material, t.campaigns),
-                        rate(t.unstable, t.campaigns),
-                        rate(t.other, t.campaigns),
-                        rate(t.signal_stable, t.stable),
-                        t.stable,
-                        if cell.change == 0.0 {
-                            "-".to_owned()
-                        } else {
-                            rate(t.wrong_direction, t.campaigns)
-                        },
+                        t.v.columns(cell.change == 0.0),
                     );
                     if cell.change == 0.0 {
-                        no_change.rate(t.signal, t.campaigns, 5.0, true, name.clone());
-                        below.rate(t.below_gate, t.campaigns, 5.0, true, name.clone());
-                        if t.stable > 0 {
+                        no_change.rate(t.v.signal, t.v.campaigns, 5.0, true, name.clone());
+                        below.rate(t.v.below_gate, t.v.campaigns, 5.0, true, name.clone());
+                        if t.v.stable > 0 {
                             let stable = format!("{name} (stable runs)");
-                            conditional.rate(t.signal_stable, t.stable, 5.0, true, stable.clone());
-                            if t.stable >= 200 {
+                            conditional.rate(
+                                t.v.signal_stable,
+                                t.v.stable,
+                                5.0,
+                                true,
+                                stable.clone(),
+                            );
+                            if t.v.stable >= 200 {
                                 conditional_known.rate(
-                                    t.signal_stable,
-                                    t.stable,
+                                    t.v.signal_stable,
+                                    t.v.stable,
                                     5.0,
                                     true,
                                     stable,
@@ -399,7 +375,7 @@ fn report(
                         && cell.case_sd == 0.0
                         && cell.change == 2.0
                     {
-                        power.rate(t.signal, t.campaigns, 80.0, false, name.clone());
+                        power.rate(t.v.signal, t.v.campaigns, 80.0, false, name.clone());
                     }
                     if s == 0 {
                         let key = format!(

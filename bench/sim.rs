@@ -256,6 +256,79 @@ pub fn rate(k: usize, n: usize) -> String {
     }
 }
 
+/// How the campaigns of one cell were judged, for one candidate and one limit set: the
+/// verdict columns every simulator table shares (SIG, BG, NMS, UNS, UNREP, SIG | stable,
+/// wrong dir).
+#[derive(Clone, Debug, Default)]
+pub struct VerdictCounts {
+    /// Campaigns of the cell.
+    pub campaigns: usize,
+    /// SIGNAL.
+    pub signal: usize,
+    /// BELOW_GATE.
+    pub below_gate: usize,
+    /// NO_MATERIAL_SIGNAL.
+    pub no_material: usize,
+    /// UNSTABLE.
+    pub unstable: usize,
+    /// UNREPLICATED, or a candidate that was not compared.
+    pub other: usize,
+    /// Not UNSTABLE.
+    pub stable: usize,
+    /// SIGNAL among those.
+    pub signal_stable: usize,
+    /// SIGNAL whose sign is opposite to the true change.
+    pub wrong_direction: usize,
+}
+
+impl VerdictCounts {
+    /// A campaign in which the candidate was not compared.
+    pub fn not_compared(&mut self) {
+        self.campaigns += 1;
+        self.other += 1;
+    }
+
+    /// A campaign judged `label` (by name, so that the tables read the same whatever labels
+    /// aba has), whose change was `change_pct` against a true change of `true_change`.
+    pub fn count(&mut self, label: &str, change_pct: f64, true_change: f64) {
+        self.campaigns += 1;
+        match label {
+            "SIGNAL" => self.signal += 1,
+            "BELOW_GATE" => self.below_gate += 1,
+            "NO_MATERIAL_SIGNAL" => self.no_material += 1,
+            "UNSTABLE" => self.unstable += 1,
+            _ => self.other += 1,
+        }
+        if label != "UNSTABLE" {
+            self.stable += 1;
+            self.signal_stable += usize::from(label == "SIGNAL");
+        }
+        if label == "SIGNAL" && true_change != 0.0 && change_pct * true_change < 0.0 {
+            self.wrong_direction += 1;
+        }
+    }
+
+    /// The verdict columns of a table row, `SIG | BG | NMS | UNS | UNREP | SIG|stable (runs) |
+    /// wrong dir` (`-` for the direction without a true change).
+    pub fn columns(&self, no_change: bool) -> String {
+        format!(
+            "{} | {} | {} | {} | {} | {} ({}) | {}",
+            rate(self.signal, self.campaigns),
+            rate(self.below_gate, self.campaigns),
+            rate(self.no_material, self.campaigns),
+            rate(self.unstable, self.campaigns),
+            rate(self.other, self.campaigns),
+            rate(self.signal_stable, self.stable),
+            self.stable,
+            if no_change {
+                "-".to_owned()
+            } else {
+                rate(self.wrong_direction, self.campaigns)
+            },
+        )
+    }
+}
+
 /// Wilson 95% interval of k/n, in percent.
 pub fn wilson(k: usize, n: usize) -> (f64, f64) {
     if n == 0 {

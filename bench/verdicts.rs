@@ -40,8 +40,8 @@ use aba::{
     stats::{Better, BootVariance, ci_boot_from},
 };
 use sim::{
-    Bound, DESIGNS, Grid, Noise, Rng, campaign, cell_seed, fmt_num, limit_sets, median, parse_list,
-    print_bounds, rate, run_cells,
+    Bound, DESIGNS, Grid, Noise, Rng, VerdictCounts, campaign, cell_seed, fmt_num, limit_sets,
+    median, parse_list, print_bounds, run_cells,
 };
 
 /// What the command line chose.
@@ -120,16 +120,8 @@ struct Cell {
 /// Counts for one judged candidate under one limit set.
 #[derive(Clone, Default)]
 struct Tally {
-    campaigns: usize,
-    signal: usize,
-    below_gate: usize,
-    no_material: usize,
-    unstable: usize,
-    /// UNREPLICATED, or a candidate that was not compared.
-    other: usize,
-    signal_wrong_direction: usize,
-    stable: usize,
-    signal_stable: usize,
+    /// The verdicts.
+    v: VerdictCounts,
     /// The boot-level interval aba prints.
     boot: Intervals,
     /// The within-only interval.
@@ -239,31 +231,15 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
             let Some(all) = result.all else { continue };
             for (j, (candidate, _)) in design.judged.iter().enumerate() {
                 let t = &mut tallies[j][s];
-                t.campaigns += 1;
                 let Some(c) = all.comparisons.iter().find(|c| c.candidate == *candidate) else {
-                    t.other += 1;
+                    t.v.not_compared();
                     continue;
                 };
-                // By name, so that this table reads the same whatever labels aba has.
-                let label = c.verdict.label.to_string();
-                let stable = label != "UNSTABLE";
-                match label.as_str() {
-                    "SIGNAL" => t.signal += 1,
-                    "BELOW_GATE" => t.below_gate += 1,
-                    "NO_MATERIAL_SIGNAL" => t.no_material += 1,
-                    "UNSTABLE" => t.unstable += 1,
-                    _ => t.other += 1,
-                }
-                if stable {
-                    t.stable += 1;
-                    t.signal_stable += usize::from(label == "SIGNAL");
-                }
-                if label == "SIGNAL"
-                    && true_change != 0.0
-                    && c.comparison.change_pct * true_change < 0.0
-                {
-                    t.signal_wrong_direction += 1;
-                }
+                t.v.count(
+                    &c.verdict.label.to_string(),
+                    c.comparison.change_pct,
+                    true_change,
+                );
                 // Intervals do not depend on the limits: count them once.
                 if s == 0 {
                     let cmp = &c.comparison;
@@ -465,37 +441,44 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                         "\" | \" | \" | \" | \" | \"".to_owned()
                     };
                     println!(
-                        "| {} | {} | {} | {change} | {set} | {} | {} | {} | {} | {} | {} ({}) | {} | {intervals} |",
+                        "| {} | {} | {} | {change} | {set} | {} | {intervals} |",
                         cell.n,
                         fmt_num(cell.cv),
                         fmt_num(cell.sd),
-                        rate(t.signal, t.campaigns),
-                        rate(t.below_gate, t.campaigns),
-                        rate(t.no_material, t.campaigns),
-                        rate(t.unstable, t.campaigns),
-                        rate(t.other, t.campaigns),
-                        rate(t.signal_stable, t.stable),
-                        t.stable,
-                        if cell.change == 0.0 {
-                            "-".to_owned()
-                        } else {
-                            rate(t.signal_wrong_direction, t.campaigns)
-                        },
+                        t.v.columns(cell.change == 0.0),
                     );
                     if cell.change == 0.0 {
-                        no_change_signal.rate(t.signal, t.campaigns, 5.0, true, cell_name.clone());
-                        no_change_below.rate(
-                            t.below_gate,
-                            t.campaigns,
+                        no_change_signal.rate(
+                            t.v.signal,
+                            t.v.campaigns,
                             5.0,
                             true,
                             cell_name.clone(),
                         );
-                        if nu >= 3 && t.stable > 0 {
+                        no_change_below.rate(
+                            t.v.below_gate,
+                            t.v.campaigns,
+                            5.0,
+                            true,
+                            cell_name.clone(),
+                        );
+                        if nu >= 3 && t.v.stable > 0 {
                             let name = format!("{cell_name} (stable runs)");
-                            conditional.rate(t.signal_stable, t.stable, 5.0, true, name.clone());
-                            if t.stable >= 200 {
-                                conditional_known.rate(t.signal_stable, t.stable, 5.0, true, name);
+                            conditional.rate(
+                                t.v.signal_stable,
+                                t.v.stable,
+                                5.0,
+                                true,
+                                name.clone(),
+                            );
+                            if t.v.stable >= 200 {
+                                conditional_known.rate(
+                                    t.v.signal_stable,
+                                    t.v.stable,
+                                    5.0,
+                                    true,
+                                    name,
+                                );
                             }
                         }
                     }
@@ -505,7 +488,7 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                         && cell.sd <= 0.3
                         && cell.change == 2.0
                     {
-                        power.rate(t.signal, t.campaigns, 80.0, false, cell_name.clone());
+                        power.rate(t.v.signal, t.v.campaigns, 80.0, false, cell_name.clone());
                     }
                 }
             }

@@ -735,7 +735,7 @@ mod tests {
     use super::{Inputs, analyze_inputs, series_label};
     use crate::{
         analysis::{error::AnalysisError, model::AttemptOutcome},
-        recipe::parse,
+        recipe::{Recipe, parse},
         results::{
             journal::{Event, JOURNAL_FORMAT, Journal, Limits},
             samples::{HEADER, SampleTable},
@@ -762,6 +762,27 @@ workload = "w"
 change_pct = 50.0
 tolerance = 0.5
 "#;
+
+    /// The analysis of `table` with no environment records and no profile.
+    fn analysed(
+        recipe: &Recipe,
+        journal: &Journal,
+        table: &SampleTable,
+    ) -> crate::analysis::Analysis {
+        analyze_inputs(&Inputs {
+            recipe,
+            journal,
+            samples: table,
+            directory: "t-1",
+            journal_path: Path::new("journal.jsonl"),
+            env_files: &BTreeSet::new(),
+            env_records: &std::collections::BTreeMap::new(),
+            profile: None,
+            no_profile: false,
+            accept_edited_limits: false,
+        })
+        .expect("analysable")
+    }
 
     fn journal(points: &[&str], done: &[(&str, u32)]) -> Journal {
         let recipe = parse(Path::new("recipe.toml"), RECIPE).expect("valid");
@@ -825,21 +846,7 @@ tolerance = 0.5
         lines.push("b,1,2,k,r,x,w,,w,warmup,1,0,ok,99,ns,t".to_owned());
         let table = rows(&lines);
         let journal = journal(&["a-a", "b", "a-b"], &[("a-a", 2), ("b", 2), ("a-b", 2)]);
-        let env = BTreeSet::new();
-        let records = std::collections::BTreeMap::new();
-        let analysis = analyze_inputs(&Inputs {
-            recipe: &recipe,
-            journal: &journal,
-            samples: &table,
-            directory: "t-1",
-            journal_path: Path::new("journal.jsonl"),
-            env_files: &env,
-            env_records: &records,
-            profile: None,
-            no_profile: false,
-            accept_edited_limits: false,
-        })
-        .expect("analysable");
+        let analysis = analysed(&recipe, &journal, &table);
         let series = &analysis.series[0];
         assert_eq!(series.label, "w");
         assert_eq!(series.points[1].values, [15.0; 3]);
@@ -1001,21 +1008,7 @@ control = ""
             &recipe.sha256,
             Some(Limits::of(&recipe)),
         );
-        let env = BTreeSet::new();
-        let records = std::collections::BTreeMap::new();
-        let analysis = analyze_inputs(&Inputs {
-            recipe: &recipe,
-            journal: &journal,
-            samples: &table,
-            directory: "t-1",
-            journal_path: Path::new("journal.jsonl"),
-            env_files: &env,
-            env_records: &records,
-            profile: None,
-            no_profile: false,
-            accept_edited_limits: false,
-        })
-        .expect("analysable");
+        let analysis = analysed(&recipe, &journal, &table);
         let case = &analysis.case_comparisons[0];
         assert_eq!(case.label, "flag/ops vs noflag/ops");
         assert_eq!(

@@ -106,10 +106,14 @@ impl Manifest {
     /// Reads and checks `dir/targets.json`.
     pub fn read(dir: &Path) -> Result<Manifest, ManifestError> {
         let path = Manifest::path_in(dir);
-        let text = std::fs::read_to_string(&path).map_err(|source| ManifestError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        // Bounded and regular only, like every file aba reads back (`crate::input`): a FIFO
+        // or a huge file put there is refused, never waited on or held in memory.
+        let text =
+            crate::input::read_text(&path, crate::input::CONFIG_LIMIT, "multi-target manifest")
+                .map_err(|source| ManifestError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
         // The format is checked before the fields, so a newer manifest with fields this aba
         // does not know is refused for its format, not for a field.
         #[derive(Deserialize)]

@@ -15,8 +15,8 @@ use aba::results::{
 };
 
 use crate::support::cli::{
-    aba, aba_command, assert_verified, campaign_dir, resume, samples_since_start_of, text,
-    wait_for_journal, write,
+    aba, aba_command, assert_verified, campaign_dir, journal_events, resume,
+    samples_since_start_of, text, wait_for_journal, write,
 };
 
 const THREE_POINTS: &str = r#"
@@ -69,10 +69,16 @@ fn valid_rows(dir: &Path) -> BTreeMap<(String, String, String, String), usize> {
     counts
 }
 
-fn journal_events(dir: &Path) -> Vec<Event> {
-    Journal::read(&dir.join("journal.jsonl"))
-        .expect("journal")
-        .events
+/// `aba run RECIPE --results RESULTS` on the local target in the background, output
+/// discarded: for the tests that kill it.
+fn spawn_run(tmp: &Path, recipe: &Path, results: &Path) -> std::process::Child {
+    aba_command(tmp)
+        .args(["run", recipe.to_str().expect("utf-8"), "--results"])
+        .arg(results)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("aba run starts")
 }
 
 #[test]
@@ -80,13 +86,7 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let recipe = write(tmp.path(), "r.toml", THREE_POINTS);
     let results = tmp.path().join("results");
-    let mut child = aba_command(tmp.path())
-        .args(["run", recipe.to_str().expect("utf-8"), "--results"])
-        .arg(&results)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("aba run starts");
+    let mut child = spawn_run(tmp.path(), &recipe, &results);
 
     // Kill it in the middle of the second point, after it took a few samples there.
     let dir = wait_for_journal(&results, Duration::from_secs(60), "point 2", |events| {
@@ -900,13 +900,7 @@ fn an_extended_campaign_killed_mid_extension_resumes_the_same_plan() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let recipe = write(tmp.path(), "r.toml", EXTENDED);
     let results = tmp.path().join("results");
-    let mut child = aba_command(tmp.path())
-        .args(["run", recipe.to_str().expect("utf-8"), "--results"])
-        .arg(&results)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("aba run starts");
+    let mut child = spawn_run(tmp.path(), &recipe, &results);
     let dir = wait_for_journal(&results, Duration::from_secs(60), "point b-b", |events| {
         samples_since_start_of(events, "b-b") >= 1
     });

@@ -15,7 +15,7 @@ use aba::results::{
 };
 
 use crate::support::{
-    cli::{aba, aba_command, assert_verified, text, write},
+    cli::{aba, aba_command, assert_verified, resume, text, write},
     sshd::{Sshd, signal},
 };
 
@@ -393,15 +393,7 @@ fn ctrl_c_stops_every_target_resumable() {
     }
     let status = aba(tmp.path(), &["status", parent.to_str().expect("utf-8")]);
     assert!(status.status.success(), "{}", text(&status));
-    let resumed = aba(
-        tmp.path(),
-        &[
-            "resume",
-            parent.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-        ],
-    );
+    let resumed = resume(tmp.path(), &parent, Some(&targets), &[]);
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
     for name in ["east", "west"] {
         let dir = parent.join(name);
@@ -466,15 +458,7 @@ fn a_target_that_vanishes_stops_alone_and_resume_completes_it() {
 
     // Back up: resume the parent, which resumes west only.
     west.start_again();
-    let resumed = aba(
-        tmp.path(),
-        &[
-            "resume",
-            parent.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-        ],
-    );
+    let resumed = resume(tmp.path(), &parent, Some(&targets), &[]);
     assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
     let stderr = String::from_utf8_lossy(&resumed.stderr);
     assert!(stderr.contains("[east] already finished"), "{stderr}");
