@@ -348,25 +348,7 @@ fn report(
                     if cell.change == 0.0 {
                         no_change.rate(t.v.signal, t.v.campaigns, 5.0, true, name.clone());
                         below.rate(t.v.below_gate, t.v.campaigns, 5.0, true, name.clone());
-                        if t.v.stable > 0 {
-                            let stable = format!("{name} (stable runs)");
-                            conditional.rate(
-                                t.v.signal_stable,
-                                t.v.stable,
-                                5.0,
-                                true,
-                                stable.clone(),
-                            );
-                            if t.v.stable >= 200 {
-                                conditional_known.rate(
-                                    t.v.signal_stable,
-                                    t.v.stable,
-                                    5.0,
-                                    true,
-                                    stable,
-                                );
-                            }
-                        }
+                        t.v.stable_signal_bounds(&mut conditional, &mut conditional_known, &name);
                     }
                     if design.name == "A/B/A/B/A"
                         && cell.n == 9

@@ -308,6 +308,20 @@ impl VerdictCounts {
         }
     }
 
+    /// The bounds of SIGNAL among the stable runs of a no-change cell: `any` counts every
+    /// cell with stable runs, `known` only those with at least 200 (where the rate is known
+    /// to within a few points).
+    pub fn stable_signal_bounds(&self, any: &mut Bound, known: &mut Bound, cell: &str) {
+        if self.stable == 0 {
+            return;
+        }
+        let name = format!("{cell} (stable runs)");
+        any.rate(self.signal_stable, self.stable, 5.0, true, name.clone());
+        if self.stable >= 200 {
+            known.rate(self.signal_stable, self.stable, 5.0, true, name);
+        }
+    }
+
     /// The verdict columns of a table row, `SIG | BG | NMS | UNS | UNREP | SIG|stable (runs) |
     /// wrong dir` (`-` for the direction without a true change).
     pub fn columns(&self, no_change: bool) -> String {

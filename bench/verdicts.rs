@@ -462,24 +462,12 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                             true,
                             cell_name.clone(),
                         );
-                        if nu >= 3 && t.v.stable > 0 {
-                            let name = format!("{cell_name} (stable runs)");
-                            conditional.rate(
-                                t.v.signal_stable,
-                                t.v.stable,
-                                5.0,
-                                true,
-                                name.clone(),
+                        if nu >= 3 {
+                            t.v.stable_signal_bounds(
+                                &mut conditional,
+                                &mut conditional_known,
+                                &cell_name,
                             );
-                            if t.v.stable >= 200 {
-                                conditional_known.rate(
-                                    t.v.signal_stable,
-                                    t.v.stable,
-                                    5.0,
-                                    true,
-                                    name,
-                                );
-                            }
                         }
                     }
                     if design.name == "A/B/A/B/A"

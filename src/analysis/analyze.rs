@@ -769,19 +769,7 @@ tolerance = 0.5
         journal: &Journal,
         table: &SampleTable,
     ) -> crate::analysis::Analysis {
-        analyze_inputs(&Inputs {
-            recipe,
-            journal,
-            samples: table,
-            directory: "t-1",
-            journal_path: Path::new("journal.jsonl"),
-            env_files: &BTreeSet::new(),
-            env_records: &std::collections::BTreeMap::new(),
-            profile: None,
-            no_profile: false,
-            accept_edited_limits: false,
-        })
-        .expect("analysable")
+        crate::analysis::testkit::analysed(recipe, journal, table, "t-1")
     }
 
     fn journal(points: &[&str], done: &[(&str, u32)]) -> Journal {

@@ -65,11 +65,21 @@ pub fn campaign(recipe: &str, values: &[(&str, &str, &[f64])]) -> Analysis {
         truncated_tail: false,
     };
     let table = SampleTable::parse(Path::new("samples.csv"), csv.as_bytes()).expect("valid");
+    analysed(&recipe, &journal, &table, "test")
+}
+
+/// The analysis of `table` under `journal`, with no environment records and no profile.
+pub fn analysed(
+    recipe: &crate::recipe::Recipe,
+    journal: &Journal,
+    table: &SampleTable,
+    directory: &str,
+) -> Analysis {
     analyze_inputs(&Inputs {
-        recipe: &recipe,
-        journal: &journal,
-        samples: &table,
-        directory: "test",
+        recipe,
+        journal,
+        samples: table,
+        directory,
         journal_path: Path::new("journal.jsonl"),
         env_files: &BTreeSet::new(),
         env_records: &std::collections::BTreeMap::new(),
