@@ -28,6 +28,14 @@ check_not_running() {
     if [[ -s $pidfile ]] && lab_pid_alive "$(cat "$pidfile")"; then
         die "VM $name is already running (pid $(cat "$pidfile")); stop-vm.sh $name first"
     fi
+    # A QEMU just killed by a power cycle can hold its forwarded port for a moment after
+    # stop-vm saw it gone: its main thread is a zombie while another thread, which shares
+    # the file table, is still exiting. Give it a few seconds before calling the port busy.
+    local i
+    for ((i = 0; i < 50; i++)); do
+        [[ -z $(ss -Htln "sport = :$port") ]] && break
+        sleep 0.1
+    done
     if [[ -n $(ss -Htln "sport = :$port") ]]; then
         die "port $port is already in use: $(ss -Htlnp "sport = :$port" | head -n 1)"
     fi

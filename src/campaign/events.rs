@@ -166,6 +166,12 @@ pub enum Warning {
         /// The point.
         point: PointLabel,
     },
+    /// The target did not answer when the campaign was resumed (the killed runner may have
+    /// left it in a boot that hung): the power-cycle command brought it back.
+    RevivedOnResume {
+        /// The command as it ran.
+        command: String,
+    },
     /// A run left processes behind; they were killed.
     LeftBehind {
         /// `workload[case]`.
@@ -227,6 +233,10 @@ impl std::fmt::Display for Warning {
             Warning::PowerCycled { point } => write!(
                 f,
                 "point {point}: the boot did not come back; the power-cycle command was used"
+            ),
+            Warning::RevivedOnResume { command } => write!(
+                f,
+                "the target did not answer when the campaign was resumed (the killed run may have left it in a boot that hung); the power-cycle command `{command}` brought it back"
             ),
             Warning::LeftBehind {
                 run,

@@ -193,18 +193,29 @@ pub struct TargetLock {
     holder: Holder,
     target: String,
     marker: Option<String>,
+    /// The power-cycle command run because the target did not answer when the lock was taken.
+    revived: Option<String>,
 }
+
+/// Brings back a target that does not answer when a campaign is resumed, and returns the
+/// command it ran. The runner that was killed may have left the machine in a kernel that hung
+/// as it booted; `aba resume` must recover from that as the engine does after any switch (the
+/// inventory's `power_cycle`), not give up on the night.
+pub type Revive<'a> = &'a mut dyn FnMut(&mut dyn Transport) -> Result<String, String>;
 
 impl TargetLock {
     /// Takes `target` for `holder`: the host-side lock first, then the marker on the target
     /// through `transport` (connected here). With `wait`, waits while another live campaign
-    /// holds either; a stale marker is never waited for (nothing would remove it).
+    /// holds either; a stale marker is never waited for (nothing would remove it). A target
+    /// that does not answer within its boot timeout is given to `revive` when there is one
+    /// (a resumed campaign power-cycles it: see [`Revive`]), then waited for once more.
     pub fn acquire(
         target: &Target,
         key: &str,
         holder: Holder,
         transport: &mut dyn Transport,
         wait: bool,
+        revive: Option<Revive<'_>>,
     ) -> Result<TargetLock, LockError> {
         let path = lock_dir()
             .map_err(|source| LockError::Host {
@@ -220,6 +231,7 @@ impl TargetLock {
             holder,
             target: target.name.clone(),
             marker: target.lock_file.clone(),
+            revived: None,
         };
         lock.write_host_record()?;
         // The scheduler is asked once this host's own lock is held, and before the target is
@@ -231,10 +243,24 @@ impl TargetLock {
             }
         })?;
         if lock.marker.is_some() {
-            let deadline = Instant::now() + target.boot_timeout.max(Duration::from_secs(120));
-            transport
-                .reconnect(deadline)
-                .map_err(|e| lock.marker_error(&e.to_string()))?;
+            let mut deadline = Instant::now() + target.boot_timeout.max(Duration::from_secs(120));
+            if let Err(e) = transport.reconnect(deadline) {
+                let (TransportError::Connect { .. }, Some(revive)) = (&e, revive) else {
+                    return Err(lock.marker_error(&e.to_string()));
+                };
+                // The runner this campaign resumes may have left the machine in a boot that
+                // hung: bring it back the way the engine would after a switch.
+                let command = revive(transport).map_err(|reason| {
+                    lock.marker_error(&format!(
+                        "{e}; the power-cycle command that should bring it back failed: {reason}"
+                    ))
+                })?;
+                lock.revived = Some(command);
+                deadline = Instant::now() + target.boot_timeout.max(Duration::from_secs(120));
+                transport.reconnect(deadline).map_err(|again| {
+                    lock.marker_error(&format!("{again} (even after the power-cycle command)"))
+                })?;
+            }
             loop {
                 match lock.claim_marker_once(transport) {
                     Err(Claim::Lock(LockError::Busy {
@@ -258,6 +284,12 @@ impl TargetLock {
             }
         }
         Ok(lock)
+    }
+
+    /// The power-cycle command run while the lock was taken, if the target had to be
+    /// brought back (the engine journals it as a warning).
+    pub fn revived(&self) -> Option<&str> {
+        self.revived.as_deref()
     }
 
     /// The inventory's `reserve` run, once, for the journal.
@@ -320,6 +352,7 @@ impl TargetLock {
             holder,
             target: "scripted".to_owned(),
             marker: Some(marker.to_owned()),
+            revived: None,
         }
     }
 

@@ -52,7 +52,7 @@ pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> 
     // A campaign running on the target now would have its settings pulled from under it.
     let key = machine_key(&target).map_err(unusable)?;
     let holder = Holder::this_process(&dir.root, &recipe_name, &target.name);
-    let lock = TargetLock::acquire(&target, &key, holder, transport.as_mut(), false)
+    let lock = TargetLock::acquire(&target, &key, holder, transport.as_mut(), false, None)
         .map_err(|e| Error::lock(format!("cannot take target `{name}`"), e))?;
     transport
         .reconnect(Instant::now() + target.connect_window())

@@ -408,7 +408,7 @@ pub fn begin_new(
     }
     let records = prepare(&dir).map_err(abandon)?;
     let mut transport = transport_for(target).map_err(target_error(target))?;
-    let lock = take_lock(target, &dir, transport.as_mut(), &options).map_err(abandon)?;
+    let lock = take_lock(target, &dir, transport.as_mut(), &options, None).map_err(abandon)?;
     execute(
         &dir,
         target,
@@ -421,12 +421,15 @@ pub fn begin_new(
     )
 }
 
-/// Takes the target for the campaign in `dir` before anything changes it.
+/// Takes the target for the campaign in `dir` before anything changes it. A resumed
+/// campaign passes its journal: a target that does not answer is then power-cycled (see
+/// [`revival`]).
 fn take_lock(
     target: &Target,
     dir: &ResultsDir,
     transport: &mut dyn Transport,
     options: &RunOptions,
+    resumed: Option<&Journal>,
 ) -> Result<TargetLock, Error> {
     let key = machine_key(target).map_err(target_error(target))?;
     let recipe = dir.load_recipe()?;
@@ -434,8 +437,66 @@ fn take_lock(
     if options.wait {
         interrupt::install();
     }
-    TargetLock::acquire(target, &key, holder, transport, options.wait)
+    let mut revive = match resumed {
+        Some(journal) => revival(target, &recipe, journal)?,
+        None => None,
+    };
+    let revive = revive
+        .as_mut()
+        .map(|f| f as &mut dyn FnMut(&mut dyn Transport) -> Result<String, String>);
+    TargetLock::acquire(target, &key, holder, transport, options.wait, revive)
         .map_err(|e| Error::lock("cannot take the target", e))
+}
+
+/// How `aba resume` brings back a target that does not answer: the runner that was killed
+/// may have left it in a boot that hung (killed during a switch, the new kernel never came
+/// up), which the engine would have power-cycled had it lived. The inventory's `power_cycle`
+/// runs with the placeholders of the point the killed runner was switching to (the first
+/// unfinished point when it was not switching). `None` when the target has no power-cycle
+/// command or does not switch kernels.
+fn revival<'t>(
+    target: &'t Target,
+    recipe: &Recipe,
+    journal: &Journal,
+) -> Result<Option<impl FnMut(&mut dyn Transport) -> Result<String, String> + 't>, Error> {
+    if target.power_cycle.is_none() || !target.switch.method().switches() {
+        return Ok(None);
+    }
+    let plan = Plan::new(recipe, target)?;
+    let state = journal.state();
+    let switching = journal.events.iter().rev().find_map(|e| match e {
+        Event::Switching { point, .. } => Some(point.as_str()),
+        _ => None,
+    });
+    let point = plan
+        .points
+        .iter()
+        .find(|p| Some(p.label.as_str()) == switching)
+        .or_else(|| {
+            plan.points.iter().find(|p| {
+                state
+                    .point(p.label.as_str())
+                    .is_none_or(|s| s.done.is_none())
+            })
+        })
+        .or(plan.points.first());
+    let Some(point) = point else {
+        return Ok(None);
+    };
+    let Some(kernel) = recipe.kernels.get(&point.kernel).cloned() else {
+        return Ok(None);
+    };
+    let params = point.cmdline.clone();
+    let base = state
+        .base_cmdline
+        .clone()
+        .or_else(|| target.base_cmdline.clone())
+        .unwrap_or_default();
+    Ok(Some(move |transport: &mut dyn Transport| {
+        crate::kernel::switch::power_cycle_for(target.machine(), transport, &kernel, &params, &base)
+            .map_err(|e| crate::causes::one_line(&e))
+            .map(Option::unwrap_or_default)
+    }))
 }
 
 /// Runs the campaign in `dir` on `target` from the recipe copy it recorded (so resume and
@@ -544,7 +605,7 @@ pub fn resume_one(
         amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path, voice)?;
     }
     let mut transport = transport_for(&target).map_err(target_error(&target))?;
-    let lock = take_lock(&target, &dir, transport.as_mut(), &options)?;
+    let lock = take_lock(&target, &dir, transport.as_mut(), &options, Some(&journal))?;
     execute(
         &dir,
         &target,

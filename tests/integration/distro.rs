@@ -23,6 +23,7 @@ use crate::support::{
         text, wait_for_journal, write,
     },
     distro::{DEFAULT_KERNEL, DistroVm, OTHER_KERNEL},
+    lab::console_tail,
 };
 
 /// An A-B-A whose kernels differ from the box's default one way or another: `a` is the
@@ -158,7 +159,12 @@ fn systemctl_kexec_aba_with_audits_of_a_failed_unit_and_a_kernel_warning() {
     );
     let r = write(tmp.path(), "r.toml", &recipe(&inject));
     let out = run_on(tmp.path(), &r, &targets, "kexec", "results");
-    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        out.status.success(),
+        "{}\n--- console ---\n{}",
+        text(&out),
+        console_tail(&vm.console_log(), 60)
+    );
     let dir = campaign_dir(&tmp.path().join("results"));
     assert_aba_proven(&dir);
 
@@ -224,7 +230,12 @@ fn grub_reboot_applies_each_kernels_parameters_and_a_killed_switch_resumes_clean
     let _ = child.wait();
 
     let out = resume(tmp.path(), &dir, Some(&targets), &[]);
-    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        out.status.success(),
+        "{}\n--- console ---\n{}",
+        text(&out),
+        console_tail(&vm.console_log(), 60)
+    );
     let boots = assert_aba_proven(&dir);
     // GRUB's boots name their image: the one-shot entry's, by its path on the root fs.
     for (point, release, _, cmdline) in &boots {
@@ -258,7 +269,12 @@ fn bls_one_shot_entries_boot_each_kernel_from_the_esp_with_its_parameters() {
     let targets = vm.inventory(tmp.path());
     let r = write(tmp.path(), "r.toml", &recipe("labbench 5"));
     let out = run_on(tmp.path(), &r, &targets, "bls", "results");
-    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        out.status.success(),
+        "{}\n--- console ---\n{}",
+        text(&out),
+        console_tail(&vm.console_log(), 60)
+    );
     let dir = campaign_dir(&tmp.path().join("results"));
     let boots = assert_aba_proven(&dir);
     // systemd-boot names the initrd it loaded: aba's copy on the ESP, not GRUB's path.

@@ -16,7 +16,7 @@ use crate::support::{
         aba, assert_verified, campaign_dir, journal_events as events, resume, run_on,
         samples_since_start_of, spawn_run_on, text, wait_for_journal, write,
     },
-    lab::{KERNEL_A, KERNEL_B, LabVm},
+    lab::{KERNEL_A, KERNEL_B, LabVm, console_tail},
 };
 
 fn recipe(kernel_b_cmdline: &str, samples: u32, run: &str, point_retries: u32) -> String {
@@ -151,8 +151,12 @@ fn a_kernel_that_panics_falls_back_and_stops_the_campaign_naming_it() {
     assert_verified(&dir);
 }
 
+/// A kernel that hangs as it boots, with the runner SIGKILLed while it hangs: `aba resume`
+/// finds the target dead, power-cycles it (it would have, had it lived), takes the lock,
+/// redoes the point, waits out the boot timeout once more, power-cycles again and stops
+/// naming the kernel. Nothing is lost and both power cycles are journaled.
 #[test]
-fn a_kernel_that_hangs_is_power_cycled_after_the_boot_timeout() {
+fn a_kernel_that_hangs_is_power_cycled_after_the_boot_timeout_even_after_a_killed_runner() {
     let vm = LabVm::start("t-hang", KERNEL_A);
     let tmp = tempfile::tempdir().expect("tempdir");
     // Long enough for a power-cycled boot and its login beside another emulated guest.
@@ -163,24 +167,65 @@ fn a_kernel_that_hangs_is_power_cycled_after_the_boot_timeout() {
         "r.toml",
         &recipe("rdinit=/nonexistent panic=0", 2, "labbench 5", 0),
     );
+    let mut child = spawn_run_on(tmp.path(), &r, &targets, "kexec");
+    let results = tmp.path().join("results");
+    let dir = wait_for_journal(
+        &results,
+        Duration::from_secs(600),
+        "the switch to point b",
+        |events| {
+            events
+                .iter()
+                .any(|e| matches!(e, Event::Switching { point, .. } if point == "b"))
+        },
+    );
+    // The kexec is under way or done: kernel b hangs from here on.
+    std::thread::sleep(Duration::from_secs(10));
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+
     let started = Instant::now();
-    let out = run_on(tmp.path(), &r, &targets, "kexec", "results");
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let out = resume(tmp.path(), &dir, Some(&targets), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}\n--- console ---\n{}",
+        text(&out),
+        console_tail(&vm.console_log(), 40)
+    );
     assert!(
-        started.elapsed() > Duration::from_secs(30),
+        started.elapsed() > Duration::from_secs(60),
         "the boot timeout was not waited out"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("did not answer when the campaign was resumed"),
+        "{stderr}"
+    );
     assert!(stderr.contains("after a power cycle"), "{stderr}");
     assert!(
         stderr.contains(&format!("the target runs {KERNEL_A}, not {KERNEL_B}")),
         "{stderr}"
     );
-    let dir = campaign_dir(&tmp.path().join("results"));
-    assert!(events(&dir).iter().any(|e| matches!(
-        e,
-        Event::Warning { text, .. } if text.contains("power-cycle command was used")
-    )));
+    let warnings: Vec<String> = events(&dir)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Warning { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|t| t.contains("power-cycle command `") && t.contains("power-cycle.sh")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|t| t.contains("power-cycle command was used")),
+        "{warnings:?}"
+    );
     assert!(vm.console_log().is_file());
     assert_verified(&dir);
 }

@@ -15,8 +15,17 @@ use crate::{
 const HOOK_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl Engine<'_> {
-    /// Journals the `reserve` the lock ran before this run (new or resumed).
+    /// Journals the `reserve` the lock ran before this run (new or resumed), and the
+    /// power-cycle it needed to reach a resumed campaign's target.
     pub(super) fn journal_reserved(&mut self) -> Result<(), JournalError> {
+        if let Some(command) = self.lock.and_then(|l| l.revived()) {
+            self.warn(
+                None,
+                Warning::RevivedOnResume {
+                    command: command.to_owned(),
+                },
+            )?;
+        }
         match self.lock.and_then(|l| l.take_reserved()) {
             Some(run) => {
                 self.info(format!("ran reserve command `{}`", run.command));

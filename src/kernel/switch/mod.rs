@@ -559,6 +559,32 @@ fn power_cycle(
     cx.on_host(machine.power_cycle.unwrap_or_default())
 }
 
+/// Runs the inventory's power-cycle command with the placeholders a switch to `kernel` with
+/// `params` would fill, and returns the command as it ran (`None`: the inventory has none).
+/// `aba resume` uses it for a target that does not answer: the killed runner may have left it
+/// in a boot that hung.
+pub fn power_cycle_for(
+    machine: Machine<'_>,
+    transport: &mut dyn Transport,
+    kernel: &Kernel,
+    params: &[String],
+    base_cmdline: &str,
+) -> Result<Option<String>, SwitchError> {
+    let Some(template) = machine.power_cycle else {
+        return Ok(None);
+    };
+    let req = SwitchRequest {
+        kernel,
+        params,
+        base_cmdline,
+        previous_boot_id: None,
+    };
+    transport.disconnect();
+    let cx = Cx::new(transport, &req, machine.host_dir);
+    cx.on_host(template)?;
+    Ok(Some(crate::target::host::expand(template, &cx.vars())?))
+}
+
 /// The kernel files of `kernels` that are not readable on the target, one line each
 /// (`kernel `a` (6.1.0-50): /boot/vmlinuz-…`), in one round trip.
 pub fn missing_kernel_files<'k>(
@@ -629,6 +655,7 @@ pub(crate) mod tests {
             image: TargetPath::new("/boot/vmlinuz-6.1.0-50-cloud-amd64").expect("valid"),
             initrd: TargetPath::new("/boot/initrd.img-6.1.0-50-cloud-amd64").expect("valid"),
             cmdline: vec![],
+            build: None,
         }
     }
 

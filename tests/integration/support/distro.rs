@@ -91,6 +91,11 @@ impl DistroVm {
         vm
     }
 
+    /// The VM's serial console log.
+    pub fn console_log(&self) -> PathBuf {
+        lab_dir().join("out/run").join(NAME).join("console.log")
+    }
+
     /// Runs a command in the guest; returns stdout.
     pub fn ssh(&self, command: &str) -> String {
         let out = distro_run("lab-ssh.sh", &[&PORT.to_string(), command]);

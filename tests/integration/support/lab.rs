@@ -17,6 +17,14 @@ pub fn lab_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("lab")
 }
 
+/// The last `n` lines of a VM's console log (what it printed as it failed), for a failed
+/// assertion's message; empty when there is none.
+pub fn console_tail(console_log: &Path, n: usize) -> String {
+    let text = std::fs::read(console_log).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    aba::text::last_lines(&text, n).join("\n")
+}
+
 /// Default and second kernel of the lab image.
 pub const KERNEL_A: &str = "6.1.0-47-cloud-amd64";
 /// The other kernel.
