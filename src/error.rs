@@ -99,6 +99,21 @@ pub enum Error {
     /// A parameter binding names a parameter the recipe does not declare.
     #[error(transparent)]
     ParamBinding(#[from] crate::recipe::params::ParamBindingError),
+    /// The builds file is invalid or unreadable.
+    #[error(transparent)]
+    Builds(#[from] crate::build::file::BuildsError),
+    /// A kernel built on this host cannot be used (its build failed, a file is missing).
+    #[error(transparent)]
+    Build(#[from] crate::build::prepare::BuildError),
+    /// What aba installed on a target could not be removed.
+    #[error("cannot remove what the campaign installed on target `{target}`")]
+    Clean {
+        /// The target.
+        target: String,
+        /// Why.
+        #[source]
+        source: crate::build::install::InstallError,
+    },
     /// The recipe cannot run on the target.
     #[error("cannot plan this recipe: {0}")]
     Plan(PlanError),
@@ -348,6 +363,9 @@ impl Error {
             | Error::Inventory(_)
             | Error::Binding(_)
             | Error::ParamBinding(_)
+            | Error::Builds(_)
+            | Error::Build(_)
+            | Error::Clean { .. }
             | Error::Plan(_)
             | Error::TooLong { .. }
             | Error::Target { .. }
@@ -398,6 +416,12 @@ impl Error {
             Error::ParamBinding(_) => Some(
                 "bind only the names of the recipe's [params] (`aba check RECIPE` lists them)"
                     .to_owned(),
+            ),
+            Error::Build(crate::build::prepare::BuildError::Step(_)) => Some(
+                "fix the build (its log says why) and run the command again; `aba build RECIPE --builds FILE` runs only the builds".to_owned(),
+            ),
+            Error::Build(crate::build::prepare::BuildError::UnknownLabel { .. }) => Some(
+                "name only the recipe's kernel labels in the builds file (`aba check RECIPE` lists them)".to_owned(),
             ),
             Error::Binding(_) => Some(
                 "bind only the labels of the recipe's [kernels.LABEL] tables (`aba check RECIPE` lists them)".to_owned(),
@@ -492,6 +516,9 @@ impl Error {
             Error::Report(e) => e.hint(),
             Error::Compare(e) => e.hint(),
             Error::Recipe(_)
+            | Error::Builds(_)
+            | Error::Build(_)
+            | Error::Clean { .. }
             | Error::Amend { .. }
             | Error::Inventory(_)
             | Error::Target { .. }

@@ -22,6 +22,12 @@ pub enum Origin {
         /// The option as given.
         option: String,
     },
+    /// A kernel built on this host, from the builds file at `file:line:column`: the release
+    /// is the one its image embeds, the image and initrd are aba's copies on the target.
+    Build {
+        /// `file:line:column` of the kernel's table in the builds file.
+        at: String,
+    },
 }
 
 impl Origin {
@@ -31,6 +37,7 @@ impl Origin {
             Origin::Recipe => "the recipe",
             Origin::Inventory { at } => at,
             Origin::CommandLine { option } => option,
+            Origin::Build { at } => at,
         }
     }
 }
@@ -41,6 +48,7 @@ impl fmt::Display for Origin {
             Origin::Recipe => f.write_str("the recipe"),
             Origin::Inventory { at } => write!(f, "the inventory ({at})"),
             Origin::CommandLine { option } => write!(f, "the command line ({option})"),
+            Origin::Build { at } => write!(f, "a build on this host ({at})"),
         }
     }
 }

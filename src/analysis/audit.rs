@@ -168,6 +168,7 @@ impl<'a> Book<'a> {
                 connection_lost: Vec::new(),
                 warnings: Vec::new(),
                 env_file: None,
+                build: None,
             })
     }
 
@@ -192,6 +193,22 @@ impl<'a> Book<'a> {
                 a.cmdline = Some(cmdline.clone());
                 a.switch_s = Some(*switch_s);
                 a.login_s = Some(*login_s);
+            }
+            Event::BuildProven {
+                point,
+                attempt,
+                proof,
+            } => {
+                let config = match &proof.config {
+                    crate::build::proof::ConfigProof::Matched { source } => {
+                        format!("config matched {source}")
+                    }
+                    crate::build::proof::ConfigProof::NotRecorded => "config not recorded".into(),
+                    crate::build::proof::ConfigProof::Unavailable => {
+                        "config not shown by the target".into()
+                    }
+                };
+                self.entry(point, *attempt).build = Some(format!("{}; {config}", proof.version));
             }
             Event::Tuned {
                 point,

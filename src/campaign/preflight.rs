@@ -165,20 +165,18 @@ fn switch_checks(
     items.extend(method.preflight(recipe, transport)?);
     if method.boots_target_files() {
         for kernel in recipe.kernels.values() {
-            let r = probe(
-                transport,
-                &format!(
-                    "ls -l {} {}",
-                    sh_quote(kernel.image.as_str()),
-                    sh_quote(kernel.initrd.as_str())
-                ),
-            )?;
             let what = format!("kernel {}", kernel.label);
+            if let Some(build) = &kernel.build {
+                items.push(crate::build::install::preflight(transport, &what, build)?);
+            }
+            let files = kernel.files_on_target();
+            if files.is_empty() {
+                continue;
+            }
+            let quoted: Vec<String> = files.iter().map(|f| sh_quote(f)).collect();
+            let r = probe(transport, &format!("ls -l {}", quoted.join(" ")))?;
             items.push(match r {
-                Probe::Passed(_) => CheckItem::ok(
-                    what,
-                    format!("{} and {} present", kernel.image, kernel.initrd),
-                ),
+                Probe::Passed(_) => CheckItem::ok(what, format!("{} present", files.join(" and "))),
                 Probe::Failed(e) => CheckItem::fail(
                     what,
                     e,

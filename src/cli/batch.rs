@@ -101,6 +101,8 @@ fn kernel_args(entry: &CampaignEntry) -> KernelArgs {
             .iter()
             .filter_map(|p| ParamBinding::from_option(p).ok())
             .collect(),
+        builds: None,
+        no_build: false,
     }
 }
 
@@ -128,6 +130,7 @@ fn prepare(
         inventory.target(target)?,
         files,
         &kernel_args(entry),
+        None,
         entry.no_profile,
         voice,
     )?;

@@ -9,6 +9,7 @@ use crate::{
     campaign::{calibrate::calibration_recipe, engine::RunOptions},
     cli::{
         FilesArgs, KernelArgs, TargetArgs,
+        builds::HostBuilds,
         run::{Launch, Voice, kernels_record, params_record, start_new},
     },
     error::Error,
@@ -35,7 +36,11 @@ pub fn calibrate(
     let inventory = target_args.inventory()?;
     let mut recipe = files_args.load(recipe_path, &inventory)?;
     let target = target_args.resolve_in(&inventory)?;
-    let kernels = kernel_args.bind(&mut recipe, &target)?;
+    let host = HostBuilds::prepare(kernel_args, &recipe, &[&target], &Voice::Alone)?;
+    let mut kernels = kernel_args.bind(&mut recipe, &target)?;
+    if let Some(host) = &host {
+        host.bind(&mut recipe, &mut kernels, &target)?;
+    }
     let mut allowed = files_args.allow_files_outside.clone();
     allowed.extend(inventory.allow_files_outside.iter().cloned());
     let mut calibration = calibration_recipe(&recipe, boots, &allowed).map_err(Error::Calibrate)?;
@@ -54,7 +59,10 @@ pub fn calibrate(
         profile: profile.display().to_string(),
     };
     // A calibration measures the machine: it pools no profile of its own.
-    start_new(&calibration, recipe_path, &target, launch, options, |_| {
+    start_new(&calibration, recipe_path, &target, launch, options, |dir| {
+        if let Some(host) = &host {
+            host.keep_logs(dir)?;
+        }
         Ok(std::iter::once(record)
             .chain(params_record(&calibration, &Voice::Alone))
             .chain(kernels_record(&kernels, &Voice::Alone))

@@ -46,13 +46,21 @@ pub fn check(
         None if needs_switch(&recipe) => Target::any_switching(),
         None => inventory.target(crate::inventory::LOCAL)?,
     };
-    let kernels = kernel_args.bind(&mut recipe, &target)?;
+    let unbound = recipe.clone();
+    let mut kernels = kernel_args.bind(&mut recipe, &target)?;
+    let builds = crate::cli::builds::check_lines(kernel_args, &unbound, &target)?;
+    if let Some(host) = builds.as_ref().and_then(|b| b.host.as_ref()) {
+        host.bind(&mut recipe, &mut kernels, &target)?;
+    }
     let summary = Summary::new(&recipe, &target)?;
     if let Some(reference) = &recipe.reference {
         open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
     }
     if !json {
         print!("{}", render_plan(&recipe, &target, &summary, &kernels));
+        if let Some(b) = &builds {
+            println!("{}", b.lines.join("\n"));
+        }
     }
     let advice = if no_profile {
         Detect::Off

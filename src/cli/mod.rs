@@ -2,6 +2,7 @@
 //! subcommand. Only this layer prints; everything below returns values or emits events.
 
 mod batch;
+mod builds;
 mod calibrate;
 mod check;
 mod compare;
@@ -122,6 +123,14 @@ pub struct KernelArgs {
         help_heading = "Recipe"
     )]
     pub params: Vec<ParamBinding>,
+    /// This tester's kernel builds on this host (a builds file, docs/recipes.md "Kernels
+    /// built on this host"): each named kernel is built, installed on the target and proven
+    /// by its build, not only its release.
+    #[arg(long = "builds", value_name = "FILE", help_heading = "Recipe")]
+    pub builds: Option<PathBuf>,
+    /// With `--builds`: use the built files as they are; do not run the build commands.
+    #[arg(long = "no-build", requires = "builds", help_heading = "Recipe")]
+    pub no_build: bool,
 }
 
 impl KernelArgs {
@@ -322,6 +331,34 @@ pub enum Command {
         /// Where `[files]` may come from.
         #[command(flatten)]
         files: FilesArgs,
+    },
+    /// Run the build steps of the kernels a builds file names for a recipe and print each
+    /// build's identity (version string, SHA-256 of image and config, git tree, patches);
+    /// touches no target.
+    Build {
+        /// The recipe file.
+        recipe: PathBuf,
+        /// Target selection (checks that the target can boot kernels aba installs).
+        #[command(flatten)]
+        target: TargetArgs,
+        /// Where `[files]` may come from.
+        #[command(flatten)]
+        files: FilesArgs,
+        /// The builds (`--builds FILE`, required).
+        #[command(flatten)]
+        kernels: KernelArgs,
+        /// Where the build logs go (one `<label>.log` per kernel).
+        #[arg(long, value_name = "DIR", default_value = "aba-build-logs")]
+        logs: PathBuf,
+    },
+    /// Remove from the target what a campaign installed there (kernels built on the host and
+    /// their modules): only files and folders the journal lists and that are still aba's.
+    Clean {
+        /// The results directory.
+        dir: PathBuf,
+        /// Target inventory file (the target's name comes from the journal).
+        #[arg(long, value_name = "FILE", help_heading = "Target")]
+        targets: Option<PathBuf>,
     },
     /// Put back the sysctls and CPU frequency settings a campaign changed on a machine that
     /// was not rebooted since (after a crash or a kill), from the values its journal saved
@@ -609,6 +646,14 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             (None, None) => unreachable!("clap requires FILE without a subcommand"),
         },
         Command::Restore { dir, targets } => restore::restore(&dir, targets.as_ref()),
+        Command::Build {
+            recipe,
+            target,
+            files,
+            kernels,
+            logs,
+        } => builds::build(&recipe, &target, &files, &kernels, &logs),
+        Command::Clean { dir, targets } => builds::clean(&dir, targets.as_ref()),
         Command::Status { dir, json } if Manifest::is_parent(&dir) => multi::status(&dir, json),
         Command::Status { dir, json } => status::status(&dir, json),
         Command::Verify { dir } if Manifest::is_parent(&dir) => multi::verify(&dir),

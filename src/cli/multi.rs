@@ -26,6 +26,7 @@ use crate::{
     campaign::engine::RunOptions,
     cli::{
         FilesArgs, KernelArgs,
+        builds::HostBuilds,
         run::{Destination, Launch, Prepared, Voice, resume_one},
     },
     error::{Error, exit_code},
@@ -151,6 +152,15 @@ pub fn run(request: &MultiRun<'_>, launch: Launch<'_>, options: RunOptions) -> R
     let dirs = subdirectories(request.targets).ok_or_else(|| Error::TargetDirs {
         targets: request.targets.join(", "),
     })?;
+    // The builds run once, for every target: their records are the same build.
+    let host = HostBuilds::for_run(
+        request.recipe,
+        &inventory,
+        request.files,
+        request.kernels,
+        &targets.iter().collect::<Vec<_>>(),
+        &Voice::Alone,
+    )?;
     let mut prepared: Vec<(String, (Prepared, String))> = Vec::new();
     for (target, dir) in targets.into_iter().zip(dirs) {
         let name = target.name.clone();
@@ -161,6 +171,7 @@ pub fn run(request: &MultiRun<'_>, launch: Launch<'_>, options: RunOptions) -> R
             target,
             request.files,
             request.kernels,
+            host.clone(),
             launch.no_profile,
             &voice,
         )?;

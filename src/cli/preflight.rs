@@ -56,7 +56,11 @@ pub fn preflight(
     let inventory = target_args.inventory()?;
     let mut recipe = files_args.load(recipe_path, &inventory)?;
     let target = target_args.resolve_in(&inventory)?;
-    kernel_args.bind(&mut recipe, &target)?;
+    let host = crate::cli::builds::HostBuilds::as_they_are(kernel_args, &recipe, &[&target])?;
+    let mut kernels = kernel_args.bind(&mut recipe, &target)?;
+    if let Some(host) = &host {
+        host.bind(&mut recipe, &mut kernels, &target)?;
+    }
     Summary::new(&recipe, &target)?;
     let local_dir = match &target.workdir {
         Some(_) => None,

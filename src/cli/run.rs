@@ -1,6 +1,9 @@
 //! `aba run` and `aba resume`: execute a campaign and finish with its reports.
 
-use std::path::{Path, PathBuf};
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use sha2::{Digest as _, Sha256};
 
@@ -14,7 +17,7 @@ use crate::{
         plan::{Plan, Summary},
         restore::guarded,
     },
-    cli::{FilesArgs, KernelArgs, TargetArgs},
+    cli::{FilesArgs, KernelArgs, TargetArgs, builds::HostBuilds},
     error::{AmendFailure, Error},
     interrupt,
     inventory::{Inventory, Target},
@@ -155,12 +158,21 @@ pub fn run(
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
     let target = target_args.resolve_in(&inventory)?;
+    let host = HostBuilds::for_run(
+        recipe_path,
+        &inventory,
+        files_args,
+        kernel_args,
+        &[&target],
+        &Voice::Alone,
+    )?;
     let prepared = Prepared::new(
         recipe_path,
         &inventory,
         target,
         files_args,
         kernel_args,
+        host,
         launch.no_profile,
         &Voice::Alone,
     )?;
@@ -177,22 +189,32 @@ pub struct Prepared {
     pub target: Target,
     records: Vec<Event>,
     profile: Option<Vec<u8>>,
+    /// The kernels built on this host, whose logs the results directory keeps.
+    host: Option<Arc<HostBuilds>>,
 }
 
 impl Prepared {
     /// Loads the recipe for `target`, binds its kernels and chooses its noise profile,
     /// saying each choice.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one campaign's parts, each from a different place; a struct would only rename them"
+    )]
     pub fn new(
         recipe_path: &Path,
         inventory: &Inventory,
         target: Target,
         files_args: &FilesArgs,
         kernel_args: &KernelArgs,
+        host: Option<Arc<HostBuilds>>,
         no_profile: bool,
         voice: &Voice,
     ) -> Result<Prepared, Error> {
         let mut recipe = files_args.load(recipe_path, inventory)?;
-        let kernels = kernel_args.bind(&mut recipe, &target)?;
+        let mut kernels = kernel_args.bind(&mut recipe, &target)?;
+        if let Some(host) = &host {
+            host.bind(&mut recipe, &mut kernels, &target)?;
+        }
         let choice = if no_profile {
             None
         } else {
@@ -209,6 +231,7 @@ impl Prepared {
             target,
             records,
             profile,
+            host,
         })
     }
 
@@ -250,6 +273,9 @@ impl Prepared {
         voice: &Voice,
     ) -> Result<u8, Error> {
         begin_new(&self.recipe, &self.target, launch, options, voice, |dir| {
+            if let Some(host) = &self.host {
+                host.keep_logs(dir)?;
+            }
             if let Some(bytes) = &self.profile {
                 write_atomic(&dir.profile_path(), bytes).map_err(|source| Error::ResultsDir {
                     parent: dir.root.clone(),
@@ -443,7 +469,7 @@ fn take_lock(
     };
     let revive = revive
         .as_mut()
-        .map(|f| f as &mut dyn FnMut(&mut dyn Transport) -> Result<String, String>);
+        .map(|f| f.as_mut() as &mut dyn FnMut(&mut dyn Transport) -> Result<String, String>);
     TargetLock::acquire(target, &key, holder, transport, options.wait, revive)
         .map_err(|e| Error::lock("cannot take the target", e))
 }
@@ -458,7 +484,7 @@ fn revival<'t>(
     target: &'t Target,
     recipe: &Recipe,
     journal: &Journal,
-) -> Result<Option<impl FnMut(&mut dyn Transport) -> Result<String, String> + 't>, Error> {
+) -> Result<Option<Revival<'t>>, Error> {
     if target.power_cycle.is_none() || !target.switch.method().switches() {
         return Ok(None);
     }
@@ -492,12 +518,15 @@ fn revival<'t>(
         .clone()
         .or_else(|| target.base_cmdline.clone())
         .unwrap_or_default();
-    Ok(Some(move |transport: &mut dyn Transport| {
+    Ok(Some(Box::new(move |transport: &mut dyn Transport| {
         crate::kernel::switch::power_cycle_for(target.machine(), transport, &kernel, &params, &base)
             .map_err(|e| crate::causes::one_line(&e))
             .map(Option::unwrap_or_default)
-    }))
+    })))
 }
+
+/// What [`revival`] returns: runs the power-cycle command, says which.
+type Revival<'t> = Box<dyn FnMut(&mut dyn Transport) -> Result<String, String> + 't>;
 
 /// Runs the campaign in `dir` on `target` from the recipe copy it recorded (so resume and
 /// report see exactly what ran), then concludes with the reports.

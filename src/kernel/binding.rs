@@ -71,6 +71,10 @@ pub struct BoundKernel {
     pub initrd: TargetPath,
     /// Where `initrd` came from.
     pub initrd_from: Origin,
+    /// A kernel built on this host: what aba installs and proves (absent in journals of
+    /// kernels already on the target, and in those an older aba wrote).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<Box<crate::build::record::KernelBuild>>,
 }
 
 impl BoundKernel {
@@ -120,6 +124,7 @@ pub fn bind(
             image_from: Origin::Recipe,
             initrd: k.initrd.clone(),
             initrd_from: Origin::Recipe,
+            build: None,
         })
         .collect();
     for binding in bindings {
@@ -168,6 +173,7 @@ pub fn apply(recipe: &mut Recipe, kernels: &[BoundKernel]) {
             k.release = b.release.clone();
             k.image = b.image.clone();
             k.initrd = b.initrd.clone();
+            k.build = b.build.clone();
         }
     }
 }

@@ -68,6 +68,31 @@ pub enum ProofFailure {
         /// What `uname -r` printed.
         found: String,
     },
+    /// The release is right but another build of it runs (a stale install, a rebuilt image
+    /// the boot loader still has an older copy of): its `/proc/version` names another build.
+    #[error(
+        "another build of the release runs: /proc/version says `{found}`, the installed image is `{expected}`"
+    )]
+    WrongBuild {
+        /// The image's version string.
+        expected: String,
+        /// `/proc/version`.
+        found: String,
+    },
+    /// The running kernel's config is not the build's `.config`.
+    #[error(
+        "the running kernel's config ({read_from}, SHA-256 {found}) is not the build's {config} (SHA-256 {expected})"
+    )]
+    WrongConfig {
+        /// Where the running config was read.
+        read_from: String,
+        /// The build's config's hash.
+        expected: String,
+        /// The running config's hash.
+        found: String,
+        /// The build's config file.
+        config: String,
+    },
     /// Requested parameters are missing from `/proc/cmdline`.
     #[error("/proc/cmdline lacks {}: `{cmdline}`", missing.join(" "))]
     MissingParams {

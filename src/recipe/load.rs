@@ -629,6 +629,7 @@ impl Checker<'_> {
                         .unwrap_or_else(|| default_path("initrd.img")),
                     release,
                     cmdline,
+                    build: None,
                 },
             );
         }

@@ -261,6 +261,10 @@ bounds! {
     ConnectTimeout = "connect_timeout", 100, 5 * M, "the limit of one TCP connect";
     /// An inventory target's `port`.
     Port = "port", 1, 65_535, "a TCP port";
+    /// A kernel's build `timeout` in a builds file.
+    BuildTimeout = "timeout", S, 48 * H, "the deadline of a kernel's build command";
+    /// A kernel's build `estimate` in a builds file.
+    BuildEstimate = "estimate", 0, 48 * H, "the expected length of a kernel's build command, for the ETA";
 }
 
 #[cfg(test)]

@@ -90,6 +90,9 @@ pub struct Kernel {
     pub initrd: TargetPath,
     /// Parameters for this kernel only.
     pub cmdline: Vec<String>,
+    /// Built on this host (`--builds`): aba installs it before switching to it and proves the
+    /// build, not only the release; `None` for a kernel already on the target.
+    pub build: Option<Box<crate::build::record::KernelBuild>>,
 }
 
 /// A tuning knob's wanted value and whether its absence fails the point.
@@ -478,6 +481,18 @@ pub struct Expect {
     pub change_pct: f64,
     /// Allowed distance, percentage points.
     pub tolerance: f64,
+}
+
+impl Kernel {
+    /// The files the target must already hold for this kernel: its image and initrd, minus
+    /// those aba installs from a build on the host.
+    pub fn files_on_target(&self) -> Vec<&str> {
+        match &self.build {
+            None => vec![self.image.as_str(), self.initrd.as_str()],
+            Some(build) if build.initrd.is_some() => Vec::new(),
+            Some(_) => vec![self.initrd.as_str()],
+        }
+    }
 }
 
 impl Recipe {

@@ -94,6 +94,8 @@ pub struct Markdown {
     pub verdicts: String,
     /// Files of the bundle.
     pub files: String,
+    /// Where each kernel built on the host came from (empty when none was).
+    pub sources: String,
 }
 
 /// A text block for `report.txt`: no trailing newline, no line over 72 columns.
@@ -141,7 +143,11 @@ impl<'a> Context<'a> {
                 kernels: md(markdown::kernels(analysis)),
                 points: md(markdown::points(analysis)),
                 verdicts: md(markdown::verdicts(analysis)),
-                files: md(markdown::files(root)),
+                files: md(markdown::files(
+                    root,
+                    !super::source_identity_tsv::builds(analysis).is_empty(),
+                )),
+                sources: md(markdown::sources(analysis)),
             },
             report_txt: None,
         }

@@ -78,6 +78,84 @@ pub fn kernels(analysis: &Analysis) -> String {
     )
 }
 
+/// Where each kernel built on the host came from (empty when none was): its version string,
+/// image SHA-256, config, git tree and patches, as `source-identity.tsv` has them.
+#[must_use]
+pub fn sources(analysis: &Analysis) -> String {
+    let builds = super::source_identity_tsv::builds(analysis);
+    if builds.is_empty() {
+        return String::new();
+    }
+    let short = |sha: &str| code(&sha[..sha.len().min(16)]);
+    let rows: Vec<Vec<String>> = builds
+        .into_iter()
+        .map(|(label, b)| {
+            vec![
+                label.to_owned(),
+                code(&b.version.to_string()),
+                short(&b.image.sha256),
+                b.config
+                    .as_ref()
+                    .map(|c| short(&c.sha256))
+                    .unwrap_or_default(),
+                b.source
+                    .as_ref()
+                    .map(|s| {
+                        format!(
+                            "{} ({}{})",
+                            code(&s.describe),
+                            &s.commit[..s.commit.len().min(12)],
+                            if s.dirty { ", dirty" } else { "" }
+                        )
+                    })
+                    .unwrap_or_default(),
+                b.patches
+                    .iter()
+                    .map(|p| {
+                        let name = std::path::Path::new(&p.path)
+                            .file_name()
+                            .map_or_else(|| p.path.clone(), |n| n.to_string_lossy().into_owned());
+                        format!("{} {}", code(&name), short(&p.sha256))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                proven_boots(analysis, label),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "kernel",
+            "version string",
+            "image sha256",
+            "config sha256",
+            "git",
+            "patches",
+            "build proven at",
+        ],
+        &rows,
+    )
+}
+
+/// The counted boots of kernel `label` whose build was proven, with how its config compared.
+fn proven_boots(analysis: &Analysis, label: &str) -> String {
+    analysis
+        .audit
+        .attempts
+        .iter()
+        .filter(|a| a.kernel == label && a.outcome == crate::analysis::AttemptOutcome::Done)
+        .map(|a| match &a.build {
+            Some(build) => format!(
+                "{} ({})",
+                point_name(&a.point, &a.kernel),
+                build.rsplit("; ").next().unwrap_or_default()
+            ),
+            None => format!("{} (NOT PROVEN)", point_name(&a.point, &a.kernel)),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Points in boot order, by name (`a#1`) with the identifier that names their files in
 /// `env/` and `raw/`, and the proven boot of their done attempt.
 #[must_use]
@@ -208,8 +286,8 @@ pub fn verdicts(analysis: &Analysis) -> String {
 
 /// The bundle's files that exist next to the report files, with what each holds.
 #[must_use]
-pub fn files(root: &Path) -> String {
-    const FILES: [(&str, &str); 15] = [
+pub fn files(root: &Path, built_here: bool) -> String {
+    const FILES: [(&str, &str); 17] = [
         (
             "recipe.toml",
             "the recipe exactly as run (its sha256 is in the journal)",
@@ -234,6 +312,11 @@ pub fn files(root: &Path) -> String {
         ),
         ("samples.svg", "every sample in boot order"),
         ("README.md", "this summary"),
+        (
+            "source-identity.tsv",
+            "each kernel built on the host: image and config SHA-256, version string, git tree, patches",
+        ),
+        ("build/", "the logs of the kernels' build steps"),
         (
             "reference/",
             "the recipe's `[expect] reference`, copied when the campaign started",
@@ -262,6 +345,7 @@ pub fn files(root: &Path) -> String {
         .filter(|(name, _)| {
             always.contains(name)
                 || root.join(name).exists()
+                || (built_here && *name == super::source_identity_tsv::FILE)
                 || (compared && name.starts_with("reproduction."))
         })
         .map(|(name, what)| vec![format!("`{name}`"), (*what).to_owned()])

@@ -13,14 +13,15 @@ use crate::{
         layout::{WIDTH, fit_width},
         points_tsv,
         reproduction_text::{RenderedReproduction, render_reproduction},
-        svg,
+        source_identity_tsv, svg,
         template::{README_MD, REPORT_TXT, Templates},
     },
     reproduction::Reproduction,
     results::{atomic::write_atomic, layout::ResultsDir},
 };
 
-/// The report files, in the order they are written.
+/// The report files every campaign has, in the order they are written (a campaign that
+/// booted kernels built on the host also has `source-identity.tsv`).
 pub const FILES: [&str; 6] = [
     "points.tsv",
     "comparison.tsv",
@@ -103,16 +104,18 @@ pub fn render_reports(
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let report_txt = text?;
         let readme = readme.expect("invariant: rendered when report.txt was")?;
-        Ok(Reports {
-            files: vec![
-                ("points.tsv", points),
-                ("comparison.tsv", comparison),
-                ("run-audit.tsv", audit),
-                ("samples.svg", samples),
-                ("report.txt", report_txt.into_bytes()),
-                ("README.md", readme.into_bytes()),
-            ],
-        })
+        let mut files = vec![
+            ("points.tsv", points),
+            ("comparison.tsv", comparison),
+            ("run-audit.tsv", audit),
+            ("samples.svg", samples),
+            ("report.txt", report_txt.into_bytes()),
+            ("README.md", readme.into_bytes()),
+        ];
+        if let Some(sources) = source_identity_tsv::render(analysis) {
+            files.push((source_identity_tsv::FILE, sources));
+        }
+        Ok(Reports { files })
     })
 }
 

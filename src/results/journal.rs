@@ -385,6 +385,30 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         proven_at: Option<String>,
     },
+    /// A kernel built on the host was put on the target before the switch to it (files the
+    /// target already held with the same SHA-256 are listed with `sent: false`). `aba clean`
+    /// removes what these records list.
+    Installed {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// The kernel's label.
+        kernel: String,
+        /// Each file or folder.
+        installed: Vec<crate::build::install::Installed>,
+    },
+    /// After `boot_proven`, for a kernel built on the host: the running build is the one
+    /// installed (`/proc/version` names the image's build; the config's SHA-256 compared).
+    BuildProven {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// What proved it.
+        #[serde(flatten)]
+        proof: crate::build::proof::BuildProof,
+    },
     /// Settings applied and read back.
     Tuned {
         /// Point label.
@@ -1208,6 +1232,7 @@ mod tests {
             },
             initrd: TargetPath::new("/boot/initrd.img-a").unwrap(),
             initrd_from: Origin::Recipe,
+            build: None,
         }];
         let path = dir.path().join("new.jsonl");
         let mut w = JournalWriter::open(&path).expect("open");
@@ -1222,6 +1247,93 @@ mod tests {
         assert_eq!(
             super::recorded_kernels(&path).expect("reads"),
             Some(kernels)
+        );
+    }
+
+    #[test]
+    fn a_build_on_the_host_its_install_and_its_proof_round_trip() {
+        use crate::build::{
+            install::Installed,
+            proof::{BuildProof, ConfigProof},
+            record::{HostFile, KernelBuild},
+            version::KernelVersion,
+        };
+        use crate::kernel::binding::{BoundKernel, Origin};
+        use crate::recipe::ident::{KernelLabel, Release, TargetPath};
+        let file = |path: &str, sha: &str| HostFile {
+            path: path.into(),
+            sha256: sha.repeat(64),
+            bytes: 5,
+        };
+        let build = KernelBuild {
+            at: "builds.toml:2:10".into(),
+            version: KernelVersion::parse_proc(
+                "Linux version 6.1.158-aba-lab (root@b) (gcc 12) #2 SMP Thu Dec  3 10:12:54 UTC 2026",
+            )
+            .unwrap(),
+            image: file("/b/bzImage", "a"),
+            initrd: None,
+            modules: None,
+            config: Some(file("/b/.config", "c")),
+            install_dir: "/tmp/aba/kernels/patched-aaaaaaaaaaaa".into(),
+            source: None,
+            patches: vec![file("/p/x.patch", "d")],
+            built: None,
+        };
+        let kernels = vec![BoundKernel {
+            label: KernelLabel::new("patched").unwrap(),
+            release: Release::new("6.1.158-aba-lab").unwrap(),
+            release_from: Origin::Build {
+                at: "builds.toml:2:10".into(),
+            },
+            image: TargetPath::new("/tmp/aba/kernels/patched-aaaaaaaaaaaa/vmlinuz").unwrap(),
+            image_from: Origin::Build {
+                at: "builds.toml:2:10".into(),
+            },
+            initrd: TargetPath::new("/boot/initrd.img").unwrap(),
+            initrd_from: Origin::Recipe,
+            build: Some(Box::new(build)),
+        }];
+        let events = vec![
+            header(),
+            Event::Kernels {
+                kernels: kernels.clone(),
+            },
+            Event::Installed {
+                point: "patched".into(),
+                attempt: 1,
+                kernel: "patched".into(),
+                installed: vec![Installed {
+                    path: "/tmp/aba/kernels/patched-aaaaaaaaaaaa/vmlinuz".into(),
+                    sha256: "a".repeat(64),
+                    sent: true,
+                }],
+            },
+            Event::BuildProven {
+                point: "patched".into(),
+                attempt: 1,
+                proof: BuildProof {
+                    version: "Linux version 6.1.158-aba-lab (root@b) (gcc 12) #2 SMP".into(),
+                    config: ConfigProof::Matched {
+                        source: "/proc/config.gz".into(),
+                    },
+                },
+            },
+        ];
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("journal.jsonl");
+        let mut w = JournalWriter::open(&path).expect("open");
+        for e in &events {
+            w.append(e).expect("append");
+        }
+        drop(w);
+        let journal = Journal::read(&path).expect("reads");
+        assert_eq!(journal.events, events);
+        assert_eq!(journal.kernels(), Some(kernels.as_slice()));
+        let text = std::fs::read_to_string(&path).expect("text");
+        assert!(
+            text.contains(r#""config":"matched","source":"/proc/config.gz""#),
+            "{text}"
         );
     }
 

@@ -19,6 +19,9 @@ use std::{
 
 use crate::recipe::{FilesFrom, Recipe, RecipeError, load_with};
 
+/// The folder of build logs in a results directory.
+pub const BUILD_DIR: &str = "build";
+
 /// A campaign's results directory.
 #[derive(Clone, Debug)]
 pub struct ResultsDir {
@@ -118,6 +121,16 @@ impl ResultsDir {
     /// The environment record of a point attempt.
     pub fn env_path(&self, point: &str, attempt: u32) -> PathBuf {
         self.root.join(env_record_name(point, attempt))
+    }
+
+    /// `build/`: the logs of the build steps of kernels built on the host.
+    pub fn build_dir(&self) -> PathBuf {
+        self.root.join(BUILD_DIR)
+    }
+
+    /// The build log of kernel `label`, as the journal names it (relative to the directory).
+    pub fn build_log_name(label: &str) -> String {
+        format!("{BUILD_DIR}/{label}.log")
     }
 
     /// The copy of the recipe's `[expect] reference`.

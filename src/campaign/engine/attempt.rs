@@ -177,6 +177,14 @@ impl Engine<'_> {
         }
         let started = Instant::now();
         let switched = self.switch(at, previous.as_deref())?;
+        if !switched.installed.is_empty() {
+            self.journal.append(&Event::Installed {
+                point: point.label.to_string(),
+                attempt: at.attempt,
+                kernel: point.kernel.to_string(),
+                installed: switched.installed.clone(),
+            })?;
+        }
         if switched.power_cycled {
             self.warn(
                 Some(&point.label),
@@ -202,8 +210,45 @@ impl Engine<'_> {
             proof_s: self.switches().then_some(switched.proof_s),
             proven_at: Some(now_rfc3339_micros()),
         })?;
+        self.prove_build(at, &switched)?;
         self.last_boot_id = Some(boot.boot_id.clone());
         Ok(boot)
+    }
+
+    /// For a kernel built on the host: proves that the build running is the one installed
+    /// (its `/proc/version` and config), and journals how.
+    fn prove_build(&mut self, at: AttemptId<'_>, switched: &Switched) -> Result<(), PointError> {
+        let Some(build) = &self.recipe.kernels[&at.point.kernel].build else {
+            return Ok(());
+        };
+        let facts = crate::build::proof::read(self.transport).map_err(|e| match e {
+            crate::build::proof::BuildFactsError::Transport(source) => Failure::Transport {
+                doing: format!(
+                    "reading the build of the boot at point `{}`",
+                    at.point.label
+                ),
+                source,
+            },
+            garbled => Failure::Proof {
+                kernel: at.point.kernel.clone(),
+                power_cycled: switched.power_cycled,
+                source: crate::kernel::proof::ProofFailure::WrongBuild {
+                    expected: build.version.to_string(),
+                    found: garbled.to_string(),
+                },
+            },
+        })?;
+        let proof = crate::build::proof::prove(&facts, build).map_err(|source| Failure::Proof {
+            kernel: at.point.kernel.clone(),
+            power_cycled: switched.power_cycled,
+            source,
+        })?;
+        self.journal.append(&Event::BuildProven {
+            point: at.point.label.to_string(),
+            attempt: at.attempt,
+            proof,
+        })?;
+        Ok(())
     }
 
     /// Switches to the point's kernel; what the switch cost, typed.
@@ -240,6 +285,14 @@ impl Engine<'_> {
                 // The target refused to load or select the kernel: the same request would be
                 // refused again, so the point is not retried.
                 source @ SwitchError::Prepare { .. } => Failure::SwitchRefused { kernel, source },
+                // A host file that changed or cannot be read would be refused again.
+                source @ SwitchError::Install {
+                    source:
+                        crate::build::install::InstallError::Host(_)
+                        | crate::build::install::InstallError::Modules(_)
+                        | crate::build::install::InstallError::ForeignModules { .. },
+                    ..
+                } => Failure::SwitchRefused { kernel, source },
                 source => Failure::Switch { kernel, source },
             })
         })

@@ -182,6 +182,12 @@ impl Method for Bls {
         cx.on_target(&detached("reboot"))
     }
 
+    /// Installed under `/boot` like the distribution's own kernels; each switch copies the
+    /// image and initrd from there to the ESP, as for any kernel on the target.
+    fn install_base(&self, _workdir: &str) -> Option<String> {
+        Some(super::INSTALL_BASE.to_owned())
+    }
+
     fn clean(&self, transport: &mut dyn Transport) -> Result<Vec<String>, SwitchError> {
         super::run_clean(transport, &self.clean_script())
     }

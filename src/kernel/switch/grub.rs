@@ -250,6 +250,12 @@ impl Method for GrubReboot {
         cx.on_target(&detached("reboot"))
     }
 
+    /// GRUB reads the image from a file system at boot: `/boot`, next to the distribution's
+    /// kernels, under a folder aba owns.
+    fn install_base(&self, _workdir: &str) -> Option<String> {
+        self.entry.is_none().then(|| super::INSTALL_BASE.to_owned())
+    }
+
     fn clean(&self, transport: &mut dyn Transport) -> Result<Vec<String>, SwitchError> {
         if self.entry.is_some() {
             return Ok(Vec::new());

@@ -72,6 +72,12 @@ impl Method for Kexec {
     fn trigger(&self, cx: &mut Cx<'_, '_>) -> Result<(), SwitchError> {
         cx.on_target(&detached(KEXEC_TRIGGER))
     }
+
+    /// `kexec -l` reads the image before the switch, so the work directory will do, even
+    /// where it does not survive the boot (a tmpfs): the next switch uploads it again.
+    fn install_base(&self, workdir: &str) -> Option<String> {
+        Some(format!("{}/kernels", workdir.trim_end_matches('/')))
+    }
 }
 
 #[cfg(test)]

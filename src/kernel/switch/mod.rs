@@ -49,6 +49,11 @@ use crate::{
 pub const SWITCH_PLACEHOLDERS: &[&str] =
     &["kernel", "release", "image", "initrd", "cmdline", "params"];
 
+/// Where the boot-loader methods install kernels built on the host: `/boot`, where the
+/// distribution keeps its own, in a folder aba owns (GRUB reads it; `bls` copies from it to
+/// the ESP).
+pub const INSTALL_BASE: &str = "/boot/aba-kernels";
+
 /// Deadline for commands that prepare a switch (`kexec -l` reads ~30 MB under emulation).
 const PREPARE_TIMEOUT: Duration = Duration::from_secs(180);
 /// Deadline for host-side power commands.
@@ -220,6 +225,13 @@ pub trait Method: fmt::Debug + Send + Sync {
     /// Starts the switch prepared by [`Method::prepare`]; returns as soon as it is under way.
     fn trigger(&self, cx: &mut Cx<'_, '_>) -> Result<(), SwitchError>;
 
+    /// Where kernels built on the host are installed on the target (each in a folder of its
+    /// own below it), given the target's work directory; `None` when this method cannot boot
+    /// a kernel aba installs (it does not switch, or a host-side command boots the kernel).
+    fn install_base(&self, _workdir: &str) -> Option<String> {
+        None
+    }
+
     /// Removes what [`Method::prepare`] left on the target for one boot (a one-shot entry,
     /// its copies, its selection), only what carries aba's marker; returns what it removed,
     /// in words. Called once a boot is proven, when a campaign ends and before one starts, so
@@ -377,6 +389,9 @@ pub struct Switched {
     pub proof_s: f64,
     /// Whether the power-cycle command had to be used.
     pub power_cycled: bool,
+    /// What aba installed for a kernel built on the host, before the switch (empty for a
+    /// kernel already on the target).
+    pub installed: Vec<crate::build::install::Installed>,
 }
 
 /// Why a switch did not reach a new boot.
@@ -415,6 +430,15 @@ pub enum SwitchError {
     /// The new boot answered but its facts could not be read.
     #[error(transparent)]
     Facts(FactsError),
+    /// A kernel built on the host could not be installed.
+    #[error("cannot install the build of kernel `{label}` on the target")]
+    Install {
+        /// The kernel.
+        label: String,
+        /// Why.
+        #[source]
+        source: crate::build::install::InstallError,
+    },
 }
 
 fn stderr_tail(stderr: &str) -> String {
@@ -473,6 +497,7 @@ pub fn switch_to(
             login_s: 0.0,
             proof_s: 0.0,
             power_cycled,
+            installed: Vec::new(),
         });
     }
     let previous: Option<String> = current
@@ -480,6 +505,15 @@ pub fn switch_to(
         .or_else(|| req.previous_boot_id.map(str::to_owned));
 
     phase(SwitchPhase::Preparing);
+    let installed = match &req.kernel.build {
+        Some(build) => crate::build::install::install(transport, build).map_err(|source| {
+            SwitchError::Install {
+                label: req.kernel.label.to_string(),
+                source,
+            }
+        })?,
+        None => Vec::new(),
+    };
     let mut cx = Cx::new(transport, req, machine.host_dir);
     method.prepare(&mut cx)?;
     method.trigger(&mut cx)?;
@@ -520,6 +554,7 @@ pub fn switch_to(
             .as_secs_f64(),
         proof_s: answered.facts_read.as_secs_f64(),
         power_cycled,
+        installed,
     })
 }
 
@@ -593,7 +628,7 @@ pub fn missing_kernel_files<'k>(
 ) -> Result<Vec<String>, TransportError> {
     let mut script = String::new();
     for kernel in kernels {
-        for path in [kernel.image.as_str(), kernel.initrd.as_str()] {
+        for path in kernel.files_on_target() {
             script.push_str(&format!(
                 "[ -r {q} ] || echo {m}; ",
                 q = sh_quote(path),

@@ -46,6 +46,15 @@ fn run(script: &str, args: &[&str]) -> std::process::Output {
 }
 
 /// Builds the lab image once per test process (a no-op when it is up to date).
+/// A real kernel image of the lab (Debian's `vmlinuz` of [`KERNEL_A`]), built if needed: a
+/// bzImage for tests that read one without booting it.
+pub fn real_kernel_image() -> PathBuf {
+    ensure_built();
+    lab_dir()
+        .join("out/bootfs")
+        .join(format!("vmlinuz-{KERNEL_A}"))
+}
+
 fn ensure_built() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {

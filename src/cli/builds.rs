@@ -1,0 +1,457 @@
+//! `--builds FILE` on `aba run`, `calibrate`, `check` and `preflight`, and `aba build`: the
+//! tester's kernels built on this host, made ready once per command (the build steps run
+//! once, whatever the number of targets) and bound per target.
+
+use std::path::{Path, PathBuf};
+
+use crate::{
+    build::{
+        file::BuildsFile,
+        prepare::{self, Steps},
+        record::KernelBuild,
+    },
+    cli::{KernelArgs, run::Voice},
+    error::Error,
+    inventory::Target,
+    kernel::binding::BoundKernel,
+    recipe::Recipe,
+    results::layout::ResultsDir,
+};
+
+/// The builds of one command: read, built (unless `--no-build`) and recorded.
+#[derive(Debug)]
+pub struct HostBuilds {
+    /// The builds file.
+    pub file: BuildsFile,
+    /// Each kernel's record, in the file's order (install folders chosen per target).
+    pub builds: Vec<KernelBuild>,
+    /// The build steps' logs, until a results directory keeps them.
+    logs: Option<TempLogs>,
+}
+
+/// A private folder for build logs, removed when dropped.
+#[derive(Debug)]
+struct TempLogs(PathBuf);
+
+impl Drop for TempLogs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl HostBuilds {
+    /// Reads `--builds` (nothing without it), checks it against `recipe` and every target,
+    /// runs the build steps unless `--no-build`, and records every build.
+    pub fn prepare(
+        args: &KernelArgs,
+        recipe: &Recipe,
+        targets: &[&Target],
+        voice: &Voice,
+    ) -> Result<Option<HostBuilds>, Error> {
+        HostBuilds::read(args, recipe, targets, voice, !args.no_build)
+    }
+
+    /// [`HostBuilds::prepare`] without the build steps: the files as they are now (`aba
+    /// preflight`).
+    pub fn as_they_are(
+        args: &KernelArgs,
+        recipe: &Recipe,
+        targets: &[&Target],
+    ) -> Result<Option<HostBuilds>, Error> {
+        HostBuilds::read(args, recipe, targets, &Voice::Alone, false)
+    }
+
+    fn read(
+        args: &KernelArgs,
+        recipe: &Recipe,
+        targets: &[&Target],
+        voice: &Voice,
+        run_steps: bool,
+    ) -> Result<Option<HostBuilds>, Error> {
+        let Some(path) = &args.builds else {
+            return Ok(None);
+        };
+        let file = BuildsFile::load(path)?;
+        for target in targets {
+            prepare::check(&file, recipe, target)?;
+        }
+        let logs = if !run_steps || file.kernels.iter().all(|k| k.command.is_none()) {
+            None
+        } else {
+            Some(TempLogs(private_dir()?))
+        };
+        let say = |text: &str| voice.say(text);
+        let builds = match &logs {
+            Some(dir) => prepare::make_all(
+                &file,
+                &Steps::Run {
+                    logs: &dir.0,
+                    say: &say,
+                    log_name: &ResultsDir::build_log_name,
+                },
+            )?,
+            None => prepare::make_all(&file, &Steps::Skip)?,
+        };
+        for (spec, build) in file.kernels.iter().zip(&builds) {
+            voice.say(&format!(
+                "kernel {}: built on this host ({}): {}, image SHA-256 {}",
+                spec.label,
+                spec.at,
+                build.version,
+                &build.image.sha256[..16]
+            ));
+        }
+        Ok(Some(HostBuilds { file, builds, logs }))
+    }
+
+    /// [`HostBuilds::prepare`] for a new campaign of `recipe_path` on `targets`, shared by
+    /// their runners.
+    pub fn for_run(
+        recipe_path: &Path,
+        inventory: &crate::inventory::Inventory,
+        files: &crate::cli::FilesArgs,
+        args: &KernelArgs,
+        targets: &[&Target],
+        voice: &Voice,
+    ) -> Result<Option<std::sync::Arc<HostBuilds>>, Error> {
+        if args.builds.is_none() {
+            return Ok(None);
+        }
+        let recipe = files.load(recipe_path, inventory)?;
+        Ok(HostBuilds::prepare(args, &recipe, targets, voice)?.map(std::sync::Arc::new))
+    }
+
+    /// Binds the builds to `recipe`'s kernels for `target` (see [`prepare::bind`]).
+    pub fn bind(
+        &self,
+        recipe: &mut Recipe,
+        bound: &mut [BoundKernel],
+        target: &Target,
+    ) -> Result<(), Error> {
+        Ok(prepare::bind(
+            recipe,
+            bound,
+            &self.file,
+            &self.builds,
+            target,
+        )?)
+    }
+
+    /// Copies the build logs into `dir/build/`, where the journal's records name them.
+    pub fn keep_logs(&self, dir: &ResultsDir) -> Result<(), Error> {
+        let Some(logs) = &self.logs else {
+            return Ok(());
+        };
+        let io = |source| Error::ResultsDir {
+            parent: dir.root.clone(),
+            source,
+        };
+        std::fs::create_dir_all(dir.build_dir()).map_err(io)?;
+        for spec in self.file.kernels.iter().filter(|k| k.command.is_some()) {
+            let from = logs.0.join(format!("{}.log", spec.label));
+            if from.is_file() {
+                std::fs::copy(
+                    &from,
+                    dir.root.join(ResultsDir::build_log_name(&spec.label)),
+                )
+                .map_err(io)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What `aba check` says of the builds of `--builds` for `recipe` on `target`, without
+/// running them: each kernel's build step (with its estimate) and whether each file is there
+/// (the image with the release it embeds). When every kernel's files are there, the builds
+/// as they are (bound, the plan shows their releases); `Err` when a file is missing that no
+/// build step makes.
+pub fn check_lines(
+    args: &KernelArgs,
+    recipe: &Recipe,
+    target: &Target,
+) -> Result<Option<BuildsCheck>, Error> {
+    let Some(path) = &args.builds else {
+        return Ok(None);
+    };
+    let file = BuildsFile::load(path)?;
+    if target.name != crate::inventory::ANY_SWITCHING {
+        prepare::check(&file, recipe, target)?;
+    }
+    let mut lines = vec![format!("kernels built on this host ({}):", path.display())];
+    let mut all_there = true;
+    let mut estimate = std::time::Duration::ZERO;
+    for spec in &file.kernels {
+        lines.push(format!("  kernel {} ({})", spec.label, spec.at));
+        match &spec.command {
+            Some(c) if !args.no_build => {
+                estimate += spec.estimate.unwrap_or_default();
+                lines.push(format!(
+                    "    build    `{c}` in {} ({})",
+                    spec.dir.display(),
+                    spec.estimate.map_or_else(
+                        || "no estimate: set `estimate` for the ETA".to_owned(),
+                        |e| format!("about {}", humantime::format_duration(e))
+                    )
+                ));
+            }
+            _ => lines.push("    build    none: the files are used as they are".to_owned()),
+        }
+        let image = match crate::build::record::read_file(&spec.image, "image") {
+            Ok(data) => match crate::build::version::KernelVersion::from_image(&data) {
+                Ok(v) => format!("present, release {} ({v})", v.release),
+                Err(e) => {
+                    all_there = false;
+                    format!("present, but {e}")
+                }
+            },
+            Err(e) => {
+                all_there = false;
+                if spec.command.is_none() || args.no_build {
+                    return Err(Error::Build(prepare::BuildError::File {
+                        label: spec.label.clone(),
+                        at: spec.at.clone(),
+                        source: Box::new(e),
+                    }));
+                }
+                "missing: the build step makes it".to_owned()
+            }
+        };
+        lines.push(format!("    image    {} {image}", spec.image.display()));
+        let mut others: Vec<(&str, &Path)> = Vec::new();
+        for (what, p) in [
+            ("initrd", &spec.initrd),
+            ("config", &spec.config),
+            ("modules", &spec.modules),
+        ] {
+            if let Some(p) = p {
+                others.push((what, p));
+            }
+        }
+        others.extend(spec.patches.iter().map(|p| ("patch", p.as_path())));
+        for (what, p) in others {
+            let there = p.exists();
+            all_there &= there;
+            lines.push(format!(
+                "    {what:<8} {} {}",
+                p.display(),
+                if there { "present" } else { "missing" }
+            ));
+        }
+    }
+    if !estimate.is_zero() {
+        lines.push(format!(
+            "  the builds take about {} before the first boot (not in the ETA above)",
+            humantime::format_duration(estimate)
+        ));
+    }
+    let host = if all_there && target.name != crate::inventory::ANY_SWITCHING {
+        let builds = prepare::make_all(&file, &Steps::Skip)?;
+        Some(HostBuilds {
+            file,
+            builds,
+            logs: None,
+        })
+    } else {
+        None
+    };
+    Ok(Some(BuildsCheck { lines, host }))
+}
+
+/// What `aba check` says of the builds, and the builds as they are when all are there.
+pub struct BuildsCheck {
+    /// The lines to print.
+    pub lines: Vec<String>,
+    /// The builds, read without their build steps, when every file is there.
+    pub host: Option<HostBuilds>,
+}
+
+/// A fresh folder only this user can read, for build logs.
+fn private_dir() -> Result<PathBuf, Error> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let base = std::env::temp_dir();
+    for n in 0u32..100 {
+        let dir = base.join(format!("aba-build-{}-{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(source) => {
+                return Err(Error::ResultsDir {
+                    parent: base.clone(),
+                    source,
+                });
+            }
+        }
+    }
+    Err(Error::ResultsDir {
+        parent: base,
+        source: std::io::Error::other("no fresh folder for build logs"),
+    })
+}
+
+/// `aba build RECIPE --builds FILE`: runs the build steps (logs into `logs`), then says each
+/// kernel's identity; touches no target.
+pub fn build(
+    recipe_path: &Path,
+    target_args: &crate::cli::TargetArgs,
+    files: &crate::cli::FilesArgs,
+    args: &KernelArgs,
+    logs: &Path,
+) -> Result<u8, Error> {
+    let inventory = target_args.inventory()?;
+    let recipe = files.load(recipe_path, &inventory)?;
+    let target = match &target_args.target {
+        Some(name) => inventory.target(name)?,
+        None => Target::any_switching(),
+    };
+    let Some(path) = &args.builds else {
+        return Err(Error::Builds(crate::build::file::BuildsError::Read {
+            path: PathBuf::from("--builds"),
+            source: std::io::Error::other("aba build needs --builds FILE"),
+        }));
+    };
+    let file = BuildsFile::load(path)?;
+    prepare::check(&file, &recipe, &target)?;
+    std::fs::create_dir_all(logs).map_err(|source| Error::ResultsDir {
+        parent: logs.to_path_buf(),
+        source,
+    })?;
+    let say = |text: &str| eprintln!("{text}");
+    let log_name = |label: &str| logs.join(format!("{label}.log")).display().to_string();
+    let steps = if args.no_build {
+        Steps::Skip
+    } else {
+        Steps::Run {
+            logs,
+            say: &say,
+            log_name: &log_name,
+        }
+    };
+    let builds = prepare::make_all(&file, &steps)?;
+    for (spec, build) in file.kernels.iter().zip(&builds) {
+        println!("{}", describe(&spec.label, build).join("\n"));
+    }
+    Ok(crate::error::exit_code::OK)
+}
+
+/// `aba clean DIR`: removes from the campaign's target what its `installed` records list,
+/// where it is still aba's.
+pub fn clean(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> {
+    use crate::results::journal::{Event, Journal};
+    let dir = ResultsDir::open(dir_path);
+    let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
+        dir: dir_path.to_path_buf(),
+        resumable: false,
+        source,
+    })?;
+    let Some(Event::Campaign { target: name, .. }) = journal.header().cloned() else {
+        return Err(Error::NoHeader);
+    };
+    let builds: Vec<&KernelBuild> = journal
+        .kernels()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|k| k.build.as_deref())
+        .collect();
+    let mut installed: Vec<crate::build::install::Installed> = Vec::new();
+    for e in &journal.events {
+        if let Event::Installed {
+            installed: items, ..
+        } = e
+        {
+            for item in items {
+                if !installed
+                    .iter()
+                    .any(|i| i.path == item.path && i.sha256 == item.sha256)
+                {
+                    installed.push(item.clone());
+                }
+            }
+        }
+    }
+    if installed.is_empty() {
+        eprintln!(
+            "the campaign in {} installed nothing on its target",
+            dir_path.display()
+        );
+        return Ok(crate::error::exit_code::OK);
+    }
+    let inventory = crate::inventory::Inventory::discover(targets.map(PathBuf::as_path))?;
+    let target = inventory.target(&name)?;
+    let mut transport =
+        crate::target::connect::transport_for(&target).map_err(|source| Error::Target {
+            target: name.clone(),
+            source,
+        })?;
+    let deadline = std::time::Instant::now() + target.connect_window();
+    transport
+        .reconnect(deadline)
+        .map_err(|source| Error::Connect {
+            target: name.clone(),
+            source,
+        })?;
+    let removed = crate::build::install::remove(transport.as_mut(), &builds, &installed).map_err(
+        |source| Error::Clean {
+            target: name.clone(),
+            source,
+        },
+    )?;
+    if removed.is_empty() {
+        eprintln!(
+            "nothing left to remove on target {name}: {} item(s) installed, none there any more",
+            installed.len()
+        );
+    }
+    for line in removed {
+        println!("{line}");
+    }
+    Ok(crate::error::exit_code::OK)
+}
+
+/// A kernel's build in lines: what `aba build` prints and the report's source identity says.
+pub fn describe(label: &str, build: &KernelBuild) -> Vec<String> {
+    let mut lines = vec![
+        format!("kernel {label} ({})", build.at),
+        format!("  version  {}", build.version),
+        format!(
+            "  image    {} ({}, SHA-256 {})",
+            build.image.path,
+            crate::text::bytes(build.image.bytes),
+            build.image.sha256
+        ),
+    ];
+    if let Some(c) = &build.version.compiler {
+        lines.push(format!("  compiler {c}"));
+    }
+    for (what, file) in [("initrd", &build.initrd), ("config", &build.config)] {
+        if let Some(f) = file {
+            lines.push(format!("  {what:<8} {} (SHA-256 {})", f.path, f.sha256));
+        }
+    }
+    if let Some(m) = &build.modules {
+        lines.push(format!("  modules  {} (SHA-256 {})", m.path, m.sha256));
+    }
+    match &build.source {
+        Some(s) => lines.push(format!(
+            "  source   {} at {} ({}{}), diff SHA-256 {}",
+            s.dir,
+            s.commit,
+            s.describe,
+            if s.dirty { ", dirty" } else { "" },
+            s.diff_sha256
+        )),
+        None => lines.push("  source   not a git tree (no `dir`, or not a checkout)".to_owned()),
+    }
+    for p in &build.patches {
+        lines.push(format!("  patch    {} (SHA-256 {})", p.path, p.sha256));
+    }
+    if let Some(b) = &build.built {
+        lines.push(format!(
+            "  built    `{}` in {:.1} s (log {})",
+            b.command,
+            b.millis as f64 / 1000.0,
+            b.log
+        ));
+    }
+    lines
+}
