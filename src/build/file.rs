@@ -92,6 +92,11 @@ struct BuildTable {
     patches: Vec<String>,
 }
 
+/// The JSON Schema of builds files (`aba schema builds`).
+pub fn json_schema(generator: schemars::SchemaGenerator) -> schemars::Schema {
+    generator.into_root_schema_for::<BuildsFileSpec>()
+}
+
 /// One kernel's build, paths resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildSpec {

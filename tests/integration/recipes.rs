@@ -50,8 +50,18 @@ fn tomls(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The recipes (a recipe's folder may also hold a builds file, `*builds.toml`: not a recipe).
 fn recipe_files() -> Vec<PathBuf> {
     tomls(&root().join("recipes"))
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().ends_with("builds.toml"))
+        .collect()
+}
+
+/// The builds file that comes with a recipe, `<recipe's folder>/lab-builds.toml`.
+fn builds_of(recipe: &Path) -> Option<PathBuf> {
+    let builds = recipe.with_extension("").join("lab-builds.toml");
+    builds.is_file().then_some(builds)
 }
 
 fn load(name: &str) -> Recipe {
@@ -156,6 +166,9 @@ fn every_recipe_passes_aba_check() {
         cmd.current_dir(dir.path()).arg("check").arg(&path);
         if !runs_locally(&recipe) {
             cmd.arg("--targets").arg(&targets).args(["--target", "lab"]);
+        }
+        if let Some(builds) = builds_of(&path) {
+            cmd.arg("--builds").arg(builds);
         }
         let out = cmd.output().expect("aba runs");
         assert!(

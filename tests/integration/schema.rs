@@ -60,7 +60,7 @@ fn tomls(dir: &Path, keep: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
 
 #[test]
 fn the_shipped_schemas_are_what_aba_schema_prints() {
-    for of in ["recipe", "targets", "batch"] {
+    for of in ["recipe", "targets", "batch", "builds"] {
         let shipped = root().join(format!("schema/{of}.schema.json"));
         let file =
             fs::read_to_string(&shipped).unwrap_or_else(|e| panic!("{}: {e}", shipped.display()));
@@ -76,7 +76,7 @@ fn the_shipped_schemas_are_what_aba_schema_prints() {
 #[test]
 fn every_recipe_and_template_validates_against_the_recipe_schema() {
     let validator = validator("recipe");
-    let mut files = tomls(&root().join("recipes"), &|_| true);
+    let mut files = tomls(&root().join("recipes"), &|n| !n.ends_with("builds.toml"));
     files.extend(tomls(&root().join("templates/new"), &|n| {
         n != "targets.toml"
     }));
@@ -88,6 +88,22 @@ fn every_recipe_and_template_validates_against_the_recipe_schema() {
         let errors = errors(&validator, &source);
         assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
     }
+}
+
+#[test]
+fn every_builds_file_validates_against_the_builds_schema_and_a_typo_does_not() {
+    let validator = validator("builds");
+    let files = tomls(&root().join("recipes"), &|n| n.ends_with("builds.toml"));
+    assert!(!files.is_empty());
+    for path in &files {
+        let source = fs::read_to_string(path).expect("read");
+        let errors = errors(&validator, &source);
+        assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
+    }
+    let typo = "version = 1\n[kernels.a]\nimage = \"x\"\nimgae = \"y\"\n";
+    assert!(!errors(&validator, typo).is_empty());
+    let missing = "version = 1\n[kernels.a]\ncommand = \"make\"\n";
+    assert!(!errors(&validator, missing).is_empty());
 }
 
 #[test]
