@@ -23,7 +23,7 @@ use crate::support::{
         text, wait_for_journal, write,
     },
     distro::{DEFAULT_KERNEL, DistroVm, OTHER_KERNEL},
-    lab::console_tail,
+    lab::{console_tail, lab_dir},
 };
 
 /// An A-B-A whose kernels differ from the box's default one way or another: `a` is the
@@ -261,14 +261,43 @@ fn grub_reboot_applies_each_kernels_parameters_and_a_killed_switch_resumes_clean
 }
 
 /// A BLS A-B-A through systemd-boot one-shot entries whose kernels are copied to the ESP;
-/// the one-shot selection and the copies are gone afterwards.
+/// the one-shot selection and the copies are gone afterwards. Kernel b is a build on the
+/// host (the distribution's own image and config, taken from the host's copy of the box's
+/// tree): aba installs it under /boot/aba-kernels, proves its build against
+/// /boot/config-<release>, and `aba clean` removes it.
 #[test]
 fn bls_one_shot_entries_boot_each_kernel_from_the_esp_with_its_parameters() {
     let vm = DistroVm::get();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory(tmp.path());
     let r = write(tmp.path(), "r.toml", &recipe("labbench 5"));
-    let out = run_on(tmp.path(), &r, &targets, "bls", "results");
+    let host_boot = lab_dir().join("out/distro/base/boot");
+    let builds = write(
+        tmp.path(),
+        "builds.toml",
+        &format!(
+            "version = 1\n[kernels.b]\nimage = \"{}\"\nconfig = \"{}\"\n",
+            host_boot
+                .join(format!("vmlinuz-{DEFAULT_KERNEL}"))
+                .display(),
+            host_boot.join(format!("config-{DEFAULT_KERNEL}")).display()
+        ),
+    );
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            r.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "bls",
+            "--builds",
+            builds.to_str().expect("utf-8"),
+            "--results",
+            "results",
+        ],
+    );
     assert!(
         out.status.success(),
         "{}\n--- console ---\n{}",
@@ -295,6 +324,59 @@ fn bls_one_shot_entries_boot_each_kernel_from_the_esp_with_its_parameters() {
         vm.boot_loader_leftovers().is_empty(),
         "{:?}",
         vm.boot_loader_leftovers()
+    );
+    // Kernel b was the host's build: installed by aba, its build proven at its boot.
+    let installed: Vec<String> = events(&dir)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Installed { installed, .. } => Some(installed),
+            _ => None,
+        })
+        .flatten()
+        .map(|i| i.path)
+        .collect();
+    assert_eq!(installed.len(), 1, "{installed:?}");
+    assert!(
+        installed[0].starts_with("/boot/aba-kernels/b-") && installed[0].ends_with("/vmlinuz"),
+        "{installed:?}"
+    );
+    assert!(events(&dir).iter().any(|e| matches!(
+        e,
+        Event::BuildProven { point, proof, .. } if point == "b"
+            && proof.config == aba::build::proof::ConfigProof::Matched {
+                source: format!("/boot/config-{DEFAULT_KERNEL}"),
+            }
+    )));
+    assert!(
+        std::fs::read_to_string(dir.join("source-identity.tsv"))
+            .expect("source-identity.tsv")
+            .contains(&format!("vmlinuz-{DEFAULT_KERNEL}"))
+    );
+    // The install stays after the campaign; aba clean takes it away, and only it.
+    assert!(vm.ssh(&format!("ls {}", installed[0])).contains("vmlinuz"));
+    let clean = aba(
+        tmp.path(),
+        &[
+            "clean",
+            dir.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(clean.status.success(), "{}", text(&clean));
+    assert!(
+        String::from_utf8_lossy(&clean.stdout).contains(&format!("removed {}", installed[0])),
+        "{}",
+        text(&clean)
+    );
+    assert_eq!(
+        vm.ssh("ls -A /boot/aba-kernels 2>/dev/null; true").trim(),
+        "",
+        "nothing of aba's is left"
+    );
+    assert!(
+        vm.ssh(&format!("ls /boot/vmlinuz-{DEFAULT_KERNEL}"))
+            .contains("vmlinuz")
     );
 }
 
