@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh [cargo test args…]: aba's whole test suite, on a fresh Debian machine too.
 # Installs every host program the tests need (lab/host-deps.sh: QEMU, OpenSSH server and client,
-# busybox, cpio…; needs root when something is missing), builds the QEMU lab and the distro
-# target from Debian packages if they are not built, then runs the unit tests, the integration
+# busybox, cpio…; needs root when something is missing), builds the QEMU lab, the distro
+# target and the lab's own kernels (lab/kernel/) from Debian packages if they are not built,
+# then runs the unit tests, the integration
 # tests, and the lab and distro tests side by side, and prints how long each phase took and how many tests were skipped, and why.
 # The SSH tests start their own sshd on 127.0.0.1; the lab tests start their own VMs under
 # software emulation. With arguments, runs `cargo test ARGS…` after the same preparation.
@@ -44,6 +45,7 @@ lab/host-deps.sh
 phase install
 lab/build-target.sh --check >/dev/null 2>&1 || lab/build-target.sh
 lab/distro/build.sh --check >/dev/null 2>&1 || lab/distro/build.sh
+lab/kernel/build.sh --check >/dev/null 2>&1 || lab/kernel/build.sh
 phase lab-build
 cargo test --locked --no-run "$@"
 phase build

@@ -2,7 +2,8 @@
 # host-deps.sh: install every host program that aba's tests, benchmarks and lab scripts start,
 # when missing: QEMU (x86, software emulation), the OpenSSH server (for the sshd tests on
 # 127.0.0.1) and client tools, the shells the SSH wrapper is tested in, cpio and e2fsprogs (to
-# build the lab image), a C compiler (the recipes' setup on the local target). Needs root when
+# build the lab image), a C compiler (the recipes' setup on the local target), make, flex, bison,
+# bc and libelf-dev (the lab's own kernels, lab/kernel/build.sh). Needs root when
 # something is missing; does nothing otherwise.
 #
 # The one place that says what the host needs: tests/integration/host_deps.rs reads the
@@ -40,6 +41,13 @@ declare -A pkg=(
     [bash]=bash
     [cc]=gcc
     [gcc]=gcc
+    # the lab's own kernels (lab/kernel/build.sh: Debian's linux-source-6.1, make bzImage)
+    [make]=make
+    [patch]=patch
+    [flex]=flex
+    [bison]=bison
+    [bc]=bc
+    [ld]=binutils
 )
 # Packages whose program or file is missing now.
 scan() {
@@ -52,10 +60,12 @@ scan() {
         mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
     fi
 }
-# files rather than tools (the distro target's UEFI firmware)
+# files rather than tools (the distro target's UEFI firmware, libelf's headers)
 declare -A file_pkg=(
     [/usr/share/OVMF/OVMF_CODE_4M.fd]=ovmf
     [/usr/share/OVMF/OVMF_VARS_4M.fd]=ovmf
+    # the lab's own kernels: objtool (always built for x86-64 6.1) needs libelf
+    [/usr/include/gelf.h]=libelf-dev
 )
 for tool in "${machine[@]}"; do
     command -v "$tool" >/dev/null 2>&1 || echo "host-deps.sh: warning: $tool (part of this machine kind, not installable by apt here) is missing" >&2

@@ -12,7 +12,7 @@ use crate::{
     report::golden_results::fixtures_dir,
     support::{
         cli::{aba, assert_verified, campaign_dir, run_on, text, write},
-        lab::{KERNEL_A, KERNEL_B, LabVm, lab_dir},
+        lab::{KERNEL_A, KERNEL_B, LabVm, built_kernels, console_tail, lab_dir},
     },
 };
 
@@ -369,4 +369,323 @@ fn calibrate_writes_a_profile_the_following_aba_pools_and_names() {
     let readme = std::fs::read_to_string(dir.join("README.md")).expect("readme");
     assert!(readme.contains("- Noise profile: `"), "{readme}");
     assert_verified(&dir);
+}
+
+/// The lab's builds file for recipe 005 with absolute paths, and `patched` carrying a small
+/// modules folder (the kernel has no modules; the install is what is proven).
+fn built_kernels_file(dir: &std::path::Path, variants: &[&str]) -> (std::path::PathBuf, String) {
+    let kernels = built_kernels();
+    let release = std::fs::read_to_string(kernels.join("release"))
+        .expect("lab/out/kernel/release")
+        .trim()
+        .to_owned();
+    let modules = dir.join("modules");
+    let tree = modules.join("lib/modules").join(&release);
+    std::fs::create_dir_all(tree.join("extra")).expect("mkdir");
+    std::fs::write(tree.join("extra/aba-lab.txt"), "installed by aba\n").expect("write");
+    let recipes = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes");
+    let mut text = String::from("version = 1\n");
+    for &variant in variants {
+        let k = kernels.join(variant);
+        text.push_str(&format!(
+            "[kernels.{variant}]\nimage = \"{}\"\nconfig = \"{}\"\n",
+            k.join("bzImage").display(),
+            k.join("config").display()
+        ));
+        let patch = match variant {
+            "patched" => Some("patched.patch"),
+            "null-patch" => Some("null.patch"),
+            _ => None,
+        };
+        if let Some(p) = patch {
+            text.push_str(&format!(
+                "patches = [\"{}\"]\n",
+                recipes.join("005-lab-built-kernels").join(p).display()
+            ));
+        }
+        if variant == "patched" {
+            text.push_str(&format!("modules = \"{}\"\n", modules.display()));
+        }
+    }
+    (write(dir, "builds.toml", &text), release)
+}
+
+/// Recipe 005 in the lab: three kernels built here from one tree, all of one release, each
+/// installed by aba before its kexec and proven by its build at every boot; `patched` (a
+/// udelay in the sysctl's read handler) is slower with SIGNAL, `null-patch` is not; every
+/// sample is attributed to the build that ran.
+#[test]
+fn kernels_built_here_are_installed_proven_and_compared() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (builds, release) = built_kernels_file(tmp.path(), &["original", "patched", "null-patch"]);
+    let vm = LabVm::start("t-built", KERNEL_A);
+    let targets = vm.inventory(tmp.path(), "");
+    let recipe =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/005-lab-built-kernels.toml");
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "kexec",
+            "--builds",
+            builds.to_str().expect("utf-8"),
+            "--results",
+            "results",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}\n--- console ---\n{}",
+        text(&out),
+        console_tail(&vm.console_log(), 40)
+    );
+    let dir = campaign_dir(&tmp.path().join("results"));
+    assert_verified(&dir);
+    let journal = Journal::read(&dir.join("journal.jsonl")).expect("journal");
+    let kernels = journal.kernels().expect("the builds bound the kernels");
+    let build_of = |label: &str| {
+        kernels
+            .iter()
+            .find(|k| k.label.as_str() == label)
+            .and_then(|k| k.build.as_deref())
+            .unwrap_or_else(|| panic!("kernel {label} has a build"))
+    };
+    let versions: BTreeSet<String> = ["original", "patched", "null-patch"]
+        .iter()
+        .map(|l| build_of(l).version.to_string())
+        .collect();
+    assert_eq!(versions.len(), 3, "three builds: {versions:?}");
+    assert!(
+        kernels.iter().all(|k| k.release.as_str() == release),
+        "one release for all three"
+    );
+
+    // Every counted boot ran the build aba installed for its kernel.
+    let done = journal.state().done_attempts();
+    let kernel_of = |point: &str| {
+        ["null-patch", "patched", "original"]
+            .into_iter()
+            .find(|k| point.starts_with(k))
+            .expect("a kernel")
+    };
+    let mut proven_points = Vec::new();
+    for e in &journal.events {
+        match e {
+            Event::BuildProven {
+                point,
+                attempt,
+                proof,
+            } if done.get(point) == Some(attempt) => {
+                let want = build_of(kernel_of(point));
+                let running = aba::build::version::KernelVersion::parse_proc(&proof.version)
+                    .expect("a /proc/version");
+                assert!(want.version.same_build(&running), "{point}: {proof:?}");
+                assert_eq!(
+                    proof.config,
+                    aba::build::proof::ConfigProof::Matched {
+                        source: "/proc/config.gz".into()
+                    },
+                    "{point}"
+                );
+                proven_points.push(point.clone());
+            }
+            Event::Installed {
+                point,
+                attempt,
+                installed,
+                ..
+            } if done.get(point) == Some(attempt) => {
+                let want = build_of(kernel_of(point));
+                let image = installed
+                    .iter()
+                    .find(|i| i.path.ends_with("/vmlinuz"))
+                    .expect("the image");
+                assert_eq!(image.sha256, want.image.sha256, "{point}");
+                if point == "patched" {
+                    let modules = installed
+                        .iter()
+                        .find(|i| i.path == format!("/lib/modules/{release}"))
+                        .expect("the modules");
+                    assert!(modules.sent);
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(proven_points.len(), 5, "{proven_points:?}");
+    // The samples of each point carry the boot whose build was proven.
+    let boots = proven(&dir);
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    for (point, _, boot_id, _) in boots.iter().filter(|b| proven_points.contains(&b.0)) {
+        let rows: Vec<_> = table
+            .rows
+            .iter()
+            .filter(|r| {
+                table.text(r.point) == point
+                    && r.status == Status::Ok
+                    && r.phase == Phase::Sample
+                    && done.get(point.as_str()) == Some(&r.attempt)
+            })
+            .collect();
+        assert_eq!(rows.len(), 10, "5 samples x 2 workloads at {point}");
+        assert!(rows.iter().all(|r| table.text(r.boot_id) == boot_id));
+    }
+
+    // The verdicts: the patch that delays the read is slower with SIGNAL, the null patch
+    // shows none, and the control moves with neither.
+    let report = aba(
+        tmp.path(),
+        &["report", dir.to_str().expect("utf-8"), "--json"],
+    );
+    assert!(report.status.success(), "{}", text(&report));
+    let doc: serde_json::Value = serde_json::from_slice(&report.stdout).expect("JSON");
+    let verdict = |series: &str, candidate: &str| {
+        doc["summary"]["verdicts"]
+            .as_array()
+            .into_iter()
+            .chain(doc["summary"]["controls"].as_array())
+            .flatten()
+            .find(|v| {
+                v["series"].as_str().is_some_and(|s| s.starts_with(series))
+                    && v["candidate"] == candidate
+            })
+            .unwrap_or_else(|| panic!("no verdict {series} {candidate}: {}", doc["summary"]))
+            .clone()
+    };
+    let patched = verdict("sched_rt_runtime_us", "patched");
+    assert_eq!(patched["label"], "SIGNAL", "{patched}");
+    assert_eq!(patched["direction"], "slower", "{patched}");
+    let null = verdict("sched_rt_runtime_us", "null-patch");
+    assert_ne!(null["label"], "SIGNAL", "{null}");
+    for candidate in ["patched", "null-patch"] {
+        let control = verdict("sched_rr_timeslice_ms", candidate);
+        assert_ne!(control["label"], "SIGNAL", "{control}");
+    }
+
+    // Where each number came from.
+    let sources = std::fs::read_to_string(dir.join("source-identity.tsv")).expect("tsv");
+    assert_eq!(sources.lines().count(), 4, "{sources}");
+    assert!(sources.contains("patched.patch="), "{sources}");
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("README");
+    assert!(
+        readme.contains("### Where each kernel came from"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("config matched /proc/config.gz"),
+        "{readme}"
+    );
+    assert!(!readme.contains("NOT PROVEN"), "{readme}");
+}
+
+/// What the stale-install test's setup installs at its first point: any `kexec -l` of
+/// patched's image loads the stale one (original's) instead, as a forgotten `make install`
+/// would leave it.
+const STALE_KEXEC: &str = r#"set -e
+cp stale-bzImage /tmp/stale-bzImage
+k=$(command -v kexec)
+[ -e "$k.real" ] || mv "$k" "$k.real"
+{
+    echo '#!/bin/sh'
+    echo 'n=$#'
+    echo 'for a in "$@"; do'
+    echo '    case $a in */kernels/patched-*/vmlinuz) a=/tmp/stale-bzImage ;; esac'
+    echo '    set -- "$@" "$a"'
+    echo 'done'
+    echo 'shift $n'
+    echo "exec $k.real \"\$@\""
+} > "$k"
+chmod +x "$k"
+"#;
+
+const STALE_RECIPE: &str = r#"
+version = 1
+name = "stale"
+description = "patched's image replaced by original's on the target"
+sequence = ["original", "patched"]
+warmup = 0
+samples = 2
+point_retries = 0
+[kernels.original]
+release = "6.1.192-aba-lab"
+initrd = "/boot/initrd.img"
+[kernels.patched]
+release = "6.1.192-aba-lab"
+initrd = "/boot/initrd.img"
+[files]
+"stale-bzImage" = "stale-bzImage"
+"stale-kexec.sh" = "stale-kexec.sh"
+[setup]
+run = ["sh ./stale-kexec.sh"]
+[[workload]]
+name = "read"
+run = "labbench --read /proc/sys/kernel/sched_rt_runtime_us 200 --json"
+timeout = "60s"
+metric = { json = "/ns_per_read", unit = "ns/read", better = "lower" }
+"#;
+
+/// A stale install: the target's kexec loads `original`'s image where aba installed
+/// `patched`'s (same release). The build proof refuses the point; no sample is attributed to
+/// a build that did not run.
+#[test]
+fn a_stale_image_of_the_same_release_is_refused_by_the_build_proof() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (builds, _) = built_kernels_file(tmp.path(), &["original", "patched"]);
+    std::fs::copy(
+        built_kernels().join("original/bzImage"),
+        tmp.path().join("stale-bzImage"),
+    )
+    .expect("copy");
+    write(tmp.path(), "stale-kexec.sh", STALE_KEXEC);
+    let recipe = write(tmp.path(), "stale.toml", STALE_RECIPE);
+    let vm = LabVm::start("t-stale", KERNEL_A);
+    let targets = vm.inventory(tmp.path(), "");
+    let out = aba(
+        tmp.path(),
+        &[
+            "run",
+            recipe.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+            "--target",
+            "kexec",
+            "--builds",
+            builds.to_str().expect("utf-8"),
+            "--results",
+            "results",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("another build of the release runs"),
+        "{stderr}"
+    );
+    let dir = campaign_dir(&tmp.path().join("results"));
+    assert_verified(&dir);
+    let events = Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .events;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::BuildProven { point, .. } if point == "original"))
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::BuildProven { point, .. } if point == "patched")),
+        "patched's build was never proven"
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::PointFailed { point, reason, .. }
+            if point == "patched" && reason.contains("another build of the release runs")
+    )));
+    assert_eq!(ok_samples(&dir, "patched"), 0);
+    assert_eq!(ok_samples(&dir, "original"), 2);
 }

@@ -46,6 +46,23 @@ fn run(script: &str, args: &[&str]) -> std::process::Output {
 }
 
 /// Builds the lab image once per test process (a no-op when it is up to date).
+/// The lab's three kernels built from Debian's Linux source (lab/kernel/build.sh), built
+/// once per test process if they are not up to date; returns `lab/out/kernel`.
+pub fn built_kernels() -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        if !run("kernel/build.sh", &["--check"]).status.success() {
+            let out = run("kernel/build.sh", &[]);
+            assert!(
+                out.status.success(),
+                "lab/kernel/build.sh failed (run test.sh, which installs the host packages):\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    });
+    lab_dir().join("out/kernel")
+}
+
 /// A real kernel image of the lab (Debian's `vmlinuz` of [`KERNEL_A`]), built if needed: a
 /// bzImage for tests that read one without booting it.
 pub fn real_kernel_image() -> PathBuf {
