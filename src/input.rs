@@ -96,6 +96,26 @@ pub fn read_text(path: &Path, limit: u64, what: &str) -> io::Result<String> {
     })
 }
 
+/// The folder a file's relative paths resolve from: its parent, `.` for a bare file name.
+pub fn folder_of(path: &Path) -> std::path::PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    }
+}
+
+/// A path written in a tester's file: `~/…` from the home directory, a relative path from
+/// `base` (the file's folder), an absolute one as it is.
+pub fn resolve_from(path: &str, base: &Path) -> std::path::PathBuf {
+    if let Some(rest) = path.strip_prefix("~/")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return std::path::PathBuf::from(home).join(rest);
+    }
+    let p = std::path::PathBuf::from(path);
+    if p.is_absolute() { p } else { base.join(p) }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};

@@ -422,17 +422,7 @@ impl Inventory {
         let invalid = |diags| InventoryError::Invalid(Diagnostics(diags));
         let file: InventoryFile = toml::from_str(source)
             .map_err(|e| invalid(vec![Diagnostic::from_toml(path, source, &e)]))?;
-        let base_dir = path
-            .parent()
-            .map(|p| {
-                if p.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    p
-                }
-            })
-            .unwrap_or(Path::new("."))
-            .to_path_buf();
+        let base_dir = crate::input::folder_of(path);
         let mut diags = Vec::new();
         let mut targets = IndexMap::new();
         for (name, mut spec) in file.targets {
@@ -761,13 +751,7 @@ fn check_placeholders(cmd: &Spanned<String>, known: &[&str]) -> Result<(), SpanE
 
 /// `~/x` → `$HOME/x`; relative paths are taken relative to `base` (the inventory's directory).
 fn expand_home(path: &str, base: &Path) -> PathBuf {
-    if let Some(rest) = path.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
-    {
-        return PathBuf::from(home).join(rest);
-    }
-    let p = PathBuf::from(path);
-    if p.is_absolute() { p } else { base.join(p) }
+    crate::input::resolve_from(path, base)
 }
 
 #[cfg(test)]

@@ -168,10 +168,7 @@ impl BuildsFile {
         let invalid = |diags| BuildsError::Invalid(Diagnostics(diags));
         let spec: BuildsFileSpec = toml::from_str(source)
             .map_err(|e| invalid(vec![Diagnostic::from_toml(path, source, &e)]))?;
-        let base = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let base = crate::input::folder_of(path);
         let mut diags = Vec::new();
         if *spec.version.get_ref() != VERSION {
             diags.push(Diagnostic::at(
@@ -250,16 +247,7 @@ impl BuildsFile {
     }
 }
 
-/// `~/…` from the home directory, a relative path from `base`.
-fn resolve(path: &str, base: &Path) -> PathBuf {
-    if let Some(rest) = path.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
-    {
-        return PathBuf::from(home).join(rest);
-    }
-    let p = PathBuf::from(path);
-    if p.is_absolute() { p } else { base.join(p) }
-}
+use crate::input::resolve_from as resolve;
 
 #[cfg(test)]
 mod tests {

@@ -18,7 +18,7 @@ use aba::{
 };
 
 use crate::support::{
-    cli::{aba, text, write},
+    cli::{aba, on_target, run_built, text, write},
     lab::real_kernel_image,
     sshd::Sshd,
 };
@@ -124,18 +124,13 @@ fn aba_build_runs_the_build_step_and_prints_the_identity_of_a_real_image() {
 
     // aba check shows the build and plans b with the release its image embeds.
     let inventory = write(tmp.path(), "targets.toml", INVENTORY);
-    let out = aba(
+    let out = on_target(
         tmp.path(),
-        &[
-            "check",
-            recipe.to_str().expect("utf-8"),
-            "--targets",
-            inventory.to_str().expect("utf-8"),
-            "--target",
-            "lab",
-            "--builds",
-            builds.to_str().expect("utf-8"),
-        ],
+        "check",
+        &recipe,
+        &inventory,
+        "lab",
+        &["--builds", builds.to_str().expect("utf-8")],
     );
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -160,21 +155,7 @@ fn a_failing_build_stops_the_run_before_any_target_is_touched() {
     );
     let recipe = write(tmp.path(), "r.toml", RECIPE);
     let inventory = write(tmp.path(), "targets.toml", INVENTORY);
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            recipe.to_str().expect("utf-8"),
-            "--targets",
-            inventory.to_str().expect("utf-8"),
-            "--target",
-            "lab",
-            "--builds",
-            builds.to_str().expect("utf-8"),
-            "--results",
-            "results",
-        ],
-    );
+    let out = run_built(tmp.path(), &recipe, &inventory, "lab", &builds);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -202,18 +183,13 @@ fn builds_files_are_checked_at_line_and_column_and_against_the_target() {
     let inventory = write(tmp.path(), "targets.toml", INVENTORY);
     let check = |builds: &str, target: &str| {
         let builds = write(tmp.path(), "b.toml", builds);
-        aba(
+        on_target(
             tmp.path(),
-            &[
-                "check",
-                recipe.to_str().expect("utf-8"),
-                "--targets",
-                inventory.to_str().expect("utf-8"),
-                "--target",
-                target,
-                "--builds",
-                builds.to_str().expect("utf-8"),
-            ],
+            "check",
+            &recipe,
+            &inventory,
+            target,
+            &["--builds", builds.to_str().expect("utf-8")],
         )
     };
     let out = check("version = 1\n[kernels.c]\nimage = \"x\"\n", "lab");
@@ -315,4 +291,50 @@ fn an_install_sends_each_file_once_and_remove_takes_only_abas_files() {
         "{err}"
     );
     ssh.disconnect();
+}
+
+/// `aba preflight --builds` on a real sshd target that switches by kexec: the build's line
+/// says where it goes and that there is room; a kernel aba installs is not looked for in
+/// /boot (it is not there yet), its initrd is.
+#[test]
+fn preflight_checks_the_install_side_of_a_build() {
+    let image = real_kernel_image();
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let targets = sshd.inventory(tmp.path(), "");
+    let inventory = std::fs::read_to_string(&targets)
+        .expect("inventory")
+        .replace("switch = \"none\"", "switch = \"kexec\"");
+    std::fs::write(&targets, inventory).expect("write");
+    let builds = write(
+        tmp.path(),
+        "builds.toml",
+        &format!(
+            "version = 1\n[kernels.b]\nimage = \"{}\"\n",
+            image.display()
+        ),
+    );
+    let recipe = write(tmp.path(), "r.toml", RECIPE);
+    let out = on_target(
+        tmp.path(),
+        "preflight",
+        &recipe,
+        &targets,
+        "box",
+        &["--builds", builds.to_str().expect("utf-8")],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("kernel b") && l.contains("built on this host"))
+        .unwrap_or_else(|| panic!("no install line: {}", text(&out)));
+    assert!(line.starts_with("ok"), "{line}");
+    assert!(line.contains("/remote-work/kernels/b-"), "{line}");
+    // The initrd the recipe names must be on the target; the image is aba's to send.
+    let missing = stdout
+        .lines()
+        .find(|l| l.contains("kernel b") && l.contains("cannot access"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(missing.contains("'/boot/initrd.img'"), "{missing}");
+    assert!(!missing.contains("vmlinuz"), "{missing}");
 }

@@ -19,8 +19,8 @@ use aba::results::{
 
 use crate::support::{
     cli::{
-        aba, assert_verified, campaign_dir, journal_events as events, resume, run_on, spawn_run_on,
-        text, wait_for_journal, write,
+        aba, assert_verified, campaign_dir, journal_events as events, resume, run_built, run_on,
+        spawn_run_on, text, wait_for_journal, write,
     },
     distro::{DEFAULT_KERNEL, DistroVm, OTHER_KERNEL},
     lab::{console_tail, lab_dir},
@@ -283,21 +283,7 @@ fn bls_one_shot_entries_boot_each_kernel_from_the_esp_with_its_parameters() {
             host_boot.join(format!("config-{DEFAULT_KERNEL}")).display()
         ),
     );
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            r.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-            "--target",
-            "bls",
-            "--builds",
-            builds.to_str().expect("utf-8"),
-            "--results",
-            "results",
-        ],
-    );
+    let out = run_built(tmp.path(), &r, &targets, "bls", &builds);
     assert!(
         out.status.success(),
         "{}\n--- console ---\n{}",

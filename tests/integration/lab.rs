@@ -11,7 +11,7 @@ use aba::results::{
 use crate::{
     report::golden_results::fixtures_dir,
     support::{
-        cli::{aba, assert_verified, campaign_dir, run_on, text, write},
+        cli::{aba, assert_verified, campaign_dir, run_built, run_on, text, write},
         lab::{KERNEL_A, KERNEL_B, LabVm, built_kernels, console_tail, lab_dir},
     },
 };
@@ -406,6 +406,21 @@ fn built_kernels_file(dir: &std::path::Path, variants: &[&str]) -> (std::path::P
         if variant == "patched" {
             text.push_str(&format!("modules = \"{}\"\n", modules.display()));
         }
+        if variant == "null-patch" {
+            // The same modules as an archive of the INSTALL_MOD_PATH folder.
+            let archive = dir.join("modules.tar.gz");
+            let ok = std::process::Command::new("tar")
+                .arg("-C")
+                .arg(&modules)
+                .args(["-czf"])
+                .arg(&archive)
+                .arg("lib")
+                .status()
+                .expect("tar runs")
+                .success();
+            assert!(ok, "tar");
+            text.push_str(&format!("modules = \"{}\"\n", archive.display()));
+        }
     }
     (write(dir, "builds.toml", &text), release)
 }
@@ -422,21 +437,7 @@ fn kernels_built_here_are_installed_proven_and_compared() {
     let targets = vm.inventory(tmp.path(), "");
     let recipe =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/005-lab-built-kernels.toml");
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            recipe.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-            "--target",
-            "kexec",
-            "--builds",
-            builds.to_str().expect("utf-8"),
-            "--results",
-            "results",
-        ],
-    );
+    let out = run_built(tmp.path(), &recipe, &targets, "kexec", &builds);
     assert!(
         out.status.success(),
         "{}\n--- console ---\n{}",
@@ -505,12 +506,12 @@ fn kernels_built_here_are_installed_proven_and_compared() {
                     .find(|i| i.path.ends_with("/vmlinuz"))
                     .expect("the image");
                 assert_eq!(image.sha256, want.image.sha256, "{point}");
-                if point == "patched" {
+                if point == "patched" || point == "null-patch" {
                     let modules = installed
                         .iter()
                         .find(|i| i.path == format!("/lib/modules/{release}"))
                         .expect("the modules");
-                    assert!(modules.sent);
+                    assert!(modules.sent, "{point}: a fresh initramfs holds none");
                 }
             }
             _ => {}
@@ -565,6 +566,20 @@ fn kernels_built_here_are_installed_proven_and_compared() {
         let control = verdict("sched_rr_timeslice_ms", candidate);
         assert_ne!(control["label"], "SIGNAL", "{control}");
     }
+
+    // What resume and report read: the recorded builds, bound to the recipe's kernels.
+    let recorded = aba::results::layout::ResultsDir::open(&dir)
+        .load_recipe()
+        .expect("the copied recipe");
+    let patched_build = recorded.kernels["patched"]
+        .build
+        .as_deref()
+        .expect("a build");
+    assert_eq!(patched_build.image.sha256, build_of("patched").image.sha256);
+    assert_eq!(
+        recorded.kernels["patched"].image.as_str(),
+        patched_build.target_image()
+    );
 
     // Where each number came from.
     let sources = std::fs::read_to_string(dir.join("source-identity.tsv")).expect("tsv");
@@ -644,21 +659,7 @@ fn a_stale_image_of_the_same_release_is_refused_by_the_build_proof() {
     let recipe = write(tmp.path(), "stale.toml", STALE_RECIPE);
     let vm = LabVm::start("t-stale", KERNEL_A);
     let targets = vm.inventory(tmp.path(), "");
-    let out = aba(
-        tmp.path(),
-        &[
-            "run",
-            recipe.to_str().expect("utf-8"),
-            "--targets",
-            targets.to_str().expect("utf-8"),
-            "--target",
-            "kexec",
-            "--builds",
-            builds.to_str().expect("utf-8"),
-            "--results",
-            "results",
-        ],
-    );
+    let out = run_built(tmp.path(), &recipe, &targets, "kexec", &builds);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -126,18 +126,40 @@ pub fn samples_since_start_of(events: &[Event], point: &str) -> usize {
 
 /// `aba run RECIPE --targets TARGETS --target TARGET --results RESULTS` in `cwd`, waited for.
 pub fn run_on(cwd: &Path, recipe: &Path, targets: &Path, target: &str, results: &str) -> Output {
-    aba(
+    on_target(cwd, "run", recipe, targets, target, &["--results", results])
+}
+
+/// `aba COMMAND RECIPE --targets TARGETS --target TARGET EXTRA…` in `cwd`, waited for.
+pub fn on_target(
+    cwd: &Path,
+    command: &str,
+    recipe: &Path,
+    targets: &Path,
+    target: &str,
+    extra: &[&str],
+) -> Output {
+    let mut args = vec![
+        command,
+        recipe.to_str().expect("utf-8 path"),
+        "--targets",
+        targets.to_str().expect("utf-8 path"),
+        "--target",
+        target,
+    ];
+    args.extend_from_slice(extra);
+    aba(cwd, &args)
+}
+
+/// [`run_on`] with the kernels of the builds file `builds` built on the host.
+pub fn run_built(cwd: &Path, recipe: &Path, targets: &Path, target: &str, builds: &Path) -> Output {
+    let builds = builds.to_str().expect("utf-8 path");
+    on_target(
         cwd,
-        &[
-            "run",
-            recipe.to_str().expect("utf-8 path"),
-            "--targets",
-            targets.to_str().expect("utf-8 path"),
-            "--target",
-            target,
-            "--results",
-            results,
-        ],
+        "run",
+        recipe,
+        targets,
+        target,
+        &["--builds", builds, "--results", "results"],
     )
 }
 
