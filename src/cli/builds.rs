@@ -241,7 +241,7 @@ pub fn check_lines(
     }
     if !estimate.is_zero() {
         lines.push(format!(
-            "  the builds take about {} before the first boot (not in the ETA above)",
+            "  the build steps take about {} before the first boot",
             humantime::format_duration(estimate)
         ));
     }
@@ -255,7 +255,11 @@ pub fn check_lines(
     } else {
         None
     };
-    Ok(Some(BuildsCheck { lines, host }))
+    Ok(Some(BuildsCheck {
+        lines,
+        host,
+        estimate,
+    }))
 }
 
 /// What `aba check` says of the builds, and the builds as they are when all are there.
@@ -264,6 +268,8 @@ pub struct BuildsCheck {
     pub lines: Vec<String>,
     /// The builds, read without their build steps, when every file is there.
     pub host: Option<HostBuilds>,
+    /// What the build steps are estimated to take (their `estimate`s).
+    pub estimate: std::time::Duration,
 }
 
 /// A fresh folder only this user can read, for build logs.

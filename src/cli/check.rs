@@ -60,6 +60,14 @@ pub fn check(
         print!("{}", render_plan(&recipe, &target, &summary, &kernels));
         if let Some(b) = &builds {
             println!("{}", b.lines.join("\n"));
+            if !b.estimate.is_zero() {
+                println!(
+                    "ETA      ~{} with the build steps (~{} + ~{})",
+                    format_eta(summary.eta + b.estimate),
+                    format_eta(b.estimate),
+                    format_eta(summary.eta)
+                );
+            }
         }
     }
     let advice = if no_profile {

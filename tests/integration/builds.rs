@@ -141,6 +141,10 @@ fn aba_build_runs_the_build_step_and_prints_the_identity_of_a_real_image() {
     );
     assert!(stdout.contains("about 2m"), "{stdout}");
     assert!(
+        stdout.contains("with the build steps (~2m 00s + ~"),
+        "the ETA counts the builds: {stdout}"
+    );
+    assert!(
         stdout.contains("kernel b (6.1.0-47-cloud-amd64)"),
         "the plan boots the image's release: {stdout}"
     );
