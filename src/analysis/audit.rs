@@ -199,16 +199,7 @@ impl<'a> Book<'a> {
                 attempt,
                 proof,
             } => {
-                let config = match &proof.config {
-                    crate::build::proof::ConfigProof::Matched { source } => {
-                        format!("config matched {source}")
-                    }
-                    crate::build::proof::ConfigProof::NotRecorded => "config not recorded".into(),
-                    crate::build::proof::ConfigProof::Unavailable => {
-                        "config not shown by the target".into()
-                    }
-                };
-                self.entry(point, *attempt).build = Some(format!("{}; {config}", proof.version));
+                self.entry(point, *attempt).build = Some(proof.clone());
             }
             Event::Tuned {
                 point,

@@ -562,9 +562,9 @@ pub struct AttemptAudit {
     pub warnings: Vec<String>,
     /// The environment snapshot, relative to the results directory, when it exists.
     pub env_file: Option<String>,
-    /// For a kernel built on the host: the build its boot was proven to run (`/proc/version`)
-    /// and how its config compared (`config matched /proc/config.gz`).
-    pub build: Option<String>,
+    /// For a kernel built on the host: how its boot was proven to run the build
+    /// (`/proc/version`, and how its config compared).
+    pub build: Option<crate::build::proof::BuildProof>,
 }
 
 /// A `samples.csv` row that was rejected because its value is not a finite number.

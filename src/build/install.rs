@@ -172,7 +172,7 @@ pub fn remove(
     builds: &[&KernelBuild],
     installed: &[Installed],
 ) -> Result<Vec<String>, InstallError> {
-    let mut lines = Vec::new();
+    let mut script = String::new();
     for item in installed {
         let ours_file = builds.iter().any(|b| {
             item.path == b.target_image() || b.target_initrd().as_deref() == Some(&item.path)
@@ -182,23 +182,28 @@ pub fn remove(
                 && item.path == format!("/lib/modules/{}", b.version.release)
         });
         let p = sh_quote(&item.path);
-        let script = if ours_file {
-            format!(
-                "if [ -f {p} ]; then rm -f {p} && echo \"removed \"{p}; fi; rmdir \"$(dirname {p})\" 2>/dev/null; true"
-            )
+        if ours_file {
+            script.push_str(&format!(
+                "if [ -f {p} ]; then rm -f {p} && echo \"removed \"{p}; fi; rmdir \"$(dirname {p})\" 2>/dev/null; "
+            ));
         } else if ours_modules {
-            format!(
-                "if [ -f {p}/{MODULES_MARKER} ] && [ \"$(cat {p}/{MODULES_MARKER})\" = {sha} ]; then rm -rf {p} && echo \"removed \"{p}; fi; true",
+            script.push_str(&format!(
+                "if [ -f {p}/{MODULES_MARKER} ] && [ \"$(cat {p}/{MODULES_MARKER})\" = {sha} ]; then rm -rf {p} && echo \"removed \"{p}; fi; ",
                 sha = sh_quote(&item.sha256)
-            )
-        } else {
-            continue;
-        };
-        let out = on_target(transport, "removing installed files", &script)?;
-        lines.extend(out.lines().filter(|l| !l.is_empty()).map(str::to_owned));
+            ));
+        }
     }
-    lines.dedup();
-    Ok(lines)
+    if script.is_empty() {
+        return Ok(Vec::new());
+    }
+    // One round trip for the lot.
+    script.push_str("true");
+    let out = on_target(transport, "removing installed files", &script)?;
+    Ok(out
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect())
 }
 
 /// `aba preflight`'s line for a kernel built on the host: the tools the install and the

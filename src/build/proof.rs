@@ -33,7 +33,17 @@ pub enum ConfigProof {
     Unavailable,
 }
 
-/// What proved a build, for the journal's `boot_proven` record.
+impl std::fmt::Display for ConfigProof {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigProof::Matched { source } => write!(f, "config matched {source}"),
+            ConfigProof::NotRecorded => f.write_str("config not recorded"),
+            ConfigProof::Unavailable => f.write_str("config not shown by the target"),
+        }
+    }
+}
+
+/// What proved a build, for the journal's `build_proven` record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BuildProof {
     /// `/proc/version` of the boot.

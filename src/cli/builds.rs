@@ -10,7 +10,7 @@ use crate::{
         prepare::{self, Steps},
         record::KernelBuild,
     },
-    cli::{KernelArgs, run::Voice},
+    cli::{KernelArgs, private_dir::PrivateDir, run::Voice},
     error::Error,
     inventory::Target,
     kernel::binding::BoundKernel,
@@ -26,17 +26,7 @@ pub struct HostBuilds {
     /// Each kernel's record, in the file's order (install folders chosen per target).
     pub builds: Vec<KernelBuild>,
     /// The build steps' logs, until a results directory keeps them.
-    logs: Option<TempLogs>,
-}
-
-/// A private folder for build logs, removed when dropped.
-#[derive(Debug)]
-struct TempLogs(PathBuf);
-
-impl Drop for TempLogs {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    logs: Option<PrivateDir>,
 }
 
 impl HostBuilds {
@@ -78,7 +68,7 @@ impl HostBuilds {
         let logs = if !run_steps || file.kernels.iter().all(|k| k.command.is_none()) {
             None
         } else {
-            Some(TempLogs(private_dir()?))
+            Some(PrivateDir::new("aba-build").map_err(Error::PrivateDir)?)
         };
         let say = |text: &str| voice.say(text);
         let builds = match &logs {
@@ -179,7 +169,7 @@ pub fn check_lines(
         prepare::check(&file, recipe, target)?;
     }
     let mut lines = vec![format!("kernels built on this host ({}):", path.display())];
-    let mut all_there = true;
+    let mut builds = Vec::new();
     let mut estimate = std::time::Duration::ZERO;
     for spec in &file.kernels {
         lines.push(format!("  kernel {} ({})", spec.label, spec.at));
@@ -197,47 +187,42 @@ pub fn check_lines(
             }
             _ => lines.push("    build    none: the files are used as they are".to_owned()),
         }
+        // Every file there: one read of each, whose record binds the plan below.
+        if let Ok(build) = prepare::make(spec, &Steps::Skip) {
+            let v = &build.version;
+            lines.push(format!(
+                "    image    {} present, release {} ({v})",
+                spec.image.display(),
+                v.release
+            ));
+            lines.extend(
+                others(spec).map(|(what, p)| format!("    {what:<8} {} present", p.display())),
+            );
+            builds.push(build);
+            continue;
+        }
         let image = match crate::build::record::read_file(&spec.image, "image") {
             Ok(data) => match crate::build::version::KernelVersion::from_image(&data) {
                 Ok(v) => format!("present, release {} ({v})", v.release),
-                Err(e) => {
-                    all_there = false;
-                    format!("present, but {e}")
-                }
+                Err(e) => format!("present, but {e}"),
             },
-            Err(e) => {
-                all_there = false;
-                if spec.command.is_none() || args.no_build {
-                    return Err(Error::Build(prepare::BuildError::File {
-                        label: spec.label.clone(),
-                        at: spec.at.clone(),
-                        source: Box::new(e),
-                    }));
-                }
-                "missing: the build step makes it".to_owned()
+            Err(e) if spec.command.is_none() || args.no_build => {
+                return Err(Error::Build(prepare::BuildError::File {
+                    label: spec.label.clone(),
+                    at: spec.at.clone(),
+                    source: Box::new(e),
+                }));
             }
+            Err(_) => "missing: the build step makes it".to_owned(),
         };
         lines.push(format!("    image    {} {image}", spec.image.display()));
-        let mut others: Vec<(&str, &Path)> = Vec::new();
-        for (what, p) in [
-            ("initrd", &spec.initrd),
-            ("config", &spec.config),
-            ("modules", &spec.modules),
-        ] {
-            if let Some(p) = p {
-                others.push((what, p));
-            }
-        }
-        others.extend(spec.patches.iter().map(|p| ("patch", p.as_path())));
-        for (what, p) in others {
-            let there = p.exists();
-            all_there &= there;
-            lines.push(format!(
+        lines.extend(others(spec).map(|(what, p)| {
+            format!(
                 "    {what:<8} {} {}",
                 p.display(),
-                if there { "present" } else { "missing" }
-            ));
-        }
+                if p.exists() { "present" } else { "missing" }
+            )
+        }));
     }
     if !estimate.is_zero() {
         lines.push(format!(
@@ -245,21 +230,29 @@ pub fn check_lines(
             humantime::format_duration(estimate)
         ));
     }
-    let host = if all_there && target.name != crate::inventory::ANY_SWITCHING {
-        let builds = prepare::make_all(&file, &Steps::Skip)?;
-        Some(HostBuilds {
-            file,
-            builds,
-            logs: None,
-        })
-    } else {
-        None
-    };
+    let all_there = builds.len() == file.kernels.len();
+    let host = (all_there && target.name != crate::inventory::ANY_SWITCHING).then(|| HostBuilds {
+        file,
+        builds,
+        logs: None,
+    });
     Ok(Some(BuildsCheck {
         lines,
         host,
         estimate,
     }))
+}
+
+/// A build's files besides its image, with what each is.
+fn others(spec: &crate::build::file::BuildSpec) -> impl Iterator<Item = (&'static str, &Path)> {
+    [
+        ("initrd", &spec.initrd),
+        ("config", &spec.config),
+        ("modules", &spec.modules),
+    ]
+    .into_iter()
+    .filter_map(|(what, p)| Some((what, p.as_deref()?)))
+    .chain(spec.patches.iter().map(|p| ("patch", p.as_path())))
 }
 
 /// What `aba check` says of the builds, and the builds as they are when all are there.
@@ -272,36 +265,14 @@ pub struct BuildsCheck {
     pub estimate: std::time::Duration,
 }
 
-/// A fresh folder only this user can read, for build logs.
-fn private_dir() -> Result<PathBuf, Error> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    let base = std::env::temp_dir();
-    for n in 0u32..100 {
-        let dir = base.join(format!("aba-build-{}-{n}", std::process::id()));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(source) => {
-                return Err(Error::ResultsDir {
-                    parent: base.clone(),
-                    source,
-                });
-            }
-        }
-    }
-    Err(Error::ResultsDir {
-        parent: base,
-        source: std::io::Error::other("no fresh folder for build logs"),
-    })
-}
-
 /// `aba build RECIPE --builds FILE`: runs the build steps (logs into `logs`), then says each
 /// kernel's identity; touches no target.
 pub fn build(
     recipe_path: &Path,
     target_args: &crate::cli::TargetArgs,
     files: &crate::cli::FilesArgs,
-    args: &KernelArgs,
+    builds_file: &Path,
+    no_build: bool,
     logs: &Path,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
@@ -310,13 +281,7 @@ pub fn build(
         Some(name) => inventory.target(name)?,
         None => Target::any_switching(),
     };
-    let Some(path) = &args.builds else {
-        return Err(Error::Builds(crate::build::file::BuildsError::Read {
-            path: PathBuf::from("--builds"),
-            source: std::io::Error::other("aba build needs --builds FILE"),
-        }));
-    };
-    let file = BuildsFile::load(path)?;
+    let file = BuildsFile::load(builds_file)?;
     prepare::check(&file, &recipe, &target)?;
     std::fs::create_dir_all(logs).map_err(|source| Error::ResultsDir {
         parent: logs.to_path_buf(),
@@ -324,7 +289,7 @@ pub fn build(
     })?;
     let say = |text: &str| eprintln!("{text}");
     let log_name = |label: &str| logs.join(format!("{label}.log")).display().to_string();
-    let steps = if args.no_build {
+    let steps = if no_build {
         Steps::Skip
     } else {
         Steps::Run {

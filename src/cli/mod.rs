@@ -12,6 +12,7 @@ mod man;
 mod multi;
 mod new;
 mod preflight;
+mod private_dir;
 mod report;
 mod restore;
 mod run;
@@ -344,9 +345,12 @@ pub enum Command {
         /// Where `[files]` may come from.
         #[command(flatten)]
         files: FilesArgs,
-        /// The builds (`--builds FILE`, required).
-        #[command(flatten)]
-        kernels: KernelArgs,
+        /// This tester's kernel builds on this host (a builds file).
+        #[arg(long, value_name = "FILE")]
+        builds: PathBuf,
+        /// Use the built files as they are; do not run the build commands.
+        #[arg(long = "no-build")]
+        no_build: bool,
         /// Where the build logs go (one `<label>.log` per kernel).
         #[arg(long, value_name = "DIR", default_value = "aba-build-logs")]
         logs: PathBuf,
@@ -650,9 +654,10 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             recipe,
             target,
             files,
-            kernels,
+            builds: file,
+            no_build,
             logs,
-        } => builds::build(&recipe, &target, &files, &kernels, &logs),
+        } => builds::build(&recipe, &target, &files, &file, no_build, &logs),
         Command::Clean { dir, targets } => builds::clean(&dir, targets.as_ref()),
         Command::Status { dir, json } if Manifest::is_parent(&dir) => multi::status(&dir, json),
         Command::Status { dir, json } => status::status(&dir, json),

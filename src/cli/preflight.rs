@@ -1,48 +1,18 @@
 //! `aba preflight RECIPE --target T`: print the checklist of what a campaign needs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::{
     campaign::{
         plan::Summary,
         preflight::{CheckStatus, Workdir, preflight as run_checks},
     },
-    cli::{FilesArgs, KernelArgs, TargetArgs},
+    cli::{FilesArgs, KernelArgs, TargetArgs, private_dir::PrivateDir},
     error::{Error, exit_code},
     json::preflight::PreflightDoc,
     target::connect::transport_for,
     text::one_line,
 };
-
-/// A fresh private directory on this machine (`mkdtemp`: mode 0700, a name nobody could have
-/// prepared), removed with everything in it when dropped.
-struct PrivateDir(PathBuf);
-
-impl PrivateDir {
-    fn new(prefix: &str) -> std::io::Result<PrivateDir> {
-        use std::os::unix::ffi::OsStringExt as _;
-        let template = std::env::temp_dir().join(format!("{prefix}-XXXXXX"));
-        let mut bytes = template.into_os_string().into_vec();
-        bytes.push(0);
-        // SAFETY: `bytes` is a NUL-terminated template ending in XXXXXX that mkdtemp
-        // overwrites in place; it lives across the call.
-        let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
-        if made.is_null() {
-            return Err(std::io::Error::last_os_error());
-        }
-        bytes.pop();
-        Ok(PrivateDir(PathBuf::from(std::ffi::OsString::from_vec(
-            bytes,
-        ))))
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        // remove_dir_all does not follow symlinks: what the setup linked to stays untouched.
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Checks the target and prints one line per check (the checklist as JSON with `json`:
 /// docs/json.md); exits 1 when anything fails.

@@ -145,11 +145,7 @@ fn proven_boots(analysis: &Analysis, label: &str) -> String {
         .iter()
         .filter(|a| a.kernel == label && a.outcome == crate::analysis::AttemptOutcome::Done)
         .map(|a| match &a.build {
-            Some(build) => format!(
-                "{} ({})",
-                point_name(&a.point, &a.kernel),
-                build.rsplit("; ").next().unwrap_or_default()
-            ),
+            Some(proof) => format!("{} ({})", point_name(&a.point, &a.kernel), proof.config),
             None => format!("{} (NOT PROVEN)", point_name(&a.point, &a.kernel)),
         })
         .collect::<Vec<_>>()

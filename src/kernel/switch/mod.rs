@@ -614,9 +614,8 @@ pub fn power_cycle_for(
         base_cmdline,
         previous_boot_id: None,
     };
-    transport.disconnect();
+    power_cycle(machine, transport, &req)?;
     let cx = Cx::new(transport, &req, machine.host_dir);
-    cx.on_host(template)?;
     Ok(Some(crate::target::host::expand(template, &cx.vars())?))
 }
 
