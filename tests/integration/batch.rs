@@ -87,7 +87,7 @@ fn setup(tmp: &Path, east: &Sshd, west: &Sshd) -> (PathBuf, PathBuf) {
     (targets, plan)
 }
 
-fn batch_args<'a>(plan: &'a Path, targets: &'a Path) -> Vec<&'a str> {
+pub(crate) fn batch_args<'a>(plan: &'a Path, targets: &'a Path) -> Vec<&'a str> {
     vec![
         "batch",
         plan.to_str().expect("utf-8"),
@@ -98,7 +98,7 @@ fn batch_args<'a>(plan: &'a Path, targets: &'a Path) -> Vec<&'a str> {
     ]
 }
 
-fn spawn_batch(tmp: &Path, plan: &Path, targets: &Path) -> Child {
+pub(crate) fn spawn_batch(tmp: &Path, plan: &Path, targets: &Path) -> Child {
     aba_command(tmp)
         .args(batch_args(plan, targets))
         .stdout(Stdio::piped())
@@ -107,7 +107,7 @@ fn spawn_batch(tmp: &Path, plan: &Path, targets: &Path) -> Child {
         .expect("aba batch starts")
 }
 
-fn resume_batch(tmp: &Path, batch: &Path, targets: &Path) -> std::process::Output {
+pub(crate) fn resume_batch(tmp: &Path, batch: &Path, targets: &Path) -> std::process::Output {
     aba(
         tmp,
         &[
@@ -121,7 +121,7 @@ fn resume_batch(tmp: &Path, batch: &Path, targets: &Path) -> std::process::Outpu
 }
 
 /// The only batch directory under `tmp/results`, once it has its journal.
-fn wait_for_batch(tmp: &Path) -> PathBuf {
+pub(crate) fn wait_for_batch(tmp: &Path) -> PathBuf {
     let started = Instant::now();
     loop {
         assert!(started.elapsed() < Duration::from_secs(60), "no batch");
@@ -136,7 +136,7 @@ fn wait_for_batch(tmp: &Path) -> PathBuf {
 }
 
 /// (campaign, target) → (first start, last end) from the batch journal.
-fn spans(batch: &Path) -> BTreeMap<(usize, String), (String, String)> {
+pub(crate) fn spans(batch: &Path) -> BTreeMap<(usize, String), (String, String)> {
     let journal = BatchJournal::read(batch).expect("batch journal");
     journal
         .jobs()
@@ -158,7 +158,7 @@ const DIRS: [&str; 4] = [
 ];
 
 /// summary.tsv as column → value rows.
-fn tsv_rows(batch: &Path) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn tsv_rows(batch: &Path) -> Vec<BTreeMap<String, String>> {
     let text = std::fs::read_to_string(batch.join("summary.tsv")).expect("summary.tsv");
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("header").split('\t').collect();

@@ -17,6 +17,7 @@ mod kernels;
 mod lab;
 mod legacy;
 mod multi;
+mod multi_lab;
 mod new;
 mod params;
 mod preflight;

@@ -62,7 +62,7 @@ fn inventory(tmp: &Path, east: &Sshd, west: &Sshd, alias: bool) -> PathBuf {
     write(tmp, "targets.toml", &text)
 }
 
-fn run_args<'a>(recipe: &'a Path, targets: &'a Path, names: &[&'a str]) -> Vec<&'a str> {
+pub(crate) fn run_args<'a>(recipe: &'a Path, targets: &'a Path, names: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "run",
         recipe.to_str().expect("utf-8"),
@@ -78,7 +78,7 @@ fn run_args<'a>(recipe: &'a Path, targets: &'a Path, names: &[&'a str]) -> Vec<&
 }
 
 /// The only directory under `results`.
-fn parent_dir(results: &Path) -> PathBuf {
+pub(crate) fn parent_dir(results: &Path) -> PathBuf {
     let dirs: Vec<PathBuf> = std::fs::read_dir(results)
         .expect("results exists")
         .map(|e| e.expect("entry").path())
@@ -118,7 +118,7 @@ pub(crate) fn assert_complete(dir: &Path, samples: u32) {
 }
 
 /// targets.tsv as (target, column → value) rows.
-fn tsv_rows(parent: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+pub(crate) fn tsv_rows(parent: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
     let text = std::fs::read_to_string(parent.join("targets.tsv")).expect("targets.tsv");
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
@@ -350,7 +350,7 @@ fn spawn_both(tmp: &Path, recipe: &Path, targets: &Path) -> std::process::Child 
 }
 
 /// The parent directory under `tmp/results`, once the run has made it.
-fn wait_for_parent(tmp: &Path) -> PathBuf {
+pub(crate) fn wait_for_parent(tmp: &Path) -> PathBuf {
     let results = tmp.join("results");
     let started = Instant::now();
     loop {

@@ -98,35 +98,95 @@ pub struct LabVm {
     pub name: String,
     /// Forwarded SSH port on 127.0.0.1.
     pub port: u16,
+    /// The lab lock, unless a [`LabPair`] holds it for both of its VMs.
+    _guard: Option<MutexGuard<'static, ()>>,
+}
+
+/// Two lab VMs at once (issue 13: several targets, a queue over two machines), under one hold
+/// of the lab lock; both stopped on drop, before the lock is given back.
+pub struct LabPair {
+    /// The first VM (target `east` in [`LabPair::inventory`]).
+    pub east: LabVm,
+    /// The second VM (target `west`).
+    pub west: LabVm,
     _guard: MutexGuard<'static, ()>,
+}
+
+impl LabPair {
+    /// Starts `<prefix>-east` and `<prefix>-west` on [`KERNEL_A`], each on its own port.
+    pub fn start(prefix: &str) -> LabPair {
+        let guard = lab_lock();
+        let east = LabVm::boot(&format!("{prefix}-east"), KERNEL_A);
+        let west = LabVm::boot(&format!("{prefix}-west"), KERNEL_A);
+        LabPair {
+            east,
+            west,
+            _guard: guard,
+        }
+    }
+
+    /// An inventory in `dir/targets.toml` with kexec targets `east` and `west`, each with its
+    /// own lock marker, `boot_timeout` and no power switch: a VM the test kills stays down,
+    /// as a machine that died in the night does.
+    pub fn inventory(&self, dir: &Path, boot_timeout: &str) -> PathBuf {
+        let text = [("east", &self.east), ("west", &self.west)]
+            .iter()
+            .map(|(target, vm)| vm.kexec_table(target, boot_timeout, "", false))
+            .collect::<String>();
+        let path = dir.join("targets.toml");
+        std::fs::write(&path, text).expect("write inventory");
+        path
+    }
 }
 
 impl LabVm {
     /// Starts VM `name` on `kernel` and waits until it accepts logins.
     pub fn start(name: &str, kernel: &str) -> LabVm {
         let guard = lab_lock();
+        let mut vm = LabVm::boot(name, kernel);
+        vm._guard = Some(guard);
+        vm
+    }
+
+    /// [`LabVm::start`] for a caller that holds the lab lock.
+    fn boot(name: &str, kernel: &str) -> LabVm {
         ensure_built();
         let _ = run("stop-vm.sh", &[name, "--hard"]);
-        let port = free_port();
-        let port_text = port.to_string();
-        let out = run("start-vm.sh", &[name, &port_text, kernel]);
+        let vm = LabVm {
+            name: name.to_owned(),
+            port: free_port(),
+            _guard: None,
+        };
+        vm.start_again(kernel);
+        vm
+    }
+
+    /// Starts the VM (again) on its port with `kernel` and waits until it accepts logins: a
+    /// machine back after [`LabVm::kill`].
+    pub fn start_again(&self, kernel: &str) {
+        let port_text = self.port.to_string();
+        let out = run("start-vm.sh", &[&self.name, &port_text, kernel]);
         assert!(
             out.status.success(),
             "start-vm.sh: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let vm = LabVm {
-            name: name.to_owned(),
-            port,
-            _guard: guard,
-        };
         let wait = run("wait-ssh.sh", &[&port_text, "300"]);
         assert!(
             wait.status.success(),
             "the lab VM did not come up: {}",
             String::from_utf8_lossy(&wait.stderr)
         );
-        vm
+    }
+
+    /// Pulls the VM's plug (QEMU killed): the machine is gone until [`LabVm::start_again`].
+    pub fn kill(&self) {
+        let out = run("stop-vm.sh", &[&self.name, "--hard"]);
+        assert!(
+            out.status.success(),
+            "stop-vm.sh: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// The serial console log.
@@ -160,20 +220,7 @@ impl LabVm {
         let lab = lab.display();
         let (name, port) = (&self.name, self.port);
         let text = format!(
-            r#"
-[targets.kexec]
-host = "127.0.0.1"
-port = {port}
-user = "root"
-identity = "{lab}/id_ed25519"
-known_hosts = "{lab}/known_hosts"
-switch = "kexec"
-boot_timeout = "{boot_timeout}"
-base_cmdline = "console=ttyS0,115200 panic=-1 quiet"
-console_log = "{lab}/out/run/{name}/console.log"
-power_cycle = "{lab}/power-cycle.sh {name} {port} {KERNEL_A}"
-{extra}
-
+            r#"{kexec}
 [targets.power]
 host = "127.0.0.1"
 port = {port}
@@ -186,11 +233,46 @@ console_log = "{lab}/out/run/{name}/console.log"
 {extra}
 [targets.power.power]
 cycle = "{lab}/power-cycle.sh {name} {port} {{release}} {{params}}"
-"#
+"#,
+            kexec = self.kexec_table("kexec", boot_timeout, extra, true)
         );
         let path = dir.join("targets.toml");
         std::fs::write(&path, text).expect("write inventory");
         path
+    }
+
+    /// The inventory table of a kexec target `target` on this VM; with `power_cycle`, the
+    /// lab's power switch brings a dead boot back (into [`KERNEL_A`]).
+    fn kexec_table(
+        &self,
+        target: &str,
+        boot_timeout: &str,
+        extra: &str,
+        power_cycle: bool,
+    ) -> String {
+        let lab = lab_dir();
+        let lab = lab.display();
+        let (name, port) = (&self.name, self.port);
+        let power_cycle = if power_cycle {
+            format!("power_cycle = \"{lab}/power-cycle.sh {name} {port} {KERNEL_A}\"\n")
+        } else {
+            String::new()
+        };
+        format!(
+            r#"
+[targets.{target}]
+host = "127.0.0.1"
+port = {port}
+user = "root"
+identity = "{lab}/id_ed25519"
+known_hosts = "{lab}/known_hosts"
+switch = "kexec"
+boot_timeout = "{boot_timeout}"
+base_cmdline = "console=ttyS0,115200 panic=-1 quiet"
+console_log = "{lab}/out/run/{name}/console.log"
+{power_cycle}{extra}
+"#
+        )
     }
 }
 
