@@ -196,14 +196,6 @@ pub enum Error {
     /// A batch directory's journal could not be read or written.
     #[error(transparent)]
     BatchJournal(#[from] crate::batch::journal::BatchJournalError),
-    /// `--json` of `status` or `report` on a multi-target parent, which has no JSON form.
-    #[error("{} holds one campaign per target; `aba {command} --json` reads one campaign", dir.display())]
-    ParentJson {
-        /// The parent.
-        dir: PathBuf,
-        /// The command.
-        command: &'static str,
-    },
     /// A directory without a journal.
     #[error("{} is not a results directory: it has no journal.jsonl", dir.display())]
     NoJournal {
@@ -378,7 +370,6 @@ impl Error {
             | Error::Manifest(_)
             | Error::BatchPlan(_)
             | Error::BatchJournal(_)
-            | Error::ParentJson { .. }
             | Error::NoJournal { .. }
             | Error::Samples { .. }
             | Error::NoHeader
@@ -449,7 +440,6 @@ impl Error {
                     dir.join("NN-RECIPE").join("TARGET").display()
                 ))
             }
-            Error::ParentJson { dir, .. } => Some(parent_hint(dir)),
             Error::NotResultsDir { .. } | Error::NoJournal { .. } => Some(RESULTS_DIR.to_owned()),
             Error::SameMachine { .. } => Some(
                 "the lock is keyed by address and port, so two inventory names for one machine \

@@ -28,11 +28,17 @@ use crate::{
         FilesArgs, KernelArgs,
         builds::HostBuilds,
         run::{Destination, Launch, Prepared, Voice, resume_one},
+        status::StatusInputs,
     },
     error::{Error, exit_code},
     interrupt,
     inventory::Inventory,
+    json::{
+        report::ReportDoc,
+        targets::{MemberReport, MemberStatus, TargetsReportDoc, TargetsStatusDoc},
+    },
     report::targets::{state_text, write_targets_report},
+    reproduction::compare_paths,
     results::{
         journal::now_rfc3339,
         layout::{ResultsDir, new_stamped_dir, utc_stamp},
@@ -264,8 +270,8 @@ pub fn resume(
 fn conclude(parent: &Path, manifest: &Manifest, codes: &[(String, u8)]) -> Result<u8, Error> {
     // Each target's outcome is said even when the combined report cannot be written.
     let report = match combined(parent, manifest, AnalyzeOptions::default(), false) {
-        Ok((_, text)) => {
-            print!("{text}");
+        Ok(combined) => {
+            print!("{}", combined.text);
             exit_code::OK
         }
         Err(e) => {
@@ -301,16 +307,28 @@ fn outcome_word(code: u8) -> &'static str {
     }
 }
 
+/// The combined report of a multi-target directory, as [`combined`] wrote it.
+pub(crate) struct Combined {
+    /// The exit code of the analyses.
+    pub(crate) code: u8,
+    /// report.txt.
+    pub(crate) text: String,
+    /// Each target's state and analysis, in manifest order.
+    pub(crate) inputs: Vec<TargetInput>,
+    /// What report.txt and targets.tsv were written from.
+    pub(crate) analysis: TargetsAnalysis,
+}
+
 /// Analyses every target of `parent` and writes the combined report; with `rewrite`, each
 /// target's own reports are rewritten too (`aba report PARENT`; after a run each target wrote
-/// its own). Returns the exit code of the analyses (not reproduced; with `rewrite` also an
-/// error when a started target cannot be analysed) and report.txt.
+/// its own). The exit code is the analyses' (not reproduced; with `rewrite` also an error
+/// when a started target cannot be analysed).
 pub(crate) fn combined(
     parent: &Path,
     manifest: &Manifest,
     options: AnalyzeOptions,
     rewrite: bool,
-) -> Result<(u8, String), Error> {
+) -> Result<Combined, Error> {
     let mut inputs = Vec::new();
     let mut codes = Vec::new();
     for (member, dir) in manifest.members(parent) {
@@ -353,35 +371,61 @@ pub(crate) fn combined(
     );
     let analysis = TargetsAnalysis::new(&manifest.recipe, &directory, &inputs);
     let text = write_targets_report(parent, &analysis)?;
-    Ok((worst(codes), text))
+    Ok(Combined {
+        code: worst(codes),
+        text,
+        inputs,
+        analysis,
+    })
 }
 
 /// `aba report PARENT`: every target's reports rewritten, the combined report written and
-/// printed.
+/// printed; with `json`, the same files written and [`TargetsReportDoc`] printed instead.
 pub fn report(parent: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Error> {
-    if json {
-        return Err(Error::ParentJson {
-            dir: parent.to_path_buf(),
-            command: "report",
-        });
-    }
     let manifest = Manifest::read(parent)?;
     // Each target's reports are rewritten as `aba report DIR/<target>` would, then the
     // combined report is made from the same analyses' inputs.
-    let (code, text) = combined(parent, &manifest, options, true)?;
-    print!("{text}");
-    Ok(code)
-}
-
-/// `aba status PARENT`: each target's status, one after the other.
-pub fn status(parent: &Path, json: bool) -> Result<u8, Error> {
-    if json {
-        return Err(Error::ParentJson {
-            dir: parent.to_path_buf(),
-            command: "status",
+    let combined = combined(parent, &manifest, options, true)?;
+    if !json {
+        print!("{}", combined.text);
+        return Ok(combined.code);
+    }
+    // The comparison with a recipe's reference, as `aba report DIR --json` prints it.
+    let mut reproductions = Vec::new();
+    for (input, (_, dir)) in combined.inputs.iter().zip(manifest.members(parent)) {
+        reproductions.push(match &input.analysis {
+            Ok(a) if a.campaign.reference.is_some() => Some(compare_paths(
+                &dir,
+                &ResultsDir::open(&dir).reference_dir(),
+            )?),
+            _ => None,
         });
     }
+    let targets = combined
+        .inputs
+        .iter()
+        .zip(&reproductions)
+        .map(|(input, reproduction)| MemberReport {
+            target: &input.target,
+            report: input
+                .analysis
+                .as_ref()
+                .ok()
+                .map(|a| ReportDoc::new(a, reproduction.as_ref())),
+        })
+        .collect();
+    let doc = TargetsReportDoc::new(&combined.analysis, targets);
+    print!("{}", crate::json::render(&doc));
+    Ok(combined.code)
+}
+
+/// `aba status PARENT`: each target's status, one after the other; with `json`,
+/// [`TargetsStatusDoc`].
+pub fn status(parent: &Path, json: bool) -> Result<u8, Error> {
     let manifest = Manifest::read(parent)?;
+    if json {
+        return status_json(parent, &manifest);
+    }
     println!(
         "{} on {} targets, started {}",
         manifest.recipe,
@@ -417,6 +461,31 @@ pub fn status(parent: &Path, json: bool) -> Result<u8, Error> {
         codes.push(code);
     }
     Ok(worst(codes))
+}
+
+/// [`status`]'s JSON: each target's `aba status --json` document under its name.
+fn status_json(parent: &Path, manifest: &Manifest) -> Result<u8, Error> {
+    let mut members = Vec::new();
+    for (member, dir) in manifest.members(parent) {
+        let progress = TargetState::of(&dir);
+        let inputs = match progress {
+            TargetState::NotStarted { .. } => None,
+            _ => Some(StatusInputs::read(&dir)?),
+        };
+        members.push((member, progress, inputs));
+    }
+    let targets = members
+        .iter()
+        .map(|(member, progress, inputs)| MemberStatus {
+            target: &member.target,
+            dir: &member.dir,
+            progress,
+            status: inputs.as_ref().map(StatusInputs::doc),
+        })
+        .collect();
+    let doc = TargetsStatusDoc::new(&manifest.recipe, &manifest.created, targets);
+    print!("{}", crate::json::render(&doc));
+    Ok(exit_code::OK)
 }
 
 /// `aba verify PARENT`: every started target's directory verified.

@@ -8,7 +8,7 @@ use crate::{
     inventory::Inventory,
     json::status::StatusDoc,
     results::{
-        journal::{Event, Journal},
+        journal::{CampaignState, Event, Journal},
         layout::ResultsDir,
         samples::{Phase, SampleTable, Status},
     },
@@ -16,40 +16,79 @@ use crate::{
 
 /// Prints the state of every point (as JSON with `json`: docs/json.md).
 pub fn status(dir_path: &Path, json: bool) -> Result<u8, Error> {
+    if json {
+        let inputs = StatusInputs::read(dir_path)?;
+        print!("{}", crate::json::render(&inputs.doc()));
+        return Ok(exit_code::OK);
+    }
     let dir = ResultsDir::open(dir_path);
-    let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
+    let journal = read_journal(dir_path, &dir)?;
+    // A campaign that never got to its first point may have no samples.csv yet; one that
+    // cannot be read is said so, never counted as no rows.
+    match read_table(dir_path, &dir) {
+        Ok(table) => {
+            print!("{}", render(&journal, table.as_ref()));
+            Ok(exit_code::OK)
+        }
+        Err(e) => {
+            print!("{}", render(&journal, None));
+            Err(e)
+        }
+    }
+}
+
+/// What `aba status --json` is made from, read from one campaign directory.
+pub(crate) struct StatusInputs {
+    journal: Journal,
+    state: CampaignState,
+    table: Option<SampleTable>,
+    eta_per_point_s: Option<f64>,
+}
+
+impl StatusInputs {
+    /// Reads the journal, samples.csv (none before the first point) and the plan's estimate.
+    pub(crate) fn read(dir_path: &Path) -> Result<StatusInputs, Error> {
+        let dir = ResultsDir::open(dir_path);
+        let journal = read_journal(dir_path, &dir)?;
+        let table = read_table(dir_path, &dir)?;
+        Ok(StatusInputs {
+            state: journal.state(),
+            eta_per_point_s: eta_per_point(&dir, &journal),
+            journal,
+            table,
+        })
+    }
+
+    /// The document `aba status DIR --json` prints.
+    pub(crate) fn doc(&self) -> StatusDoc<'_> {
+        StatusDoc::new(
+            &self.journal,
+            &self.state,
+            self.table.as_ref(),
+            self.eta_per_point_s,
+        )
+    }
+}
+
+fn read_journal(dir_path: &Path, dir: &ResultsDir) -> Result<Journal, Error> {
+    Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
         dir: dir_path.to_path_buf(),
         resumable: false,
         source,
-    })?;
-    // A campaign that never got to its first point may have no samples.csv yet; one that
-    // cannot be read is said so, never counted as no rows.
-    let table = match SampleTable::read(&dir.samples_path()) {
-        Ok(table) => Some(table),
-        Err(_) if !dir.samples_path().exists() => None,
-        Err(source) => {
-            if !json {
-                print!("{}", render(&journal, None));
-            }
-            return Err(Error::Samples {
-                dir: dir_path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    if json {
-        let state = journal.state();
-        let doc = StatusDoc::new(
-            &journal,
-            &state,
-            table.as_ref(),
-            eta_per_point(&dir, &journal),
-        );
-        print!("{}", crate::json::render(&doc));
-    } else {
-        print!("{}", render(&journal, table.as_ref()));
+    })
+}
+
+/// samples.csv; `None` when the campaign has not written it yet (an unreadable one is an
+/// error, never counted as no rows).
+fn read_table(dir_path: &Path, dir: &ResultsDir) -> Result<Option<SampleTable>, Error> {
+    match SampleTable::read(&dir.samples_path()) {
+        Ok(table) => Ok(Some(table)),
+        Err(_) if !dir.samples_path().exists() => Ok(None),
+        Err(source) => Err(Error::Samples {
+            dir: dir_path.to_path_buf(),
+            source,
+        }),
     }
-    Ok(exit_code::OK)
 }
 
 /// The plan's estimate per point, seconds: the campaign's recipe copy planned on its target

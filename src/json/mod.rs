@@ -1,5 +1,6 @@
 //! The machine-readable output of `aba check`, `aba status`, `aba preflight`, `aba report`
-//! and `aba compare` (`--json`): one typed document per command, documented field by field
+//! and `aba compare` (`--json`): one typed document per command (two more for `status` and
+//! `report` on a multi-target directory), documented field by field
 //! in docs/json.md.
 //!
 //! Each document is a view over the values the text is printed from (the plan's
@@ -13,6 +14,7 @@ pub mod compare;
 pub mod preflight;
 pub mod report;
 pub mod status;
+pub mod targets;
 
 use serde::Serialize;
 
@@ -33,6 +35,10 @@ pub enum Kind {
     Report,
     /// `aba compare --json`.
     Compare,
+    /// `aba status --json` on a multi-target directory.
+    TargetsStatus,
+    /// `aba report --json` on a multi-target directory.
+    TargetsReport,
 }
 
 /// A document as printed: pretty JSON with a final newline.

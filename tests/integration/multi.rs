@@ -268,12 +268,64 @@ fn one_recipe_runs_on_two_targets_at_once_with_a_combined_report() {
             .count(),
         2
     );
+    // As JSON: each target's own document under its name, and the combined analysis.
     let json = aba(
         tmp.path(),
         &["status", parent.to_str().expect("utf-8"), "--json"],
     );
-    assert_eq!(json.status.code(), Some(1), "{}", text(&json));
-    assert!(String::from_utf8_lossy(&json.stderr).contains("east"));
+    assert_eq!(json.status.code(), Some(0), "{}", text(&json));
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(doc["kind"], "targets_status");
+    assert_eq!(doc["recipe"], "multi");
+    for (member, name) in doc["targets"]
+        .as_array()
+        .expect("targets")
+        .iter()
+        .zip(["east", "west"])
+    {
+        assert_eq!(member["target"], name);
+        assert_eq!(member["dir"], name);
+        assert_eq!(member["progress"]["state"], "finished");
+        assert_eq!(member["status"]["kind"], "status");
+        assert_eq!(member["status"]["state"], "finished");
+        assert_eq!(member["status"]["done"], 3);
+        let alone = aba(
+            tmp.path(),
+            &[
+                "status",
+                parent.join(name).to_str().expect("utf-8"),
+                "--json",
+            ],
+        );
+        let alone: serde_json::Value = serde_json::from_slice(&alone.stdout).expect("JSON");
+        assert_eq!(member["status"], alone, "the target's own document");
+    }
+    let json = aba(
+        tmp.path(),
+        &["report", parent.to_str().expect("utf-8"), "--json"],
+    );
+    assert_eq!(json.status.code(), Some(0), "{}", text(&json));
+    assert_eq!(
+        std::fs::read_to_string(parent.join("report.txt")).expect("report.txt"),
+        report,
+        "the same files are written"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(doc["kind"], "targets_report");
+    assert_eq!(doc["combined"]["recipe"], "multi");
+    let comparison = &doc["combined"]["comparisons"][0];
+    assert_eq!(comparison["series"], "lat");
+    assert_eq!(comparison["agreement"]["status"], "agree");
+    for (i, name) in ["east", "west"].iter().enumerate() {
+        let row = &comparison["rows"][i];
+        assert_eq!(row["target"], *name);
+        let change = row["change_pct"].as_f64().expect("a number");
+        assert!((9.0..11.0).contains(&change), "{row}");
+        let own = &doc["targets"][i];
+        assert_eq!(own["target"], *name);
+        assert_eq!(own["report"]["kind"], "report");
+        assert_eq!(own["report"]["campaign"]["target"], *name);
+    }
     // A command that reads one campaign names a target's directory to pass instead.
     let restore = aba(tmp.path(), &["restore", parent.to_str().expect("utf-8")]);
     assert_eq!(restore.status.code(), Some(1), "{}", text(&restore));
