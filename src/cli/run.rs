@@ -59,7 +59,7 @@ impl Voice {
             Voice::Alone => eprintln!("{text}"),
             Voice::Member(target) => {
                 for line in text.lines() {
-                    eprintln!("[{target}] {line}");
+                    crate::ui::progress::say_line(&format!("[{target}] {line}"));
                 }
             }
         }

@@ -1,9 +1,12 @@
 //! Showing a running campaign: two indicatif bars on a terminal (the campaign: points done and
 //! an ETA that counts boots; the point: its step and run j/M), log lines printed above them;
-//! plain timestamped lines when stderr is not a terminal (CI logs, `nohup`, `tee`).
+//! plain timestamped lines when stderr is not a terminal (CI logs, `nohup`, `tee`). In a
+//! multi-target run on a terminal each target has one line of its own (points done, the
+//! point's step and run, the ETA), all drawn by one display shared by the targets' threads.
 
 use std::{
     io::{IsTerminal, Write},
+    sync::OnceLock,
     time::Duration,
 };
 
@@ -21,8 +24,34 @@ use crate::{
 pub enum Progress {
     /// Bars on a terminal.
     Bars(Bars),
+    /// One target's line of a multi-target run on a terminal.
+    Target(TargetBar),
     /// One line per event.
     Plain(Plain),
+}
+
+/// The display the targets of a multi-target run share on a terminal; `None` when stderr is
+/// not one (each event is then a line of its own).
+fn shared_display() -> Option<&'static MultiProgress> {
+    static DISPLAY: OnceLock<Option<MultiProgress>> = OnceLock::new();
+    DISPLAY
+        .get_or_init(|| {
+            std::io::stderr()
+                .is_terminal()
+                .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
+        })
+        .as_ref()
+}
+
+/// Prints one line of a multi-target run on stderr: above the targets' lines when they are
+/// drawn (a plain `eprintln!` would be overwritten by the next redraw).
+pub fn say_line(line: &str) {
+    match shared_display() {
+        Some(display) => {
+            let _ = display.println(line);
+        }
+        None => eprintln!("{line}"),
+    }
 }
 
 impl Progress {
@@ -35,14 +64,17 @@ impl Progress {
         }
     }
 
-    /// One target's display in a multi-target run: plain lines prefixed `[target]`, on a
-    /// terminal too, because several campaigns share one stderr and bars redrawn by
-    /// independent threads would overwrite each other's lines.
+    /// One target's display in a multi-target run: its own line of the shared display on a
+    /// terminal (one drawer for every thread, so no target overwrites another's line), plain
+    /// lines prefixed `[target]` otherwise.
     pub fn for_target(target: &str) -> Progress {
-        Progress::Plain(Plain {
-            prefix: format!("[{target}] "),
-            ..Plain::default()
-        })
+        match shared_display() {
+            Some(display) => Progress::Target(TargetBar::new(display, target)),
+            None => Progress::Plain(Plain {
+                prefix: format!("[{target}] "),
+                ..Plain::default()
+            }),
+        }
     }
 }
 
@@ -50,8 +82,116 @@ impl Observer for Progress {
     fn event(&mut self, event: &CampaignEvent) {
         match self {
             Progress::Bars(b) => b.event(event),
+            Progress::Target(t) => t.event(event),
             Progress::Plain(p) => p.event(event),
         }
+    }
+}
+
+/// One target's line in a multi-target run on a terminal: `[target] [===>  ] 2/6  point b:
+/// sample 3/5 · ETA 41m`; its log lines are printed above every target's line, prefixed.
+pub struct TargetBar {
+    display: MultiProgress,
+    bar: ProgressBar,
+    prefix: String,
+    /// `point b: switching`, the step of the point under way.
+    step: String,
+    eta: String,
+}
+
+impl TargetBar {
+    fn new(display: &MultiProgress, target: &str) -> TargetBar {
+        let bar = display.add(ProgressBar::new(0));
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:.bold} [{bar:20.cyan/blue}] {pos}/{len}  {msg}")
+                .expect("invariant: valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(format!("[{target}]"));
+        bar.enable_steady_tick(Duration::from_millis(500));
+        TargetBar {
+            display: display.clone(),
+            bar,
+            prefix: format!("[{target}] "),
+            step: "starting".to_owned(),
+            eta: String::new(),
+        }
+    }
+
+    fn log(&self, line: &str) {
+        let _ = self.display.println(format!("{}{line}", self.prefix));
+    }
+
+    fn show(&self) {
+        self.bar
+            .set_message(format!("{} · ETA {}", self.step, self.eta));
+    }
+
+    fn event(&mut self, event: &CampaignEvent) {
+        match event {
+            CampaignEvent::Started {
+                points,
+                done,
+                eta,
+                dir,
+            } => {
+                self.bar.set_length(*points as u64);
+                self.bar.set_position(*done as u64);
+                self.eta = format_eta(*eta);
+                self.log(&format!("results: {dir}"));
+            }
+            CampaignEvent::PointStarted { label, .. } => {
+                self.step = format!("point {label}");
+                self.log(&logged(event).unwrap_or_default());
+            }
+            CampaignEvent::Step(step) => {
+                let label = self.step.split(':').next().unwrap_or_default().to_owned();
+                self.step = format!("{label}: {step}");
+            }
+            CampaignEvent::Run {
+                phase,
+                index,
+                of,
+                status,
+                ..
+            } => {
+                let label = self.step.split(':').next().unwrap_or_default().to_owned();
+                let mark = if *status == Status::Ok { "" } else { " FAILED" };
+                self.step = format!("{label}: {} {index}/{of}{mark}", phase.word());
+            }
+            CampaignEvent::PointDone {
+                label,
+                elapsed,
+                eta,
+            } => {
+                self.bar.inc(1);
+                self.eta = format_eta(*eta);
+                self.step = format!("point {label} done");
+                self.log(&format!("point {label}: done in {}", format_eta(*elapsed)));
+            }
+            CampaignEvent::Look { points, .. } => {
+                self.bar.set_length(*points as u64);
+                self.log(&logged(event).unwrap_or_default());
+            }
+            CampaignEvent::PointFailed { .. }
+            | CampaignEvent::Info(_)
+            | CampaignEvent::Warning(_) => self.log(&logged(event).unwrap_or_default()),
+        }
+        self.show();
+    }
+}
+
+impl Drop for TargetBar {
+    fn drop(&mut self) {
+        // The redrawn line goes; where the target ended stays, as a line above the others.
+        let last = format!(
+            "{}/{} points; last: {}",
+            self.bar.position(),
+            self.bar.length().unwrap_or(0),
+            self.step
+        );
+        self.display.remove(&self.bar);
+        self.log(&last);
     }
 }
 

@@ -560,3 +560,63 @@ fn two_names_for_one_machine_are_refused_before_anything_starts() {
         "no target was touched"
     );
 }
+
+/// On a terminal each target has one line of its own, drawn by one display for every target's
+/// thread (issue 13), and the targets' log lines are printed above them, prefixed. The run is
+/// put on a pseudo-terminal by util-linux `script`, which copies what aba drew to its stdout.
+#[test]
+fn on_a_terminal_each_target_has_a_progress_line_of_its_own() {
+    // host tools: script stty
+    let east = Sshd::start();
+    let west = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = inventory(tmp.path(), &east, &west, false);
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &RECIPE.replace("samples = 4", "samples = 2"),
+    );
+    let args = run_args(&recipe, &targets, &["east", "west"]);
+    let quoted: Vec<String> = std::iter::once(crate::support::cli::aba_bin().display().to_string())
+        .chain(args.iter().map(|a| (*a).to_owned()))
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect();
+    let command = format!("stty cols 100 rows 30; {} </dev/null", quoted.join(" "));
+    let out = std::process::Command::new("script")
+        .args(["--quiet", "--return", "--command", &command, "/dev/null"])
+        .current_dir(tmp.path())
+        .env_remove("ABA_TARGETS")
+        .env_remove("ABA_RESULTS")
+        .env("ABA_LOCK_DIR", tmp.path().join(".aba-locks"))
+        .env("TERM", "xterm")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("util-linux script runs");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let escapes = regex::Regex::new(r"\x1b\[[0-9;]*[A-Za-z]").expect("regex");
+    let drawn = escapes
+        .replace_all(&String::from_utf8_lossy(&out.stdout), "")
+        .into_owned();
+    // Each target's line, redrawn as it goes (the display skips frames, so which ones were
+    // drawn varies); then where it ended, as a line that stays.
+    for name in ["east", "west"] {
+        let bar = regex::Regex::new(&format!(r"\[{name}\] \[[=> ]{{20}}\] [0-3]/3  point "))
+            .expect("regex");
+        assert!(
+            bar.is_match(&drawn),
+            "no progress line of {name} in:\n{drawn}"
+        );
+        let last = format!("[{name}] 3/3 points; last: point a-b done");
+        assert!(drawn.contains(&last), "no `{last}` in:\n{drawn}");
+        assert!(
+            drawn.contains(&format!("[{name}] point 1 a-a: kernel a")),
+            "{drawn}"
+        );
+    }
+    // Not the plain lines of a log: no timestamps before the prefixes.
+    let stamped = regex::Regex::new(r"\d\d:\d\d:\d\d \[(east|west)\]").expect("regex");
+    assert!(!stamped.is_match(&drawn), "{drawn}");
+    let parent = parent_dir(&tmp.path().join("results"));
+    assert_complete(&parent.join("east"), 2);
+    assert_complete(&parent.join("west"), 2);
+}
