@@ -94,7 +94,9 @@ pub struct TargetBar {
     display: MultiProgress,
     bar: ProgressBar,
     prefix: String,
-    /// `point b: switching`, the step of the point under way.
+    /// `point b`, the point under way.
+    point: String,
+    /// Its step (`switching`, `sample 3/5`), empty at its start.
     step: String,
     eta: String,
 }
@@ -113,7 +115,8 @@ impl TargetBar {
             display: display.clone(),
             bar,
             prefix: format!("[{target}] "),
-            step: "starting".to_owned(),
+            point: "starting".to_owned(),
+            step: String::new(),
             eta: String::new(),
         }
     }
@@ -123,8 +126,12 @@ impl TargetBar {
     }
 
     fn show(&self) {
-        self.bar
-            .set_message(format!("{} · ETA {}", self.step, self.eta));
+        let at = if self.step.is_empty() {
+            self.point.clone()
+        } else {
+            format!("{}: {}", self.point, self.step)
+        };
+        self.bar.set_message(format!("{at} · ETA {}", self.eta));
     }
 
     fn event(&mut self, event: &CampaignEvent) {
@@ -141,24 +148,18 @@ impl TargetBar {
                 self.log(&format!("results: {dir}"));
             }
             CampaignEvent::PointStarted { label, .. } => {
-                self.step = format!("point {label}");
+                self.point = format!("point {label}");
+                self.step.clear();
                 self.log(&logged(event).unwrap_or_default());
             }
-            CampaignEvent::Step(step) => {
-                let label = self.step.split(':').next().unwrap_or_default().to_owned();
-                self.step = format!("{label}: {step}");
-            }
+            CampaignEvent::Step(step) => self.step = step.to_string(),
             CampaignEvent::Run {
                 phase,
                 index,
                 of,
                 status,
                 ..
-            } => {
-                let label = self.step.split(':').next().unwrap_or_default().to_owned();
-                let mark = if *status == Status::Ok { "" } else { " FAILED" };
-                self.step = format!("{label}: {} {index}/{of}{mark}", phase.word());
-            }
+            } => self.step = run_text(phase.word(), *index, *of, *status),
             CampaignEvent::PointDone {
                 label,
                 elapsed,
@@ -166,7 +167,8 @@ impl TargetBar {
             } => {
                 self.bar.inc(1);
                 self.eta = format_eta(*eta);
-                self.step = format!("point {label} done");
+                self.point = format!("point {label} done");
+                self.step.clear();
                 self.log(&format!("point {label}: done in {}", format_eta(*elapsed)));
             }
             CampaignEvent::Look { points, .. } => {
@@ -188,7 +190,7 @@ impl Drop for TargetBar {
             "{}/{} points; last: {}",
             self.bar.position(),
             self.bar.length().unwrap_or(0),
-            self.step
+            self.point
         );
         self.display.remove(&self.bar);
         self.log(&last);
@@ -261,11 +263,10 @@ impl Bars {
                 status,
                 ..
             } => {
-                let mark = if *status == Status::Ok { "" } else { " FAILED" };
                 self.point.set_message(format!(
-                    "{}: {} {index}/{of}{mark}",
+                    "{}: {}",
                     self.step,
-                    phase.word()
+                    run_text(phase.word(), *index, *of, *status)
                 ));
             }
             CampaignEvent::PointDone {
@@ -286,6 +287,12 @@ impl Bars {
             | CampaignEvent::Warning(_) => self.log(&logged(event).unwrap_or_default()),
         }
     }
+}
+
+/// A run's place in its phase, as the bars show it: `sample 3/5`, `warm-up 1/1 FAILED`.
+fn run_text(phase: &str, index: u32, of: u32, status: Status) -> String {
+    let mark = if status == Status::Ok { "" } else { " FAILED" };
+    format!("{phase} {index}/{of}{mark}")
 }
 
 /// The line both displays print for an event that is shown the same way in each.

@@ -17,7 +17,7 @@ use crate::{
 };
 
 /// (point, release, boot_id, cmdline) of every proven boot, in order.
-fn proven(dir: &std::path::Path) -> Vec<(String, String, String, String)> {
+pub(crate) fn proven(dir: &std::path::Path) -> Vec<(String, String, String, String)> {
     Journal::read(&dir.join("journal.jsonl"))
         .expect("journal")
         .events

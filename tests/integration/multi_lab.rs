@@ -21,6 +21,7 @@ use aba::{
 
 use crate::{
     batch::{resume_batch, spans, spawn_batch, wait_for_batch},
+    lab::proven,
     multi::{assert_complete, parent_dir, run_args, tsv_rows, wait_for_samples},
     support::{
         cli::{
@@ -62,24 +63,6 @@ max_drift_pct = 50.0
     )
 }
 
-/// Every proven boot of the campaign in `dir` as (point, release, boot_id).
-fn boots(dir: &Path) -> Vec<(String, String, String)> {
-    Journal::read(&dir.join("journal.jsonl"))
-        .expect("journal")
-        .events
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::BootProven {
-                point,
-                release,
-                boot_id,
-                ..
-            } => Some((point, release, boot_id)),
-            _ => None,
-        })
-        .collect()
-}
-
 /// The time of the first record of `dir`'s journal that `pick` accepts.
 fn first_time(dir: &Path, pick: impl Fn(&Event) -> Option<String>) -> String {
     Journal::read(&dir.join("journal.jsonl"))
@@ -118,7 +101,7 @@ fn one_recipe_on_two_lab_vms_at_once_with_a_combined_report() {
     let mut ids = BTreeSet::new();
     for (name, vm) in [("east", &pair.east), ("west", &pair.west)] {
         let dir = parent.join(name);
-        let proven = boots(&dir);
+        let proven = proven(&dir);
         let releases: Vec<&str> = proven.iter().map(|b| b.1.as_str()).collect();
         assert_eq!(releases, [KERNEL_A, KERNEL_B, KERNEL_A], "{name}");
         ids.extend(proven.into_iter().map(|b| b.2));
@@ -261,7 +244,7 @@ fn a_queue_over_two_lab_vms_goes_on_when_one_machine_dies_and_resumes_it() {
         );
         assert_complete(&batch.join(dir), SAMPLES);
     }
-    let proven = boots(&killed_in);
+    let proven = proven(&killed_in);
     let releases: BTreeSet<&str> = proven.iter().map(|b| b.1.as_str()).collect();
     assert_eq!(releases, BTreeSet::from([KERNEL_A, KERNEL_B]), "{proven:?}");
 }
@@ -326,7 +309,7 @@ fn a_second_campaign_on_a_lab_vm_refuses_or_waits_and_a_killed_ones_lock_is_repo
     assert!(waited_start >= first_end, "{waited_start} < {first_end}");
     for dir in [&first_dir, &waited_dir] {
         assert_complete(dir, SAMPLES);
-        assert_eq!(boots(dir).len(), 3);
+        assert_eq!(proven(dir).len(), 3);
     }
     assert_eq!(
         vm.ssh("if [ -e /var/lib/aba/lock ]; then echo held; else echo free; fi")
