@@ -215,6 +215,9 @@ pub enum Warning {
     Notification(String),
     /// The inventory's `release` command failed: the lab scheduler may still hold the machine.
     ReleaseFailed(String),
+    /// What the transport reported once (the persistent runner could not start: runs take
+    /// the exec path).
+    Transport(String),
 }
 
 impl std::fmt::Display for Warning {
@@ -274,6 +277,7 @@ impl std::fmt::Display for Warning {
                 f,
                 "release command failed: {e}; the lab scheduler may still hold the machine"
             ),
+            Warning::Transport(e) => write!(f, "{e}"),
         }
     }
 }

@@ -235,6 +235,24 @@ pub trait Transport: Send {
         max_output: usize,
     ) -> Result<CommandOutput, TransportError>;
 
+    /// Runs one workload run (a warm-up or a sample): [`Transport::exec_capped`]'s contract,
+    /// through the quietest and cheapest path the transport has (over SSH, the persistent
+    /// runner: no session, no login shell per run).
+    fn run_workload(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        max_output: usize,
+    ) -> Result<CommandOutput, TransportError> {
+        self.exec_capped(command, timeout, max_output)
+    }
+
+    /// Something the transport decided that the campaign should record once (the runner
+    /// could not start and runs go through the exec path); `None` when there is nothing new.
+    fn take_notice(&mut self) -> Option<String> {
+        None
+    }
+
     /// Writes `data` to `remote_path` with permission bits `mode`, replacing any old file.
     fn upload(&mut self, data: &[u8], remote_path: &str, mode: u32) -> Result<(), TransportError>;
 

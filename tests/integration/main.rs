@@ -25,6 +25,8 @@ mod profiles;
 mod recipe_fuzz;
 mod recipes;
 mod report;
+mod runner;
+mod runner_lab;
 mod schema;
 mod shell;
 mod ssh;

@@ -143,10 +143,13 @@ impl Engine<'_> {
                 workload.cpu.as_ref().map(CpuList::as_str),
                 &run.case.run,
             );
-            match self
-                .transport
-                .exec_capped(&command, workload.timeout, workload.max_output)
-            {
+            let result =
+                self.transport
+                    .run_workload(&command, workload.timeout, workload.max_output);
+            if let Some(notice) = self.transport.take_notice() {
+                self.warn(Some(&at.point.label), Warning::Transport(notice))?;
+            }
+            match result {
                 Ok(output) => return Ok((command, output)),
                 Err(TransportError::ConnectionLost { reason, .. })
                     if reconnects < MAX_RECONNECTS_PER_RUN =>

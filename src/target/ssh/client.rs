@@ -20,6 +20,7 @@ use crate::{
             connect::{Connection, connect_once},
             probe,
             run::{self, Finished, Link, Lost},
+            runner::{RunEnd, Runner, Unavailable},
             target::{Resolved, SshTarget},
         },
         transport::{CommandOutput, ExitOutcome, Transport, TransportError, run_token},
@@ -46,6 +47,12 @@ const COPY_OUTPUT: usize = 64 * 1024;
 pub struct SshTransport {
     target: Resolved,
     connection: Option<Connection>,
+    /// The persistent runner on the current connection, once a workload run started it.
+    runner: Option<Runner>,
+    /// Why the runner cannot be used on this target (workload runs take the exec path).
+    runner_refused: Option<String>,
+    /// What [`Transport::take_notice`] hands out next.
+    notice: Option<String>,
 }
 
 impl SshTransport {
@@ -55,6 +62,9 @@ impl SshTransport {
         Ok(SshTransport {
             target: target.resolve()?,
             connection: None,
+            runner: None,
+            runner_refused: None,
+            notice: None,
         })
     }
 
@@ -83,6 +93,82 @@ impl SshTransport {
     /// `SHA256:` fingerprint of the host key the current connection verified, for the journal.
     pub fn host_key_fingerprint(&self) -> Option<&str> {
         self.connection.as_ref().map(|c| c.fingerprint.as_str())
+    }
+
+    /// Forgets the connection and the runner on it, without waiting on the peer.
+    fn drop_connection(&mut self) {
+        self.runner = None;
+        self.connection = None;
+    }
+
+    /// Turns the runner off for this target and leaves the notice that says why.
+    fn refuse_runner(&mut self, reason: String) {
+        self.notice = Some(format!(
+            "the persistent runner could not start on {} ({reason}): workload runs use one SSH \
+             command each",
+            self.target.describe()
+        ));
+        self.runner_refused = Some(reason);
+    }
+
+    /// [`Transport::run_workload`] through the runner; `None` when it cannot be used (the
+    /// caller takes the exec path).
+    fn run_on_runner(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        max_output: usize,
+    ) -> Option<Result<CommandOutput, TransportError>> {
+        if self.runner_refused.is_some() {
+            return None;
+        }
+        let deadline = Instant::now() + timeout;
+        let connection = self.connection.as_ref()?;
+        let link = Link {
+            session: &connection.session,
+            fd: connection.fd,
+            dead_after: self.target.dead_after,
+        };
+        if self.runner.is_none() {
+            match Runner::start(&link) {
+                Ok(runner) => self.runner = Some(runner),
+                Err(Unavailable::Refused(reason)) => {
+                    self.refuse_runner(reason);
+                    return None;
+                }
+                Err(Unavailable::Lost(Lost { reason, .. })) => {
+                    self.drop_connection();
+                    return Some(Err(self.lost(format!(
+                        "{reason}, before running {}",
+                        show_command(command)
+                    ))));
+                }
+            }
+        }
+        let runner = self.runner.as_mut()?;
+        let token = run_token();
+        let finished = match runner.run(&link, command, &token, deadline, max_output) {
+            Ok(RunEnd::Ended(finished)) => finished,
+            Ok(RunEnd::Stuck(finished)) => {
+                // A run that did not report its end after its kill: never reuse that runner.
+                self.runner = None;
+                finished
+            }
+            Err(Lost { reason, stderr }) => {
+                self.drop_connection();
+                return Some(Err(self.lost(format!(
+                    "{reason}, while running {}{}",
+                    show_command(command),
+                    stderr_tail(&stderr)
+                ))));
+            }
+        };
+        if finished.interrupted {
+            return Some(Err(TransportError::Interrupted {
+                target: self.target.describe(),
+            }));
+        }
+        Some(Ok(output_of(finished, &token)))
     }
 
     fn lost(&self, reason: String) -> TransportError {
@@ -120,7 +206,7 @@ impl SshTransport {
             }),
             Ok(finished) => Ok(finished),
             Err(Lost { reason, stderr }) => {
-                self.connection = None;
+                self.drop_connection();
                 Err(self.lost(format!(
                     "{reason}, while running {}{}",
                     show_command(shown),
@@ -159,16 +245,23 @@ impl Transport for SshTransport {
             deadline,
             max_output,
         )?;
-        let mut stderr = finished.stderr.kept;
-        let leftovers = take_marker_lines(&mut stderr, &finished.stderr.tail, &token);
-        Ok(CommandOutput {
-            outcome: finished.outcome,
-            dropped: [finished.stdout.dropped, finished.stderr.dropped],
-            stdout: finished.stdout.kept,
-            stderr,
-            elapsed: finished.elapsed,
-            leftovers,
-        })
+        Ok(output_of(finished, &token))
+    }
+
+    fn run_workload(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        max_output: usize,
+    ) -> Result<CommandOutput, TransportError> {
+        match self.run_on_runner(command, timeout, max_output) {
+            Some(result) => result,
+            None => self.exec_capped(command, timeout, max_output),
+        }
+    }
+
+    fn take_notice(&mut self) -> Option<String> {
+        self.notice.take()
     }
 
     fn upload(&mut self, data: &[u8], remote_path: &str, mode: u32) -> Result<(), TransportError> {
@@ -225,7 +318,7 @@ impl Transport for SshTransport {
     }
 
     fn reconnect(&mut self, deadline: Instant) -> Result<(), TransportError> {
-        self.connection = None;
+        self.drop_connection();
         let started = Instant::now();
         let mut wait = probe::Wait::new(started);
         let mut backoff = FIRST_BACKOFF;
@@ -262,7 +355,21 @@ impl Transport for SshTransport {
     }
 
     fn disconnect(&mut self) {
-        self.connection = None;
+        self.drop_connection();
+    }
+}
+
+/// A finished command as the caller sees it: the leftover marker lines taken out of stderr.
+fn output_of(finished: Finished, token: &str) -> CommandOutput {
+    let mut stderr = finished.stderr.kept;
+    let leftovers = take_marker_lines(&mut stderr, &finished.stderr.tail, token);
+    CommandOutput {
+        outcome: finished.outcome,
+        dropped: [finished.stdout.dropped, finished.stderr.dropped],
+        stdout: finished.stdout.kept,
+        stderr,
+        elapsed: finished.elapsed,
+        leftovers,
     }
 }
 

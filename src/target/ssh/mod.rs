@@ -2,7 +2,8 @@
 //! detects machines that vanish (kexec, reboot, freeze) and never trusts an unverified host.
 //!
 //! `target` says what to connect to, `config` reads `~/.ssh/config` aliases, `host_key` decides
-//! trust, `connect` makes one connection, `run` drives one command, and `client` ties them into
+//! trust, `connect` makes one connection, `run` drives one command, `runner` drives each
+//! workload run through one long-lived shell on the target, and `client` ties them into
 //! [`SshTransport`]. Every command dies with its process group on deadline, on a lost
 //! connection and when it exits; [`detached`] is the way to schedule work that must outlive its
 //! exec (a delayed kexec or reboot). Measured behaviour behind the choices: `shared/SSH.md`.
@@ -13,6 +14,7 @@ mod connect;
 mod host_key;
 mod probe;
 mod run;
+mod runner;
 mod target;
 
 pub use crate::target::quote::detached;

@@ -26,10 +26,10 @@ use crate::{
 };
 
 /// libssh2's "would block" (`LIBSSH2_ERROR_EAGAIN`).
-const EAGAIN: i32 = -37;
+pub(crate) const EAGAIN: i32 = -37;
 
 /// How long the group gets to die (and the channel to close) after the kill request.
-const KILL_GRACE: Duration = Duration::from_secs(3);
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(3);
 
 /// Longest sleep in `poll`, so keepalives and the liveness check keep their pace.
 const TICK: Duration = Duration::from_millis(200);
@@ -283,7 +283,11 @@ impl Pump {
 }
 
 /// Reads what one stream has now. `Ok(true)` when bytes arrived.
-fn read_some(stream: &mut impl Read, buf: &mut [u8], sink: &mut Capped) -> Result<bool, String> {
+pub(crate) fn read_some(
+    stream: &mut impl Read,
+    buf: &mut [u8],
+    sink: &mut Capped,
+) -> Result<bool, String> {
     match stream.read(buf) {
         Ok(0) => Ok(false),
         Ok(n) => {
@@ -295,26 +299,36 @@ fn read_some(stream: &mut impl Read, buf: &mut [u8], sink: &mut Capped) -> Resul
     }
 }
 
-fn would_block(e: &ssh2::Error) -> bool {
+pub(crate) fn would_block(e: &ssh2::Error) -> bool {
     e.code() == ErrorCode::Session(EAGAIN)
 }
 
-enum Stop {
+pub(crate) enum Stop {
+    /// The deadline passed first.
     Deadline,
+    /// The connection failed.
     Lost(String),
 }
 
 /// Waits on the socket between non-blocking calls and decides when the peer is dead.
-struct Waiter<'l, 'a> {
+pub(crate) struct Waiter<'l, 'a> {
     link: &'l Link<'a>,
     /// Silence is measured from here at the earliest: a session idle between commands has
     /// received nothing for long, which says nothing about the peer now.
     armed: Instant,
 }
 
-impl Waiter<'_, '_> {
+impl<'l, 'a> Waiter<'l, 'a> {
+    /// A waiter whose silence is measured from now.
+    pub(crate) fn new(link: &'l Link<'a>) -> Self {
+        Waiter {
+            link,
+            armed: Instant::now(),
+        }
+    }
+
     /// Calls `op` until it stops reporting EAGAIN.
-    fn retry<T>(
+    pub(crate) fn retry<T>(
         &mut self,
         deadline: Instant,
         mut op: impl FnMut() -> Result<T, ssh2::Error>,
@@ -343,7 +357,7 @@ impl Waiter<'_, '_> {
     /// a keepalive ([`ssh_keepalive`]) has gone unanswered for `dead_after`, that is no SSH
     /// data for the keepalive interval plus `dead_after` (a hung or starved sshd on a live
     /// kernel, or a machine behind a relay that answers TCP for it, like QEMU's user network).
-    fn wait(&mut self, until: Instant) -> Result<(), String> {
+    pub(crate) fn wait(&mut self, until: Instant) -> Result<(), String> {
         let session = self.link.session;
         match session.keepalive_send() {
             Ok(_) => {}

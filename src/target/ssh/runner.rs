@@ -1,0 +1,500 @@
+//! The persistent runner (issue 17): one long-lived POSIX `sh` on the target per connection
+//! that receives each workload run over one SSH channel, so that a sample costs no sshd
+//! session, no login shell and no exec but the `sh -c` of the workload.
+//!
+//! The exec path ([`super::run::wrap`]) pays, per command, a channel, sshd's session fork, the
+//! login shell, `setsid`, `sh -c` and a `grep` over `/proc/*/environ`; the runner about half
+//! of it, on loopback and in the lab (docs/performance.md). It keeps the same guarantees with
+//! shell builtins and that one `sh`:
+//!
+//! - **A run** is `sh -c COMMAND` with `ABA_RUN=<token>` in its environment and `/dev/null`
+//!   as stdin, exec'd from a subshell of the runner (one exec, the exec path's `sh -c`); its
+//!   stdout and stderr are the channel's. A supervisor subshell waits for it and then writes
+//!   the end marker (the runner's secret, `end`, the exit status) on both streams, so the host
+//!   knows where the run's output ends.
+//! - **What a run leaves behind dies with it**: every process the run started is younger than
+//!   the run (its pid is larger, unless pid numbers wrapped, which the newest pid in
+//!   `/proc/loadavg` tells; then every process is looked at) and carries the
+//!   token in its environment (an exec'd program) or is in the runner's process group (a
+//!   subshell): after the run, the supervisor reads `/proc/N/environ` and `/proc/N/stat` of
+//!   the processes younger than the run only, kills those and names them on stderr as the
+//!   exec path does ([`crate::target::leftovers`]). A daemon that both leaves the process
+//!   group and clears its environment escapes, as it escapes the exec path's search.
+//! - **Deadline and Ctrl-C**: the host sends `kill <token>`; the runner kills every process of
+//!   the run the same way (the supervisor excepted, which then reports the status).
+//! - **Disconnect**: sshd closes the runner's stdin; the runner kills the run and exits.
+//!
+//! The protocol, one line per message on the runner's stdin: first the secret marker (never
+//! in a command line or an environment a workload can read), then `run <token> <lines>`
+//! followed by the command's lines, or `kill <token>`. The runner answers `<marker> ready`
+//! once, and per run `<marker> end <status>` on stdout and `<marker> end` on stderr.
+//! A lost runner is a lost connection: the caller reconnects, like after any connection loss.
+
+use std::{
+    io::{ErrorKind, Write},
+    time::{Duration, Instant},
+};
+
+use ssh2::Channel;
+
+use crate::{
+    interrupt,
+    target::{
+        quote::sh_quote,
+        ssh::run::{Finished, KILL_GRACE, Link, Lost, Stop, Waiter, read_some},
+        transport::{Capped, ExitOutcome, run_token},
+    },
+};
+
+/// How long the runner may take to start and answer.
+const HANDSHAKE: Duration = Duration::from_secs(15);
+
+/// How often `kill` is repeated while a killed run has not reported its end.
+const KILL_REPEAT: Duration = Duration::from_secs(1);
+
+/// The runner, a POSIX sh program (dash, bash, busybox ash). A run is `sh -c COMMAND` as on
+/// the exec path (its own `$$`, nothing of the runner's variables), started from a subshell
+/// with one exec.
+const SCRIPT: &str = r#"IFS= read -r __aba_m || exit 0
+[ -r /proc/self/stat ] || { echo 'aba runner: no /proc on this machine' >&2; exit 1; }
+IFS= read -r __aba_st < /proc/self/stat
+__aba_st=${__aba_st##*) }
+set -- $__aba_st
+__aba_pg=$3
+__aba_sweep() {
+  __aba_low=$1 __aba_keep=$2 __aba_tok=$3 __aba_rep=$4 __aba_last=
+  read -r __aba_l1 __aba_l2 __aba_l3 __aba_l4 __aba_last 2>/dev/null < /proc/loadavg
+  [ "${__aba_last:-0}" -ge "$__aba_low" ] 2>/dev/null || __aba_low=0
+  for __aba_d in /proc/[0-9]*; do
+    __aba_q=${__aba_d#/proc/}
+    [ "$__aba_q" -gt "$__aba_low" ] && [ "$__aba_q" != "$__aba_keep" ] &&
+      [ "$__aba_q" != "$$" ] || continue
+    __aba_st=
+    IFS= read -r __aba_st 2>/dev/null < "$__aba_d/stat"
+    [ -n "$__aba_st" ] || continue
+    __aba_st=${__aba_st##*) }
+    set -- $__aba_st
+    [ "$1" != Z ] || continue
+    if [ "$3" != "$__aba_pg" ]; then
+      __aba_e=
+      IFS= read -r __aba_e 2>/dev/null < "$__aba_d/environ"
+      case $__aba_e in *"ABA_RUN=$__aba_tok"*) ;; *) continue ;; esac
+    fi
+    __aba_n=
+    IFS= read -r __aba_n 2>/dev/null < "$__aba_d/comm"
+    kill -s KILL "$__aba_q" 2>/dev/null && [ -n "$__aba_rep" ] &&
+      printf '\036aba-leftover %s %s %s\n' "$__aba_tok" "$__aba_q" "$__aba_n" >&2
+  done
+}
+printf '%s ready\n' "$__aba_m"
+__aba_s= __aba_t=
+while IFS= read -r __aba_h; do
+  case $__aba_h in
+  "run "*)
+    set -- $__aba_h
+    __aba_t=$2 __aba_n=$3 __aba_c=
+    while [ "$__aba_n" -gt 0 ] && IFS= read -r __aba_l; do
+      __aba_c="$__aba_c$__aba_l
+"
+      __aba_n=$((__aba_n - 1))
+    done
+    (
+      IFS= read -r __aba_st < /proc/self/stat
+      __aba_me=${__aba_st%% *}
+      ABA_RUN=$__aba_t exec sh -c "$__aba_c" </dev/null &
+      __aba_p=$!
+      wait "$__aba_p" 2>/dev/null
+      __aba_x=$?
+      __aba_sweep "$__aba_p" "$__aba_me" "$__aba_t" report
+      printf '%s end %s\n' "$__aba_m" "$__aba_x"
+      printf '%s end\n' "$__aba_m" >&2
+    ) &
+    __aba_s=$!
+    ;;
+  "kill "*)
+    set -- $__aba_h
+    [ -n "$__aba_s" ] && __aba_sweep "$__aba_s" "$__aba_s" "$2"
+    ;;
+  esac
+done
+[ -n "$__aba_s" ] && __aba_sweep "$((__aba_s - 1))" 0 "$__aba_t"
+exit 0
+"#;
+
+/// The exec text that starts the runner: the login shell replaced by `sh` (a login shell may
+/// not be POSIX), `$0` naming it.
+fn start_text() -> String {
+    format!("exec sh -c {} aba-runner", sh_quote(SCRIPT))
+}
+
+/// Why the runner could not be used on this connection.
+pub(crate) enum Unavailable {
+    /// The connection failed: the caller's usual lost-connection path.
+    Lost(Lost),
+    /// The target refused or did not answer it: the exec path is used instead.
+    Refused(String),
+}
+
+/// A started runner: its channel and the secret its markers carry.
+pub(crate) struct Runner {
+    channel: Channel,
+    marker: Vec<u8>,
+}
+
+impl Runner {
+    /// Opens a channel, starts the runner and waits for its `ready`.
+    pub(crate) fn start(link: &Link<'_>) -> Result<Runner, Unavailable> {
+        let deadline = Instant::now() + HANDSHAKE;
+        let mut waiter = Waiter::new(link);
+        let stop = |what: &str, stop: Stop| match stop {
+            Stop::Deadline => {
+                Unavailable::Refused(format!("{what}: no answer within {HANDSHAKE:?}"))
+            }
+            Stop::Lost(reason) => Unavailable::Lost(Lost {
+                reason: format!("{what}: {reason}"),
+                stderr: Vec::new(),
+            }),
+        };
+        let mut channel = waiter
+            .retry(deadline, || link.session.channel_session())
+            .map_err(|e| stop("cannot open the runner's channel", e))?;
+        let text = start_text();
+        waiter
+            .retry(deadline, || channel.exec(&text))
+            .map_err(|e| stop("cannot start the runner", e))?;
+        let marker = format!("\u{1e}aba-runner-{}{}", run_token(), run_token()).into_bytes();
+        let mut runner = Runner { channel, marker };
+        let mut hello = runner.marker.clone();
+        hello.push(b'\n');
+        runner
+            .send(&mut waiter, &hello, deadline)
+            .map_err(|e| stop("cannot reach the runner", e))?;
+        let mut ready = runner.marker.clone();
+        ready.extend_from_slice(b" ready\n");
+        let mut seen = Vec::new();
+        let mut stderr = Capped::new(4096);
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let mut progress = false;
+            let mut sink = Capped::new(usize::MAX);
+            progress |= read_some(&mut runner.channel.stream(0), &mut buf, &mut sink)
+                .map_err(|e| stop("reading the runner's answer", Stop::Lost(e)))?;
+            seen.extend_from_slice(&sink.kept);
+            progress |= read_some(&mut runner.channel.stderr(), &mut buf, &mut stderr)
+                .map_err(|e| stop("reading the runner's answer", Stop::Lost(e)))?;
+            // A login shell may print something before `sh` takes over: skip it.
+            if let Some(at) = find(&seen, &ready) {
+                if at + ready.len() == seen.len() {
+                    return Ok(runner);
+                }
+                return Err(Unavailable::Refused(
+                    "the runner wrote after its `ready`".to_owned(),
+                ));
+            }
+            if !progress && runner.channel.eof() {
+                let said = String::from_utf8_lossy(&stderr.kept).trim().to_owned();
+                return Err(Unavailable::Refused(format!(
+                    "the runner exited at its start{}",
+                    if said.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {said}")
+                    }
+                )));
+            }
+            if progress {
+                continue;
+            }
+            if Instant::now() >= deadline {
+                return Err(Unavailable::Refused(format!(
+                    "the runner did not answer within {HANDSHAKE:?}"
+                )));
+            }
+            waiter
+                .wait(deadline)
+                .map_err(|e| stop("waiting for the runner", Stop::Lost(e)))?;
+        }
+    }
+
+    /// Writes all of `data` to the runner's stdin.
+    fn send(
+        &mut self,
+        waiter: &mut Waiter<'_, '_>,
+        data: &[u8],
+        deadline: Instant,
+    ) -> Result<(), Stop> {
+        let mut written = 0;
+        while written < data.len() {
+            match self.channel.write(&data[written..]) {
+                Ok(n) => written += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    if Instant::now() >= deadline {
+                        return Err(Stop::Deadline);
+                    }
+                    waiter.wait(deadline).map_err(Stop::Lost)?;
+                }
+                Err(e) => return Err(Stop::Lost(format!("writing to the runner: {e}"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `command` with `token` until it ends or `deadline` passes (then it is killed, as on
+    /// an interrupt). [`RunEnd::Stuck`] when a killed run did not report its end within the
+    /// kill grace: the runner must not be used again (the run counts as timed out).
+    pub(crate) fn run(
+        &mut self,
+        link: &Link<'_>,
+        command: &str,
+        token: &str,
+        deadline: Instant,
+        max_output: usize,
+    ) -> Result<RunEnd, Lost> {
+        let started = Instant::now();
+        let mut waiter = Waiter::new(link);
+        let lost = |reason: String| Lost {
+            reason,
+            stderr: Vec::new(),
+        };
+        let request = request(command, token);
+        match self.send(&mut waiter, &request, deadline) {
+            Ok(()) => {}
+            Err(Stop::Lost(reason)) => return Err(lost(reason)),
+            // Not even the request went out before the deadline: nothing ran.
+            Err(Stop::Deadline) => return Ok(RunEnd::Stuck(never_started(started, max_output))),
+        }
+        let mut end = self.marker.clone();
+        end.extend_from_slice(b" end");
+        let mut out = EndScanner::new(&end, max_output);
+        let mut err = EndScanner::new(&end, max_output);
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut killing: Option<(Instant, Instant)> = None;
+        let mut interrupted = false;
+        loop {
+            let mut progress = false;
+            if out.status.is_none() {
+                let mut chunk = Capped::new(usize::MAX);
+                progress |=
+                    read_some(&mut self.channel.stream(0), &mut buf, &mut chunk).map_err(&lost)?;
+                out.feed(&chunk.kept);
+            }
+            if err.status.is_none() {
+                let mut chunk = Capped::new(usize::MAX);
+                progress |=
+                    read_some(&mut self.channel.stderr(), &mut buf, &mut chunk).map_err(&lost)?;
+                err.feed(&chunk.kept);
+            }
+            // One stream's end came and the other's is on its way: answer at once, so that
+            // the target's TCP stack, which may hold the second small segment until the
+            // first is acknowledged (Nagle; sshd does not set TCP_NODELAY for a session
+            // without a terminal), sends it now rather than after the host's delayed ACK.
+            if let (Some(status), Some(_)) = (&out.status, &err.status) {
+                let outcome = if killing.is_some() && !interrupted {
+                    ExitOutcome::TimedOut
+                } else {
+                    outcome_of(status)
+                };
+                return Ok(RunEnd::Ended(Finished {
+                    outcome,
+                    stdout: out.sink,
+                    stderr: err.sink,
+                    elapsed: started.elapsed(),
+                    interrupted,
+                }));
+            }
+            if progress {
+                continue;
+            }
+            if self.channel.eof() {
+                return Err(Lost {
+                    reason: "the runner on the target ended in the middle of a run".to_owned(),
+                    stderr: err.sink.kept,
+                });
+            }
+            let now = Instant::now();
+            let until = match killing {
+                Some((end, _)) if now >= end => {
+                    return Ok(RunEnd::Stuck(Finished {
+                        outcome: ExitOutcome::TimedOut,
+                        stdout: out.sink,
+                        stderr: err.sink,
+                        elapsed: started.elapsed(),
+                        interrupted,
+                    }));
+                }
+                Some((end, next)) if now >= next => {
+                    self.send_kill(&mut waiter, token, end).map_err(&lost)?;
+                    killing = Some((end, now + KILL_REPEAT));
+                    continue;
+                }
+                Some((end, next)) => end.min(next),
+                None if now >= deadline || interrupt::requested() => {
+                    interrupted = now < deadline;
+                    let end = now + KILL_GRACE;
+                    self.send_kill(&mut waiter, token, end).map_err(&lost)?;
+                    killing = Some((end, now + KILL_REPEAT));
+                    continue;
+                }
+                None => deadline,
+            };
+            waiter.wait(until).map_err(&lost)?;
+        }
+    }
+
+    fn send_kill(
+        &mut self,
+        waiter: &mut Waiter<'_, '_>,
+        token: &str,
+        until: Instant,
+    ) -> Result<(), String> {
+        match self.send(waiter, format!("kill {token}\n").as_bytes(), until) {
+            Ok(()) | Err(Stop::Deadline) => Ok(()),
+            Err(Stop::Lost(reason)) => Err(reason),
+        }
+    }
+}
+
+/// How a run through the runner ended.
+pub(crate) enum RunEnd {
+    /// It reported its end.
+    Ended(Finished),
+    /// It did not report its end within the kill grace (or its request could not be sent):
+    /// the runner must be dropped.
+    Stuck(Finished),
+}
+
+fn never_started(started: Instant, max_output: usize) -> Finished {
+    Finished {
+        outcome: ExitOutcome::TimedOut,
+        stdout: Capped::new(max_output),
+        stderr: Capped::new(max_output),
+        elapsed: started.elapsed(),
+        interrupted: false,
+    }
+}
+
+/// `run <token> <lines>` and the command's lines. A command's last line needs no newline of
+/// its own; the runner joins the lines with newlines, which `sh -c` text tolerates.
+fn request(command: &str, token: &str) -> Vec<u8> {
+    let lines: Vec<&str> = command.split('\n').collect();
+    let mut text = format!("run {token} {}\n", lines.len());
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    text.into_bytes()
+}
+
+/// The exit status as the exec path reports it: 129–192 is a signal's (the shell's 128 + n).
+fn outcome_of(status: &str) -> ExitOutcome {
+    match status.trim().parse::<i32>() {
+        Ok(code) if (129..=192).contains(&code) => ExitOutcome::Signaled(signal_name(code - 128)),
+        Ok(code) => ExitOutcome::Exited(code),
+        Err(_) => ExitOutcome::Exited(-1),
+    }
+}
+
+/// Linux's name of signal `n` without `SIG`, as OpenSSH reports an exit signal.
+fn signal_name(n: i32) -> String {
+    const NAMES: [&str; 31] = [
+        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+        "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+        "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+    ];
+    usize::try_from(n - 1)
+        .ok()
+        .and_then(|i| NAMES.get(i))
+        .map_or_else(|| format!("signal {n}"), |s| (*s).to_owned())
+}
+
+/// Finds the end marker in one stream: what comes before it is the run's output (kept up to
+/// the cap), the rest of the marker's line is the status. Bytes that may be the start of a
+/// marker split over two reads are held back until the next read decides.
+struct EndScanner<'m> {
+    marker: &'m [u8],
+    pending: Vec<u8>,
+    sink: Capped,
+    status: Option<String>,
+}
+
+impl<'m> EndScanner<'m> {
+    fn new(marker: &'m [u8], max_output: usize) -> Self {
+        EndScanner {
+            marker,
+            pending: Vec::new(),
+            sink: Capped::new(max_output),
+            status: None,
+        }
+    }
+
+    fn feed(&mut self, data: &[u8]) {
+        if data.is_empty() || self.status.is_some() {
+            return;
+        }
+        self.pending.extend_from_slice(data);
+        match find(&self.pending, self.marker) {
+            Some(at) => {
+                let rest = &self.pending[at + self.marker.len()..];
+                if let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+                    self.status = Some(String::from_utf8_lossy(&rest[..nl]).into_owned());
+                    self.sink.push(&self.pending[..at]);
+                    self.pending.clear();
+                }
+            }
+            None => {
+                let keep = self.marker.len().saturating_sub(1).min(self.pending.len());
+                let flush = self.pending.len() - keep;
+                self.sink.push(&self.pending[..flush]);
+                self.pending.drain(..flush);
+            }
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || haystack.len() < needle.len() {
+        return None;
+    }
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EndScanner, outcome_of, request};
+    use crate::target::transport::ExitOutcome;
+
+    #[test]
+    fn the_end_marker_is_found_across_reads_and_output_before_it_is_kept() {
+        let marker = b"\x1eaba-runner-abc end";
+        let mut scan = EndScanner::new(marker, 1024);
+        scan.feed(b"line one\npartial");
+        scan.feed(b"\x1eaba-run");
+        assert!(scan.status.is_none());
+        scan.feed(b"ner-abc end 3");
+        assert!(scan.status.is_none(), "the status line is not complete yet");
+        scan.feed(b"\n");
+        assert_eq!(scan.status.as_deref(), Some(" 3"));
+        assert_eq!(scan.sink.kept, b"line one\npartial");
+    }
+
+    #[test]
+    fn output_beyond_the_cap_is_counted_and_the_marker_still_found() {
+        let marker = b"@end";
+        let mut scan = EndScanner::new(marker, 4);
+        scan.feed(&[b'x'; 100]);
+        scan.feed(b"@end 0\n");
+        assert_eq!(scan.sink.kept.len(), 4);
+        assert_eq!(scan.sink.dropped, 96);
+        assert_eq!(scan.status.as_deref(), Some(" 0"));
+    }
+
+    #[test]
+    fn requests_carry_every_line_and_statuses_read_like_ssh_exit_signals() {
+        assert_eq!(request("a\nb", "t0"), b"run t0 2\na\nb\n");
+        assert_eq!(request("echo 'x'", "t1"), b"run t1 1\necho 'x'\n");
+        assert_eq!(outcome_of(" 0"), ExitOutcome::Exited(0));
+        assert_eq!(outcome_of(" 3"), ExitOutcome::Exited(3));
+        assert_eq!(outcome_of(" 137"), ExitOutcome::Signaled("KILL".to_owned()));
+        assert_eq!(outcome_of(" 143"), ExitOutcome::Signaled("TERM".to_owned()));
+    }
+}
