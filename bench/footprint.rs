@@ -3,7 +3,7 @@
 //! The workload is `bench/footprint.sh 10`: it snapshots the guest's counters, sleeps 10 s and
 //! snapshots again, so the window is the sample itself and nothing of the script's own (but
 //! the `sleep`) lands in it. Per second of sample it gives the CPU time and context switches
-//! of sshd and of the other processes below an sshd (aba's wrapper and watchdog), the
+//! of sshd and of the other processes below an sshd (aba's persistent runner and the run's supervisor), the
 //! packets the guest's interface received and sent, and the system's context switches and
 //! forks. The same script through a plain `ssh target sh -s 10` (OpenSSH, no keepalive) is
 //! the scale: the least a connection costs. Voluntary context switches are wake-ups.
@@ -13,8 +13,8 @@
 //! host, so this is the SSH keepalive's bound (`ssh_keepalive` + `dead_after`), not the
 //! kernel probes'.
 //!
-//! There is no persistent runner yet (item 1): every figure here is the exec path, the
-//! "without the runner" column of the issue.
+//! The sample goes through the persistent runner (item 1), aba's default on SSH targets: the
+//! runner and the run's supervisor wait in `read` and `wait` next to it.
 
 use std::{
     collections::BTreeMap,
@@ -337,8 +337,8 @@ pub fn run(
     let line = |name: &str, c: &Counters| {
         format!(
             "[17.3] {name}: per second of sample, sshd {:.0} process(es) {:.3} % CPU, {:.2} \
-             voluntary + {:.2} involuntary switches; other processes below sshd (wrapper, \
-             watchdog, shell) {:.0} process(es) {:.3} % CPU, {:.2} + {:.2} switches; guest \
+             voluntary + {:.2} involuntary switches; other processes below sshd (runner, \
+             supervisor, shell) {:.0} process(es) {:.3} % CPU, {:.2} + {:.2} switches; guest \
              received {:.2} and sent {:.2} packets; system-wide {:.1} context switches and \
              {:.2} forks (the sample's own `sleep` adds one fork per window and a few switches)",
             c.get("sshd_processes").copied().unwrap_or(f64::NAN),
@@ -356,7 +356,7 @@ pub fn run(
         )
     };
     let details = vec![
-        line("aba (exec path; no persistent runner yet)", &with_aba),
+        line("aba (through the persistent runner)", &with_aba),
         line("plain `ssh target sh -s 10`", &plain),
         format!(
             "[17.3] means of {samples} windows each; CPU from utime+stime at {TICKS_PER_SECOND} \

@@ -1,8 +1,8 @@
 #!/bin/sh
 # footprint.sh SECONDS: what runs next to a workload that only sleeps (issue 17 item 3).
 # For the SECONDS this script sleeps: the CPU ticks and context switches of every sshd process
-# and of every other process below an sshd that is not this script or its child (aba's wrapper
-# and watchdog, a login shell), summed over the processes alive before and after the sleep; the
+# and of every other process below an sshd that is not this script or its child (aba's runner
+# and the run's supervisor, a login shell), summed over the processes alive before and after the sleep; the
 # whole system's context switches and forks; the packets of every interface but lo. The
 # counters are read with shell builtins around the sleep, so the only process this script adds
 # inside the window is `sleep` itself (one fork, a few context switches, counted in the system
