@@ -166,7 +166,8 @@ pub(crate) fn run(
     }
 }
 
-fn never_started(started: Instant, max_output: usize) -> Finished {
+/// A command that never started before its deadline: timed out, nothing captured.
+pub(crate) fn never_started(started: Instant, max_output: usize) -> Finished {
     Finished {
         outcome: ExitOutcome::TimedOut,
         stdout: Capped::new(max_output),

@@ -41,7 +41,7 @@ use crate::{
     interrupt,
     target::{
         quote::sh_quote,
-        ssh::run::{Finished, KILL_GRACE, Link, Lost, Stop, Waiter, read_some},
+        ssh::run::{Finished, KILL_GRACE, Link, Lost, Stop, Waiter, never_started, read_some},
         transport::{Capped, ExitOutcome, run_token},
     },
 };
@@ -361,16 +361,6 @@ pub(crate) enum RunEnd {
     /// It did not report its end within the kill grace (or its request could not be sent):
     /// the runner must be dropped.
     Stuck(Finished),
-}
-
-fn never_started(started: Instant, max_output: usize) -> Finished {
-    Finished {
-        outcome: ExitOutcome::TimedOut,
-        stdout: Capped::new(max_output),
-        stderr: Capped::new(max_output),
-        elapsed: started.elapsed(),
-        interrupted: false,
-    }
 }
 
 /// `run <token> <lines>` and the command's lines. A command's last line needs no newline of
