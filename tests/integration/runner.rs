@@ -138,10 +138,12 @@ fn what_a_run_leaves_behind_is_killed_and_named() {
     let detached = Marker::new(&sshd, 4);
     let child = Marker::new(&sshd, 5);
     let started = Instant::now();
+    // The half second lets the background jobs exec `sleep` before the run ends (under load a
+    // forked child may still be a shell, and is named `sh`).
     let out = ssh
         .run_workload(
             &format!(
-                "setsid sleep {} & sleep {} & ( while :; do sleep 1; done ) & echo result",
+                "setsid sleep {} & sleep {} & ( while :; do sleep 1; done ) & sleep 0.5; echo result",
                 detached.0, child.0
             ),
             30 * SECOND,

@@ -31,7 +31,7 @@
 //! A lost runner is a lost connection: the caller reconnects, like after any connection loss.
 
 use std::{
-    io::{ErrorKind, Write},
+    io::{ErrorKind, Read, Write},
     time::{Duration, Instant},
 };
 
@@ -176,10 +176,10 @@ impl Runner {
         let mut buf = vec![0u8; 16 * 1024];
         loop {
             let mut progress = false;
-            let mut sink = Capped::new(usize::MAX);
-            progress |= read_some(&mut runner.channel.stream(0), &mut buf, &mut sink)
+            let n = read_now(&mut runner.channel.stream(0), &mut buf)
                 .map_err(|e| stop("reading the runner's answer", Stop::Lost(e)))?;
-            seen.extend_from_slice(&sink.kept);
+            seen.extend_from_slice(&buf[..n]);
+            progress |= n > 0;
             progress |= read_some(&mut runner.channel.stderr(), &mut buf, &mut stderr)
                 .map_err(|e| stop("reading the runner's answer", Stop::Lost(e)))?;
             // A login shell may print something before `sh` takes over: skip it.
@@ -273,16 +273,14 @@ impl Runner {
         loop {
             let mut progress = false;
             if out.status.is_none() {
-                let mut chunk = Capped::new(usize::MAX);
-                progress |=
-                    read_some(&mut self.channel.stream(0), &mut buf, &mut chunk).map_err(&lost)?;
-                out.feed(&chunk.kept);
+                let n = read_now(&mut self.channel.stream(0), &mut buf).map_err(&lost)?;
+                out.feed(&buf[..n]);
+                progress |= n > 0;
             }
             if err.status.is_none() {
-                let mut chunk = Capped::new(usize::MAX);
-                progress |=
-                    read_some(&mut self.channel.stderr(), &mut buf, &mut chunk).map_err(&lost)?;
-                err.feed(&chunk.kept);
+                let n = read_now(&mut self.channel.stderr(), &mut buf).map_err(&lost)?;
+                err.feed(&buf[..n]);
+                progress |= n > 0;
             }
             // One stream's end came and the other's is on its way: answer at once, so that
             // the target's TCP stack, which may hold the second small segment until the
@@ -361,6 +359,15 @@ pub(crate) enum RunEnd {
     /// It did not report its end within the kill grace (or its request could not be sent):
     /// the runner must be dropped.
     Stuck(Finished),
+}
+
+/// What one stream has now, into `buf`: the number of bytes (0 when nothing is waiting).
+fn read_now(stream: &mut impl Read, buf: &mut [u8]) -> Result<usize, String> {
+    match stream.read(buf) {
+        Ok(n) => Ok(n),
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(0),
+        Err(e) => Err(format!("reading output: {e}")),
+    }
 }
 
 /// `run <token> <lines>` and the command's lines. A command's last line needs no newline of
