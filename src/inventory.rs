@@ -37,6 +37,7 @@ use crate::recipe::{
 use crate::{
     kernel::binding::{KernelBinding, Origin},
     recipe::{ident::ParamValue, params::ParamBinding},
+    target::cpu_set::RunnerCpus,
 };
 
 /// Placeholders of the notification commands (`on_finish`, `on_failure`).
@@ -145,6 +146,11 @@ struct TargetSpec {
     dead_after: Option<Spanned<Dur<DeadAfter>>>,
     #[serde(default)]
     connect_timeout: Option<Dur<ConnectTimeout>>,
+    /// Where aba's runner and its sshd session run while workloads run: `auto` (default: off
+    /// every CPU the recipe pins a workload to), `off`, or a CPU list.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    runner_cpus: Option<Spanned<String>>,
     #[serde(default)]
     power: Option<PowerTable>,
     #[serde(default)]
@@ -212,6 +218,8 @@ pub struct SshFacts {
     pub dead_after: Duration,
     /// Deadline of one connection attempt.
     pub connect_timeout: Duration,
+    /// Where the persistent runner and its sshd session may run.
+    pub runner_cpus: RunnerCpus,
 }
 
 /// One machine, resolved.
@@ -610,6 +618,18 @@ fn resolve_target(
             ),
         ));
     }
+    let runner_cpus = match &spec.runner_cpus {
+        None => RunnerCpus::Auto,
+        Some(text) => RunnerCpus::parse(text.get_ref()).map_err(|reason| {
+            (
+                Some(text.span()),
+                format!(
+                    "invalid runner_cpus `{}`: {reason}; write `auto`, `off` or a CPU list such as `0-1`",
+                    crate::text::quoted(text.get_ref())
+                ),
+            )
+        })?,
+    };
     let switch_commands = [
         spec.power.as_ref().and_then(|p| p.set_next.as_ref()),
         spec.power.as_ref().map(|p| &p.cycle),
@@ -692,6 +712,7 @@ fn resolve_target(
             connect_timeout: spec
                 .connect_timeout
                 .map_or(Duration::from_secs(2), |d| d.get()),
+            runner_cpus,
         }),
         boot_timeout: spec
             .boot_timeout

@@ -46,5 +46,6 @@ fn ssh_target(target: &Target) -> Option<SshTarget> {
     ssh.keepalive_interval = facts.keepalive;
     ssh.dead_after = facts.dead_after;
     ssh.connect_timeout = facts.connect_timeout;
+    ssh.runner_cpus = facts.runner_cpus.clone();
     Some(ssh)
 }

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod connect;
+pub mod cpu_set;
 pub mod host;
 pub(crate) mod leftovers;
 pub mod local;

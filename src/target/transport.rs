@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
+use crate::target::cpu_set::CpuSet;
+
 /// How a command ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExitOutcome {
@@ -245,6 +247,14 @@ pub trait Transport: Send {
         max_output: usize,
     ) -> Result<CommandOutput, TransportError> {
         self.exec_capped(command, timeout, max_output)
+    }
+
+    /// Keeps aba's own processes on the target (the persistent runner and the SSH session
+    /// that carries it) off `cpus`, the CPUs the recipe pins workloads to, as far as the
+    /// target's `runner_cpus` allows; what fails is said through [`Transport::take_notice`].
+    /// Transports without processes of their own on the target ignore it.
+    fn keep_off_cpus(&mut self, cpus: &CpuSet) {
+        let _ = cpus;
     }
 
     /// Something the transport decided that the campaign should record once (the runner

@@ -1032,6 +1032,20 @@ fn a_dead_after_shorter_than_two_keepalives_is_refused() {
 }
 
 #[test]
+fn a_runner_cpu_list_that_is_not_one_is_refused_at_its_place() {
+    inventory_refuses(
+        "runner_cpus = \"0-x\"",
+        &[
+            "invalid runner_cpus `0-x`",
+            "write `auto`, `off` or a CPU list",
+            "targets.toml:5:15",
+            "targets.box.runner_cpus",
+        ],
+    );
+    inventory_refuses("runner_cpus = \"9000\"", &["CPU 9000 is above 8191"]);
+}
+
+#[test]
 fn port_zero_is_refused() {
     inventory_refuses(
         "port = 0",

@@ -10,12 +10,20 @@ use std::{
     time::{Duration, Instant},
 };
 
-use aba::target::{
-    ssh::{SshTarget, SshTransport},
-    transport::{ExitOutcome, Transport},
+use aba::{
+    results::samples::SampleTable,
+    target::{
+        cpu_set::{CpuSet, RunnerCpus},
+        ssh::{SshTarget, SshTransport},
+        transport::{ExitOutcome, Transport},
+    },
 };
 
-use crate::support::sshd::{Marker, Sshd, processes_matching, signal, survivors_after};
+use crate::support::{
+    cli::{assert_verified, campaign_dir, run_on, text, write},
+    skip,
+    sshd::{Marker, Sshd, processes_matching, signal, survivors_after},
+};
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -229,4 +237,196 @@ fn a_target_that_refuses_the_runner_gets_the_exec_path_and_one_notice() {
     }
     assert_eq!(commands_started(&sshd) - before, 3, "one exec per run");
     assert_eq!(ssh.take_notice(), None, "said once");
+}
+
+/// The CPUs this test process may use (`Cpus_allowed_list`), which the sshd it starts inherits.
+fn own_cpus() -> CpuSet {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("Cpus_allowed_list");
+    CpuSet::parse(line).expect("a CPU list")
+}
+
+/// What a command reads of the CPUs of itself, the runner (its grandparent through the
+/// supervisor), and the sshd process that serves the runner.
+const WHERE: &str = "cpus() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$1/status; }
+runner=$(cut -d' ' -f4 /proc/$PPID/stat)
+sshd=$(cut -d' ' -f4 /proc/$runner/stat)
+echo \"$(cpus self) $(cpus $runner) $(cpus $sshd) $(cat /proc/$sshd/comm)\"";
+
+/// A recipe that pins a workload to a CPU keeps aba's runner and the sshd process carrying it
+/// off that CPU, and every command (a run through the runner, a command on the exec path of
+/// the same connection) gets the session's CPUs back; a workload pinned by `taskset -c` runs
+/// where it asked. With no CPU left, or `runner_cpus = "off"`, nothing moves; the first says
+/// so once.
+#[test]
+fn the_runner_and_its_sshd_stay_off_the_cpus_workloads_are_pinned_to() {
+    if !skip::need("taskset") {
+        return;
+    }
+    let all = own_cpus();
+    let Some(last) = all.cpus().last().filter(|_| all.cpus().count() >= 2) else {
+        skip::skip(&format!(
+            "this process may use CPUs {all} only; keeping the runner off a pinned CPU needs two"
+        ));
+        return;
+    };
+    let pinned = CpuSet::parse(&last.to_string()).expect("one CPU");
+    let rest = all.minus(&pinned);
+    let sshd = Sshd::start();
+
+    let mut ssh = connect(&sshd.target());
+    ssh.keep_off_cpus(&pinned);
+    let out = ssh.run_workload(WHERE, 10 * SECOND, 4096).expect("run");
+    let words: Vec<String> = out
+        .stdout_text()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        words.len(),
+        4,
+        "{:?} {:?}",
+        out.stdout_text(),
+        out.stderr_text()
+    );
+    assert!(
+        words[3].starts_with("sshd"),
+        "the runner's parent is {}",
+        words[3]
+    );
+    assert_eq!(
+        words[..3],
+        [all.to_string(), rest.to_string(), rest.to_string()],
+        "run, runner, sshd"
+    );
+    let on_pinned = ssh
+        .run_workload(
+            &format!("exec taskset -c {pinned} grep Cpus_allowed_list: /proc/self/status"),
+            10 * SECOND,
+            4096,
+        )
+        .expect("pinned run");
+    assert!(
+        on_pinned
+            .stdout_text()
+            .trim()
+            .ends_with(&format!("\t{pinned}")),
+        "{:?}",
+        on_pinned.stdout_text()
+    );
+    let exec = ssh
+        .exec(
+            "sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status",
+            10 * SECOND,
+        )
+        .expect("exec");
+    assert_eq!(exec.stdout_text().trim(), all.to_string(), "exec path");
+    assert_eq!(ssh.take_notice(), None);
+
+    let mut crowded = connect(&sshd.target());
+    crowded.keep_off_cpus(&all);
+    let out = crowded.run_workload(WHERE, 10 * SECOND, 4096).expect("run");
+    let notice = crowded.take_notice().expect("a notice");
+    assert!(notice.contains("could not be kept off CPUs"), "{notice}");
+    let all_three = format!("{all} {all} {all}");
+    assert!(
+        out.stdout_text().starts_with(&all_three),
+        "{}",
+        out.stdout_text()
+    );
+
+    let mut off = sshd.target();
+    off.runner_cpus = RunnerCpus::Off;
+    let mut stays = connect(&off);
+    stays.keep_off_cpus(&pinned);
+    let out = stays.run_workload(WHERE, 10 * SECOND, 4096).expect("run");
+    assert!(
+        out.stdout_text().starts_with(&all_three),
+        "{}",
+        out.stdout_text()
+    );
+    assert_eq!(stays.take_notice(), None);
+}
+
+/// Through the binary: a campaign whose recipe pins one workload to a CPU runs its samples
+/// with the runner and the sshd serving it off that CPU (the engine tells the transport), a
+/// pinned run where it asked, an unpinned run and the setup on every CPU; no warning, and
+/// every row of samples.csv is journaled.
+#[test]
+fn a_campaign_that_pins_a_workload_keeps_aba_off_its_cpu() {
+    if !skip::need("taskset") {
+        return;
+    }
+    let all = own_cpus();
+    let Some(last) = all.cpus().last().filter(|_| all.cpus().count() >= 2) else {
+        skip::skip(&format!(
+            "this process may use CPUs {all} only; keeping the runner off a pinned CPU needs two"
+        ));
+        return;
+    };
+    let rest = all.minus(&CpuSet::parse(&last.to_string()).expect("one CPU"));
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = sshd.inventory(tmp.path(), "");
+    let own = "sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status";
+    let recipe = write(
+        tmp.path(),
+        "r.toml",
+        &format!(
+            r#"
+version = 1
+name = "pinned"
+description = "aba stays off the pinned CPU"
+sequence = ["this"]
+warmup = 0
+samples = 2
+point_retries = 0
+[setup]
+run = ['''test "$({own})" = "{all}"''']
+[teardown]
+run = ['''test "$({own})" = "{all}"''']
+[kernels.this]
+release = "running"
+[[workload]]
+name = "free"
+run = '''
+{WHERE} >&2
+set -- $(cpus self) $(cpus $runner) $(cpus $sshd)
+test "$1 $2 $3" = "{all} {rest} {rest}" && echo 1
+'''
+retries = 0
+metric = {{ number = true, unit = "n", better = "lower" }}
+[[workload]]
+name = "pinned"
+run = '''test "$({own})" = "{last}" && echo 2'''
+cpu = "{last}"
+retries = 0
+metric = {{ number = true, unit = "n", better = "lower" }}
+"#
+        ),
+    );
+    let out = run_on(tmp.path(), &recipe, &targets, "box", "results");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    let values: Vec<(String, Option<f64>)> = table
+        .rows
+        .iter()
+        .map(|r| (table.text(r.workload).to_owned(), r.value))
+        .collect();
+    assert_eq!(
+        values,
+        [
+            ("free".to_owned(), Some(1.0)),
+            ("free".to_owned(), Some(1.0)),
+            ("pinned".to_owned(), Some(2.0)),
+            ("pinned".to_owned(), Some(2.0)),
+        ]
+    );
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).expect("journal");
+    assert!(!journal.contains("could not be kept off"), "{journal}");
+    assert_verified(&dir);
 }

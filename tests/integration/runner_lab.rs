@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use aba::target::{
+    cpu_set::CpuSet,
     ssh::{SshTarget, SshTransport},
     transport::{ExitOutcome, Transport},
 };
@@ -136,4 +137,19 @@ fn the_runner_keeps_every_guarantee_on_a_lab_vm() {
     assert!(err.is_connection_lost(), "{err}");
     assert_gone(&vm, "sleep 7774");
     assert_gone(&vm, "aba-runner");
+
+    // The guest has one CPU: a recipe pinned to it leaves aba's processes nowhere else to go,
+    // which the runner's `ready` (the CPUs dash read from /proc/self/status) lets aba say.
+    let mut ssh = SshTransport::connect(&target(&vm)).expect("connect");
+    ssh.keep_off_cpus(&CpuSet::parse("0").expect("a CPU"));
+    let out = ssh
+        .run_workload("echo pinned", 60 * SECOND, 1 << 20)
+        .expect("run");
+    assert_eq!(out.stdout_text(), "pinned\n");
+    let notice = ssh.take_notice().expect("a notice");
+    assert!(
+        notice.contains("could not be kept off CPUs 0")
+            && notice.contains("may run on CPUs 0 only"),
+        "{notice}"
+    );
 }

@@ -65,7 +65,7 @@ use crate::{
         samples::SampleWriter,
     },
     stats::sequential::Decision,
-    target::transport::Transport,
+    target::{cpu_set::CpuSet, transport::Transport},
 };
 
 /// How many times one run may be repeated after lost connections before the point fails.
@@ -277,6 +277,7 @@ impl<'a> Engine<'a> {
             lock,
             records: _,
         } = job;
+        transport.keep_off_cpus(&pinned_cpus(recipe));
         let workdir = match &target.workdir {
             Some(base) => format!(
                 "{}/{}",
@@ -394,4 +395,15 @@ pub fn check_tuning_consent(
         return Err(EngineError::TuningNotAllowed(target.name.clone()));
     }
     Ok(())
+}
+
+/// Every CPU some workload of `recipe` is pinned to: aba keeps its own processes on the target
+/// off them (the inventory's `runner_cpus`).
+fn pinned_cpus(recipe: &Recipe) -> CpuSet {
+    recipe
+        .workloads
+        .iter()
+        .filter_map(|w| w.cpu.as_ref())
+        .filter_map(|cpu| CpuSet::parse(cpu.as_str()).ok())
+        .fold(CpuSet::default(), |all, cpus| all.union(&cpus))
 }

@@ -14,6 +14,7 @@ use std::{
 use crate::{
     interrupt,
     target::{
+        cpu_set::{CpuSet, RunnerCpus},
         leftovers::take_marker_lines,
         quote::sh_quote,
         ssh::{
@@ -53,6 +54,13 @@ pub struct SshTransport {
     runner_refused: Option<String>,
     /// What [`Transport::take_notice`] hands out next.
     notice: Option<String>,
+    /// The CPUs the recipe pins workloads to ([`Transport::keep_off_cpus`]).
+    avoid: CpuSet,
+    /// While the sshd process of the current connection is pinned away from `avoid`: the
+    /// session's own CPUs, which every command goes back to.
+    restore: Option<CpuSet>,
+    /// A failure to pin the runner was said once already.
+    pin_noticed: bool,
 }
 
 impl SshTransport {
@@ -65,6 +73,9 @@ impl SshTransport {
             runner: None,
             runner_refused: None,
             notice: None,
+            avoid: CpuSet::default(),
+            restore: None,
+            pin_noticed: false,
         })
     }
 
@@ -99,6 +110,7 @@ impl SshTransport {
     fn drop_connection(&mut self) {
         self.runner = None;
         self.connection = None;
+        self.restore = None;
     }
 
     /// Turns the runner off for this target and leaves the notice that says why.
@@ -131,7 +143,31 @@ impl SshTransport {
         };
         if self.runner.is_none() {
             match Runner::start(&link) {
-                Ok(runner) => self.runner = Some(runner),
+                Ok(mut runner) => {
+                    match place_runner(&self.target.runner_cpus, &self.avoid, &link, &mut runner) {
+                        Ok(Ok(restore)) => self.restore = restore,
+                        Ok(Err(reason)) => {
+                            if !self.pin_noticed {
+                                self.pin_noticed = true;
+                                self.notice = Some(format!(
+                                    "aba's processes on {} could not be kept off CPUs {} \
+                                     (runner_cpus): {reason}; they may wake on a CPU a \
+                                     workload measures on",
+                                    self.target.describe(),
+                                    self.avoid
+                                ));
+                            }
+                        }
+                        Err(Lost { reason, .. }) => {
+                            self.drop_connection();
+                            return Some(Err(self.lost(format!(
+                                "{reason}, before running {}",
+                                show_command(command)
+                            ))));
+                        }
+                    }
+                    self.runner = Some(runner);
+                }
                 Err(Unavailable::Refused(reason)) => {
                     self.refuse_runner(reason);
                     return None;
@@ -240,7 +276,7 @@ impl Transport for SshTransport {
         let token = run_token();
         let finished = self.run(
             command,
-            &run::wrap(command, &token),
+            &run::wrap(command, &token, self.restore.as_ref()),
             None,
             deadline,
             max_output,
@@ -258,6 +294,10 @@ impl Transport for SshTransport {
             Some(result) => result,
             None => self.exec_capped(command, timeout, max_output),
         }
+    }
+
+    fn keep_off_cpus(&mut self, cpus: &CpuSet) {
+        self.avoid = cpus.clone();
     }
 
     fn take_notice(&mut self) -> Option<String> {
@@ -299,7 +339,7 @@ impl Transport for SshTransport {
         let token = run_token();
         let finished = self.run(
             &command,
-            &run::wrap(&command, &token),
+            &run::wrap(&command, &token, None),
             None,
             deadline,
             usize::MAX,
@@ -412,6 +452,25 @@ fn stderr_tail(stderr: &[u8]) -> String {
         .unwrap_or(0);
     let ellipsis = if start > 0 { "…" } else { "" };
     format!("\n--- stderr (end) ---\n{ellipsis}{}\n---", &text[start..])
+}
+
+/// Moves the runner (and the sshd process serving it) where the target's `runner_cpus` says,
+/// given the CPUs workloads are pinned to: `Ok(Ok(Some(cpus)))` when it moved, `cpus` being
+/// the session's own, which every later command goes back to; `Ok(Ok(None))` when it stays;
+/// `Ok(Err(reason))` when it could not be kept off `avoid`.
+fn place_runner(
+    wanted: &RunnerCpus,
+    avoid: &CpuSet,
+    link: &Link<'_>,
+    runner: &mut Runner,
+) -> Result<Result<Option<CpuSet>, String>, Lost> {
+    let allowed = runner.facts().allowed.clone();
+    let cpus = match wanted.choose(&allowed, avoid) {
+        Ok(Some(cpus)) => cpus,
+        Ok(None) => return Ok(Ok(None)),
+        Err(reason) => return Ok(Err(reason)),
+    };
+    Ok(runner.pin(link, &cpus)?.map(|()| Some(allowed)))
 }
 
 #[cfg(test)]

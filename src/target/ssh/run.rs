@@ -19,6 +19,7 @@ use ssh2::{Channel, ErrorCode, Session};
 use crate::{
     interrupt,
     target::{
+        cpu_set::CpuSet,
         leftovers,
         quote::sh_quote,
         transport::{Capped, ExitOutcome},
@@ -50,13 +51,18 @@ const TICK: Duration = Duration::from_millis(200);
 /// status (re-raising the signal that killed it). Only POSIX sh is used (dash, bash, busybox
 /// ash); it costs two execs beyond the command (`setsid`, and `grep` over
 /// `/proc/*/environ`).
-pub(crate) fn wrap(command: &str, token: &str) -> String {
+///
+/// With `cpus`, the command goes back to those CPUs (`taskset -c`) first: the sshd process
+/// that forked this shell was moved off the CPUs workloads are pinned to
+/// ([`super::runner::Runner::pin`]), and a command must not inherit that.
+pub(crate) fn wrap(command: &str, token: &str, cpus: Option<&CpuSet>) -> String {
     let marker = leftovers::marker_prefix(token);
     let var = leftovers::RUN_VAR;
+    let on = cpus.map_or_else(String::new, |cpus| format!("taskset -c {cpus} "));
     format!(
         "exec 3<&0 </dev/null; \
-         if command -v setsid >/dev/null 2>&1; then {var}={token} setsid sh -c {cmd} 3<&- & \
-         else {var}={token} sh -c {cmd} 3<&- & fi; p=$!; \
+         if command -v setsid >/dev/null 2>&1; then {var}={token} setsid {on}sh -c {cmd} 3<&- & \
+         else {var}={token} {on}sh -c {cmd} 3<&- & fi; p=$!; \
          {{ while read -r x; do :; done <&3; kill -s KILL -- -$p $p 0; }} >/dev/null 2>&1 & \
          wait $p 2>/dev/null; s=$?; \
          for f in $(grep -l -s -a -F {var}={token} /proc/[0-9]*/environ 2>/dev/null); do \
@@ -469,7 +475,11 @@ mod tests {
             if shell == "busybox" {
                 args.push("sh");
             }
-            let text = wrap("echo \"it's $((6*7))\"; echo err >&2; exit 3", "t0ken");
+            let text = wrap(
+                "echo \"it's $((6*7))\"; echo err >&2; exit 3",
+                "t0ken",
+                None,
+            );
             // stdin stays open while the command runs, as the channel's does; its EOF is
             // the watchdog's signal.
             let mut child = Command::new("setsid")

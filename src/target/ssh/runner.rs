@@ -24,10 +24,15 @@
 //!   the run the same way (the supervisor excepted, which then reports the status).
 //! - **Disconnect**: sshd closes the runner's stdin; the runner kills the run and exits.
 //!
+//! - **CPUs**: when the recipe pins workloads, the runner and the sshd process serving it are
+//!   moved off those CPUs once ([`Runner::pin`], the inventory's `runner_cpus`), and each run
+//!   goes back to the session's own CPUs (`taskset -c`) before its command.
+//!
 //! The protocol, one line per message on the runner's stdin: first the secret marker (never
-//! in a command line or an environment a workload can read), then `run <token> <lines>`
-//! followed by the command's lines, or `kill <token>`. The runner answers `<marker> ready`
-//! once, and per run `<marker> end <status>` on stdout and `<marker> end` on stderr.
+//! in a command line or an environment a workload can read), then `run <token> <lines>
+//! [<cpus>]` followed by the command's lines, or `kill <token>`. The runner answers once
+//! `<marker> ready <pid> <parent pid> <Cpus_allowed_list>`, and per run `<marker> end
+//! <status>` on stdout and `<marker> end` on stderr.
 //! A lost runner is a lost connection: the caller reconnects, like after any connection loss.
 
 use std::{
@@ -40,6 +45,7 @@ use ssh2::Channel;
 use crate::{
     interrupt,
     target::{
+        cpu_set::CpuSet,
         quote::sh_quote,
         ssh::run::{Finished, KILL_GRACE, Link, Lost, Stop, Waiter, never_started, read_some},
         transport::{Capped, ExitOutcome, run_token},
@@ -86,13 +92,17 @@ __aba_sweep() {
       printf '\036aba-leftover %s %s %s\n' "$__aba_tok" "$__aba_q" "$__aba_n" >&2
   done
 }
-printf '%s ready\n' "$__aba_m"
+__aba_a=
+while IFS= read -r __aba_l; do
+  case $__aba_l in Cpus_allowed_list:*) set -- ${__aba_l#*:}; __aba_a=${1-} ;; esac
+done < /proc/self/status
+printf '%s ready %s %s %s\n' "$__aba_m" "$$" "$PPID" "$__aba_a"
 __aba_s= __aba_t=
 while IFS= read -r __aba_h; do
   case $__aba_h in
   "run "*)
     set -- $__aba_h
-    __aba_t=$2 __aba_n=$3 __aba_c=
+    __aba_t=$2 __aba_n=$3 __aba_a=${4-} __aba_c=
     while [ "$__aba_n" -gt 0 ] && IFS= read -r __aba_l; do
       __aba_c="$__aba_c$__aba_l
 "
@@ -101,7 +111,11 @@ while IFS= read -r __aba_h; do
     (
       IFS= read -r __aba_st < /proc/self/stat
       __aba_me=${__aba_st%% *}
-      ABA_RUN=$__aba_t exec sh -c "$__aba_c" </dev/null &
+      if [ -n "$__aba_a" ]; then
+        ABA_RUN=$__aba_t exec taskset -c "$__aba_a" sh -c "$__aba_c" </dev/null &
+      else
+        ABA_RUN=$__aba_t exec sh -c "$__aba_c" </dev/null &
+      fi
       __aba_p=$!
       wait "$__aba_p" 2>/dev/null
       __aba_x=$?
@@ -139,6 +153,31 @@ pub(crate) enum Unavailable {
 pub(crate) struct Runner {
     channel: Channel,
     marker: Vec<u8>,
+    /// What the runner said about itself in its `ready`.
+    facts: Facts,
+    /// The CPUs a run goes back to before its command starts, once the runner was pinned
+    /// away from them ([`Runner::pin`]): the session's own.
+    restore: Option<CpuSet>,
+}
+
+/// The runner's pid, its parent's (the sshd process serving the connection) and the CPUs the
+/// session may use (`Cpus_allowed_list`; empty on kernels that do not say).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Facts {
+    pub(crate) pid: u32,
+    pub(crate) sshd: u32,
+    pub(crate) allowed: CpuSet,
+}
+
+impl Facts {
+    /// Reads the rest of the `ready` line: ` PID PPID CPUS`.
+    fn parse(line: &str) -> Option<Facts> {
+        let mut words = line.split_whitespace();
+        let pid = words.next()?.parse().ok()?;
+        let sshd = words.next()?.parse().ok()?;
+        let allowed = CpuSet::parse(words.next().unwrap_or_default()).ok()?;
+        Some(Facts { pid, sshd, allowed })
+    }
 }
 
 impl Runner {
@@ -163,14 +202,19 @@ impl Runner {
             .retry(deadline, || channel.exec(&text))
             .map_err(|e| stop("cannot start the runner", e))?;
         let marker = format!("\u{1e}aba-runner-{}{}", run_token(), run_token()).into_bytes();
-        let mut runner = Runner { channel, marker };
+        let mut runner = Runner {
+            channel,
+            marker,
+            facts: Facts::default(),
+            restore: None,
+        };
         let mut hello = runner.marker.clone();
         hello.push(b'\n');
         runner
             .send(&mut waiter, &hello, deadline)
             .map_err(|e| stop("cannot reach the runner", e))?;
         let mut ready = runner.marker.clone();
-        ready.extend_from_slice(b" ready\n");
+        ready.extend_from_slice(b" ready");
         let mut seen = Vec::new();
         let mut stderr = Capped::new(4096);
         let mut buf = vec![0u8; 16 * 1024];
@@ -184,12 +228,19 @@ impl Runner {
                 .map_err(|e| stop("reading the runner's answer", Stop::Lost(e)))?;
             // A login shell may print something before `sh` takes over: skip it.
             if let Some(at) = find(&seen, &ready) {
-                if at + ready.len() == seen.len() {
+                let rest = &seen[at + ready.len()..];
+                if let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+                    if nl + 1 != rest.len() {
+                        return Err(Unavailable::Refused(
+                            "the runner wrote after its `ready`".to_owned(),
+                        ));
+                    }
+                    let line = String::from_utf8_lossy(&rest[..nl]);
+                    runner.facts = Facts::parse(&line).ok_or_else(|| {
+                        Unavailable::Refused(format!("the runner's `ready` said {line:?}"))
+                    })?;
                     return Ok(runner);
                 }
-                return Err(Unavailable::Refused(
-                    "the runner wrote after its `ready`".to_owned(),
-                ));
             }
             if !progress && runner.channel.eof() {
                 let said = String::from_utf8_lossy(&stderr.kept).trim().to_owned();
@@ -213,6 +264,42 @@ impl Runner {
             waiter
                 .wait(deadline)
                 .map_err(|e| stop("waiting for the runner", Stop::Lost(e)))?;
+        }
+    }
+
+    /// What the runner said about itself when it started.
+    pub(crate) fn facts(&self) -> &Facts {
+        &self.facts
+    }
+
+    /// Moves the runner and the sshd process serving its connection to `cpus` (`taskset -p`),
+    /// so that neither wakes on a CPU a workload is pinned to; every later run goes back to
+    /// the session's own CPUs before its command, pinned or not. `Ok(Err(reason))` when the
+    /// target refused (no `taskset`, a CPU it does not have); the runner stays usable.
+    pub(crate) fn pin(
+        &mut self,
+        link: &Link<'_>,
+        cpus: &CpuSet,
+    ) -> Result<Result<(), String>, Lost> {
+        let command = format!(
+            "taskset -p -c {cpus} {} >/dev/null && taskset -p -c {cpus} {} >/dev/null",
+            self.facts.pid, self.facts.sshd
+        );
+        let deadline = Instant::now() + HANDSHAKE;
+        match self.run(link, &command, &run_token(), deadline, 4096)? {
+            RunEnd::Ended(done) if done.outcome.success() => {
+                self.restore = Some(self.facts.allowed.clone());
+                Ok(Ok(()))
+            }
+            RunEnd::Ended(done) => Ok(Err(format!(
+                "`{command}`: {}: {}",
+                done.outcome,
+                String::from_utf8_lossy(&done.stderr.kept).trim()
+            ))),
+            RunEnd::Stuck(_) => Err(Lost {
+                reason: format!("the runner did not finish `{command}`"),
+                stderr: Vec::new(),
+            }),
         }
     }
 
@@ -256,7 +343,7 @@ impl Runner {
             reason,
             stderr: Vec::new(),
         };
-        let request = request(command, token);
+        let request = request(command, token, self.restore.as_ref());
         match self.send(&mut waiter, &request, deadline) {
             Ok(()) => {}
             Err(Stop::Lost(reason)) => return Err(lost(reason)),
@@ -370,11 +457,16 @@ fn read_now(stream: &mut impl Read, buf: &mut [u8]) -> Result<usize, String> {
     }
 }
 
-/// `run <token> <lines>` and the command's lines. A command's last line needs no newline of
-/// its own; the runner joins the lines with newlines, which `sh -c` text tolerates.
-fn request(command: &str, token: &str) -> Vec<u8> {
+/// `run <token> <lines> [<cpus>]` and the command's lines. A command's last line needs no
+/// newline of its own; the runner joins the lines with newlines, which `sh -c` text
+/// tolerates. With `cpus`, the run goes back to those CPUs (`taskset -c`) before its command.
+fn request(command: &str, token: &str, cpus: Option<&CpuSet>) -> Vec<u8> {
     let lines: Vec<&str> = command.split('\n').collect();
-    let mut text = format!("run {token} {}\n", lines.len());
+    let mut text = format!("run {token} {}", lines.len());
+    if let Some(cpus) = cpus {
+        text.push_str(&format!(" {cpus}"));
+    }
+    text.push('\n');
     for line in lines {
         text.push_str(line);
         text.push('\n');
@@ -457,8 +549,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::{EndScanner, outcome_of, request};
-    use crate::target::transport::ExitOutcome;
+    use super::{EndScanner, Facts, outcome_of, request};
+    use crate::target::{cpu_set::CpuSet, transport::ExitOutcome};
 
     #[test]
     fn the_end_marker_is_found_across_reads_and_output_before_it_is_kept() {
@@ -487,8 +579,17 @@ mod tests {
 
     #[test]
     fn requests_carry_every_line_and_statuses_read_like_ssh_exit_signals() {
-        assert_eq!(request("a\nb", "t0"), b"run t0 2\na\nb\n");
-        assert_eq!(request("echo 'x'", "t1"), b"run t1 1\necho 'x'\n");
+        assert_eq!(request("a\nb", "t0", None), b"run t0 2\na\nb\n");
+        assert_eq!(request("echo 'x'", "t1", None), b"run t1 1\necho 'x'\n");
+        let all = CpuSet::parse("0-3").expect("list");
+        assert_eq!(request("true", "t2", Some(&all)), b"run t2 1 0-3\ntrue\n");
+        let facts = Facts::parse(" 812 790 \t0-3").expect("ready line");
+        assert_eq!((facts.pid, facts.sshd, facts.allowed), (812, 790, all));
+        assert_eq!(
+            Facts::parse(" 812 790 ").map(|f| f.allowed.is_empty()),
+            Some(true)
+        );
+        assert_eq!(Facts::parse(" 812"), None);
         assert_eq!(outcome_of(" 0"), ExitOutcome::Exited(0));
         assert_eq!(outcome_of(" 3"), ExitOutcome::Exited(3));
         assert_eq!(outcome_of(" 137"), ExitOutcome::Signaled("KILL".to_owned()));

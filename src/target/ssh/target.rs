@@ -5,6 +5,7 @@
 use std::{env, path::PathBuf, time::Duration};
 
 use crate::target::{
+    cpu_set::RunnerCpus,
     ssh::{
         config,
         host_key::{self, HostKeyPolicy},
@@ -58,6 +59,9 @@ pub struct SshTarget {
     pub dead_after: Duration,
     /// Whole-transfer limit for `upload` and `download`.
     pub copy_timeout: Duration,
+    /// Where the persistent runner and its sshd session may run (the inventory's
+    /// `runner_cpus`): by default off every CPU the recipe pins a workload to.
+    pub runner_cpus: RunnerCpus,
 }
 
 impl SshTarget {
@@ -80,6 +84,7 @@ impl SshTarget {
             keepalive_interval: Duration::from_secs(2),
             dead_after: Duration::from_secs(5),
             copy_timeout: Duration::from_secs(120),
+            runner_cpus: RunnerCpus::Auto,
         }
     }
 
@@ -145,6 +150,7 @@ impl SshTarget {
             keepalive_interval: self.keepalive_interval.max(Duration::from_secs(1)),
             dead_after: nonzero(self.dead_after),
             copy_timeout: nonzero(self.copy_timeout),
+            runner_cpus: self.runner_cpus.clone(),
         })
     }
 }
@@ -171,6 +177,7 @@ pub(crate) struct Resolved {
     pub(crate) keepalive_interval: Duration,
     pub(crate) dead_after: Duration,
     pub(crate) copy_timeout: Duration,
+    pub(crate) runner_cpus: RunnerCpus,
 }
 
 impl Resolved {
