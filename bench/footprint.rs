@@ -42,10 +42,12 @@ const COUNTERS: &[&str] = &[
     "sshd_ticks",
     "sshd_voluntary",
     "sshd_nonvoluntary",
+    "sshd_ns",
     "aba_processes",
     "aba_ticks",
     "aba_voluntary",
     "aba_nonvoluntary",
+    "aba_ns",
     "system_ctxt",
     "system_forks",
     "rx_packets",
@@ -254,9 +256,14 @@ fn rate(c: &Counters, key: &str) -> f64 {
     c.get(key).copied().unwrap_or(f64::NAN) / f64::from(SECONDS)
 }
 
-/// CPU time as a percentage of one CPU.
+/// CPU time in ticks as a percentage of one CPU.
 fn cpu_pct(c: &Counters, keys: &[&str]) -> f64 {
     keys.iter().map(|k| rate(c, k)).sum::<f64>() / TICKS_PER_SECOND * 100.0
+}
+
+/// Scheduler run time in nanoseconds (`/proc/PID/schedstat`) as a percentage of one CPU.
+fn run_pct(c: &Counters, keys: &[&str]) -> f64 {
+    keys.iter().map(|k| rate(c, k)).sum::<f64>() / 1e9 * 100.0
 }
 
 /// Measures aba's footprint during a sample on `vm` (already up), campaign files in `dir`.
@@ -288,17 +295,18 @@ pub fn run(
     eprintln!("  [17.3] a target frozen (SIGSTOP of QEMU) in the middle of a silent sample");
     let noticed = frozen_target(aba, vm, &inventory, &dir)?;
 
-    let both = ["sshd_ticks", "aba_ticks"];
+    let both = ["sshd_ns", "aba_ns"];
     let wakeups = |c: &Counters| rate(c, "sshd_voluntary") + rate(c, "aba_voluntary");
-    let aba_cpu = cpu_pct(&with_aba, &both);
+    let aba_cpu = run_pct(&with_aba, &both);
     let aba_wake = wakeups(&with_aba);
     let (rx, tx) = (rate(&with_aba, "rx_packets"), rate(&with_aba, "tx_packets"));
     let rows = vec![
         Row::new(
             "17.3",
             format!(
-                "during a {SECONDS} s sample: target CPU of sshd + aba's processes (plain ssh {:.3} %)",
-                cpu_pct(&plain, &both)
+                "during a {SECONDS} s sample: target CPU of sshd + aba's processes, scheduler run time (plain ssh {:.3} %; in ticks {:.3} %)",
+                run_pct(&plain, &both),
+                cpu_pct(&with_aba, &["sshd_ticks", "aba_ticks"])
             ),
             format!("{aba_cpu:.3} % of one CPU"),
             "<= 0.1 %",
@@ -336,16 +344,19 @@ pub fn run(
     ];
     let line = |name: &str, c: &Counters| {
         format!(
-            "[17.3] {name}: per second of sample, sshd {:.0} process(es) {:.3} % CPU, {:.2} \
-             voluntary + {:.2} involuntary switches; other processes below sshd (runner, \
-             supervisor, shell) {:.0} process(es) {:.3} % CPU, {:.2} + {:.2} switches; guest \
+            "[17.3] {name}: per second of sample, sshd {:.0} process(es) {:.4} % CPU run time \
+             ({:.3} % in ticks), {:.2} voluntary + {:.2} involuntary switches; other processes \
+             below sshd (runner, supervisor, shell) {:.0} process(es) {:.4} % CPU run time \
+             ({:.3} % in ticks), {:.2} + {:.2} switches; guest \
              received {:.2} and sent {:.2} packets; system-wide {:.1} context switches and \
              {:.2} forks (the sample's own `sleep` adds one fork per window and a few switches)",
             c.get("sshd_processes").copied().unwrap_or(f64::NAN),
+            run_pct(c, &["sshd_ns"]),
             cpu_pct(c, &["sshd_ticks"]),
             rate(c, "sshd_voluntary"),
             rate(c, "sshd_nonvoluntary"),
             c.get("aba_processes").copied().unwrap_or(f64::NAN),
+            run_pct(c, &["aba_ns"]),
             cpu_pct(c, &["aba_ticks"]),
             rate(c, "aba_voluntary"),
             rate(c, "aba_nonvoluntary"),
@@ -359,8 +370,10 @@ pub fn run(
         line("aba (through the persistent runner)", &with_aba),
         line("plain `ssh target sh -s 10`", &plain),
         format!(
-            "[17.3] means of {samples} windows each; CPU from utime+stime at {TICKS_PER_SECOND} \
-             ticks/s (one 10 ms tick in a {SECONDS} s window is 0.1 %: the mean of several windows resolves less)"
+            "[17.3] means of {samples} windows each; CPU as the scheduler's run time \
+             (/proc/PID/schedstat, nanoseconds), and from utime+stime at {TICKS_PER_SECOND} \
+             ticks/s for comparison (one 10 ms tick in a {SECONDS} s window is 0.1 %, and ticks \
+             are sampled: a process that runs 1 ms at a tick is charged 10)"
         ),
     ];
     Ok((rows, details))

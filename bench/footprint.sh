@@ -11,7 +11,9 @@ set -eu
 secs=${1:-10}
 me=$$
 
-# One line per process: pid ppid kind ticks voluntary nonvoluntary (kind: sshd or other).
+# One line per process: pid ppid kind ticks voluntary nonvoluntary ns (kind: sshd or other;
+# ns: the scheduler's run time from /proc/PID/schedstat, exact where ticks are sampled; 0 on a
+# kernel without CONFIG_SCHED_INFO).
 snap() {
     for d in /proc/[0-9]*; do
         p=${d#/proc/}
@@ -29,7 +31,9 @@ snap() {
             nonvoluntary_ctxt_switches:) n=$value ;;
             esac
         done <"$d/status" 2>/dev/null || continue
-        echo "$p $2 $kind $((${12} + ${13})) $v $n"
+        ns=0
+        read -r ns rest 2>/dev/null <"$d/schedstat" || ns=0
+        echo "$p $2 $kind $((${12} + ${13})) $v $n $ns"
     done
 }
 
@@ -64,8 +68,8 @@ sleep "$secs"
 system
 snap | sed 's/^/A /' >>"$tmp"
 awk -v me="$me" -v secs="$secs" -v sys="$c1 $f1 $r1 $t1 $ctxt $forks $rx $tx" '
-    $1 == "B" { t[$2] = $5; v[$2] = $6; n[$2] = $7 }
-    $1 == "A" { parent[$2] = $3; kind[$2] = $4; at[$2] = $5; av[$2] = $6; an[$2] = $7 }
+    $1 == "B" { t[$2] = $5; v[$2] = $6; n[$2] = $7; ns[$2] = $8 }
+    $1 == "A" { parent[$2] = $3; kind[$2] = $4; at[$2] = $5; av[$2] = $6; an[$2] = $7; ans[$2] = $8 }
     # "sshd", "aba" (below an sshd, not this script or its child) or "" (anything else).
     function side(p,   q, hops) {
         if (kind[p] == "sshd") return "sshd"
@@ -85,13 +89,14 @@ awk -v me="$me" -v secs="$secs" -v sys="$c1 $f1 $r1 $t1 $ctxt $forks $rx $tx" '
             ticks[s] += at[p] - t[p]
             vol[s] += av[p] - v[p]
             inv[s] += an[p] - n[p]
+            run[s] += ans[p] - ns[p]
         }
         split(sys, x, " ")
         printf "seconds %d\n", secs
         for (i = 1; i <= 2; i++) {
             s = i == 1 ? "sshd" : "aba"
-            printf "%s_processes %d\n%s_ticks %d\n%s_voluntary %d\n%s_nonvoluntary %d\n",
-                s, procs[s], s, ticks[s], s, vol[s], s, inv[s]
+            printf "%s_processes %d\n%s_ticks %d\n%s_voluntary %d\n%s_nonvoluntary %d\n%s_ns %.0f\n",
+                s, procs[s], s, ticks[s], s, vol[s], s, inv[s], s, run[s]
         }
         printf "system_ctxt %d\nsystem_forks %d\nrx_packets %d\ntx_packets %d\n",
             x[5] - x[1], x[6] - x[2], x[7] - x[3], x[8] - x[4]

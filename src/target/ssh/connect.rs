@@ -110,7 +110,8 @@ pub(crate) fn connect_once(
         });
     }
     // The SSH keepalive only proves that sshd still answers (the kernel's TCP probes prove
-    // the machine is alive, without waking a process on it): see `run::ssh_keepalive`.
+    // the machine is alive, without waking a process on it): see `run::ssh_keepalive` and
+    // `run::sshd_silence_limit`.
     let interval = super::run::ssh_keepalive(t.dead_after).as_secs();
     session.set_keepalive(true, u32::try_from(interval).unwrap_or(u32::MAX).max(1));
     session.set_blocking(false);

@@ -361,9 +361,9 @@ impl<'l, 'a> Waiter<'l, 'a> {
     /// kernel acknowledged nothing for `dead_after` (the socket's TCP keepalive probes, sent
     /// after `keepalive` of idle, are answered by the kernel alone: a frozen, crashed or
     /// rebooting machine is noticed within `dead_after` of its last answer); sshd is dead when
-    /// a keepalive ([`ssh_keepalive`]) has gone unanswered for `dead_after`, that is no SSH
-    /// data for the keepalive interval plus `dead_after` (a hung or starved sshd on a live
-    /// kernel, or a machine behind a relay that answers TCP for it, like QEMU's user network).
+    /// it sent no SSH data for [`sshd_silence_limit`] although a keepalive ([`ssh_keepalive`])
+    /// went out in that time (a hung or starved sshd on a live kernel, or a machine behind a
+    /// relay that answers TCP for it, like QEMU's user network).
     pub(crate) fn wait(&mut self, until: Instant) -> Result<(), String> {
         let session = self.link.session;
         match session.keepalive_send() {
@@ -381,7 +381,7 @@ impl<'l, 'a> Waiter<'l, 'a> {
             ));
         }
         let sshd_silent = armed.min(heard.data);
-        if sshd_silent > ssh_keepalive(self.link.dead_after) + self.link.dead_after {
+        if sshd_silent > sshd_silence_limit(self.link.dead_after) {
             return Err(format!(
                 "no answer from sshd for {sshd_silent:.1?} although SSH keepalives were sent \
                  and the target's kernel answers (sshd hung or starved of CPU)"
@@ -409,12 +409,25 @@ impl<'l, 'a> Waiter<'l, 'a> {
     }
 }
 
-/// How often an SSH keepalive goes out while a command runs: one second less than
-/// `dead_after` (at least one; libssh2 counts whole seconds). Each one wakes sshd on the
-/// target, so there is one per `dead_after`, not one per second; a frozen sshd is noticed
-/// within this interval plus `dead_after` (9 s for the default 5 s).
+/// How often an SSH keepalive goes out while a command runs: once per `dead_after` (whole
+/// seconds, at least one: libssh2 counts seconds). Each one wakes sshd on the target, so
+/// there is one per `dead_after`, not one per second.
 pub(crate) fn ssh_keepalive(dead_after: Duration) -> Duration {
-    Duration::from_secs(dead_after.as_secs().saturating_sub(1).max(1))
+    Duration::from_secs(dead_after.as_secs().max(1))
+}
+
+/// How long sshd may send nothing while keepalives go out before it counts as dead:
+/// 2 × `dead_after` − 1 s (9 s for the default 5 s), at least one second beyond the keepalive
+/// interval. Only the silence counts, not when the keepalive went out, so a frozen sshd is
+/// noticed at most this long after its last answer; the keepalive goes out at `dead_after`
+/// of it and leaves sshd `dead_after` − 1 s to answer (a live one answers in milliseconds).
+/// It went out one second earlier until it was measured: one keepalive per `dead_after` − 1 s
+/// cost a silent sample 0.103 % of a lab CPU in sshd, over issue 17's 0.1 % (docs/
+/// performance.md), for the same bound.
+pub(crate) fn sshd_silence_limit(dead_after: Duration) -> Duration {
+    (dead_after * 2)
+        .saturating_sub(Duration::from_secs(1))
+        .max(ssh_keepalive(dead_after) + Duration::from_secs(1))
 }
 
 /// How long ago the socket last heard from the peer (`TCP_INFO`).
@@ -458,9 +471,34 @@ fn last_heard(fd: RawFd) -> Heard {
 
 #[cfg(test)]
 mod tests {
-    use std::process::{Command, Stdio};
+    use std::{
+        process::{Command, Stdio},
+        time::Duration,
+    };
 
-    use super::wrap;
+    use super::{ssh_keepalive, sshd_silence_limit, wrap};
+
+    /// One keepalive per `dead_after`; sshd dead after 2 × `dead_after` − 1 s of silence,
+    /// always at least a second after a keepalive went out.
+    #[test]
+    fn keepalives_go_out_once_per_dead_after_and_sshd_has_the_rest_to_answer() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            (ssh_keepalive(s(5)), sshd_silence_limit(s(5))),
+            (s(5), s(9))
+        );
+        assert_eq!(
+            (ssh_keepalive(s(2)), sshd_silence_limit(s(2))),
+            (s(2), s(3))
+        );
+        assert_eq!(
+            (ssh_keepalive(s(120)), sshd_silence_limit(s(120))),
+            (s(120), s(239))
+        );
+        let odd = Duration::from_millis(2500);
+        assert_eq!((ssh_keepalive(odd), sshd_silence_limit(odd)), (s(2), s(4)));
+        assert_eq!(ssh_keepalive(Duration::from_millis(100)), s(1));
+    }
 
     /// The wrapper is shell text for the login shell; it must parse and run the command with
     /// the right status in every POSIX shell a target may have (sshd's setsid is emulated).

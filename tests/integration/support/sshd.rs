@@ -271,12 +271,21 @@ impl Sshd {
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let root = child.id();
-            // Freeze first so nothing forks between listing and killing.
+            // Freeze first so nothing forks between listing and killing. Kill what either
+            // listing found: a frozen process whose parent was already dying (a session the
+            // test killed) is reparented away from the tree before the second listing, and
+            // would otherwise stay stopped for good.
+            let mut frozen = descendants(root);
+            frozen.push(root);
+            signal_all(&frozen, libc::SIGSTOP);
             let mut tree = descendants(root);
             tree.push(root);
-            signal_all(&tree, libc::SIGSTOP);
-            let mut tree = descendants(root);
-            tree.push(root);
+            tree.extend(
+                frozen
+                    .into_iter()
+                    .filter(|pid| !tree.contains(pid))
+                    .collect::<Vec<_>>(),
+            );
             signal_all(&tree, libc::SIGKILL);
             let _ = child.wait();
         }
