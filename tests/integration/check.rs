@@ -262,7 +262,8 @@ fn a_correctness_check_is_listed_as_pass_fail_and_untimed() {
         [
             ("default_slice", false),
             ("custom_slice", false),
-            ("mode_switch", true)
+            ("mode_switch", true),
+            ("pi_boost", true)
         ]
     );
 }

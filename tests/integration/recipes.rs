@@ -327,7 +327,8 @@ fn setparam_slice_compares_default_with_a_custom_slice_control() {
         [
             ("default_slice", Role::Measured),
             ("custom_slice", Role::Control),
-            ("mode_switch", Role::Check)
+            ("mode_switch", Role::Check),
+            ("pi_boost", Role::Check)
         ]
     );
     for w in r.workloads.iter().filter(|w| !w.is_check()) {
@@ -395,6 +396,68 @@ fn setparam_slice_compares_default_with_a_custom_slice_control() {
         err.contains("the check passed on kernel `unmodified`, where it must fail"),
         "{err}"
     );
+
+    // The RT/DL PI control passes on both kernels (the program's output on Linux 6.18); a
+    // boost lost in any case fails the run on either.
+    let kept = "pi fifo default: setparam 0, boosted -11, after setparam -11, after unlock 20: ok\n\
+                pi fifo custom: setparam 0, boosted -11, after setparam -11, after unlock 20: ok\n\
+                pi deadline default: setparam EBUSY, boosted -101, after setparam -101, after unlock 20: ok\n\
+                pi deadline custom: setparam 0, boosted -101, after setparam -101, after unlock 20: ok\n\
+                pi: all ok\n";
+    let lost = kept
+        .replace(
+            "after setparam -101, after unlock 20: ok\npi deadline custom",
+            "after setparam 20, after unlock 20: FAIL\npi deadline custom",
+        )
+        .replace("pi: all ok", "pi: FAIL");
+    for kernel in ["unmodified", "revision"] {
+        assert_eq!(read_on(&r, "pi_boost", kernel, kept), Ok(Vec::new()));
+        assert!(read_on(&r, "pi_boost", kernel, &lost).is_err());
+    }
+}
+
+/// 001's PI control program, built with the recipe's own setup command and run here as root:
+/// every boost holds on this machine's kernel. Needs root (SCHED_FIFO and SCHED_DEADLINE
+/// waiters) and a C compiler.
+#[test]
+fn setparam_slice_pi_control_program_holds_every_boost_here() {
+    if !crate::support::skip::need("cc") {
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        crate::support::skip::skip("the PI control needs root (real-time and deadline waiters)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = root().join("recipes/001-sched-setparam-slice/pi_boost.c");
+    let binary = dir.path().join("pi_boost");
+    let built = std::process::Command::new("cc")
+        .args(["-O2", "-Wall", "-pthread", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .expect("cc runs");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = std::process::Command::new(&binary)
+        .output()
+        .expect("pi_boost runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.ends_with(": ok")).count(),
+        4,
+        "{stdout}"
+    );
+    let r = load("001-sched-setparam-slice.toml");
+    assert_eq!(read_on(&r, "pi_boost", "revision", &stdout), Ok(Vec::new()));
 }
 
 #[test]
