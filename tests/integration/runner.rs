@@ -249,6 +249,31 @@ fn own_cpus() -> CpuSet {
     CpuSet::parse(line).expect("a CPU list")
 }
 
+/// This process's CPUs, split into the last one (which the tests pin a workload to) and the
+/// rest (where aba's processes go).
+struct Split {
+    all: CpuSet,
+    pinned: CpuSet,
+    rest: CpuSet,
+}
+
+/// The split, or `None` after a visible skip: it needs `taskset` and two CPUs.
+fn split_cpus() -> Option<Split> {
+    if !skip::need("taskset") {
+        return None;
+    }
+    let all = own_cpus();
+    let Some(last) = all.cpus().last().filter(|_| all.cpus().count() >= 2) else {
+        skip::skip(&format!(
+            "this process may use CPUs {all} only; keeping the runner off a pinned CPU needs two"
+        ));
+        return None;
+    };
+    let pinned = CpuSet::parse(&last.to_string()).expect("one CPU");
+    let rest = all.minus(&pinned);
+    Some(Split { all, pinned, rest })
+}
+
 /// What a command reads of the CPUs of itself, the runner (its grandparent through the
 /// supervisor), and the sshd process that serves the runner.
 const WHERE: &str = "cpus() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$1/status; }
@@ -263,18 +288,9 @@ echo \"$(cpus self) $(cpus $runner) $(cpus $sshd) $(cat /proc/$sshd/comm)\"";
 /// so once.
 #[test]
 fn the_runner_and_its_sshd_stay_off_the_cpus_workloads_are_pinned_to() {
-    if !skip::need("taskset") {
-        return;
-    }
-    let all = own_cpus();
-    let Some(last) = all.cpus().last().filter(|_| all.cpus().count() >= 2) else {
-        skip::skip(&format!(
-            "this process may use CPUs {all} only; keeping the runner off a pinned CPU needs two"
-        ));
+    let Some(Split { all, pinned, rest }) = split_cpus() else {
         return;
     };
-    let pinned = CpuSet::parse(&last.to_string()).expect("one CPU");
-    let rest = all.minus(&pinned);
     let sshd = Sshd::start();
 
     let mut ssh = connect(&sshd.target());
@@ -357,17 +373,9 @@ fn the_runner_and_its_sshd_stay_off_the_cpus_workloads_are_pinned_to() {
 /// every row of samples.csv is journaled.
 #[test]
 fn a_campaign_that_pins_a_workload_keeps_aba_off_its_cpu() {
-    if !skip::need("taskset") {
-        return;
-    }
-    let all = own_cpus();
-    let Some(last) = all.cpus().last().filter(|_| all.cpus().count() >= 2) else {
-        skip::skip(&format!(
-            "this process may use CPUs {all} only; keeping the runner off a pinned CPU needs two"
-        ));
+    let Some(Split { all, pinned, rest }) = split_cpus() else {
         return;
     };
-    let rest = all.minus(&CpuSet::parse(&last.to_string()).expect("one CPU"));
     let sshd = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = sshd.inventory(tmp.path(), "");
@@ -401,8 +409,8 @@ retries = 0
 metric = {{ number = true, unit = "n", better = "lower" }}
 [[workload]]
 name = "pinned"
-run = '''test "$({own})" = "{last}" && echo 2'''
-cpu = "{last}"
+run = '''test "$({own})" = "{pinned}" && echo 2'''
+cpu = "{pinned}"
 retries = 0
 metric = {{ number = true, unit = "n", better = "lower" }}
 "#
