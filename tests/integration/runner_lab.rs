@@ -1,7 +1,8 @@
 //! The persistent runner on a lab VM (issue 17): dash on a real Debian kernel under QEMU,
 //! reached through QEMU's user network. One runner takes every run of the connection; a run
 //! killed at its deadline, what a run leaves behind, output beyond the cap and a lost session
-//! each leave nothing running in the guest (checked from a second login).
+//! each leave nothing running in the guest (checked from a second login); on a guest with two
+//! CPUs, the runner and sshd move off the CPU a recipe pins to.
 
 use std::time::{Duration, Instant};
 
@@ -55,7 +56,8 @@ fn assert_gone(vm: &LabVm, needle: &str) {
 
 #[test]
 fn the_runner_keeps_every_guarantee_on_a_lab_vm() {
-    let vm = LabVm::start("t-runner", KERNEL_A);
+    // Two virtual CPUs, for the pinning at the end.
+    let vm = LabVm::start_with_cpus("t-runner", KERNEL_A, Some(2));
     let mut ssh = SshTransport::connect(&target(&vm)).expect("connect");
 
     // Runs, one after the other, through one runner: status, streams, its own $$.
@@ -138,18 +140,33 @@ fn the_runner_keeps_every_guarantee_on_a_lab_vm() {
     assert_gone(&vm, "sleep 7774");
     assert_gone(&vm, "aba-runner");
 
-    // The guest has one CPU: a recipe pinned to it leaves aba's processes nowhere else to go,
-    // which the runner's `ready` (the CPUs dash read from /proc/self/status) lets aba say.
+    // A recipe pins a workload to CPU 1: the runner (dash) and the guest's sshd move to CPU 0
+    // with busybox's taskset; every run and the exec path's commands get both CPUs back, a
+    // pinned run gets CPU 1.
     let mut ssh = SshTransport::connect(&target(&vm)).expect("connect");
-    ssh.keep_off_cpus(&CpuSet::parse("0").expect("a CPU"));
+    ssh.keep_off_cpus(&CpuSet::parse("1").expect("a CPU"));
     let out = ssh
-        .run_workload("echo pinned", 60 * SECOND, 1 << 20)
+        .run_workload(
+            "cpus() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$1/status; }
+runner=$(cut -d' ' -f4 /proc/$PPID/stat)
+sshd=$(cut -d' ' -f4 /proc/$runner/stat)
+echo $(cpus self) $(cpus $runner) $(cpus $sshd) $(cat /proc/$sshd/comm)",
+            60 * SECOND,
+            1 << 20,
+        )
         .expect("run");
-    assert_eq!(out.stdout_text(), "pinned\n");
-    let notice = ssh.take_notice().expect("a notice");
-    assert!(
-        notice.contains("could not be kept off CPUs 0")
-            && notice.contains("may run on CPUs 0 only"),
-        "{notice}"
-    );
+    assert_eq!(out.stdout_text(), "0-1 0 0 sshd\n", "{}", out.stderr_text());
+    let pinned = ssh
+        .run_workload(
+            "exec taskset -c 1 grep Cpus_allowed_list: /proc/self/status",
+            60 * SECOND,
+            1 << 20,
+        )
+        .expect("run");
+    assert_eq!(pinned.stdout_text(), "Cpus_allowed_list:\t1\n");
+    let exec = ssh
+        .exec("grep Cpus_allowed_list: /proc/self/status", 60 * SECOND)
+        .expect("exec");
+    assert_eq!(exec.stdout_text(), "Cpus_allowed_list:\t0-1\n");
+    assert_eq!(ssh.take_notice(), None);
 }

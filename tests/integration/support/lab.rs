@@ -100,6 +100,8 @@ pub struct LabVm {
     pub port: u16,
     /// The lab lock, unless a [`LabPair`] holds it for both of its VMs.
     _guard: Option<MutexGuard<'static, ()>>,
+    /// Virtual CPUs (`LAB_SMP`); the lab's default (one) when `None`.
+    cpus: Option<u32>,
 }
 
 /// Two lab VMs at once (issue 13: several targets, a queue over two machines), under one hold
@@ -116,8 +118,8 @@ impl LabPair {
     /// Starts `<prefix>-east` and `<prefix>-west` on [`KERNEL_A`], each on its own port.
     pub fn start(prefix: &str) -> LabPair {
         let guard = lab_lock();
-        let east = LabVm::boot(&format!("{prefix}-east"), KERNEL_A);
-        let west = LabVm::boot(&format!("{prefix}-west"), KERNEL_A);
+        let east = LabVm::boot(&format!("{prefix}-east"), KERNEL_A, None);
+        let west = LabVm::boot(&format!("{prefix}-west"), KERNEL_A, None);
         LabPair {
             east,
             west,
@@ -142,20 +144,26 @@ impl LabPair {
 impl LabVm {
     /// Starts VM `name` on `kernel` and waits until it accepts logins.
     pub fn start(name: &str, kernel: &str) -> LabVm {
+        LabVm::start_with_cpus(name, kernel, None)
+    }
+
+    /// [`LabVm::start`] with `cpus` virtual CPUs (`None`: the lab's default, one).
+    pub fn start_with_cpus(name: &str, kernel: &str, cpus: Option<u32>) -> LabVm {
         let guard = lab_lock();
-        let mut vm = LabVm::boot(name, kernel);
+        let mut vm = LabVm::boot(name, kernel, cpus);
         vm._guard = Some(guard);
         vm
     }
 
     /// [`LabVm::start`] for a caller that holds the lab lock.
-    fn boot(name: &str, kernel: &str) -> LabVm {
+    fn boot(name: &str, kernel: &str, cpus: Option<u32>) -> LabVm {
         ensure_built();
         let _ = run("stop-vm.sh", &[name, "--hard"]);
         let vm = LabVm {
             name: name.to_owned(),
             port: free_port(),
             _guard: None,
+            cpus,
         };
         vm.start_again(kernel);
         vm
@@ -165,7 +173,14 @@ impl LabVm {
     /// machine back after [`LabVm::kill`].
     pub fn start_again(&self, kernel: &str) {
         let port_text = self.port.to_string();
-        let out = run("start-vm.sh", &[&self.name, &port_text, kernel]);
+        let mut start = Command::new(lab_dir().join("start-vm.sh"));
+        start.args([&self.name, &port_text, kernel]);
+        if let Some(cpus) = self.cpus {
+            start.env("LAB_SMP", cpus.to_string());
+        }
+        let out = start
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run lab/start-vm.sh: {e}"));
         assert!(
             out.status.success(),
             "start-vm.sh: {}",
