@@ -123,9 +123,14 @@ impl RunnerCpus {
     }
 
     /// The CPUs the runner goes to, given the ones its session may use (`allowed`) and the
-    /// ones workloads are pinned to (`avoid`): `Ok(None)` when it stays where it started,
-    /// `Err` with the reason when it cannot be kept off `avoid`.
+    /// ones workloads are pinned to (`avoid`): `Ok(None)` when it stays where it started
+    /// (nothing to avoid, or it would go where it already is), `Err` with the reason when it
+    /// cannot be kept off `avoid`.
     pub fn choose(&self, allowed: &CpuSet, avoid: &CpuSet) -> Result<Option<CpuSet>, String> {
+        Ok(self.goal(allowed, avoid)?.filter(|goal| goal != allowed))
+    }
+
+    fn goal(&self, allowed: &CpuSet, avoid: &CpuSet) -> Result<Option<CpuSet>, String> {
         match self {
             RunnerCpus::Off => return Ok(None),
             RunnerCpus::Auto if avoid.is_empty() => return Ok(None),
@@ -200,6 +205,12 @@ mod tests {
         );
         assert!(RunnerCpus::Auto.choose(&all, &all).is_err());
         assert_eq!(RunnerCpus::Off.choose(&all, &set("2")), Ok(None));
+        // Workloads pinned to CPUs the session cannot use: nowhere to move to.
+        assert_eq!(RunnerCpus::Auto.choose(&all, &set("7")), Ok(None));
+        assert_eq!(
+            RunnerCpus::Only(all.clone()).choose(&all, &set("")),
+            Ok(None)
+        );
         let only = RunnerCpus::parse("1").expect("list");
         assert_eq!(only.choose(&all, &set("2")), Ok(Some(set("1"))));
         assert!(only.choose(&all, &set("1")).is_err());

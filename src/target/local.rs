@@ -9,12 +9,15 @@ use std::{
     },
     path::Path,
     process::{Child, Command, Stdio},
+    sync::OnceLock,
     time::{Duration, Instant},
 };
 
 use crate::{
     interrupt,
     target::{
+        affinity::{self, Mask},
+        cpu_set::{CpuSet, RunnerCpus},
         leftovers::{RUN_VAR, kill_marked},
         transport::{Capped, CommandOutput, ExitOutcome, Transport, TransportError, run_token},
     },
@@ -29,15 +32,25 @@ pub struct LocalTransport {
     /// Whether what a command started and left running outlives it (see
     /// [`LocalTransport::for_host_commands`]).
     keep_detached: bool,
+    /// While aba is moved off the CPUs workloads are pinned to: the CPUs it found, which
+    /// every command it starts goes back to.
+    restore: Option<Mask>,
+    /// What [`Transport::take_notice`] hands out next.
+    notice: Option<String>,
+}
+
+/// The CPUs this process found at its first [`Transport::keep_off_cpus`], before it moved;
+/// `None` when they cannot be read.
+fn found_cpus() -> Option<CpuSet> {
+    static FOUND: OnceLock<Option<CpuSet>> = OnceLock::new();
+    FOUND.get_or_init(|| affinity::own().ok()).clone()
 }
 
 impl LocalTransport {
     /// The local transport of the built-in `local` target: like a workload over SSH,
     /// whatever a command leaves running is killed and named when it ends.
     pub fn new() -> Self {
-        LocalTransport {
-            keep_detached: false,
-        }
+        LocalTransport::default()
     }
 
     /// The transport for the inventory's host-side commands (power cycle, boot-loader
@@ -47,7 +60,25 @@ impl LocalTransport {
     pub fn for_host_commands() -> Self {
         LocalTransport {
             keep_detached: true,
+            ..LocalTransport::default()
         }
+    }
+
+    /// Moves this process (every thread) off `avoid`, or back where it started when
+    /// nothing is to be avoided; the reason when it cannot.
+    fn place(&mut self, avoid: &CpuSet) -> Result<(), String> {
+        let found = found_cpus()
+            .ok_or("this process's CPUs cannot be read (sched_getaffinity)".to_owned())?;
+        // Where it already is when the pinned CPUs are not this process's.
+        let goal = RunnerCpus::Auto.choose(&found, avoid)?;
+        let target = goal.as_ref().unwrap_or(&found);
+        if goal.is_none() && self.restore.is_none() {
+            return Ok(());
+        }
+        affinity::move_process(target)
+            .map_err(|e| format!("cannot move aba to CPUs {target}: {e}"))?;
+        self.restore = goal.map(|_| Mask::of(&found));
+        Ok(())
     }
 }
 
@@ -117,6 +148,13 @@ impl Transport for LocalTransport {
             cmd.env_remove(RUN_VAR);
         } else {
             cmd.env(RUN_VAR, &token);
+        }
+        if let Some(mask) = self.restore.clone() {
+            // SAFETY: between fork and exec the closure makes one system call and allocates
+            // nothing (the mask was built before the fork).
+            unsafe {
+                cmd.pre_exec(move || mask.apply(0));
+            }
         }
         let mut child = cmd
             .stdin(Stdio::null())
@@ -265,6 +303,24 @@ impl Transport for LocalTransport {
             target: "local".to_owned(),
             reason: e.to_string(),
         })
+    }
+
+    /// aba runs on this machine: it moves off the pinned CPUs itself (the `auto` rule of
+    /// an SSH target's `runner_cpus`), and every command goes back to the CPUs it found.
+    fn keep_off_cpus(&mut self, cpus: &CpuSet) {
+        if self.keep_detached {
+            return;
+        }
+        if let Err(reason) = self.place(cpus) {
+            self.notice = Some(format!(
+                "aba could not keep itself off CPUs {cpus} on this machine: {reason}; its \
+                 poll loop may wake on a CPU a workload measures on"
+            ));
+        }
+    }
+
+    fn take_notice(&mut self) -> Option<String> {
+        self.notice.take()
     }
 
     fn reconnect(&mut self, _deadline: Instant) -> Result<(), TransportError> {

@@ -1,5 +1,6 @@
 //! Machines aba drives: the transport seam and its implementations.
 
+pub(crate) mod affinity;
 pub mod check;
 pub mod connect;
 pub mod cpu_set;

@@ -14,9 +14,12 @@ use aba::results::{
     samples::{Phase, SampleTable, Status},
 };
 
-use crate::support::cli::{
-    aba, aba_command, assert_verified, campaign_dir, journal_events, resume,
-    samples_since_start_of, text, wait_for_journal, write,
+use crate::support::{
+    cli::{
+        aba, aba_command, assert_verified, campaign_dir, journal_events, resume,
+        samples_since_start_of, text, wait_for_journal, write,
+    },
+    cpus::{Split, split_cpus},
 };
 
 const THREE_POINTS: &str = r#"
@@ -1054,4 +1057,56 @@ fn a_case_comparison_is_judged_and_reported_in_every_format() {
         "{report}"
     );
     assert!(report.lines().all(|l| l.chars().count() <= 72), "{report}");
+}
+
+/// On the local target aba itself runs on the machine under test: a recipe that pins a
+/// workload to a CPU moves every thread of aba off it, and every command aba starts (setup,
+/// an unpinned run, teardown) gets the CPUs aba found; the pinned run gets its CPU.
+#[test]
+fn on_the_local_target_aba_keeps_itself_off_a_pinned_cpu() {
+    let Some(Split { all, pinned, rest }) = split_cpus() else {
+        return;
+    };
+    let own = "sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status";
+    let (_, dir, _tmp) = run_expecting(
+        &format!(
+            r#"
+version = 1
+name = "local-pinned"
+description = "aba stays off the pinned CPU of this machine"
+sequence = ["this"]
+warmup = 0
+samples = 2
+[setup]
+run = ['''test "$({own})" = "{all}"''']
+[teardown]
+run = ['''test "$({own})" = "{all}"''']
+[kernels.this]
+release = "running"
+[[workload]]
+name = "free"
+run = '''
+test "$({own})" = "{all}" || exit 1
+for t in /proc/$PPID/task/*; do
+  test "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' $t/status)" = "{rest}" || exit 2
+done
+echo 1
+'''
+retries = 0
+metric = {{ number = true, unit = "n", better = "lower" }}
+[[workload]]
+name = "pinned"
+run = '''test "$({own})" = "{pinned}" && echo 2'''
+cpu = "{pinned}"
+retries = 0
+metric = {{ number = true, unit = "n", better = "lower" }}
+"#
+        ),
+        0,
+    );
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    let values: Vec<Option<f64>> = table.rows.iter().map(|r| r.value).collect();
+    assert_eq!(values, [Some(1.0), Some(1.0), Some(2.0), Some(2.0)]);
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).expect("journal");
+    assert!(!journal.contains("could not keep itself off"), "{journal}");
 }

@@ -13,7 +13,7 @@ use std::{
 use aba::{
     results::samples::SampleTable,
     target::{
-        cpu_set::{CpuSet, RunnerCpus},
+        cpu_set::RunnerCpus,
         ssh::{SshTarget, SshTransport},
         transport::{ExitOutcome, Transport},
     },
@@ -21,7 +21,7 @@ use aba::{
 
 use crate::support::{
     cli::{assert_verified, campaign_dir, run_on, text, write},
-    skip,
+    cpus::{Split, split_cpus},
     sshd::{Marker, Sshd, processes_matching, signal, survivors_after},
 };
 
@@ -237,41 +237,6 @@ fn a_target_that_refuses_the_runner_gets_the_exec_path_and_one_notice() {
     }
     assert_eq!(commands_started(&sshd) - before, 3, "one exec per run");
     assert_eq!(ssh.take_notice(), None, "said once");
-}
-
-/// The CPUs this test process may use (`Cpus_allowed_list`), which the sshd it starts inherits.
-fn own_cpus() -> CpuSet {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let line = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .expect("Cpus_allowed_list");
-    CpuSet::parse(line).expect("a CPU list")
-}
-
-/// This process's CPUs, split into the last one (which the tests pin a workload to) and the
-/// rest (where aba's processes go).
-struct Split {
-    all: CpuSet,
-    pinned: CpuSet,
-    rest: CpuSet,
-}
-
-/// The split, or `None` after a visible skip: it needs `taskset` and two CPUs.
-fn split_cpus() -> Option<Split> {
-    if !skip::need("taskset") {
-        return None;
-    }
-    let all = own_cpus();
-    let Some(last) = all.cpus().last().filter(|_| all.cpus().count() >= 2) else {
-        skip::skip(&format!(
-            "this process may use CPUs {all} only; keeping the runner off a pinned CPU needs two"
-        ));
-        return None;
-    };
-    let pinned = CpuSet::parse(&last.to_string()).expect("one CPU");
-    let rest = all.minus(&pinned);
-    Some(Split { all, pinned, rest })
 }
 
 /// What a command reads of the CPUs of itself, the runner (its grandparent through the

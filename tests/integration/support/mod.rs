@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 
 pub mod cli;
+pub mod cpus;
 pub mod distro;
 pub mod host_sysctl;
 pub mod lab;
