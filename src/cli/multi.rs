@@ -38,7 +38,7 @@ use crate::{
         targets::{MemberReport, MemberStatus, TargetsReportDoc, TargetsStatusDoc},
     },
     report::targets::{state_text, write_targets_report},
-    reproduction::compare_paths,
+    reproduction::Reproduction,
     results::{
         journal::now_rfc3339,
         layout::{ResultsDir, new_stamped_dir, utc_stamp},
@@ -317,6 +317,9 @@ pub(crate) struct Combined {
     pub(crate) inputs: Vec<TargetInput>,
     /// What report.txt and targets.tsv were written from.
     pub(crate) analysis: TargetsAnalysis,
+    /// Each target's comparison with its recipe's reference, as its rewritten reports hold
+    /// it (only with `rewrite`, and only where the recipe names a reference).
+    pub(crate) reproductions: Vec<Option<Reproduction>>,
 }
 
 /// Analyses every target of `parent` and writes the combined report; with `rewrite`, each
@@ -331,6 +334,7 @@ pub(crate) fn combined(
 ) -> Result<Combined, Error> {
     let mut inputs = Vec::new();
     let mut codes = Vec::new();
+    let mut reproductions = Vec::new();
     for (member, dir) in manifest.members(parent) {
         let state = TargetState::of(&dir);
         let results = ResultsDir::open(&dir);
@@ -338,12 +342,16 @@ pub(crate) fn combined(
             TargetState::NotStarted { why } => Err(why.clone()),
             _ => analyze_with(&results, options).map_err(|e| crate::causes::one_line(&e)),
         };
+        let mut reproduction = None;
         if rewrite {
             let voice = Voice::Member(member.target.clone());
             let code = match &analysis {
-                Ok(_) => finish(
+                Ok(a) => finish(
                     &voice,
-                    crate::cli::report::write_texts(&results, options, &voice).map(|(c, _)| c),
+                    crate::cli::report::write_analysed(&results, a, &voice).map(|written| {
+                        reproduction = written.reproduction;
+                        written.code
+                    }),
                 ),
                 // Said in the combined report; a target that never ran has nothing to analyse.
                 Err(_) if matches!(state, TargetState::NotStarted { .. }) => exit_code::OK,
@@ -358,6 +366,7 @@ pub(crate) fn combined(
         {
             codes.push(exit_code::NOT_REPRODUCED);
         }
+        reproductions.push(reproduction);
         inputs.push(TargetInput {
             target: member.target.clone(),
             dir: member.dir.clone(),
@@ -376,6 +385,7 @@ pub(crate) fn combined(
         text,
         inputs,
         analysis,
+        reproductions,
     })
 }
 
@@ -390,21 +400,12 @@ pub fn report(parent: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, 
         print!("{}", combined.text);
         return Ok(combined.code);
     }
-    // The comparison with a recipe's reference, as `aba report DIR --json` prints it.
-    let mut reproductions = Vec::new();
-    for (input, (_, dir)) in combined.inputs.iter().zip(manifest.members(parent)) {
-        reproductions.push(match &input.analysis {
-            Ok(a) if a.campaign.reference.is_some() => Some(compare_paths(
-                &dir,
-                &ResultsDir::open(&dir).reference_dir(),
-            )?),
-            _ => None,
-        });
-    }
+    // The comparison with a recipe's reference, as `aba report DIR --json` prints it: the
+    // one each target's rewritten reports were made from.
     let targets = combined
         .inputs
         .iter()
-        .zip(&reproductions)
+        .zip(&combined.reproductions)
         .map(|(input, reproduction)| MemberReport {
             target: &input.target,
             report: input

@@ -95,15 +95,43 @@ pub fn write_texts(
     voice: &Voice,
 ) -> Result<(u8, String), Error> {
     let analysis = analyze_with(results, options)?;
-    let reports = write_reports(results, &analysis)?;
+    write_analysed(results, &analysis, voice).map(|written| (written.code, written.text))
+}
+
+/// What [`write_analysed`] wrote.
+pub(crate) struct Written {
+    /// The exit code (an `[[expect]]` or the reference not reproduced).
+    pub(crate) code: u8,
+    /// report.txt, then the comparison with the reference when there is one.
+    pub(crate) text: String,
+    /// The comparison with the recipe's reference, when it names one.
+    pub(crate) reproduction: Option<crate::reproduction::Reproduction>,
+}
+
+/// [`write_texts`] for an analysis already made (a multi-target report has made it for the
+/// combined report).
+pub(crate) fn write_analysed(
+    results: &ResultsDir,
+    analysis: &crate::analysis::Analysis,
+    voice: &Voice,
+) -> Result<Written, Error> {
+    let reports = write_reports(results, analysis)?;
     let mut text = reports.report_txt();
-    let mut code = expects_code(&analysis, voice);
-    if analysis.campaign.reference.is_some() {
-        let reproduction = compare_paths(&results.root, &results.reference_dir())?;
-        let rendered = write_reproduction(results, &reproduction)?;
-        text.push('\n');
-        text.push_str(&rendered.text);
-        code = code.max(reproduction_code(&reproduction, voice));
-    }
-    Ok((code, text))
+    let mut code = expects_code(analysis, voice);
+    let reproduction = match analysis.campaign.reference {
+        Some(_) => {
+            let reproduction = compare_paths(&results.root, &results.reference_dir())?;
+            let rendered = write_reproduction(results, &reproduction)?;
+            text.push('\n');
+            text.push_str(&rendered.text);
+            code = code.max(reproduction_code(&reproduction, voice));
+            Some(reproduction)
+        }
+        None => None,
+    };
+    Ok(Written {
+        code,
+        text,
+        reproduction,
+    })
 }
