@@ -19,7 +19,7 @@ use crate::support::{
         aba, aba_command, assert_verified, campaign_dir, journal_events, resume,
         samples_since_start_of, text, wait_for_journal, write,
     },
-    cpus::{Split, split_cpus},
+    cpus::{OWN, pinning_recipe, split_cpus},
 };
 
 const THREE_POINTS: &str = r#"
@@ -1064,43 +1064,21 @@ fn a_case_comparison_is_judged_and_reported_in_every_format() {
 /// an unpinned run, teardown) gets the CPUs aba found; the pinned run gets its CPU.
 #[test]
 fn on_the_local_target_aba_keeps_itself_off_a_pinned_cpu() {
-    let Some(Split { all, pinned, rest }) = split_cpus() else {
+    let Some(split) = split_cpus() else {
         return;
     };
-    let own = "sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status";
     let (_, dir, _tmp) = run_expecting(
-        &format!(
-            r#"
-version = 1
-name = "local-pinned"
-description = "aba stays off the pinned CPU of this machine"
-sequence = ["this"]
-warmup = 0
-samples = 2
-[setup]
-run = ['''test "$({own})" = "{all}"''']
-[teardown]
-run = ['''test "$({own})" = "{all}"''']
-[kernels.this]
-release = "running"
-[[workload]]
-name = "free"
-run = '''
-test "$({own})" = "{all}" || exit 1
-for t in /proc/$PPID/task/*; do
-  test "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' $t/status)" = "{rest}" || exit 2
-done
-echo 1
-'''
-retries = 0
-metric = {{ number = true, unit = "n", better = "lower" }}
-[[workload]]
-name = "pinned"
-run = '''test "$({own})" = "{pinned}" && echo 2'''
-cpu = "{pinned}"
-retries = 0
-metric = {{ number = true, unit = "n", better = "lower" }}
-"#
+        &pinning_recipe(
+            &split,
+            &format!(
+                "test \"$({OWN})\" = \"{all}\" || exit 1\n\
+                 for t in /proc/$PPID/task/*; do\n\
+                 test \"$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' $t/status)\" = \"{rest}\" || exit 2\n\
+                 done\n\
+                 echo 1",
+                all = split.all,
+                rest = split.rest
+            ),
         ),
         0,
     );

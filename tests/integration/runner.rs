@@ -21,7 +21,7 @@ use aba::{
 
 use crate::support::{
     cli::{assert_verified, campaign_dir, run_on, text, write},
-    cpus::{Split, split_cpus},
+    cpus::{Split, pinning_recipe, split_cpus},
     sshd::{Marker, Sshd, processes_matching, signal, survivors_after},
 };
 
@@ -338,47 +338,23 @@ fn the_runner_and_its_sshd_stay_off_the_cpus_workloads_are_pinned_to() {
 /// every row of samples.csv is journaled.
 #[test]
 fn a_campaign_that_pins_a_workload_keeps_aba_off_its_cpu() {
-    let Some(Split { all, pinned, rest }) = split_cpus() else {
+    let Some(split) = split_cpus() else {
         return;
     };
     let sshd = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = sshd.inventory(tmp.path(), "");
-    let own = "sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status";
     let recipe = write(
         tmp.path(),
         "r.toml",
-        &format!(
-            r#"
-version = 1
-name = "pinned"
-description = "aba stays off the pinned CPU"
-sequence = ["this"]
-warmup = 0
-samples = 2
-point_retries = 0
-[setup]
-run = ['''test "$({own})" = "{all}"''']
-[teardown]
-run = ['''test "$({own})" = "{all}"''']
-[kernels.this]
-release = "running"
-[[workload]]
-name = "free"
-run = '''
-{WHERE} >&2
-set -- $(cpus self) $(cpus $runner) $(cpus $sshd)
-test "$1 $2 $3" = "{all} {rest} {rest}" && echo 1
-'''
-retries = 0
-metric = {{ number = true, unit = "n", better = "lower" }}
-[[workload]]
-name = "pinned"
-run = '''test "$({own})" = "{pinned}" && echo 2'''
-cpu = "{pinned}"
-retries = 0
-metric = {{ number = true, unit = "n", better = "lower" }}
-"#
+        &pinning_recipe(
+            &split,
+            &format!(
+                "{WHERE} >&2\nset -- $(cpus self) $(cpus $runner) $(cpus $sshd)\n\
+                 test \"$1 $2 $3\" = \"{all} {rest} {rest}\" && echo 1",
+                all = split.all,
+                rest = split.rest
+            ),
         ),
     );
     let out = run_on(tmp.path(), &recipe, &targets, "box", "results");

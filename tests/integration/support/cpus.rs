@@ -39,3 +39,44 @@ pub fn split_cpus() -> Option<Split> {
     let rest = all.minus(&pinned);
     Some(Split { all, pinned, rest })
 }
+
+/// A shell command that prints the CPUs its own process may use.
+pub const OWN: &str = "sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status";
+
+/// A one-point recipe of the running kernel whose setup and teardown must run on all of
+/// `split`'s CPUs, with a workload `free` (`free_run`, which prints 1 when aba's processes
+/// are where they should be) and a workload `pinned` to `split.pinned` that prints 2 when it
+/// runs there; two samples each.
+pub fn pinning_recipe(split: &Split, free_run: &str) -> String {
+    let Split { all, pinned, .. } = split;
+    format!(
+        r#"
+version = 1
+name = "pinned"
+description = "aba stays off the pinned CPU"
+sequence = ["this"]
+warmup = 0
+samples = 2
+point_retries = 0
+[setup]
+run = ['''test "$({OWN})" = "{all}"''']
+[teardown]
+run = ['''test "$({OWN})" = "{all}"''']
+[kernels.this]
+release = "running"
+[[workload]]
+name = "free"
+run = '''
+{free_run}
+'''
+retries = 0
+metric = {{ number = true, unit = "n", better = "lower" }}
+[[workload]]
+name = "pinned"
+run = '''test "$({OWN})" = "{pinned}" && echo 2'''
+cpu = "{pinned}"
+retries = 0
+metric = {{ number = true, unit = "n", better = "lower" }}
+"#
+    )
+}
