@@ -421,9 +421,8 @@ pub(crate) fn ssh_keepalive(dead_after: Duration) -> Duration {
 /// interval. Only the silence counts, not when the keepalive went out, so a frozen sshd is
 /// noticed at most this long after its last answer; the keepalive goes out at `dead_after`
 /// of it and leaves sshd `dead_after` − 1 s to answer (a live one answers in milliseconds).
-/// It went out one second earlier until it was measured: one keepalive per `dead_after` − 1 s
-/// cost a silent sample 0.103 % of a lab CPU in sshd, over issue 17's 0.1 % (docs/
-/// performance.md), for the same bound.
+/// It went out one second earlier until 2026-12-05: a fifth more wake-ups of sshd during a
+/// silent sample for the same bound (docs/performance.md).
 pub(crate) fn sshd_silence_limit(dead_after: Duration) -> Duration {
     (dead_after * 2)
         .saturating_sub(Duration::from_secs(1))
