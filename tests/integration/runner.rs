@@ -379,3 +379,44 @@ fn a_campaign_that_pins_a_workload_keeps_aba_off_its_cpu() {
     assert!(!journal.contains("could not be kept off"), "{journal}");
     assert_verified(&dir);
 }
+
+/// A runner that stops answering is dropped and the next run starts another on the same
+/// connection, forked by the sshd process moved for the first: runs still get the session's
+/// CPUs back, the exec path too.
+#[test]
+fn a_runner_started_after_a_dropped_one_keeps_giving_runs_their_cpus_back() {
+    let Some(Split { all, pinned, rest }) = split_cpus() else {
+        return;
+    };
+    let sshd = Sshd::start();
+    let mut ssh = connect(&sshd.target());
+    ssh.keep_off_cpus(&pinned);
+    let first = ssh
+        .run_workload("cut -d' ' -f4 /proc/$PPID/stat", 10 * SECOND, 4096)
+        .expect("run");
+    let runner: u32 = first
+        .stdout_text()
+        .trim()
+        .parse()
+        .expect("the runner's pid");
+    signal(runner, libc::SIGSTOP);
+    let stuck = ssh.run_workload("true", SECOND, 4096).expect("run");
+    assert_eq!(stuck.outcome, ExitOutcome::TimedOut);
+    signal(runner, libc::SIGKILL);
+    let out = ssh.run_workload(WHERE, 10 * SECOND, 4096).expect("run");
+    let words: Vec<String> = out
+        .stdout_text()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        words[..3],
+        [all.to_string(), rest.to_string(), rest.to_string()],
+        "run, the second runner, sshd: {:?}",
+        out.stderr_text()
+    );
+    let exec = ssh
+        .exec(crate::support::cpus::OWN, 10 * SECOND)
+        .expect("exec");
+    assert_eq!(exec.stdout_text().trim(), all.to_string());
+}

@@ -143,6 +143,13 @@ impl SshTransport {
         };
         if self.runner.is_none() {
             match Runner::start(&link) {
+                // A runner after a dropped one on the same connection was forked by the
+                // sshd process moved for the first: it starts where that one was moved to,
+                // and its runs go back to the session's CPUs as that one's did.
+                Ok(mut runner) if self.restore.is_some() => {
+                    runner.restore_to(self.restore.clone());
+                    self.runner = Some(runner);
+                }
                 Ok(mut runner) => {
                     match place_runner(&self.target.runner_cpus, &self.avoid, &link, &mut runner) {
                         Ok(Ok(restore)) => self.restore = restore,

@@ -303,6 +303,12 @@ impl Runner {
         }
     }
 
+    /// Makes every later run go back to `cpus` before its command (a runner started by an
+    /// sshd process that [`Runner::pin`] moved for an earlier runner).
+    pub(crate) fn restore_to(&mut self, cpus: Option<CpuSet>) {
+        self.restore = cpus;
+    }
+
     /// Writes all of `data` to the runner's stdin.
     fn send(
         &mut self,
