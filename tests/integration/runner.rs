@@ -13,7 +13,7 @@ use std::{
 use aba::{
     results::samples::SampleTable,
     target::{
-        cpu_set::RunnerCpus,
+        cpu_set::{CpuSet, RunnerCpus},
         ssh::{SshTarget, SshTransport},
         transport::{ExitOutcome, Transport},
     },
@@ -246,20 +246,10 @@ runner=$(cut -d' ' -f4 /proc/$PPID/stat)
 sshd=$(cut -d' ' -f4 /proc/$runner/stat)
 echo \"$(cpus self) $(cpus $runner) $(cpus $sshd) $(cat /proc/$sshd/comm)\"";
 
-/// A recipe that pins a workload to a CPU keeps aba's runner and the sshd process carrying it
-/// off that CPU, and every command (a run through the runner, a command on the exec path of
-/// the same connection) gets the session's CPUs back; a workload pinned by `taskset -c` runs
-/// where it asked. With no CPU left, or `runner_cpus = "off"`, nothing moves; the first says
-/// so once.
-#[test]
-fn the_runner_and_its_sshd_stay_off_the_cpus_workloads_are_pinned_to() {
-    let Some(Split { all, pinned, rest }) = split_cpus() else {
-        return;
-    };
-    let sshd = Sshd::start();
-
-    let mut ssh = connect(&sshd.target());
-    ssh.keep_off_cpus(&pinned);
+/// Runs [`WHERE`] through the runner and checks the CPUs of the run, the runner and the sshd
+/// process serving it (whose name it also checks).
+#[track_caller]
+fn assert_runs_where(ssh: &mut SshTransport, expected: [&CpuSet; 3]) {
     let out = ssh.run_workload(WHERE, 10 * SECOND, 4096).expect("run");
     let words: Vec<String> = out
         .stdout_text()
@@ -280,9 +270,26 @@ fn the_runner_and_its_sshd_stay_off_the_cpus_workloads_are_pinned_to() {
     );
     assert_eq!(
         words[..3],
-        [all.to_string(), rest.to_string(), rest.to_string()],
+        expected.map(ToString::to_string),
         "run, runner, sshd"
     );
+}
+
+/// A recipe that pins a workload to a CPU keeps aba's runner and the sshd process carrying it
+/// off that CPU, and every command (a run through the runner, a command on the exec path of
+/// the same connection) gets the session's CPUs back; a workload pinned by `taskset -c` runs
+/// where it asked. With no CPU left, or `runner_cpus = "off"`, nothing moves; the first says
+/// so once.
+#[test]
+fn the_runner_and_its_sshd_stay_off_the_cpus_workloads_are_pinned_to() {
+    let Some(Split { all, pinned, rest }) = split_cpus() else {
+        return;
+    };
+    let sshd = Sshd::start();
+
+    let mut ssh = connect(&sshd.target());
+    ssh.keep_off_cpus(&pinned);
+    assert_runs_where(&mut ssh, [&all, &rest, &rest]);
     let on_pinned = ssh
         .run_workload(
             &format!("exec taskset -c {pinned} grep Cpus_allowed_list: /proc/self/status"),
@@ -403,18 +410,7 @@ fn a_runner_started_after_a_dropped_one_keeps_giving_runs_their_cpus_back() {
     let stuck = ssh.run_workload("true", SECOND, 4096).expect("run");
     assert_eq!(stuck.outcome, ExitOutcome::TimedOut);
     signal(runner, libc::SIGKILL);
-    let out = ssh.run_workload(WHERE, 10 * SECOND, 4096).expect("run");
-    let words: Vec<String> = out
-        .stdout_text()
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(
-        words[..3],
-        [all.to_string(), rest.to_string(), rest.to_string()],
-        "run, the second runner, sshd: {:?}",
-        out.stderr_text()
-    );
+    assert_runs_where(&mut ssh, [&all, &rest, &rest]);
     let exec = ssh
         .exec(crate::support::cpus::OWN, 10 * SECOND)
         .expect("exec");
