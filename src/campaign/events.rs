@@ -215,8 +215,8 @@ pub enum Warning {
     Notification(String),
     /// The inventory's `release` command failed: the lab scheduler may still hold the machine.
     ReleaseFailed(String),
-    /// What the transport reported once (the persistent runner could not start: runs take
-    /// the exec path).
+    /// What the transport reported once: the persistent runner could not start (runs take
+    /// the exec path), or aba's processes could not be kept off the pinned CPUs.
     Transport(String),
 }
 

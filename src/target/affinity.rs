@@ -65,15 +65,15 @@ pub(crate) fn own() -> io::Result<CpuSet> {
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    let mut list = Vec::new();
-    for (i, word) in words.iter().enumerate() {
-        for bit in 0..WORD_BITS {
-            if word & (1 << bit) != 0 {
-                list.push((i as u32 * WORD_BITS + bit).to_string());
-            }
-        }
-    }
-    CpuSet::parse(&list.join(",")).map_err(io::Error::other)
+    Ok(words
+        .iter()
+        .enumerate()
+        .flat_map(|(i, word)| {
+            (0..WORD_BITS)
+                .filter(move |bit| word & (1 << bit) != 0)
+                .map(move |bit| i as u32 * WORD_BITS + bit)
+        })
+        .collect())
 }
 
 /// Moves every thread of this process to `cpus` (threads started later inherit it).

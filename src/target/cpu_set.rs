@@ -65,6 +65,12 @@ impl CpuSet {
     }
 }
 
+impl FromIterator<u32> for CpuSet {
+    fn from_iter<I: IntoIterator<Item = u32>>(cpus: I) -> Self {
+        CpuSet(cpus.into_iter().collect())
+    }
+}
+
 /// The list form, ranges joined (`0-2,5`), as `taskset -c` reads it.
 impl fmt::Display for CpuSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

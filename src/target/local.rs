@@ -65,18 +65,18 @@ impl LocalTransport {
     }
 
     /// Moves this process (every thread) off `avoid`, or back where it started when
-    /// nothing is to be avoided; the reason when it cannot.
+    /// nothing is to be avoided (an earlier campaign of the same process, `aba batch`, may
+    /// have moved it: where it is now is read, not remembered); the reason when it cannot.
     fn place(&mut self, avoid: &CpuSet) -> Result<(), String> {
         let found = found_cpus()
             .ok_or("this process's CPUs cannot be read (sched_getaffinity)".to_owned())?;
         // Where it already is when the pinned CPUs are not this process's.
         let goal = RunnerCpus::Auto.choose(&found, avoid)?;
         let target = goal.as_ref().unwrap_or(&found);
-        if goal.is_none() && self.restore.is_none() {
-            return Ok(());
+        if affinity::own().ok().as_ref() != Some(target) {
+            affinity::move_process(target)
+                .map_err(|e| format!("cannot move aba to CPUs {target}: {e}"))?;
         }
-        affinity::move_process(target)
-            .map_err(|e| format!("cannot move aba to CPUs {target}: {e}"))?;
         self.restore = goal.map(|_| Mask::of(&found));
         Ok(())
     }

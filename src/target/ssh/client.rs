@@ -14,14 +14,14 @@ use std::{
 use crate::{
     interrupt,
     target::{
-        cpu_set::{CpuSet, RunnerCpus},
+        cpu_set::CpuSet,
         leftovers::take_marker_lines,
         quote::sh_quote,
         ssh::{
             connect::{Connection, connect_once},
             probe,
             run::{self, Finished, Link, Lost},
-            runner::{RunEnd, Runner, Unavailable},
+            runner::{Placement, RunEnd, Runner, Unavailable},
             target::{Resolved, SshTarget},
         },
         transport::{CommandOutput, ExitOutcome, Transport, TransportError, run_token},
@@ -142,36 +142,33 @@ impl SshTransport {
             dead_after: self.target.dead_after,
         };
         if self.runner.is_none() {
-            match Runner::start(&link) {
-                // A runner after a dropped one on the same connection was forked by the
-                // sshd process moved for the first: it starts where that one was moved to,
-                // and its runs go back to the session's CPUs as that one's did.
-                Ok(mut runner) if self.restore.is_some() => {
-                    runner.restore_to(self.restore.clone());
-                    self.runner = Some(runner);
-                }
-                Ok(mut runner) => {
-                    match place_runner(&self.target.runner_cpus, &self.avoid, &link, &mut runner) {
-                        Ok(Ok(restore)) => self.restore = restore,
-                        Ok(Err(reason)) => {
-                            if !self.pin_noticed {
-                                self.pin_noticed = true;
-                                self.notice = Some(format!(
-                                    "aba's processes on {} could not be kept off CPUs {} \
-                                     (runner_cpus): {reason}; they may wake on a CPU a \
-                                     workload measures on",
-                                    self.target.describe(),
-                                    self.avoid
-                                ));
-                            }
+            let started = Runner::start(&link).and_then(|mut runner| {
+                let placement = runner
+                    .place(
+                        &link,
+                        &self.target.runner_cpus,
+                        &self.avoid,
+                        self.restore.as_ref(),
+                    )
+                    .map_err(Unavailable::Lost)?;
+                Ok((runner, placement))
+            });
+            match started {
+                Ok((runner, placement)) => {
+                    match placement {
+                        Placement::Stays => {}
+                        Placement::Moved(session) => self.restore = Some(session),
+                        Placement::Unmoved(reason) if !self.pin_noticed => {
+                            self.pin_noticed = true;
+                            self.notice = Some(format!(
+                                "aba's processes on {} could not be kept off CPUs {} \
+                                 (runner_cpus): {reason}; they may wake on a CPU a workload \
+                                 measures on",
+                                self.target.describe(),
+                                self.avoid
+                            ));
                         }
-                        Err(Lost { reason, .. }) => {
-                            self.drop_connection();
-                            return Some(Err(self.lost(format!(
-                                "{reason}, before running {}",
-                                show_command(command)
-                            ))));
-                        }
+                        Placement::Unmoved(_) => {}
                     }
                     self.runner = Some(runner);
                 }
@@ -459,25 +456,6 @@ fn stderr_tail(stderr: &[u8]) -> String {
         .unwrap_or(0);
     let ellipsis = if start > 0 { "…" } else { "" };
     format!("\n--- stderr (end) ---\n{ellipsis}{}\n---", &text[start..])
-}
-
-/// Moves the runner (and the sshd process serving it) where the target's `runner_cpus` says,
-/// given the CPUs workloads are pinned to: `Ok(Ok(Some(cpus)))` when it moved, `cpus` being
-/// the session's own, which every later command goes back to; `Ok(Ok(None))` when it stays;
-/// `Ok(Err(reason))` when it could not be kept off `avoid`.
-fn place_runner(
-    wanted: &RunnerCpus,
-    avoid: &CpuSet,
-    link: &Link<'_>,
-    runner: &mut Runner,
-) -> Result<Result<Option<CpuSet>, String>, Lost> {
-    let allowed = runner.facts().allowed.clone();
-    let cpus = match wanted.choose(&allowed, avoid) {
-        Ok(Some(cpus)) => cpus,
-        Ok(None) => return Ok(Ok(None)),
-        Err(reason) => return Ok(Err(reason)),
-    };
-    Ok(runner.pin(link, &cpus)?.map(|()| Some(allowed)))
 }
 
 #[cfg(test)]

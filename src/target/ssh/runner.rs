@@ -25,7 +25,7 @@
 //! - **Disconnect**: sshd closes the runner's stdin; the runner kills the run and exits.
 //!
 //! - **CPUs**: when the recipe pins workloads, the runner and the sshd process serving it are
-//!   moved off those CPUs once ([`Runner::pin`], the inventory's `runner_cpus`), and each run
+//!   moved off those CPUs once ([`Runner::place`], the inventory's `runner_cpus`), and each run
 //!   goes back to the session's own CPUs (`taskset -c`) before its command.
 //!
 //! The protocol, one line per message on the runner's stdin: first the secret marker (never
@@ -45,7 +45,7 @@ use ssh2::Channel;
 use crate::{
     interrupt,
     target::{
-        cpu_set::CpuSet,
+        cpu_set::{CpuSet, RunnerCpus},
         quote::sh_quote,
         ssh::run::{Finished, KILL_GRACE, Link, Lost, Stop, Waiter, never_started, read_some},
         transport::{Capped, ExitOutcome, run_token},
@@ -92,11 +92,11 @@ __aba_sweep() {
       printf '\036aba-leftover %s %s %s\n' "$__aba_tok" "$__aba_q" "$__aba_n" >&2
   done
 }
-__aba_a=
+__aba_cpus=
 while IFS= read -r __aba_l; do
-  case $__aba_l in Cpus_allowed_list:*) set -- ${__aba_l#*:}; __aba_a=${1-} ;; esac
+  case $__aba_l in Cpus_allowed_list:*) set -- ${__aba_l#*:}; __aba_cpus=${1-} ;; esac
 done < /proc/self/status
-printf '%s ready %s %s %s\n' "$__aba_m" "$$" "$PPID" "$__aba_a"
+printf '%s ready %s %s %s\n' "$__aba_m" "$$" "$PPID" "$__aba_cpus"
 __aba_s= __aba_t=
 while IFS= read -r __aba_h; do
   case $__aba_h in
@@ -163,10 +163,10 @@ pub(crate) struct Runner {
 /// The runner's pid, its parent's (the sshd process serving the connection) and the CPUs the
 /// session may use (`Cpus_allowed_list`; empty on kernels that do not say).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Facts {
-    pub(crate) pid: u32,
-    pub(crate) sshd: u32,
-    pub(crate) allowed: CpuSet,
+struct Facts {
+    pid: u32,
+    sshd: u32,
+    allowed: CpuSet,
 }
 
 impl Facts {
@@ -267,20 +267,26 @@ impl Runner {
         }
     }
 
-    /// What the runner said about itself when it started.
-    pub(crate) fn facts(&self) -> &Facts {
-        &self.facts
-    }
-
-    /// Moves the runner and the sshd process serving its connection to `cpus` (`taskset -p`),
-    /// so that neither wakes on a CPU a workload is pinned to; every later run goes back to
-    /// the session's own CPUs before its command, pinned or not. `Ok(Err(reason))` when the
-    /// target refused (no `taskset`, a CPU it does not have); the runner stays usable.
-    pub(crate) fn pin(
+    /// Keeps the runner and the sshd process serving its connection off `avoid` (the CPUs
+    /// workloads are pinned to) as `wanted` (the inventory's `runner_cpus`) says. `moved` is
+    /// the session's own CPUs when an earlier runner of this connection already moved sshd:
+    /// this runner was forked there, and its runs go back to those CPUs as that one's did.
+    pub(crate) fn place(
         &mut self,
         link: &Link<'_>,
-        cpus: &CpuSet,
-    ) -> Result<Result<(), String>, Lost> {
+        wanted: &RunnerCpus,
+        avoid: &CpuSet,
+        moved: Option<&CpuSet>,
+    ) -> Result<Placement, Lost> {
+        if let Some(session) = moved {
+            self.restore = Some(session.clone());
+            return Ok(Placement::Moved(session.clone()));
+        }
+        let cpus = match wanted.choose(&self.facts.allowed, avoid) {
+            Ok(Some(cpus)) => cpus,
+            Ok(None) => return Ok(Placement::Stays),
+            Err(reason) => return Ok(Placement::Unmoved(reason)),
+        };
         let command = format!(
             "taskset -p -c {cpus} {} >/dev/null && taskset -p -c {cpus} {} >/dev/null",
             self.facts.pid, self.facts.sshd
@@ -289,9 +295,9 @@ impl Runner {
         match self.run(link, &command, &run_token(), deadline, 4096)? {
             RunEnd::Ended(done) if done.outcome.success() => {
                 self.restore = Some(self.facts.allowed.clone());
-                Ok(Ok(()))
+                Ok(Placement::Moved(self.facts.allowed.clone()))
             }
-            RunEnd::Ended(done) => Ok(Err(format!(
+            RunEnd::Ended(done) => Ok(Placement::Unmoved(format!(
                 "`{command}`: {}: {}",
                 done.outcome,
                 String::from_utf8_lossy(&done.stderr.kept).trim()
@@ -301,12 +307,6 @@ impl Runner {
                 stderr: Vec::new(),
             }),
         }
-    }
-
-    /// Makes every later run go back to `cpus` before its command (a runner started by an
-    /// sshd process that [`Runner::pin`] moved for an earlier runner).
-    pub(crate) fn restore_to(&mut self, cpus: Option<CpuSet>) {
-        self.restore = cpus;
     }
 
     /// Writes all of `data` to the runner's stdin.
@@ -443,6 +443,16 @@ impl Runner {
             Err(Stop::Lost(reason)) => Err(reason),
         }
     }
+}
+
+/// Where [`Runner::place`] left the runner and the sshd process serving it.
+pub(crate) enum Placement {
+    /// Where they started: no workload is pinned, or they are already where they would go.
+    Stays,
+    /// Moved off the pinned CPUs; every command goes back to these, the session's own.
+    Moved(CpuSet),
+    /// Not moved, and why (no CPU left, no `taskset`, a list that names a pinned CPU).
+    Unmoved(String),
 }
 
 /// How a run through the runner ended.
