@@ -84,32 +84,48 @@ fn recipe(path: &Path, samples: u32) -> Result<(), String> {
     )
 }
 
-/// The mean of each counter over the campaign's samples whose index `keep` accepts.
-fn from_campaign(dir: &Path, keep: impl Fn(u32) -> bool) -> Result<Counters, String> {
-    let table = aba::results::samples::SampleTable::read(&dir.join("samples.csv"))
-        .map_err(|e| e.to_string())?;
-    let mut sums: BTreeMap<String, (f64, u32)> = BTreeMap::new();
-    for row in &table.rows {
-        if row.phase != aba::results::samples::Phase::Sample || !keep(row.index) {
-            continue;
+/// The campaign's samples (read once), and the mean of each counter over those whose index
+/// `keep` accepts.
+struct Windows {
+    dir: std::path::PathBuf,
+    table: aba::results::samples::SampleTable,
+}
+
+impl Windows {
+    fn read(dir: &Path) -> Result<Windows, String> {
+        let table = aba::results::samples::SampleTable::read(&dir.join("samples.csv"))
+            .map_err(|e| e.to_string())?;
+        Ok(Windows {
+            dir: dir.to_path_buf(),
+            table,
+        })
+    }
+
+    fn mean(&self, keep: impl Fn(u32) -> bool) -> Result<Counters, String> {
+        let table = &self.table;
+        let mut sums: BTreeMap<String, (f64, u32)> = BTreeMap::new();
+        for row in &table.rows {
+            if row.phase != aba::results::samples::Phase::Sample || !keep(row.index) {
+                continue;
+            }
+            let Some(v) = row.value else { continue };
+            let e = sums.entry(table.text(row.metric).to_owned()).or_default();
+            e.0 += v;
+            e.1 += 1;
         }
-        let Some(v) = row.value else { continue };
-        let e = sums.entry(table.text(row.metric).to_owned()).or_default();
-        e.0 += v;
-        e.1 += 1;
+        if sums.len() != COUNTERS.len() {
+            return Err(format!(
+                "{} has {} of the {} counters",
+                self.dir.display(),
+                sums.len(),
+                COUNTERS.len()
+            ));
+        }
+        Ok(sums
+            .into_iter()
+            .map(|(k, (s, n))| (k, s / f64::from(n)))
+            .collect())
     }
-    if sums.len() != COUNTERS.len() {
-        return Err(format!(
-            "{} has {} of the {} counters",
-            dir.display(),
-            sums.len(),
-            COUNTERS.len()
-        ));
-    }
-    Ok(sums
-        .into_iter()
-        .map(|(k, (s, n))| (k, s / f64::from(n)))
-        .collect())
 }
 
 /// footprint.sh's output as counters.
@@ -292,9 +308,10 @@ pub fn run(
         Some((&inventory, "lab")),
         None,
     )?;
-    let with_aba = from_campaign(&run.dir, |_| true)?;
-    let first = from_campaign(&run.dir, |i| i == 1)?;
-    let later = from_campaign(&run.dir, |i| i > 1)?;
+    let windows = Windows::read(&run.dir)?;
+    let with_aba = windows.mean(|_| true)?;
+    let first = windows.mean(|i| i == 1)?;
+    let later = windows.mean(|i| i > 1)?;
     eprintln!("  [17.3] the same through a plain `ssh target sh -s {SECONDS}`, {samples} times");
     let plain = plain_ssh(vm, &script, samples)?;
     eprintln!("  [17.3] a target frozen (SIGSTOP of QEMU) in the middle of a silent sample");
