@@ -9,6 +9,7 @@ mod engine_local;
 mod faults_lab;
 mod faults_local;
 mod faults_ssh;
+mod forged_state;
 mod golden;
 mod host_deps;
 mod hostile;
