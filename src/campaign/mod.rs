@@ -8,6 +8,7 @@ pub mod environment;
 pub mod events;
 pub mod extract;
 pub mod footprint;
+pub mod ledger;
 pub mod lock;
 pub mod plan;
 pub mod preflight;

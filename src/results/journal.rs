@@ -973,6 +973,26 @@ fn parse_line(path: &Path, number: usize, line: &[u8]) -> Result<Event, JournalE
     })
 }
 
+/// The 1-based line of the first record that holds `needle` (a cheap filter, as
+/// `"tuning_saved"`) and satisfies `pred`: where a message about a record points the reader.
+pub fn first_line_of(
+    path: &Path,
+    needle: &str,
+    pred: impl Fn(&Event) -> bool,
+) -> Result<Option<usize>, JournalError> {
+    let mut found = None;
+    visit_lines(path, 0, |number, line| {
+        if found.is_none()
+            && line.windows(needle.len()).any(|w| w == needle.as_bytes())
+            && serde_json::from_slice::<Event>(line).is_ok_and(|e| pred(&e))
+        {
+            found = Some(number);
+        }
+        Ok(())
+    })?;
+    Ok(found)
+}
+
 /// Feeds every complete, non-blank line from byte `offset` to `f` with its 1-based number
 /// (counted from `offset`); returns whether a partial last line was left out.
 fn visit_lines(

@@ -14,6 +14,7 @@ use aba::{
         install::{Installed, install, remove},
         prepare::{Steps, make},
     },
+    campaign::ledger::{CampaignKey, Ledger},
     target::{ssh::SshTransport, transport::Transport},
 };
 
@@ -247,7 +248,7 @@ fn an_install_sends_each_file_once_and_remove_takes_only_abas_files() {
     write(tmp.path(), "initrd", "not really an initrd\n");
     let file = BuildsFile::load(&builds).expect("valid");
     let mut build = make(&file.kernels[0], &Steps::Skip).expect("recorded");
-    let dir = tmp.path().join("remote/kernels/b-0");
+    let dir = tmp.path().join("remote/kernels/b-0123456789ab");
     build.install_dir = dir.display().to_string();
     let mut ssh = SshTransport::connect(&sshd.target()).expect("connect");
     let first = install(&mut ssh, &build).expect("installs");
@@ -278,8 +279,19 @@ fn an_install_sends_each_file_once_and_remove_takes_only_abas_files() {
     };
     let mut listed = first.clone();
     listed.push(foreign);
-    let removed = remove(&mut ssh, &[&build], &listed).expect("removes");
+    // What `aba clean` removes is what the ledger on the target recorded.
+    let ledger = Ledger::at(&tmp.path().join("ledger").display().to_string());
+    let campaign = CampaignKey::of(None);
+    ledger
+        .record_installed(&mut ssh, &campaign, "r", &build.install_dir, &listed)
+        .expect("recorded");
+    let entry = ledger
+        .installed(&mut ssh, &campaign)
+        .expect("reads")
+        .expect("recorded");
+    let (removed, refused) = remove(&mut ssh, &entry).expect("removes");
     assert_eq!(removed.len(), 2, "{removed:?}");
+    assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(!dir.exists(), "the build's folder goes once empty");
     assert!(
         tmp.path().join("remote/kernels/other").exists(),

@@ -232,3 +232,258 @@ fn batch_resume_never_follows_a_linked_campaign_directory() {
         text(&out)
     );
 }
+
+// --- aba restore, aba resume --allow-tuning ---------------------------------------------------
+
+/// This machine's boot, which a forged `tuning_saved` names so that it counts.
+fn this_boot() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .expect("a Linux boot_id")
+        .trim()
+        .to_owned()
+}
+
+/// A recipe that tunes on this machine without changing anything here: the governor, which
+/// is optional (a machine without cpufreq notes it and goes on).
+fn tuned_recipe() -> String {
+    recipe("r", "echo 1").replace(
+        "[[workload]]",
+        "[tuning]\ngovernor = \"performance\"\noptional = [\"governor\"]\n[[workload]]",
+    )
+}
+
+/// `results/forged/`: a campaign started on `local` with [`tuned_recipe`] and cut back to
+/// before its first point (as if killed right after its start), so `resume` takes it up.
+fn campaign_to_forge(root: &Scratch) -> PathBuf {
+    let r = root.write("r.toml", &tuned_recipe());
+    let out = root.aba(&[
+        "run",
+        r.to_str().expect("utf-8"),
+        "--allow-tuning",
+        "--results",
+        "made",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let made = crate::support::cli::campaign_dir(&root.path().join("made"));
+    let dir = root.path().join("results/forged");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    for entry in std::fs::read_dir(&made).expect("made").flatten() {
+        if entry.file_type().expect("type").is_file() {
+            std::fs::copy(entry.path(), dir.join(entry.file_name())).expect("copy");
+        }
+    }
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).expect("journal");
+    let kept: String = journal
+        .lines()
+        .take_while(|l| !l.contains("\"point_started\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join("journal.jsonl"), kept).expect("write");
+    let samples = std::fs::read_to_string(dir.join("samples.csv")).expect("samples");
+    let header = samples.lines().next().expect("a header");
+    std::fs::write(dir.join("samples.csv"), format!("{header}\n")).expect("write");
+    std::fs::remove_dir_all(root.path().join("made")).expect("rm");
+    dir
+}
+
+/// Appends `line` to the journal of `dir`.
+fn append(dir: &Path, line: &str) {
+    use std::io::Write as _;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("journal.jsonl"))
+        .expect("journal");
+    writeln!(f, "{line}").expect("append");
+}
+
+/// A `tuning_saved` record of `boot_id` that names `values` (path, value).
+fn tuning_saved(boot_id: &str, values: &[(String, String)]) -> String {
+    serde_json::json!({
+        "event": "tuning_saved",
+        "point": "this",
+        "attempt": 1,
+        "boot_id": boot_id,
+        "values": values
+            .iter()
+            .map(|(path, value)| serde_json::json!({ "path": path, "value": value }))
+            .collect::<Vec<_>>(),
+        "time": "t",
+    })
+    .to_string()
+}
+
+/// Issue 30, severe 1: a forged `tuning_saved` of this boot made `aba restore` write any
+/// file with any value as root (`kernel.core_pattern = |/bin/sh …` in the report). Now what
+/// is written comes from aba's ledger on the machine, which holds nothing for this campaign:
+/// nothing is written, and the refusal names the record's line and says what to do by hand.
+#[test]
+fn restore_never_writes_what_a_forged_journal_names() {
+    let root = Scratch::new();
+    let dir = campaign_to_forge(&root);
+    let victim = root.write("victim.txt", "the tester's own file\n");
+    append(
+        &dir,
+        &tuning_saved(
+            &this_boot(),
+            &[(
+                victim.display().to_string(),
+                "|/bin/sh -c \u{1b}[2Jowned".to_owned(),
+            )],
+        ),
+    );
+    let line = std::fs::read_to_string(dir.join("journal.jsonl"))
+        .expect("journal")
+        .lines()
+        .count();
+    let before = root.listing(&["results", ".aba-locks", ".aba-state"]);
+    let out = root.aba(&["restore", dir.to_str().expect("utf-8")]);
+    clean_output(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("journal.jsonl:{line}: field `values`"))
+            && stderr.contains("holds none for this campaign, so nothing was written")
+            && stderr.contains("sysctl -w NAME=VALUE"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        before,
+        root.listing(&["results", ".aba-locks", ".aba-state"]),
+        "{}",
+        text(&out)
+    );
+}
+
+/// Issue 30, severe 1: `aba resume DIR --allow-tuning` took the forged values as the
+/// machine's own and wrote them at its end. Now the resume stops before tuning, saying that
+/// the ledger holds no values for this boot, and writes nothing outside the directory.
+#[test]
+fn resume_never_writes_what_a_forged_journal_names() {
+    let root = Scratch::new();
+    let dir = campaign_to_forge(&root);
+    let victim = root.write("victim.txt", "the tester's own file\n");
+    append(
+        &dir,
+        &tuning_saved(
+            &this_boot(),
+            &[(victim.display().to_string(), "owned".to_owned())],
+        ),
+    );
+    let before = root.listing(&["results", ".aba-locks", ".aba-state"]);
+    let out = root.aba(&["resume", dir.to_str().expect("utf-8"), "--allow-tuning"]);
+    clean_output(&out);
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("the settings an earlier run changed on this boot cannot be put back"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        before,
+        root.listing(&["results", ".aba-locks", ".aba-state"]),
+        "{}",
+        text(&out)
+    );
+}
+
+// --- aba clean -------------------------------------------------------------------------------
+
+/// A `kernels` record whose kernel `b` was built on the host and installed into
+/// `install_dir`, and an `installed` record that lists `items`.
+fn installed_records(install_dir: &str, items: &[String]) -> [String; 2] {
+    use aba::{
+        build::{
+            install::Installed,
+            record::{HostFile, KernelBuild},
+            version::KernelVersion,
+        },
+        kernel::binding::{BoundKernel, Origin},
+        recipe::ident::{KernelLabel, Release, TargetPath},
+        results::journal::Event,
+    };
+    let file = |path: &str| HostFile {
+        path: path.into(),
+        sha256: "a".repeat(64),
+        bytes: 5,
+    };
+    let build = KernelBuild {
+        at: "builds.toml:2:1".into(),
+        version: KernelVersion::parse_proc(
+            "Linux version 6.1.158-aba-lab (root@b) (gcc 12) #2 SMP Thu Dec  3 10:12:54 UTC 2026",
+        )
+        .expect("a version"),
+        image: file("/b/bzImage"),
+        initrd: None,
+        modules: None,
+        config: None,
+        install_dir: install_dir.to_owned(),
+        source: None,
+        patches: Vec::new(),
+        built: None,
+    };
+    let kernels = Event::Kernels {
+        kernels: vec![BoundKernel {
+            label: KernelLabel::new("b").expect("label"),
+            release: Release::new("6.1.158-aba-lab").expect("release"),
+            release_from: Origin::Recipe,
+            image: TargetPath::new("/boot/vmlinuz").expect("path"),
+            image_from: Origin::Recipe,
+            initrd: TargetPath::new("/boot/initrd.img").expect("path"),
+            initrd_from: Origin::Recipe,
+            build: Some(Box::new(build)),
+        }],
+    };
+    let installed = Event::Installed {
+        point: "this".into(),
+        attempt: 1,
+        kernel: "b".into(),
+        installed: items
+            .iter()
+            .map(|path| Installed {
+                path: path.clone(),
+                sha256: "a".repeat(64),
+                sent: true,
+            })
+            .collect(),
+    };
+    [kernels, installed].map(|e| serde_json::to_string(&e).expect("serialises"))
+}
+
+/// Issue 30, severe 3: a forged `kernels` and `installed` record made `aba clean` delete a
+/// file aba never installed (here in the scratch root; `install_dir = ""` named /vmlinuz).
+/// Now clean removes only what aba's ledger on the target recorded, and says why not.
+#[test]
+fn clean_never_deletes_what_a_forged_journal_names() {
+    let root = Scratch::new();
+    let dir = root.path().join("results/forged");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    root.write("results/forged/recipe.toml", &recipe("r", "echo 1"));
+    let victim = root.write("victim/vmlinuz", "the tester's own kernel\n");
+    let header = r#"{"event":"campaign","format":1,"aba":"0","name":"r","recipe_sha256":"x","target":"local","points":["this"],"time":"t"}"#;
+    root.write("results/forged/journal.jsonl", &format!("{header}\n"));
+    for line in installed_records(
+        &root.path().join("victim").display().to_string(),
+        &[victim.display().to_string()],
+    ) {
+        append(&dir, &line);
+    }
+    let before = root.listing(&["results", ".aba-locks", ".aba-state"]);
+    let out = root.aba(&["clean", dir.to_str().expect("utf-8")]);
+    clean_output(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "journal.jsonl:3: field `installed`: the journal lists 1 item(s) installed on the target, but aba's ledger there"
+        ),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        before,
+        root.listing(&["results", ".aba-locks", ".aba-state"]),
+        "{}",
+        text(&out)
+    );
+}

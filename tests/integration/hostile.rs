@@ -1154,6 +1154,8 @@ metric = {{ number = true, better = "lower" }}
             .current_dir(tmp.path())
             .env_remove("ABA_TARGETS")
             .env_remove("ABA_RESULTS")
+            // The machine's own /var/lib/aba stays untouched: the ledger is the test's.
+            .env("ABA_STATE_DIR", tmp.path().join("state"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -1188,6 +1190,7 @@ metric = {{ number = true, better = "lower" }}
             })
             .current_dir(tmp.path())
             .env_remove("ABA_TARGETS")
+            .env("ABA_STATE_DIR", tmp.path().join("state"))
             .output()
             .expect("aba runs");
         let text = crate::support::cli::text(&out);
