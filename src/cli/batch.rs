@@ -367,6 +367,22 @@ fn journal(writer: &Mutex<BatchWriter>, event: &BatchEvent, voice: &Voice) {
     }
 }
 
+/// Journals that `job` failed without running, for `reason`.
+fn not_run(writer: &Mutex<BatchWriter>, job: &Job<'_>, reason: String, voice: &Voice) {
+    journal(
+        writer,
+        &BatchEvent::Ended {
+            campaign: job.entry.number,
+            target: job.target.clone(),
+            outcome: Ended::Failed,
+            code: exit_code::ERROR,
+            reason: Some(reason),
+            time: now_rfc3339_micros(),
+        },
+        voice,
+    );
+}
+
 /// Runs one campaign on one target and journals its start and end.
 fn run_job(
     batch: &Path,
@@ -382,18 +398,7 @@ fn run_job(
         Err(e) => {
             let reason = crate::text::one_line(&crate::causes::one_line(&e)).into_owned();
             voice.say(&format!("error: {reason}"));
-            journal(
-                writer,
-                &BatchEvent::Ended {
-                    campaign: job.entry.number,
-                    target: job.target.clone(),
-                    outcome: Ended::Failed,
-                    code: exit_code::ERROR,
-                    reason: Some(reason),
-                    time: now_rfc3339_micros(),
-                },
-                &voice,
-            );
+            not_run(writer, job, reason, &voice);
             return;
         }
     };
@@ -405,18 +410,8 @@ fn run_job(
                 "error: {} has samples.csv but no journal.jsonl: left as it is, not run",
                 at.display()
             ));
-            journal(
-                writer,
-                &BatchEvent::Ended {
-                    campaign: job.entry.number,
-                    target: job.target.clone(),
-                    outcome: Ended::Failed,
-                    code: exit_code::ERROR,
-                    reason: Some(format!("{rel} has samples.csv but no journal.jsonl")),
-                    time: now_rfc3339_micros(),
-                },
-                &voice,
-            );
+            let reason = format!("{rel} has samples.csv but no journal.jsonl");
+            not_run(writer, job, reason, &voice);
             return;
         }
         // A directory without a journal holds only the copies a start makes before its

@@ -97,6 +97,37 @@ impl Scratch {
     }
 }
 
+/// What aba may write in a scratch root: a campaign or batch directory, the locks and the
+/// ledger. Everything else (the victims) must stay as it was.
+const ALLOWED: &[&str] = &["results", "batch", ".aba-locks", ".aba-state"];
+
+impl Scratch {
+    /// `aba ARGS` must exit with `code` (any failure when `None`), say every one of
+    /// `expected` on stderr, write nothing outside [`ALLOWED`], not panic and print no raw
+    /// control character.
+    #[track_caller]
+    fn refuses(&self, args: &[&str], code: Option<i32>, expected: &[&str]) -> Output {
+        let before = self.listing(ALLOWED);
+        let out = self.aba(args);
+        clean_output(&out);
+        match code {
+            Some(code) => assert_eq!(out.status.code(), Some(code), "{}", text(&out)),
+            None => assert_ne!(out.status.code(), Some(0), "{}", text(&out)),
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for e in expected {
+            assert!(stderr.contains(e), "stderr lacks {e:?}: {}", text(&out));
+        }
+        assert_eq!(
+            before,
+            self.listing(ALLOWED),
+            "aba {args:?} wrote outside {ALLOWED:?}: {}",
+            text(&out)
+        );
+        out
+    }
+}
+
 /// What every refusal shares: no panic, no raw control character on stdout or stderr.
 #[track_caller]
 fn clean_output(out: &Output) {
@@ -156,22 +187,13 @@ fn batch_resume_never_clears_a_directory_a_forged_journal_names() {
                 root.path().join("r.toml").display()
             ),
         );
-        let before = root.listing(&["batch", ".aba-locks", ".aba-state"]);
-        let out = root.aba(&["batch", "resume", batch.to_str().expect("utf-8")]);
-        clean_output(&out);
-        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains("batch.jsonl:1: field `campaigns[0].dir`")
-                && stderr.contains("is not the campaign's directory `01-r`"),
-            "{}",
-            text(&out)
-        );
-        assert_eq!(
-            before,
-            root.listing(&["batch", ".aba-locks", ".aba-state"]),
-            "batch resume touched something outside the batch directory: {}",
-            text(&out)
+        root.refuses(
+            &["batch", "resume", batch.to_str().expect("utf-8")],
+            Some(1),
+            &[
+                "batch.jsonl:1: field `campaigns[0].dir`",
+                "is not the campaign's directory `01-r`",
+            ],
         );
     }
 }
@@ -216,20 +238,10 @@ fn batch_resume_never_follows_a_linked_campaign_directory() {
         ),
     );
     std::os::unix::fs::symlink(root.path().join("victim"), batch.join("01-r")).expect("link");
-    let before = root.listing(&["batch", ".aba-locks", ".aba-state"]);
-    let out = root.aba(&["batch", "resume", batch.to_str().expect("utf-8")]);
-    clean_output(&out);
-    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("is a symbolic link or not a directory"),
-        "{}",
-        text(&out)
-    );
-    assert_eq!(
-        before,
-        root.listing(&["batch", ".aba-locks", ".aba-state"]),
-        "{}",
-        text(&out)
+    root.refuses(
+        &["batch", "resume", batch.to_str().expect("utf-8")],
+        None,
+        &["is a symbolic link or not a directory"],
     );
 }
 
@@ -312,6 +324,21 @@ fn tuning_saved(boot_id: &str, values: &[(String, String)]) -> String {
     .to_string()
 }
 
+/// [`campaign_to_forge`] with a `tuning_saved` record of this boot that names the victim
+/// file `victim.txt` in the root, with `value`.
+fn forged_tuning(root: &Scratch, value: &str) -> PathBuf {
+    let dir = campaign_to_forge(root);
+    let victim = root.write("victim.txt", "the tester's own file\n");
+    append(
+        &dir,
+        &tuning_saved(
+            &this_boot(),
+            &[(victim.display().to_string(), value.to_owned())],
+        ),
+    );
+    dir
+}
+
 /// Issue 30, severe 1: a forged `tuning_saved` of this boot made `aba restore` write any
 /// file with any value as root (`kernel.core_pattern = |/bin/sh …` in the report). Now what
 /// is written comes from aba's ledger on the machine, which holds nothing for this campaign:
@@ -319,39 +346,19 @@ fn tuning_saved(boot_id: &str, values: &[(String, String)]) -> String {
 #[test]
 fn restore_never_writes_what_a_forged_journal_names() {
     let root = Scratch::new();
-    let dir = campaign_to_forge(&root);
-    let victim = root.write("victim.txt", "the tester's own file\n");
-    append(
-        &dir,
-        &tuning_saved(
-            &this_boot(),
-            &[(
-                victim.display().to_string(),
-                "|/bin/sh -c \u{1b}[2Jowned".to_owned(),
-            )],
-        ),
-    );
+    let dir = forged_tuning(&root, "|/bin/sh -c \u{1b}[2Jowned");
     let line = std::fs::read_to_string(dir.join("journal.jsonl"))
         .expect("journal")
         .lines()
         .count();
-    let before = root.listing(&["results", ".aba-locks", ".aba-state"]);
-    let out = root.aba(&["restore", dir.to_str().expect("utf-8")]);
-    clean_output(&out);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains(&format!("journal.jsonl:{line}: field `values`"))
-            && stderr.contains("holds none for this campaign, so nothing was written")
-            && stderr.contains("sysctl -w NAME=VALUE"),
-        "{}",
-        text(&out)
-    );
-    assert_eq!(
-        before,
-        root.listing(&["results", ".aba-locks", ".aba-state"]),
-        "{}",
-        text(&out)
+    root.refuses(
+        &["restore", dir.to_str().expect("utf-8")],
+        Some(1),
+        &[
+            &format!("journal.jsonl:{line}: field `values`"),
+            "holds none for this campaign, so nothing was written",
+            "sysctl -w NAME=VALUE",
+        ],
     );
 }
 
@@ -361,30 +368,11 @@ fn restore_never_writes_what_a_forged_journal_names() {
 #[test]
 fn resume_never_writes_what_a_forged_journal_names() {
     let root = Scratch::new();
-    let dir = campaign_to_forge(&root);
-    let victim = root.write("victim.txt", "the tester's own file\n");
-    append(
-        &dir,
-        &tuning_saved(
-            &this_boot(),
-            &[(victim.display().to_string(), "owned".to_owned())],
-        ),
-    );
-    let before = root.listing(&["results", ".aba-locks", ".aba-state"]);
-    let out = root.aba(&["resume", dir.to_str().expect("utf-8"), "--allow-tuning"]);
-    clean_output(&out);
-    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("the settings an earlier run changed on this boot cannot be put back"),
-        "{}",
-        text(&out)
-    );
-    assert_eq!(
-        before,
-        root.listing(&["results", ".aba-locks", ".aba-state"]),
-        "{}",
-        text(&out)
+    let dir = forged_tuning(&root, "owned");
+    root.refuses(
+        &["resume", dir.to_str().expect("utf-8"), "--allow-tuning"],
+        None,
+        &["the settings an earlier run changed on this boot cannot be put back"],
     );
 }
 
@@ -469,21 +457,178 @@ fn clean_never_deletes_what_a_forged_journal_names() {
     ) {
         append(&dir, &line);
     }
-    let before = root.listing(&["results", ".aba-locks", ".aba-state"]);
-    let out = root.aba(&["clean", dir.to_str().expect("utf-8")]);
-    clean_output(&out);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains(
-            "journal.jsonl:3: field `installed`: the journal lists 1 item(s) installed on the target, but aba's ledger there"
-        ),
-        "{}",
-        text(&out)
+    root.refuses(
+        &["clean", dir.to_str().expect("utf-8")],
+        Some(1),
+        &[
+            "journal.jsonl:3: field `installed`: the journal lists 1 item(s) installed on the target, but aba's ledger there",
+        ],
     );
-    assert_eq!(
-        before,
-        root.listing(&["results", ".aba-locks", ".aba-state"]),
-        "{}",
-        text(&out)
-    );
+}
+
+// --- Property tests: generated forgeries ------------------------------------------------------
+
+mod generated {
+    use std::{
+        path::{Path, PathBuf},
+        sync::OnceLock,
+    };
+
+    use proptest::prelude::*;
+
+    use super::{
+        ALLOWED, Scratch, append, campaign_to_forge, clean_output, forged_batch, installed_records,
+        this_boot, tuning_saved,
+    };
+
+    /// A name a forged record may use: one of the victims, or hostile text.
+    fn forged_path() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("VICTIM/keep.txt".to_owned()),
+            Just("VICTIM/vmlinuz".to_owned()),
+            Just("/proc/sys/../../VICTIM/keep.txt".to_owned()),
+            "[a-z/.]{0,12}\u{1b}\\[2J[a-z]{0,4}",
+            "\\PC{0,20}",
+        ]
+    }
+
+    /// One forged record after the header.
+    fn forged_record() -> impl Strategy<Value = Record> {
+        prop_oneof![
+            (
+                any::<bool>(),
+                proptest::collection::vec((forged_path(), "\\PC{0,12}"), 0..3)
+            )
+                .prop_map(|(this, values)| Record::TuningSaved { this, values }),
+            proptest::collection::vec(forged_path(), 1..3).prop_map(Record::Installed),
+            "\\PC{0,20}".prop_map(Record::Stopped),
+        ]
+    }
+
+    #[derive(Clone, Debug)]
+    enum Record {
+        TuningSaved {
+            this: bool,
+            values: Vec<(String, String)>,
+        },
+        Installed(Vec<String>),
+        Stopped(String),
+    }
+
+    /// A campaign cut back to its start, made once and copied into each case's root.
+    fn template() -> &'static (Scratch, PathBuf) {
+        static TEMPLATE: OnceLock<(Scratch, PathBuf)> = OnceLock::new();
+        TEMPLATE.get_or_init(|| {
+            let root = Scratch::new();
+            let dir = campaign_to_forge(&root);
+            (root, dir)
+        })
+    }
+
+    /// A scratch root with the template campaign in `results/forged` and two victims.
+    fn root_with_campaign() -> (Scratch, PathBuf) {
+        let (template_root, template) = template();
+        let root = Scratch::new();
+        root.write(
+            "r.toml",
+            &std::fs::read_to_string(template_root.path().join("r.toml")).expect("recipe"),
+        );
+        let dir = root.path().join("results/forged");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for entry in std::fs::read_dir(template).expect("template").flatten() {
+            std::fs::copy(entry.path(), dir.join(entry.file_name())).expect("copy");
+        }
+        root.write("victim/keep.txt", "the tester's own file\n");
+        root.write("victim/vmlinuz", "the tester's own kernel\n");
+        (root, dir)
+    }
+
+    fn victim_path(root: &Path, path: &str) -> String {
+        path.replace("VICTIM", &root.join("victim").display().to_string())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+        /// Forged journals fed to `restore`, `clean` and `resume --allow-tuning`: nothing
+        /// outside the results directory, the locks and the ledger changes, no panic, no
+        /// raw control character on stdout or stderr.
+        #[test]
+        fn forged_journals_never_reach_outside_their_directory(
+            records in proptest::collection::vec(forged_record(), 1..4)
+        ) {
+            let (root, dir) = root_with_campaign();
+            let boot = this_boot();
+            for record in &records {
+                let line = match record {
+                    Record::TuningSaved { this, values } => {
+                        let values: Vec<(String, String)> = values
+                            .iter()
+                            .map(|(p, v)| (victim_path(root.path(), p), v.clone()))
+                            .collect();
+                        tuning_saved(if *this { &boot } else { "another-boot" }, &values)
+                    }
+                    Record::Installed(paths) => {
+                        let paths: Vec<String> =
+                            paths.iter().map(|p| victim_path(root.path(), p)).collect();
+                        installed_records(&victim_path(root.path(), "VICTIM"), &paths).join("\n")
+                    }
+                    Record::Stopped(reason) => serde_json::json!({
+                        "event": "stopped", "reason": reason, "time": "t"
+                    })
+                    .to_string(),
+                };
+                append(&dir, &line);
+            }
+            let before = root.listing(ALLOWED);
+            let dir_arg = dir.to_str().expect("utf-8");
+            for args in [
+                &["restore", dir_arg][..],
+                &["clean", dir_arg][..],
+                &["resume", dir_arg, "--allow-tuning"][..],
+            ] {
+                let out = root.aba(args);
+                clean_output(&out);
+                prop_assert_eq!(&before, &root.listing(ALLOWED), "aba {:?}: {}", args, crate::support::cli::text(&out));
+            }
+        }
+
+        /// Forged batch journals fed to `batch resume`: nothing outside the batch directory,
+        /// the locks and the ledger changes, no recipe but the plan's runs, no panic, no raw
+        /// control character on stdout or stderr.
+        #[test]
+        fn forged_batch_journals_never_reach_outside_their_directory(
+            dir in prop_oneof![
+                Just("01-r".to_owned()),
+                Just("../victim".to_owned()),
+                Just("VICTIM".to_owned()),
+                Just("01-r/../../victim".to_owned()),
+                "\\PC{0,12}",
+            ],
+            evil in any::<bool>(),
+            name in prop_oneof![Just("r".to_owned()), "\\PC{0,8}"],
+        ) {
+            let root = Scratch::new();
+            root.write("victim/local/keep.txt", "the tester's own file\n");
+            let marker = root.path().join("victim/ran");
+            let recipe = if evil {
+                root.write("evil.toml", &super::recipe("r", &format!("touch {} ; echo 1", marker.display())))
+            } else {
+                root.path().join("r.toml")
+            };
+            let entry = serde_json::json!({
+                "recipe": recipe.display().to_string(),
+                "name": name,
+                "dir": victim_path(root.path(), &dir),
+            })
+            .to_string();
+            let fields = entry.trim_start_matches('{').trim_end_matches('}');
+            let batch = forged_batch(&root, fields);
+            let before = root.listing(ALLOWED);
+            let out = root.aba(&["batch", "resume", batch.to_str().expect("utf-8")]);
+            clean_output(&out);
+            prop_assert!(!marker.exists(), "{}", crate::support::cli::text(&out));
+            prop_assert_eq!(&before, &root.listing(ALLOWED), "{}", crate::support::cli::text(&out));
+        }
+    }
 }
