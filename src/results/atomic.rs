@@ -4,20 +4,30 @@
 use std::{
     fs::{File, OpenOptions},
     io::{Read, Seek, SeekFrom, Write},
-    path::Path,
+    os::unix::fs::OpenOptionsExt as _,
+    path::{Path, PathBuf},
 };
 
 /// Replaces `path` with `data`: write a sibling temporary file, fsync it, rename it over the
 /// target, fsync the directory. A reader sees the old or the new file, never a mix.
+///
+/// The folder may be someone else's (a results directory that was sent): the temporary file
+/// has a random name and is created with `O_CREAT | O_EXCL | O_NOFOLLOW`, so a file or link
+/// planted at any name is never written through; a name that exists is skipped for another.
+/// `rename` replaces a link at `path` itself, never what it points to.
 pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let (mut file, tmp) = create_temporary(dir, &name)?;
     let result = (|| {
-        let mut file = File::create(&tmp)?;
         file.write_all(data)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)?;
@@ -27,6 +37,46 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// How many random names [`create_temporary`] tries before giving up: each one that exists
+/// was planted or is another writer's, and 64 random bits do not collide by chance.
+const TEMPORARY_ATTEMPTS: usize = 16;
+
+/// Creates a new file `.<name>.tmp-<random>` in `dir` that did not exist (never a link).
+fn create_temporary(dir: &Path, name: &str) -> std::io::Result<(File, PathBuf)> {
+    let mut last = None;
+    for _ in 0..TEMPORARY_ATTEMPTS {
+        let tmp = dir.join(format!(".{name}.tmp-{}", random_hex()));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+        {
+            Ok(file) => return Ok((file, tmp)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::AlreadyExists)))
+}
+
+/// 16 random hex digits (`getrandom`; the clock and pid if it fails).
+pub(crate) fn random_hex() -> String {
+    let mut bytes = [0u8; 8];
+    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != 8 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        #[expect(clippy::cast_possible_truncation, reason = "the low bits vary")]
+        let low = nanos as u64;
+        bytes = (u64::from(std::process::id()) ^ low).to_le_bytes();
+    }
+    hex::encode(bytes)
 }
 
 /// Tests: counts down `left`; once it reached zero, every write fails with `ENOSPC`.
@@ -110,5 +160,33 @@ mod tests {
         write_atomic(&p, b"two").expect("write");
         assert_eq!(std::fs::read(&p).expect("read"), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).expect("ls").count(), 1);
+    }
+
+    /// Links planted at the temporary names an older aba used (`.f.tmp-<pid>`) and at a
+    /// name that exists are never written through: the victim keeps its content.
+    #[test]
+    fn planted_links_at_temporary_names_are_not_followed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"secret").expect("write");
+        let sent = dir.path().join("sent");
+        std::fs::create_dir(&sent).expect("mkdir");
+        std::os::unix::fs::symlink(&victim, sent.join(format!(".f.tmp-{}", std::process::id())))
+            .expect("ln");
+        let p = sent.join("f");
+        write_atomic(&p, b"report").expect("write");
+        assert_eq!(std::fs::read(&victim).expect("read"), b"secret");
+        assert_eq!(std::fs::read(&p).expect("read"), b"report");
+        // A link at the target itself is replaced, not written through.
+        std::fs::remove_file(&p).expect("rm");
+        std::os::unix::fs::symlink(&victim, &p).expect("ln");
+        write_atomic(&p, b"again").expect("write");
+        assert_eq!(std::fs::read(&victim).expect("read"), b"secret");
+        assert!(
+            !std::fs::symlink_metadata(&p)
+                .expect("stat")
+                .file_type()
+                .is_symlink()
+        );
     }
 }

@@ -31,3 +31,4 @@ mod schema;
 mod shell;
 mod ssh;
 mod support;
+mod untrusted;
