@@ -12,7 +12,7 @@ use std::{
 };
 
 use crate::{
-    hostile::{Root, results_dir},
+    hostile::{BASE, Root, results_dir},
     support::cli::aba_bin,
 };
 
@@ -70,4 +70,58 @@ fn report_never_writes_through_links_planted_at_temporary_names() {
             .expect("written")
             .is_file()
     );
+}
+
+/// A reference that is a copy of the fixture results directory, inside the recipe's folder.
+fn reference_with_link(root: &Root, victim: &Path) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/local-null");
+    let reference = root.path().join("recipe/published");
+    std::fs::create_dir_all(reference.join("files")).expect("mkdir");
+    for name in ["journal.jsonl", "recipe.toml", "samples.csv"] {
+        std::fs::copy(fixture.join(name), reference.join(name)).expect("copy");
+    }
+    std::os::unix::fs::symlink(victim, reference.join("files/notes.txt")).expect("ln");
+    root.write(
+        "recipe/r.toml",
+        &format!("{BASE}[expect]\nreference = \"published\"\n"),
+    );
+}
+
+/// A link inside a recipe's reference is refused by `check` and by `run` (before anything
+/// runs), naming the link: its target, a 0600 secret, is never copied into the results.
+#[test]
+fn a_link_inside_a_reference_is_refused_and_never_copied() {
+    let root = Root::new();
+    let victim = victim(&root);
+    reference_with_link(&root, &victim);
+    let expected = [
+        "recipe/published/files/notes.txt is a symbolic link",
+        "aba does not follow links inside a reference",
+    ];
+    root.refuses(&["check", "recipe/r.toml"], 1, &expected);
+    root.refuses(&["run", "recipe/r.toml"], 1, &expected);
+    let copied = walk(&root.path().join("results"));
+    assert!(
+        !copied
+            .iter()
+            .any(|p| std::fs::read(p).is_ok_and(|d| d == b"the tester's secret\n")),
+        "the secret was copied: {copied:?}"
+    );
+}
+
+/// Every regular file under `dir` (none when it is missing).
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
 }
