@@ -125,3 +125,70 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// A lock file planted as a link to the tester's file: `unlock` and `run` refuse it, naming
+/// it, and never truncate what it points to.
+#[test]
+fn a_lock_file_that_is_a_link_is_refused_not_truncated() {
+    let root = Root::new();
+    let victim = victim(&root);
+    std::fs::create_dir_all(root.path().join("locks")).expect("mkdir");
+    std::os::unix::fs::symlink(&victim, root.path().join("locks/local.lock")).expect("ln");
+    let expected = [
+        "locks/local.lock",
+        "it is a symbolic link; aba does not follow links to lock files",
+    ];
+    root.refuses(&["unlock", "--target", "local"], 1, &expected);
+    root.write("recipe/r.toml", BASE);
+    root.refuses(&["run", "recipe/r.toml"], 1, &expected);
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("read"),
+        "the tester's secret\n"
+    );
+}
+
+/// `$ABA_LOCK_DIR` naming a folder that exists keeps its mode (a shared folder stays
+/// shared); one aba creates is private.
+#[test]
+fn an_existing_lock_directory_keeps_its_mode() {
+    let root = Root::new();
+    let shared = root.path().join("locks");
+    std::fs::create_dir_all(&shared).expect("mkdir");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    let ran = root.aba(&["unlock", "--target", "local"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.text());
+    let mode = std::fs::metadata(&shared)
+        .expect("stat")
+        .permissions()
+        .mode()
+        & 0o7777;
+    assert_eq!(mode, 0o1777, "{}", ran.text());
+    std::fs::remove_dir_all(&shared).expect("rm");
+    let ran = root.aba(&["unlock", "--target", "local"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.text());
+    let mode = std::fs::metadata(&shared)
+        .expect("stat")
+        .permissions()
+        .mode()
+        & 0o7777;
+    assert_eq!(mode, 0o700, "{}", ran.text());
+}
+
+/// A stale lock record of megabytes with escape sequences: `unlock` reads a bounded start of
+/// it and shows it escaped and cut.
+#[test]
+fn a_huge_lock_record_is_shown_cut_and_escaped() {
+    let root = Root::new();
+    let record = format!("\u{1b}]0;owned\u{7}{}\n", "x".repeat(8 << 20));
+    root.write("locks/local.lock", &record);
+    let ran = root.aba(&["unlock", "--target", "local"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.text());
+    assert!(
+        ran.stdout.contains("released: host-side record")
+            && ran.stdout.contains("\\u{1b}]0;owned\\u{7}xxx"),
+        "{}",
+        ran.text()
+    );
+    assert!(ran.stdout.len() < 2000, "{} bytes", ran.stdout.len());
+    assert!(!ran.stdout.contains('\u{1b}'), "{}", ran.text());
+}
