@@ -9,6 +9,10 @@
 
 use std::{borrow::Cow, fmt::Write as _};
 
+/// How many characters of a string from someone else's file (a journal's reason, a label) a
+/// report or a terminal shows before cutting it.
+pub const UNTRUSTED_CHARS: usize = 400;
+
 /// How many characters of an echoed value an error shows before cutting it.
 pub const SHOWN_CHARS: usize = 48;
 

@@ -445,14 +445,15 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         campaign: Campaign {
             name: recipe.name.to_string(),
             description: recipe.description.trim().to_owned(),
-            directory: inputs.directory.to_owned(),
-            target: header.target,
-            aba_version: header.aba,
+            // The journal's free text is anyone's: shown on one line, escaped and cut.
+            directory: journal_text(inputs.directory),
+            target: journal_text(&header.target),
+            aba_version: journal_text(&header.aba),
             report_version: env!("CARGO_PKG_VERSION").to_owned(),
-            recipe_sha256: header.sha256,
-            started: header.time,
+            recipe_sha256: journal_text(&header.sha256),
+            started: journal_text(&header.time),
             finished: state.finished,
-            stopped: state.stopped.clone(),
+            stopped: state.stopped.as_deref().map(journal_text),
             baseline,
             candidates,
             boot_cmdline: recipe.boot_cmdline.clone(),
@@ -726,6 +727,12 @@ fn header(journal: &Journal) -> Header {
             time: String::new(),
         },
     }
+}
+
+/// A string of a journal (the header's fields, a stop's reason) as a report shows it: see
+/// [`crate::text::untrusted`].
+fn journal_text(text: &str) -> String {
+    crate::text::untrusted(text, crate::text::UNTRUSTED_CHARS).into_owned()
 }
 
 #[cfg(test)]

@@ -306,6 +306,7 @@ impl BatchSummary {
                 wrap_into(&mut out, &line, "     ");
             }
             if let Some(why) = &j.reason {
+                let why = crate::text::untrusted(why, crate::text::UNTRUSTED_CHARS);
                 wrap_into(&mut out, &format!("   why: {why}"), "     ");
             }
             if let Some(why) = &j.no_analysis
@@ -325,7 +326,8 @@ impl BatchSummary {
                 "",
             );
         }
-        out
+        // Names, reasons and paths come from the batch journal, anyone's file.
+        crate::text::printable(&out).into_owned()
     }
 
     /// summary.tsv: one row per campaign, target and comparison (one row without a

@@ -192,3 +192,66 @@ fn a_huge_lock_record_is_shown_cut_and_escaped() {
     assert!(ran.stdout.len() < 2000, "{} bytes", ran.stdout.len());
     assert!(!ran.stdout.contains('\u{1b}'), "{}", ran.text());
 }
+
+/// A journal whose header and stop reason hold escape sequences and 5000 characters:
+/// `status`, `report` (stdout, report.txt, README.md) show them escaped and cut.
+#[test]
+fn a_journals_free_text_reaches_no_terminal_or_report_raw() {
+    let root = Root::new();
+    let dir = results_dir(&root);
+    let path = dir.join("journal.jsonl");
+    let journal = std::fs::read_to_string(&path).expect("journal");
+    let mut lines: Vec<String> = journal
+        .lines()
+        .filter(|l| !l.contains("\"event\":\"finished\""))
+        .map(str::to_owned)
+        .collect();
+    let hostile = format!("\u{1b}]0;owned\u{7}\u{1b}[2J{}", "R".repeat(5000));
+    let mut header: serde_json::Value = serde_json::from_str(&lines[0]).expect("header");
+    header["aba"] = serde_json::Value::String(hostile.clone());
+    lines[0] = header.to_string();
+    lines.push(
+        serde_json::json!({"event": "stopped", "reason": hostile, "time": "2026-07-20T00:10:00Z"})
+            .to_string(),
+    );
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+    for args in [&["status", "results/sent"][..], &["report", "results/sent"]] {
+        let ran = root.aba(args);
+        assert_eq!(ran.code, Some(0), "{}", ran.text());
+        for (what, text) in [("stdout", &ran.stdout), ("stderr", &ran.stderr)] {
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{7}'),
+                "{args:?}: raw control character on {what}: {}",
+                ran.text()
+            );
+        }
+        assert!(!ran.stdout.contains(&"R".repeat(1000)), "{}", ran.text());
+    }
+    for name in ["report.txt", "README.md"] {
+        let text = std::fs::read_to_string(dir.join(name)).expect("report");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{name}: {text}"
+        );
+        assert!(text.contains("\\u{1b}]0;owned"), "{name}: {text}");
+        assert!(!text.contains(&"R".repeat(1000)), "{name}: {text}");
+    }
+}
+
+/// A bad `--kernel` or `--param` value of 100 KB with a bell: the error shows it escaped and
+/// cut, saying how long it was.
+#[test]
+fn a_huge_bad_option_value_is_echoed_escaped_and_cut() {
+    let root = Root::new();
+    root.write("recipe/r.toml", BASE);
+    let value = format!("a=\u{7}{}", "v".repeat(100_000));
+    for option in ["--kernel", "--param"] {
+        let ran = root.refuses(
+            &["check", "recipe/r.toml", option, &value],
+            2,
+            &["invalid value", "characters)"],
+        );
+        assert!(ran.stderr.len() < 2000, "{} bytes", ran.stderr.len());
+        assert!(!ran.stderr.contains('\u{7}'), "{}", ran.text());
+    }
+}
