@@ -113,12 +113,11 @@ pub fn analyze_with(
     // milliseconds for a million samples).
     let samples_path = results.samples_path();
     let (journal, samples) = std::thread::scope(|scope| {
-        let samples = scope.spawn(|| {
-            if samples_path.is_file() {
-                SampleTable::read(&samples_path)
-            } else {
-                Ok(SampleTable::default())
-            }
+        // A missing file is no samples yet; anything else there (a FIFO, a folder, a link to
+        // /dev/null) is refused by `read`, which opens regular files only and never blocks.
+        let samples = scope.spawn(|| match std::fs::symlink_metadata(&samples_path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            _ => SampleTable::read(&samples_path).map(Some),
         });
         let journal = Journal::read_for_analysis(&journal_path);
         let samples = samples
@@ -127,7 +126,18 @@ pub fn analyze_with(
         (journal, samples)
     });
     let journal = journal?;
-    let samples = samples?;
+    // Reports of a campaign that measured something are never rewritten without its data.
+    let samples = match samples? {
+        Some(samples) => samples,
+        None if journal
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::PointDone { .. })) =>
+        {
+            return Err(AnalysisError::NotResultsDir { path: samples_path });
+        }
+        None => SampleTable::default(),
+    };
     let env_files = env_files(results);
     let env_records = env_records(results, &env_files);
     let profile = if options.no_profile {

@@ -644,9 +644,9 @@ fn a_fifo_in_a_results_directory_is_refused_without_blocking() {
     .expect("copy");
     std::fs::remove_file(dir.join("samples.csv")).expect("rm");
     mkfifo(&dir.join("samples.csv"));
-    // `report` and `verify` take a samples.csv that is not a regular file for a missing one
-    // (the analysis's rule, not this corpus's): they never open it, and verify says that the
-    // journaled runs have no rows.
+    // `verify` takes a samples.csv that is not a regular file for a missing one: it never
+    // opens it, and says that the journaled runs have no rows (`report` refuses it:
+    // untrusted::report_without_readable_samples_fails_and_keeps_the_reports).
     let ran = root.aba(&["verify", "results/sent"]);
     assert_eq!(ran.code, Some(5), "{}", ran.text());
     assert!(

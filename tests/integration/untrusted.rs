@@ -12,7 +12,7 @@ use std::{
 };
 
 use crate::{
-    hostile::{BASE, Root, results_dir},
+    hostile::{BASE, Root, mkfifo, results_dir},
     support::cli::aba_bin,
 };
 
@@ -253,5 +253,46 @@ fn a_huge_bad_option_value_is_echoed_escaped_and_cut() {
         );
         assert!(ran.stderr.len() < 2000, "{} bytes", ran.stderr.len());
         assert!(!ran.stderr.contains('\u{7}'), "{}", ran.text());
+    }
+}
+
+/// `report` of a campaign whose samples.csv is missing, a FIFO, a folder or a link to
+/// /dev/null fails (without blocking) and leaves the reports it wrote before untouched.
+#[test]
+fn report_without_readable_samples_fails_and_keeps_the_reports() {
+    let root = Root::new();
+    let dir = results_dir(&root);
+    let ran = root.aba(&["report", "results/sent"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.text());
+    let before = std::fs::read(dir.join("report.txt")).expect("report");
+    let samples = dir.join("samples.csv");
+    let cases: [(&str, &dyn Fn()); 4] = [
+        ("missing", &|| {}),
+        ("a FIFO", &|| mkfifo(&samples)),
+        ("a directory", &|| {
+            std::fs::create_dir(&samples).expect("mkdir")
+        }),
+        ("a character device", &|| {
+            std::os::unix::fs::symlink("/dev/null", &samples).expect("ln");
+        }),
+    ];
+    for (what, make) in cases {
+        match std::fs::symlink_metadata(&samples) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir(&samples).expect("rmdir"),
+            Ok(_) => std::fs::remove_file(&samples).expect("rm"),
+            Err(_) => {}
+        }
+        make();
+        let expected = if what == "missing" {
+            "samples.csv missing".to_owned()
+        } else {
+            format!("it is {what}, not a regular file")
+        };
+        root.refuses(&["report", "results/sent"], 1, &[expected.as_str()]);
+        assert_eq!(
+            std::fs::read(dir.join("report.txt")).expect("report"),
+            before,
+            "{what}: report.txt was rewritten"
+        );
     }
 }
