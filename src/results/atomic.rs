@@ -79,6 +79,50 @@ pub(crate) fn random_hex() -> String {
     hex::encode(bytes)
 }
 
+/// Creates (or truncates) the regular file `path` for writing, refusing a symbolic link there
+/// (`O_NOFOLLOW`: a link planted in a shared folder would have its target overwritten) and
+/// anything that is not a regular file. For a log that is written as it goes.
+pub fn create_log(path: &Path) -> std::io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o666)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                link_refused()
+            } else {
+                e
+            }
+        })?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        ));
+    }
+    file.set_len(0)?;
+    Ok(file)
+}
+
+/// [`write_atomic`] that refuses to replace a symbolic link: for a path the user named (a
+/// manual page, a TSV), where a link is more likely a mistake than something to replace.
+pub fn write_atomic_no_link(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(link_refused());
+    }
+    write_atomic(path, data)
+}
+
+fn link_refused() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        "it is a symbolic link; aba does not write through links (remove it)",
+    )
+}
+
 /// Tests: counts down `left`; once it reached zero, every write fails with `ENOSPC`.
 #[cfg(test)]
 pub(crate) fn injected_failure(left: &mut Option<usize>) -> std::io::Result<()> {

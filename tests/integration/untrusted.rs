@@ -296,3 +296,47 @@ fn report_without_readable_samples_fails_and_keeps_the_reports() {
         );
     }
 }
+
+/// `aba man --out DIR` and `aba build --logs DIR` refuse a link planted at one of the files
+/// they write, and leave what it points to alone.
+#[test]
+fn man_pages_and_build_logs_are_never_written_through_a_link() {
+    let root = Root::new();
+    let victim = victim(&root);
+    std::fs::create_dir_all(root.path().join("results/man")).expect("mkdir");
+    std::os::unix::fs::symlink(&victim, root.path().join("results/man/aba-check.1")).expect("ln");
+    root.refuses(
+        &["man", "--out", "results/man"],
+        1,
+        &["results/man/aba-check.1", "it is a symbolic link"],
+    );
+    root.write(
+        "recipe/r.toml",
+        &BASE.replace(
+            "[kernels.this]\nrelease = \"running\"",
+            "[kernels.this]\nrelease = \"7.2.0-x\"",
+        ),
+    );
+    root.write(
+        "recipe/builds.toml",
+        "version = 1\n[kernels.this]\ncommand = \"echo built\"\nimage = \"bzImage\"\n",
+    );
+    std::fs::create_dir_all(root.path().join("results/logs")).expect("mkdir");
+    std::os::unix::fs::symlink(&victim, root.path().join("results/logs/this.log")).expect("ln");
+    root.refuses(
+        &[
+            "build",
+            "recipe/r.toml",
+            "--builds",
+            "recipe/builds.toml",
+            "--logs",
+            "results/logs",
+        ],
+        1,
+        &["it is a symbolic link"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("read"),
+        "the tester's secret\n"
+    );
+}
