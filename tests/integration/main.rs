@@ -9,6 +9,7 @@ mod engine_local;
 mod faults_lab;
 mod faults_local;
 mod faults_ssh;
+mod forged_results;
 mod golden;
 mod host_deps;
 mod hostile;
