@@ -340,3 +340,26 @@ fn man_pages_and_build_logs_are_never_written_through_a_link() {
         "the tester's secret\n"
     );
 }
+
+/// A results directory whose recipe.toml is a link to the tester's 0600 file: refused as a
+/// link, and no line of that file is quoted.
+#[test]
+fn a_results_recipe_that_is_a_link_is_refused_without_quoting_its_target() {
+    let root = Root::new();
+    let dir = results_dir(&root);
+    let victim = victim(&root);
+    std::fs::write(&victim, "password = hunter2 is not TOML [\n").expect("write");
+    std::fs::remove_file(dir.join("recipe.toml")).expect("rm");
+    std::os::unix::fs::symlink(&victim, dir.join("recipe.toml")).expect("ln");
+    for command in ["report", "status", "verify"] {
+        // `status` reads the journal and samples only.
+        let ran = root.aba(&[command, "results/sent"]);
+        assert!(command == "status" || ran.code != Some(0), "{}", ran.text());
+        assert!(
+            !ran.stdout.contains("hunter2") && !ran.stderr.contains("hunter2"),
+            "{command} quoted the linked file: {}",
+            ran.text()
+        );
+    }
+    root.refuses(&["report", "results/sent"], 1, &["it is a symbolic link"]);
+}
