@@ -97,14 +97,42 @@ pub fn create_log(path: &Path) -> std::io::Result<File> {
                 e
             }
         })?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "it is not a regular file",
-        ));
-    }
+    regular(&file)?;
     file.set_len(0)?;
     Ok(file)
+}
+
+/// Opens the regular file `path` for appending, creating it (with `create`); a symbolic link
+/// there is refused (`O_NOFOLLOW`), so a journal or samples.csv planted as a link in a
+/// results directory someone sent never gets records appended to the file it names.
+pub fn open_append(path: &Path, create: bool) -> std::io::Result<File> {
+    let file = OpenOptions::new()
+        .append(true)
+        .create(create)
+        .mode(0o666)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                link_refused()
+            } else {
+                e
+            }
+        })?;
+    regular(&file)?;
+    Ok(file)
+}
+
+/// `Err` unless `file` is a regular file.
+fn regular(file: &File) -> std::io::Result<()> {
+    if file.metadata()?.is_file() {
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        ))
+    }
 }
 
 /// [`write_atomic`] that refuses to replace a symbolic link: for a path the user named (a
@@ -144,11 +172,19 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
 /// Cuts a trailing partial line (bytes after the last `\n`) off `path`, if it exists. Appending
 /// after such a tail would glue two records together.
 pub fn truncate_partial_line(path: &Path) -> std::io::Result<()> {
-    let mut file = match OpenOptions::new().read(true).write(true).open(path) {
+    // Not through a link, not a FIFO: see [`open_append`].
+    let mut file = match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(path)
+    {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(link_refused()),
         Err(e) => return Err(e),
     };
+    regular(&file)?;
     let len = file.metadata()?.len();
     if len == 0 {
         return Ok(());
@@ -180,7 +216,7 @@ pub fn truncate_partial_line(path: &Path) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{truncate_partial_line, write_atomic};
+    use super::{open_append, truncate_partial_line, write_atomic};
 
     #[test]
     fn partial_tails_are_cut_complete_files_kept() {
@@ -232,5 +268,21 @@ mod tests {
                 .file_type()
                 .is_symlink()
         );
+    }
+
+    /// A journal or samples.csv planted as a link: neither repaired nor appended to.
+    #[test]
+    fn appends_and_repairs_refuse_links() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"line\npartial").expect("write");
+        let link = dir.path().join("journal.jsonl");
+        std::os::unix::fs::symlink(&victim, &link).expect("ln");
+        let err = truncate_partial_line(&link).expect_err("a link");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        let err = open_append(&link, true).expect_err("a link");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read(&victim).expect("read"), b"line\npartial");
+        open_append(&dir.path().join("new"), true).expect("created");
     }
 }

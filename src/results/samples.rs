@@ -10,7 +10,7 @@
 
 use std::{
     collections::HashMap,
-    fs::{File, OpenOptions},
+    fs::File,
     io::{Read as _, Write},
     path::{Path, PathBuf},
 };
@@ -196,11 +196,8 @@ impl SampleWriter {
             source,
         };
         truncate_partial_line(path).map_err(|e| io("repair", e))?;
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| io("open", e))?;
+        let mut file =
+            crate::results::atomic::open_append(path, true).map_err(|e| io("open", e))?;
         let mut bytes = file.metadata().map_err(|e| io("stat", e))?.len();
         let mut lines = count_lines(path).map_err(|e| io("read", e))?;
         if bytes == 0 {
