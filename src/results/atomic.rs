@@ -83,21 +83,10 @@ pub(crate) fn random_hex() -> String {
 /// (`O_NOFOLLOW`: a link planted in a shared folder would have its target overwritten) and
 /// anything that is not a regular file. For a log that is written as it goes.
 pub fn create_log(path: &Path) -> std::io::Result<File> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o666)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(libc::ELOOP) {
-                link_refused()
-            } else {
-                e
-            }
-        })?;
-    regular(&file)?;
+    let file = open_regular_no_link(
+        OpenOptions::new().write(true).create(true).truncate(false),
+        path,
+    )?;
     file.set_len(0)?;
     Ok(file)
 }
@@ -106,9 +95,13 @@ pub fn create_log(path: &Path) -> std::io::Result<File> {
 /// there is refused (`O_NOFOLLOW`), so a journal or samples.csv planted as a link in a
 /// results directory someone sent never gets records appended to the file it names.
 pub fn open_append(path: &Path, create: bool) -> std::io::Result<File> {
-    let file = OpenOptions::new()
-        .append(true)
-        .create(create)
+    open_regular_no_link(OpenOptions::new().append(true).create(create), path)
+}
+
+/// Opens `path` with `options` (a new file is 0666 before the umask) without following a
+/// link, blocking on a FIFO or taking a terminal; `Err` unless it is a regular file.
+fn open_regular_no_link(options: &mut OpenOptions, path: &Path) -> std::io::Result<File> {
+    let file = options
         .mode(0o666)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
         .open(path)
@@ -173,18 +166,11 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
 /// after such a tail would glue two records together.
 pub fn truncate_partial_line(path: &Path) -> std::io::Result<()> {
     // Not through a link, not a FIFO: see [`open_append`].
-    let mut file = match OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
-        .open(path)
-    {
+    let mut file = match open_regular_no_link(OpenOptions::new().read(true).write(true), path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(link_refused()),
         Err(e) => return Err(e),
     };
-    regular(&file)?;
     let len = file.metadata()?.len();
     if len == 0 {
         return Ok(());

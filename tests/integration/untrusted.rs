@@ -23,6 +23,15 @@ fn victim(root: &Root) -> std::path::PathBuf {
     path
 }
 
+/// The victim still holds what [`victim`] wrote.
+#[track_caller]
+fn assert_untouched(victim: &Path) {
+    assert_eq!(
+        std::fs::read_to_string(victim).expect("read"),
+        "the tester's secret\n"
+    );
+}
+
 /// `aba report results/sent` with links to `victim` planted at every temporary name an older
 /// aba would have written through (`.<file>.tmp-<pid>`, its own pid known before it starts:
 /// a shell that waits for a line, then execs aba under its own pid).
@@ -61,10 +70,7 @@ fn report_never_writes_through_links_planted_at_temporary_names() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        std::fs::read_to_string(&victim).expect("read"),
-        "the tester's secret\n"
-    );
+    assert_untouched(&victim);
     assert!(
         std::fs::symlink_metadata(dir.join("report.txt"))
             .expect("written")
@@ -141,10 +147,7 @@ fn a_lock_file_that_is_a_link_is_refused_not_truncated() {
     root.refuses(&["unlock", "--target", "local"], 1, &expected);
     root.write("recipe/r.toml", BASE);
     root.refuses(&["run", "recipe/r.toml"], 1, &expected);
-    assert_eq!(
-        std::fs::read_to_string(&victim).expect("read"),
-        "the tester's secret\n"
-    );
+    assert_untouched(&victim);
 }
 
 /// `$ABA_LOCK_DIR` naming a folder that exists keeps its mode (a shared folder stays
@@ -335,10 +338,7 @@ fn man_pages_and_build_logs_are_never_written_through_a_link() {
         1,
         &["it is a symbolic link"],
     );
-    assert_eq!(
-        std::fs::read_to_string(&victim).expect("read"),
-        "the tester's secret\n"
-    );
+    assert_untouched(&victim);
 }
 
 /// A results directory whose recipe.toml is a link to the tester's 0600 file: refused as a
