@@ -363,3 +363,22 @@ fn a_results_recipe_that_is_a_link_is_refused_without_quoting_its_target() {
     }
     root.refuses(&["report", "results/sent"], 1, &["it is a symbolic link"]);
 }
+
+/// A `targets.toml` in the current folder that is a link to the tester's 0600 file: aba finds
+/// it without being told, so it refuses the link instead of quoting the file's first line in
+/// a parse error; named with `--targets`, the same link is the user's choice.
+#[test]
+fn a_found_targets_toml_that_is_a_link_is_refused_without_quoting_its_target() {
+    let root = Root::new();
+    let victim = victim(&root);
+    std::fs::write(&victim, "password = hunter2 is not TOML [\n").expect("write");
+    std::fs::remove_file(root.path().join("targets.toml")).expect("rm");
+    std::os::unix::fs::symlink(&victim, root.path().join("targets.toml")).expect("ln");
+    root.write("recipe/r.toml", BASE);
+    let ran = root.refuses(
+        &["check", "recipe/r.toml"],
+        1,
+        &["targets.toml", "it is a symbolic link", "--targets"],
+    );
+    assert!(!ran.stderr.contains("hunter2"), "{}", ran.text());
+}
