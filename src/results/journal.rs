@@ -982,7 +982,7 @@ fn visit_lines(
         path: path.to_path_buf(),
         source,
     };
-    let mut file = crate::input::open_regular(path).map_err(io)?;
+    let mut file = crate::input::open_data(path).map_err(io)?;
     file.seek(SeekFrom::Start(offset)).map_err(io)?;
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();

@@ -366,7 +366,7 @@ impl SampleTable {
             path: path.to_path_buf(),
             source,
         };
-        let file = crate::input::open_regular(path).map_err(io)?;
+        let file = crate::input::open_data(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let complete = complete_len(&file, len).map_err(io)?;
         let reader = std::io::BufReader::with_capacity(1 << 20, file.take(complete));
@@ -389,7 +389,7 @@ impl SampleTable {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = crate::input::open_regular(path).map_err(io)?;
+        let mut file = crate::input::open_data(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let complete = complete_len(&file, len).map_err(io)?;
         if complete <= offset {

@@ -259,8 +259,9 @@ fn a_huge_bad_option_value_is_echoed_escaped_and_cut() {
     }
 }
 
-/// `report` of a campaign whose samples.csv is missing, a FIFO, a folder or a link to
-/// /dev/null fails (without blocking) and leaves the reports it wrote before untouched.
+/// `report` of a campaign whose samples.csv is missing, a link (to the tester's file), a FIFO,
+/// a folder or a link to /dev/null fails (without blocking) and leaves the reports it wrote
+/// before untouched.
 #[test]
 fn report_without_readable_samples_fails_and_keeps_the_reports() {
     let root = Root::new();
@@ -269,29 +270,40 @@ fn report_without_readable_samples_fails_and_keeps_the_reports() {
     assert_eq!(ran.code, Some(0), "{}", ran.text());
     let before = std::fs::read(dir.join("report.txt")).expect("report");
     let samples = dir.join("samples.csv");
-    let cases: [(&str, &dyn Fn()); 4] = [
-        ("missing", &|| {}),
-        ("a FIFO", &|| mkfifo(&samples)),
-        ("a directory", &|| {
-            std::fs::create_dir(&samples).expect("mkdir")
-        }),
-        ("a character device", &|| {
-            std::os::unix::fs::symlink("/dev/null", &samples).expect("ln");
-        }),
+    let victim = victim(&root);
+    let link = "it is a symbolic link; aba reads a results directory's raw data only from \
+                regular files";
+    let cases: [(&str, &dyn Fn(), &str); 5] = [
+        (
+            "a link to the tester's file",
+            &|| std::os::unix::fs::symlink(&victim, &samples).expect("ln"),
+            link,
+        ),
+        (
+            "a link to /dev/null",
+            &|| std::os::unix::fs::symlink("/dev/null", &samples).expect("ln"),
+            link,
+        ),
+        ("missing", &|| {}, "samples.csv missing"),
+        (
+            "a FIFO",
+            &|| mkfifo(&samples),
+            "it is a FIFO, not a regular file",
+        ),
+        (
+            "a directory",
+            &|| std::fs::create_dir(&samples).expect("mkdir"),
+            "it is a directory, not a regular file",
+        ),
     ];
-    for (what, make) in cases {
+    for (what, make, expected) in cases {
         match std::fs::symlink_metadata(&samples) {
             Ok(m) if m.is_dir() => std::fs::remove_dir(&samples).expect("rmdir"),
             Ok(_) => std::fs::remove_file(&samples).expect("rm"),
             Err(_) => {}
         }
         make();
-        let expected = if what == "missing" {
-            "samples.csv missing".to_owned()
-        } else {
-            format!("it is {what}, not a regular file")
-        };
-        root.refuses(&["report", "results/sent"], 1, &[expected.as_str()]);
+        root.refuses(&["report", "results/sent"], 1, &[expected]);
         assert_eq!(
             std::fs::read(dir.join("report.txt")).expect("report"),
             before,
