@@ -2,6 +2,8 @@
 
 use std::{fmt::Write as _, path::Path};
 
+use crate::text::printable;
+
 use crate::{
     campaign::plan::Summary,
     error::{Error, exit_code},
@@ -27,11 +29,11 @@ pub fn status(dir_path: &Path, json: bool) -> Result<u8, Error> {
     // cannot be read is said so, never counted as no rows.
     match read_table(dir_path, &dir) {
         Ok(table) => {
-            print!("{}", render(&journal, table.as_ref()));
+            print!("{}", printable(&render(&journal, table.as_ref())));
             Ok(exit_code::OK)
         }
         Err(e) => {
-            print!("{}", render(&journal, None));
+            print!("{}", printable(&render(&journal, None)));
             Err(e)
         }
     }
@@ -180,7 +182,11 @@ pub fn render(journal: &Journal, table: Option<&SampleTable>) -> String {
     if state.finished {
         let _ = writeln!(out, "state: finished");
     } else if let Some(reason) = &state.stopped {
-        let _ = writeln!(out, "state: stopped: {reason}");
+        let _ = writeln!(
+            out,
+            "state: stopped: {}",
+            crate::text::untrusted(reason, crate::text::UNTRUSTED_CHARS)
+        );
         let _ = writeln!(out, "(continue with `aba resume DIR`)");
     } else {
         let _ = writeln!(

@@ -6,7 +6,7 @@
 
 use std::{
     collections::BTreeMap,
-    fs::{File, OpenOptions},
+    fs::File,
     io::{BufRead, BufReader, Read as _, Write},
     path::{Path, PathBuf},
 };
@@ -668,11 +668,7 @@ impl JournalWriter {
             source,
         };
         crate::results::atomic::truncate_partial_line(path).map_err(io)?;
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(io)?;
+        let file = crate::results::atomic::open_append(path, true).map_err(io)?;
         Ok(JournalWriter {
             file,
             path: path.to_path_buf(),
@@ -1006,7 +1002,7 @@ fn visit_lines(
         path: path.to_path_buf(),
         source,
     };
-    let mut file = crate::input::open_regular(path).map_err(io)?;
+    let mut file = crate::input::open_data(path).map_err(io)?;
     file.seek(SeekFrom::Start(offset)).map_err(io)?;
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();

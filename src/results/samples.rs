@@ -10,7 +10,7 @@
 
 use std::{
     collections::HashMap,
-    fs::{File, OpenOptions},
+    fs::File,
     io::{Read as _, Write},
     path::{Path, PathBuf},
 };
@@ -196,11 +196,8 @@ impl SampleWriter {
             source,
         };
         truncate_partial_line(path).map_err(|e| io("repair", e))?;
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| io("open", e))?;
+        let mut file =
+            crate::results::atomic::open_append(path, true).map_err(|e| io("open", e))?;
         let mut bytes = file.metadata().map_err(|e| io("stat", e))?.len();
         let mut lines = count_lines(path).map_err(|e| io("read", e))?;
         if bytes == 0 {
@@ -369,7 +366,7 @@ impl SampleTable {
             path: path.to_path_buf(),
             source,
         };
-        let file = crate::input::open_regular(path).map_err(io)?;
+        let file = crate::input::open_data(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let complete = complete_len(&file, len).map_err(io)?;
         let reader = std::io::BufReader::with_capacity(1 << 20, file.take(complete));
@@ -392,7 +389,7 @@ impl SampleTable {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = crate::input::open_regular(path).map_err(io)?;
+        let mut file = crate::input::open_data(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let complete = complete_len(&file, len).map_err(io)?;
         if complete <= offset {

@@ -354,3 +354,58 @@ fn preflight_checks_the_install_side_of_a_build() {
     assert!(missing.contains("'/boot/initrd.img'"), "{missing}");
     assert!(!missing.contains("vmlinuz"), "{missing}");
 }
+
+/// A source tree whose `.git/config` names an fsmonitor hook and a clean filter (applied to
+/// every file by its `.gitattributes`), both a program that leaves a marker: `aba build` and
+/// `aba check --builds` identify the tree (commit, dirty, diff) and run neither.
+#[test]
+fn a_source_trees_git_programs_never_run() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let builds = tree(
+        tmp.path(),
+        "mkdir -p out && printf 'Linux version 7.2.0-patched (t@h) (gcc) #1 SMP\\\\n' > out/bzImage",
+    );
+    let linux = tmp.path().join("linux");
+    std::fs::write(linux.join(".gitattributes"), "* filter=evil\n").expect("write");
+    let marker = tmp.path().join("ran");
+    let program = write(
+        tmp.path(),
+        "evil.sh",
+        &format!("#!/bin/sh\necho \"$0 $*\" >> {}\ncat\n", marker.display()),
+    );
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut config = std::fs::read_to_string(linux.join(".git/config")).expect("config");
+    config.push_str(&format!(
+        "[core]\n\tfsmonitor = {p}\n[filter \"evil\"]\n\tclean = {p}\n\trequired = true\n",
+        p = program.display()
+    ));
+    std::fs::write(linux.join(".git/config"), config).expect("config");
+    let recipe = write(tmp.path(), "r.toml", RECIPE);
+    let builds = builds.to_str().expect("utf-8");
+    let out = aba(
+        tmp.path(),
+        &["build", recipe.to_str().expect("utf-8"), "--builds", builds],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("(v7.2-dirty, dirty)"),
+        "{}",
+        text(&out)
+    );
+    let inventory = write(tmp.path(), "targets.toml", INVENTORY);
+    let out = on_target(
+        tmp.path(),
+        "check",
+        &recipe,
+        &inventory,
+        "lab",
+        &["--builds", builds],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !marker.exists(),
+        "the tree's programs ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+}

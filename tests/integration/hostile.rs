@@ -25,7 +25,7 @@ const PEAK_RSS_KIB: i64 = 200 * 1024;
 const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A minimal valid recipe; cases replace parts of it.
-const BASE: &str = r#"version = 1
+pub(crate) const BASE: &str = r#"version = 1
 name = "hostile"
 description = "a recipe from someone else"
 sequence = ["this"]
@@ -47,17 +47,17 @@ switch = "kexec"
 "#;
 
 /// What one aba process did.
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Ran {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
     /// Raw stderr bytes, to look for control characters.
-    stderr_bytes: Vec<u8>,
+    pub(crate) stderr_bytes: Vec<u8>,
     peak_rss_kib: i64,
 }
 
 impl Ran {
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         format!(
             "exit {:?}, peak RSS {} KiB\n--- stdout\n{}\n--- stderr\n{}",
             self.code,
@@ -70,12 +70,12 @@ impl Ran {
 
 /// A temporary root with the base recipe, the inventory, a home, a TMPDIR and a folder of
 /// the tester's own files that no recipe may read.
-struct Root {
+pub(crate) struct Root {
     dir: tempfile::TempDir,
 }
 
 impl Root {
-    fn new() -> Root {
+    pub(crate) fn new() -> Root {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = Root { dir };
         for sub in ["home", "tmp", "recipe", "outside/keys"] {
@@ -86,11 +86,11 @@ impl Root {
         root
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, rel: &str, text: &str) -> PathBuf {
         let path = self.path().join(rel);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
         std::fs::write(&path, text).expect("write");
@@ -133,7 +133,7 @@ impl Root {
 
     /// Runs `aba ARGS` in the root under the limits, and checks the invariants every case
     /// shares: it ended in time, did not panic, and wrote nothing outside `results/`.
-    fn aba(&self, args: &[&str]) -> Ran {
+    pub(crate) fn aba(&self, args: &[&str]) -> Ran {
         let before = self.listing();
         let ran = run_limited(self.path(), args);
         assert!(
@@ -159,7 +159,7 @@ impl Root {
 
     /// [`Root::aba`], then the exit code and that stderr holds every one of `expected`.
     #[track_caller]
-    fn refuses(&self, args: &[&str], code: i32, expected: &[&str]) -> Ran {
+    pub(crate) fn refuses(&self, args: &[&str], code: i32, expected: &[&str]) -> Ran {
         let ran = self.aba(args);
         assert_eq!(ran.code, Some(code), "{}", ran.text());
         for text in expected {
@@ -267,7 +267,7 @@ fn run_limited(cwd: &Path, args: &[&str]) -> Ran {
 }
 
 /// The base recipe with `old` replaced by `new` (which must occur).
-fn base_with(old: &str, new: &str) -> String {
+pub(crate) fn base_with(old: &str, new: &str) -> String {
     assert!(BASE.contains(old), "{old:?} is not in the base recipe");
     BASE.replacen(old, new, 1)
 }
@@ -277,7 +277,7 @@ fn with_workload_keys(keys: &str) -> String {
     base_with("run = \"echo 1\"", &format!("run = \"echo 1\"\n{keys}"))
 }
 
-fn mkfifo(path: &Path) {
+pub(crate) fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.to_str().expect("utf-8")).expect("no NUL");
     // SAFETY: a valid NUL-terminated path; mkfifo only creates a directory entry.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
@@ -548,7 +548,7 @@ fn a_campaign_of_too_many_runs_is_refused() {
 }
 
 /// A results directory to point `report`, `status` and `resume` at.
-fn results_dir(root: &Root) -> PathBuf {
+pub(crate) fn results_dir(root: &Root) -> PathBuf {
     let dir = root.path().join("results/sent");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/local-null");
     std::fs::create_dir_all(&dir).expect("mkdir");
@@ -644,9 +644,9 @@ fn a_fifo_in_a_results_directory_is_refused_without_blocking() {
     .expect("copy");
     std::fs::remove_file(dir.join("samples.csv")).expect("rm");
     mkfifo(&dir.join("samples.csv"));
-    // `report` and `verify` take a samples.csv that is not a regular file for a missing one
-    // (the analysis's rule, not this corpus's): they never open it, and verify says that the
-    // journaled runs have no rows.
+    // `verify` takes a samples.csv that is not a regular file for a missing one: it never
+    // opens it, and says that the journaled runs have no rows (`report` refuses it:
+    // untrusted::report_without_readable_samples_fails_and_keeps_the_reports).
     let ran = root.aba(&["verify", "results/sent"]);
     assert_eq!(ran.code, Some(5), "{}", ran.text());
     assert!(
