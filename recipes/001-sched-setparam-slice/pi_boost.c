@@ -2,7 +2,7 @@
  * pi_boost: does a priority-inheritance boost survive sched_setparam() with unchanged
  * parameters? An untimed correctness check for aba (recipe 001), the thread's "RT/DL PI"
  * controls: "The revision and unmodified v7.2 also passed the basic syscall checks and the
- * other controls: RT/DL PI, [...]" (seed 001, lines 23-24). The revision keeps "the full
+ * other controls: RT/DL PI, [...]" (the thread's reply). The revision keeps "the full
  * update path for PI-boosted [...] tasks" (its patch); a fast path that skipped an update it
  * needed, or took the boosted priority for the task's own, would show here.
  *

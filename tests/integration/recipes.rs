@@ -468,7 +468,7 @@ fn dl_server_reads_several_metrics_from_one_run_and_needs_a_pass() {
     assert!(r.boot_cmdline.iter().any(|p| p == "nohz_full=2-3"));
     assert!(r.boot_cmdline.iter().any(|p| p.starts_with("isolcpus=")));
     assert_eq!(r.workloads[0].run, "sh ./dlserver_nohz.sh -c 2 -d 10");
-    // Machine B's facts (seed 002 line 235), bound without editing the recipe: the CPU
+    // Machine B's facts (the thread: "isolated CPU 1"), bound without editing the recipe: the CPU
     // under test reaches both workloads, the expectations take B's numbers, the hash stays.
     let bound = |name: &str, value: &str| aba::recipe::params::BoundParam {
         name: aba::recipe::ident::ParamName::new(name).expect("valid"),
