@@ -197,6 +197,15 @@ fn output(stdout: &str) -> CommandOutput {
     }
 }
 
+/// The recipe's workload `name`.
+fn workload<'r>(recipe: &'r Recipe, name: &str) -> &'r aba::recipe::Workload {
+    recipe
+        .workloads
+        .iter()
+        .find(|w| w.name.as_str() == name)
+        .unwrap_or_else(|| panic!("no workload {name}"))
+}
+
 /// Runs `stdout` through the workload's checks and metrics, as the engine does, on the
 /// baseline kernel.
 fn read(recipe: &Recipe, workload: &str, stdout: &str) -> Result<Vec<f64>, String> {
@@ -210,11 +219,7 @@ fn read_on(
     kernel: &str,
     stdout: &str,
 ) -> Result<Vec<f64>, String> {
-    let w = recipe
-        .workloads
-        .iter()
-        .find(|w| w.name.as_str() == workload)
-        .unwrap_or_else(|| panic!("no workload {workload}"));
+    let w = self::workload(recipe, workload);
     evaluate(&output(stdout), &w.check, &w.metrics, kernel).map_err(|e| e.to_string())
 }
 
@@ -599,13 +604,13 @@ fn dl_server_reads_several_metrics_from_one_run_and_needs_a_pass() {
 #[test]
 fn rseq_lock_benchmark_is_a_flags_matrix_with_six_metrics() {
     let r = load("003-rseq-slice-extension.toml");
-    let w = &r.workloads[0];
+    let w = workload(&r, "lockbench");
     let cases: Vec<String> = w.cases().into_iter().map(|c| c.name).collect();
     assert_eq!(cases, ["flags=", "flags=-w"]);
     assert_eq!(w.samples, 10);
     assert_eq!(w.role, Role::Measured);
     // -d never requests an extension: the control, a workload of its own.
-    let control = &r.workloads[1];
+    let control = workload(&r, "lockbench_nodelay");
     assert_eq!(control.name.as_str(), "lockbench_nodelay");
     assert_eq!(control.role, Role::Control);
     assert_eq!(control.run, "./lockbench -d");
@@ -691,6 +696,79 @@ fn rseq_lock_benchmark_is_a_flags_matrix_with_six_metrics() {
         read(&r, "lockbench_nodelay", out).is_err(),
         "a control run that requested extensions fails"
     );
+}
+
+/// The grant check of recipe 003 on lockbench's real output: the recipe's own build and
+/// command, run here. A kernel without slice extensions (this one, unless it is 7.0+ with
+/// the feature on) is what the check is for: there the run says "unavailable" with 0 grants,
+/// which must fail the point on `ext-on` and is the expected failure on `ext-off`; on a
+/// kernel that grants, the opposite.
+#[test]
+fn rseq_grant_check_fails_where_lockbench_requested_or_got_nothing() {
+    if !crate::support::skip::need("cc") {
+        return;
+    }
+    let r = load("003-rseq-slice-extension.toml");
+    let check = workload(&r, "slice_grants");
+    assert_eq!(
+        (check.role, check.samples, check.retries),
+        (Role::Check, 1, 0)
+    );
+    let expect_fail: Vec<&str> = check.check.expect_fail.iter().map(|k| k.as_str()).collect();
+    assert_eq!(expect_fail, ["ext-off"]);
+    assert_eq!(
+        r.workloads[0].name.as_str(),
+        "slice_grants",
+        "first: a kernel without the feature fails before the measurements"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::copy(
+        root().join("recipes/003-rseq-slice-extension/lockbench.c"),
+        dir.path().join("lockbench.c"),
+    )
+    .expect("copy lockbench.c");
+    let built = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&r.setup.commands[0])
+        .current_dir(dir.path())
+        .output()
+        .expect("sh runs");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&check.run)
+        .envs(check.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .current_dir(dir.path())
+        .output()
+        .expect("lockbench runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let granted =
+        stdout.contains("slice extension: requested") && !stdout.contains("Total extended: 0\n");
+    let (passes, fails) = if granted {
+        ("ext-on", "ext-off")
+    } else {
+        ("ext-off", "ext-on")
+    };
+    assert_eq!(
+        read_on(&r, "slice_grants", passes, &stdout),
+        Ok(Vec::new()),
+        "{stdout}"
+    );
+    let err = read_on(&r, "slice_grants", fails, &stdout).expect_err(&stdout);
+    if granted {
+        assert!(err.contains("where it must fail"), "{err}");
+    } else {
+        assert!(err.contains("must_match"), "{err}");
+    }
 }
 
 #[test]
