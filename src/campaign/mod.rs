@@ -9,6 +9,7 @@ pub mod events;
 pub mod extract;
 pub mod footprint;
 pub mod lock;
+pub mod lookalikes;
 pub mod plan;
 pub mod preflight;
 pub mod reservation;

@@ -10,6 +10,7 @@ use crate::{
     campaign::{
         advice::advise,
         footprint::{Footprint, StepCommands},
+        lookalikes::lookalikes,
         plan::{Summary, format_eta},
     },
     cli::{
@@ -53,6 +54,11 @@ pub fn check(
         host.bind(&mut recipe, &mut kernels, &target)?;
     }
     let summary = Summary::new(&recipe, &target)?;
+    let built = builds
+        .as_ref()
+        .map(|b| b.labels.clone())
+        .unwrap_or_default();
+    let lookalikes = lookalikes(&recipe, &built);
     if let Some(reference) = &recipe.reference {
         open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
     }
@@ -91,12 +97,17 @@ pub fn check(
         let footprint = Footprint::of(&recipe);
         let mut doc = CheckDoc::new(&recipe, &target, &summary, &footprint, &source);
         doc.kernels = &kernels;
+        doc.warnings
+            .extend(lookalikes.iter().map(ToString::to_string));
         print!("{}", crate::json::render(&doc));
         return Ok(exit_code::OK);
     }
     print!("{}", render_advice(&recipe, &target, &advice));
     for warning in &summary.warnings {
         eprintln!("warning: {warning}");
+    }
+    for kernels in &lookalikes {
+        eprintln!("warning: {kernels}");
     }
     Ok(exit_code::OK)
 }

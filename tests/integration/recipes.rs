@@ -187,6 +187,52 @@ fn every_recipe_passes_aba_check() {
     }
 }
 
+/// Recipe 005's three kernels share release, image, initrd and command line: only its builds
+/// file tells their boots apart, and `aba check` without one says so (issue 35 item 6). With
+/// a builds file that covers them (its images still to be built) it does not; nor for 003's
+/// two boots of one build, which their command lines tell apart.
+#[test]
+fn kernels_only_a_builds_file_tells_apart_are_warned_about_without_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let check = |recipe: &str, extra: &[&str]| {
+        let out = aba(dir.path())
+            .current_dir(dir.path())
+            .arg("check")
+            .arg(root().join("recipes").join(recipe))
+            .args(extra)
+            .output()
+            .expect("aba runs");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{recipe}: {stderr}");
+        stderr
+    };
+    let warned = check("005-lab-built-kernels.toml", &[]);
+    assert!(
+        warned.contains(
+            "warning: kernels `original`, `patched`, `null-patch` have the same release \
+             (6.1.192-aba-lab), image, initrd and command line: without --builds nothing at a \
+             boot tells them apart"
+        ),
+        "{warned}"
+    );
+    let builds = dir.path().join("builds.toml");
+    let mut text = "version = 1\n".to_owned();
+    for label in ["original", "patched", "null-patch"] {
+        text.push_str(&format!(
+            "[kernels.{label}]\ncommand = \"true\"\nimage = \"out/{label}/bzImage\"\n"
+        ));
+    }
+    fs::write(&builds, text).expect("write builds.toml");
+    let builds = builds.to_str().expect("utf-8");
+    let proven = check("005-lab-built-kernels.toml", &["--builds", builds]);
+    assert!(!proven.contains("have the same release"), "{proven}");
+    let own_cmdline = check("003-rseq-slice-extension.toml", &[]);
+    assert!(
+        !own_cmdline.contains("have the same release"),
+        "{own_cmdline}"
+    );
+}
+
 /// What the engine would see from a run that printed `stdout` and exited 0.
 fn output(stdout: &str) -> CommandOutput {
     CommandOutput {
