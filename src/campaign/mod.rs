@@ -8,6 +8,7 @@ pub mod environment;
 pub mod events;
 pub mod extract;
 pub mod footprint;
+pub mod judging;
 pub mod lock;
 pub mod lookalikes;
 pub mod plan;
