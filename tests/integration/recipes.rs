@@ -301,10 +301,12 @@ fn rt_sysctl_read_is_the_mail_setup() {
     assert_eq!(
         names,
         [
+            "rt_group_sched_off",
             "sched_rt_period_us",
             "sched_rt_runtime_us",
             "sched_rr_timeslice_ms",
-            "rt_sysctl_writes"
+            "rt_sysctl_writes",
+            "kernel_warnings"
         ]
     );
     for w in r.workloads.iter().filter(|w| !w.is_check()) {
@@ -313,7 +315,7 @@ fn rt_sysctl_read_is_the_mail_setup() {
         assert_eq!(w.metrics[0].divide, 4096.0);
         assert_eq!(w.metrics[0].better, BetterSpec::Lower);
     }
-    assert_eq!(r.workloads[2].role, Role::Control);
+    assert_eq!(workload(&r, "sched_rr_timeslice_ms").role, Role::Control);
     assert_eq!(r.analysis.baseline.as_str(), "original");
     let expect: Vec<(&str, &str, f64)> = r
         .expect
@@ -337,7 +339,7 @@ fn rt_sysctl_read_is_the_mail_setup() {
     assert!(err.contains("must_match"), "{err}");
 
     // The write checks: untimed, once per boot, must pass on both kernels.
-    let writes = &r.workloads[3];
+    let writes = workload(&r, "rt_sysctl_writes");
     assert_eq!(
         (writes.role, writes.warmup, writes.samples),
         (Role::Check, 0, 1)
@@ -965,13 +967,40 @@ fn rseq_grant_check_fails_where_lockbench_requested_or_got_nothing() {
 #[test]
 fn perf_bench_pipe_runs_at_four_cgroup_levels() {
     let r = load("004-perf-bench-pipe-cgroup.toml");
-    let w = &r.workloads[0];
+    let w = workload(&r, "pipe");
     let cases: Vec<String> = w.cases().into_iter().map(|c| c.name).collect();
     assert_eq!(cases, ["level=root", "level=1", "level=2", "level=3"]);
     assert_eq!(w.samples, 20);
     assert_eq!(w.metrics[0].better, BetterSpec::Higher);
     assert_eq!(r.kernels.len(), 3);
     assert_eq!(r.expect.len(), 8);
+    // The eight figures are one arm64 machine's: params with the thread's values as defaults.
+    assert_eq!(r.expect[0].change_pct, -2.78);
+    assert_eq!(r.expect[7].change_pct, -1.00);
+    assert!(r.expect.iter().all(|e| e.tolerance == 0.5));
+    let bound = |name: &str, value: &str| aba::recipe::params::BoundParam {
+        name: aba::recipe::ident::ParamName::new(name).expect("valid"),
+        value: aba::recipe::ident::ParamValue::new(value).expect("valid"),
+        from: aba::origin::Origin::Recipe,
+    };
+    let other = aba::recipe::load::rebind(
+        &r,
+        &[bound("on_root_pct", "-4.1"), bound("tolerance_pp", "1.5")],
+    )
+    .expect("another machine's figures fit");
+    assert_eq!(other.sha256, r.sha256);
+    assert_eq!(other.expect[0].change_pct, -4.1);
+    assert!(other.expect.iter().all(|e| e.tolerance == 1.5));
+    // The uclamp config, proven at every boot; uclamp-off fails it by design.
+    let config = workload(&r, "uclamp_config");
+    assert_eq!(config.role, Role::Check);
+    let expect_fail: Vec<&str> = config
+        .check
+        .expect_fail
+        .iter()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(expect_fail, ["uclamp-off"]);
     // The thread's "~6% of perf impact between each level": each level against the one
     // above it, on every kernel.
     let levels: Vec<(&str, &str)> = r
@@ -1017,6 +1046,85 @@ fn perf_bench_pipe_runs_at_four_cgroup_levels() {
         evaluate(&out, &w.check, &w.metrics, "uclamp-off").is_err(),
         "a run that did not report its cgroup fails"
     );
+}
+
+/// Recipe 004's uclamp check and 000's CONFIG_RT_GROUP_SCHED check on this kernel's real
+/// config (recipes/common/kernel_config.sh, the recipes' own commands): 004's must pass on
+/// the uclamp kernels and fail on uclamp-off, so a kernel without uclamp fails uclamp-on and
+/// is uclamp-off's expected failure, and one with it the opposite; 000's must pass on both
+/// kernels, so this kernel's answer decides both alike.
+#[test]
+fn kernel_config_checks_read_this_kernels_config() {
+    let uclamp = load("004-perf-bench-pipe-cgroup.toml");
+    let rt = load("000-rt-sysctl-read.toml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::copy(
+        root().join("recipes/common/kernel_config.sh"),
+        dir.path().join("kernel_config.sh"),
+    )
+    .expect("copy kernel_config.sh");
+    let run = |command: &str| {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(dir.path())
+            .output()
+            .expect("sh runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, config) = run(&workload(&uclamp, "uclamp_config").run);
+    if code == Some(1) {
+        // No config to read: the run fails on every kernel, uclamp-off included.
+        crate::support::skip::skip("this kernel shows no config (/boot/config-*, /proc/config.gz)");
+        return;
+    }
+    assert_eq!(code, Some(0), "{config}");
+    let with_uclamp = config.contains("CONFIG_UCLAMP_TASK=y\n")
+        && config.contains("CONFIG_UCLAMP_TASK_GROUP=y\n")
+        && config.contains("sched_util_clamp_min: present\n");
+    assert!(
+        with_uclamp || config.contains("CONFIG_UCLAMP_TASK=n\n") || config.contains("absent"),
+        "{config}"
+    );
+    let (passes, fails): (&[&str], &[&str]) = if with_uclamp {
+        (&["uclamp-on", "uclamp-on-fix"], &["uclamp-off"])
+    } else {
+        (&["uclamp-off"], &["uclamp-on", "uclamp-on-fix"])
+    };
+    for kernel in passes {
+        assert_eq!(
+            read_on(&uclamp, "uclamp_config", kernel, &config),
+            Ok(Vec::new()),
+            "{config}"
+        );
+    }
+    for kernel in fails {
+        assert!(
+            read_on(&uclamp, "uclamp_config", kernel, &config).is_err(),
+            "{config}"
+        );
+    }
+
+    let (code, config) = run(&workload(&rt, "rt_group_sched_off").run);
+    assert_eq!(code, Some(0), "{config}");
+    let off = config.contains("CONFIG_RT_GROUP_SCHED=n\n");
+    assert!(
+        off || config.contains("CONFIG_RT_GROUP_SCHED=y\n"),
+        "{config}"
+    );
+    for kernel in ["original", "patched"] {
+        assert_eq!(
+            read_on(&rt, "rt_group_sched_off", kernel, &config).is_ok(),
+            off,
+            "{kernel}: {config}"
+        );
+    }
+    // An option the script cannot look up is a usage error, never a pass.
+    let (code, _) = run("sh ./kernel_config.sh not_an_option");
+    assert_eq!(code, Some(2));
 }
 
 /// Runs `aba check` on one invalid fixture from inside the fixture directory (so paths in
