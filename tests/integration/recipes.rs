@@ -106,6 +106,7 @@ fn the_examples_are_all_there() {
         "quickstart.toml",
         "000-rt-sysctl-read.toml",
         "001-sched-setparam-slice.toml",
+        "001-rt-pi-uclamp-reset.toml",
         "002-dl-server-nohz-full.toml",
         "003-rseq-slice-extension.toml",
         "004-perf-bench-pipe-cgroup.toml",
@@ -1046,6 +1047,76 @@ fn perf_bench_pipe_runs_at_four_cgroup_levels() {
         evaluate(&out, &w.check, &w.metrics, "uclamp-off").is_err(),
         "a run that did not report its cgroup fails"
     );
+}
+
+/// The opt-in, UNVERIFIED RT-PI uclamp reset (issue 35 item 5), built with its recipe's
+/// setup and run with its command here, as root. Where the kernel does not follow the
+/// derived sequence (here: no uclamp) the program exits 1 with the reason, which fails the
+/// run on both kernels, unmodified's expected failure included; where it does, "reset: yes"
+/// passes on the revision only and "reset: no" is unmodified's expected failure.
+#[test]
+fn rt_pi_uclamp_reset_fails_loudly_where_its_sequence_does_not_hold() {
+    if !crate::support::skip::need("cc") {
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        crate::support::skip::skip("the uclamp reset needs root (a SCHED_FIFO waiter)");
+        return;
+    }
+    let r = load("001-rt-pi-uclamp-reset.toml");
+    assert!(r.description.starts_with("UNVERIFIED"), "{}", r.description);
+    let check = workload(&r, "uclamp_reset");
+    let expect_fail: Vec<&str> = check.check.expect_fail.iter().map(|k| k.as_str()).collect();
+    assert_eq!(expect_fail, ["unmodified"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    for copy in &r.files {
+        fs::copy(&copy.local, dir.path().join(copy.remote.as_str())).expect("copy a file");
+    }
+    let sh = |command: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(dir.path())
+            .output()
+            .expect("sh runs")
+    };
+    let built = sh(&r.setup.commands[0]);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = sh(&check.run);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    let code = out.status.code().expect("an exit status");
+    let seen = CommandOutput {
+        outcome: ExitOutcome::Exited(code),
+        stdout: out.stdout.clone(),
+        stderr: out.stderr.clone(),
+        elapsed: Duration::from_secs(1),
+        ..CommandOutput::default()
+    };
+    let judged = |kernel: &str| evaluate(&seen, &check.check, &check.metrics, kernel);
+    match code {
+        1 => {
+            assert!(stderr.starts_with("uclamp_reset: "), "{stdout}{stderr}");
+            if !std::path::Path::new("/proc/sys/kernel/sched_util_clamp_min_rt_default").exists() {
+                assert!(stderr.contains("without uclamp"), "{stderr}");
+            }
+            assert!(judged("unmodified").is_err() && judged("revision").is_err());
+        }
+        0 => {
+            let reset = stdout.contains("reset: yes\n");
+            assert!(reset || stdout.contains("reset: no\n"), "{stdout}");
+            assert_eq!(judged("revision").is_ok(), reset, "{stdout}");
+            assert_eq!(judged("unmodified").is_ok(), !reset, "{stdout}");
+        }
+        other => panic!("exit {other}: {stdout}{stderr}"),
+    }
 }
 
 /// Recipe 004's uclamp check and 000's CONFIG_RT_GROUP_SCHED check on this kernel's real
