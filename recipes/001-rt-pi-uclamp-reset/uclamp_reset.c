@@ -43,6 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "task_prio.h"
+
 #define RT_DEFAULT "/proc/sys/kernel/sched_util_clamp_min_rt_default"
 
 /* SCHED_ATTR_SIZE_VER1, as in include/uapi/linux/sched/types.h: with the clamps. */
@@ -58,10 +60,6 @@ struct reset_sched_attr {
 	uint32_t sched_util_min;
 	uint32_t sched_util_max;
 };
-
-/* Effective priorities as /proc/PID/stat prints them (task_prio(): prio - 100). */
-#define PRIO_FIFO_10 (-11)
-#define PRIO_NICE_0 20
 
 static pthread_mutex_t lock;
 
@@ -87,52 +85,6 @@ static struct reset_sched_attr get_attr(void)
 	if (attr.size < sizeof(attr))
 		fail("sched_getattr returned no clamps (a kernel without CONFIG_UCLAMP_TASK?)");
 	return attr;
-}
-
-/* The calling thread's effective priority (field 18 of its stat), or below -1000. */
-static int own_prio(void)
-{
-	char path[64], buf[1024];
-	FILE *f;
-	size_t n;
-	char *p;
-	int field = 2, prio = -10000;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", (long)syscall(SYS_gettid));
-	f = fopen(path, "r");
-	if (!f)
-		return prio;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p)
-		return prio;
-	for (p += 2; *p && field < 17; p++)
-		if (*p == ' ')
-			field++;
-	if (field == 17)
-		prio = atoi(p);
-	return prio;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Waits up to 2 s for the priority to become `want`; the last priority read. */
-static int wait_prio(int want)
-{
-	int prio = own_prio();
-
-	for (int i = 0; i < 200 && prio != want; i++) {
-		sleep_ms(10);
-		prio = own_prio();
-	}
-	return prio;
 }
 
 static void *waiter(void *unused)

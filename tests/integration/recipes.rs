@@ -253,6 +253,43 @@ fn workload<'r>(recipe: &'r Recipe, name: &str) -> &'r aba::recipe::Workload {
         .unwrap_or_else(|| panic!("no workload {name}"))
 }
 
+/// A recipe's `[files]` copied into a fresh directory, as a point's work directory holds them,
+/// and commands run there by `sh -c`, as aba runs them.
+struct WorkDir(tempfile::TempDir);
+
+impl WorkDir {
+    fn of(recipe: &Recipe) -> WorkDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for copy in &recipe.files {
+            fs::copy(&copy.local, dir.path().join(copy.remote.as_str())).expect("copy a file");
+        }
+        WorkDir(dir)
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    /// `command` with the workload's `env`, as the target's shell runs a run.
+    fn sh_env(
+        &self,
+        command: &str,
+        env: &[(aba::recipe::ident::EnvName, String)],
+    ) -> std::process::Output {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .current_dir(self.path())
+            .output()
+            .expect("sh runs")
+    }
+
+    fn sh(&self, command: &str) -> std::process::Output {
+        self.sh_env(command, &[])
+    }
+}
+
 /// Runs `stdout` through the workload's checks and metrics, as the engine does, on the
 /// baseline kernel.
 fn read(recipe: &Recipe, workload: &str, stdout: &str) -> Result<Vec<f64>, String> {
@@ -483,23 +520,21 @@ fn setparam_slice_pi_control_program_holds_every_boost_here() {
         crate::support::skip::skip("the PI control needs root (real-time and deadline waiters)");
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let source = root().join("recipes/001-sched-setparam-slice/pi_boost.c");
-    let binary = dir.path().join("pi_boost");
-    let built = std::process::Command::new("cc")
-        .args(["-O2", "-Wall", "-pthread", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .output()
-        .expect("cc runs");
+    let r = load("001-sched-setparam-slice.toml");
+    let dir = WorkDir::of(&r);
+    let build = r
+        .setup
+        .commands
+        .iter()
+        .find(|c| c.contains("pi_boost.c"))
+        .expect("the recipe builds pi_boost");
+    let built = dir.sh(build);
     assert!(
         built.status.success(),
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let out = std::process::Command::new(&binary)
-        .output()
-        .expect("pi_boost runs");
+    let out = dir.sh(&workload(&r, "pi_boost").run);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -510,7 +545,6 @@ fn setparam_slice_pi_control_program_holds_every_boost_here() {
         4,
         "{stdout}"
     );
-    let r = load("001-sched-setparam-slice.toml");
     assert_eq!(read_on(&r, "pi_boost", "revision", &stdout), Ok(Vec::new()));
 }
 
@@ -679,18 +713,8 @@ fn dl_server_reads_several_metrics_from_one_run_and_needs_a_pass() {
 #[test]
 fn dl_server_programs_check_nohz_full_and_count_the_points_warnings_here() {
     let r = load("002-dl-server-nohz-full.toml");
-    let dir = tempfile::tempdir().expect("tempdir");
-    for copy in &r.files {
-        fs::copy(&copy.local, dir.path().join(copy.remote.as_str())).expect("copy a file");
-    }
-    let sh = |command: &str| {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(dir.path())
-            .output()
-            .expect("sh runs")
-    };
+    let dir = WorkDir::of(&r);
+    let sh = |command: &str| dir.sh(command);
     // The list parser the check uses, on the kernel's formats.
     for (list, cpu, inside) in [
         ("2-3,6-53,56-57", "2", "1"),
@@ -915,30 +939,14 @@ fn rseq_grant_check_fails_where_lockbench_requested_or_got_nothing() {
         "slice_grants",
         "first: a kernel without the feature fails before the measurements"
     );
-    let dir = tempfile::tempdir().expect("tempdir");
-    fs::copy(
-        root().join("recipes/003-rseq-slice-extension/lockbench.c"),
-        dir.path().join("lockbench.c"),
-    )
-    .expect("copy lockbench.c");
-    let built = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(&r.setup.commands[0])
-        .current_dir(dir.path())
-        .output()
-        .expect("sh runs");
+    let dir = WorkDir::of(&r);
+    let built = dir.sh(&r.setup.commands[0]);
     assert!(
         built.status.success(),
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(&check.run)
-        .envs(check.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .current_dir(dir.path())
-        .output()
-        .expect("lockbench runs");
+    let out = dir.sh_env(&check.run, &check.env);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -1069,18 +1077,8 @@ fn rt_pi_uclamp_reset_fails_loudly_where_its_sequence_does_not_hold() {
     let check = workload(&r, "uclamp_reset");
     let expect_fail: Vec<&str> = check.check.expect_fail.iter().map(|k| k.as_str()).collect();
     assert_eq!(expect_fail, ["unmodified"]);
-    let dir = tempfile::tempdir().expect("tempdir");
-    for copy in &r.files {
-        fs::copy(&copy.local, dir.path().join(copy.remote.as_str())).expect("copy a file");
-    }
-    let sh = |command: &str| {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(dir.path())
-            .output()
-            .expect("sh runs")
-    };
+    let dir = WorkDir::of(&r);
+    let sh = |command: &str| dir.sh(command);
     let built = sh(&r.setup.commands[0]);
     assert!(
         built.status.success(),
@@ -1128,19 +1126,9 @@ fn rt_pi_uclamp_reset_fails_loudly_where_its_sequence_does_not_hold() {
 fn kernel_config_checks_read_this_kernels_config() {
     let uclamp = load("004-perf-bench-pipe-cgroup.toml");
     let rt = load("000-rt-sysctl-read.toml");
-    let dir = tempfile::tempdir().expect("tempdir");
-    fs::copy(
-        root().join("recipes/common/kernel_config.sh"),
-        dir.path().join("kernel_config.sh"),
-    )
-    .expect("copy kernel_config.sh");
+    let dir = WorkDir::of(&uclamp);
     let run = |command: &str| {
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(dir.path())
-            .output()
-            .expect("sh runs");
+        let out = dir.sh(command);
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
