@@ -231,6 +231,11 @@ pub fn check_lines(
         ));
     }
     let all_there = builds.len() == file.kernels.len();
+    let file_labels = file
+        .kernels
+        .iter()
+        .filter_map(|k| crate::recipe::ident::KernelLabel::new(&k.label).ok())
+        .collect();
     let host = (all_there && target.name != crate::inventory::ANY_SWITCHING).then(|| HostBuilds {
         file,
         builds,
@@ -238,6 +243,7 @@ pub fn check_lines(
     });
     Ok(Some(BuildsCheck {
         lines,
+        labels: file_labels,
         host,
         estimate,
     }))
@@ -259,6 +265,8 @@ fn others(spec: &crate::build::file::BuildSpec) -> impl Iterator<Item = (&'stati
 pub struct BuildsCheck {
     /// The lines to print.
     pub lines: Vec<String>,
+    /// The kernels the builds file covers: each boot of one is proven to be its build.
+    pub labels: Vec<crate::recipe::ident::KernelLabel>,
     /// The builds, read without their build steps, when every file is there.
     pub host: Option<HostBuilds>,
     /// What the build steps are estimated to take (their `estimate`s).
