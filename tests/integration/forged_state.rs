@@ -10,7 +10,6 @@
 
 use std::{
     collections::BTreeMap,
-    os::unix::fs::MetadataExt as _,
     path::{Path, PathBuf},
     process::Output,
 };
@@ -65,35 +64,9 @@ impl Scratch {
             .expect("aba runs")
     }
 
-    /// Every path under the root except those under `allowed`, with its mode and content.
+    /// Every path under the root except those under `allowed`: what must not change.
     fn listing(&self, allowed: &[&str]) -> BTreeMap<PathBuf, String> {
-        let mut out = BTreeMap::new();
-        let mut stack = vec![self.path().to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).expect("readable").flatten() {
-                let path = entry.path();
-                let rel = path
-                    .strip_prefix(self.path())
-                    .expect("under root")
-                    .to_owned();
-                if allowed.iter().any(|a| rel.starts_with(a)) {
-                    continue;
-                }
-                let meta = std::fs::symlink_metadata(&path).expect("stat");
-                let content = if meta.is_file() {
-                    String::from_utf8_lossy(&std::fs::read(&path).expect("read")).into_owned()
-                } else if meta.file_type().is_symlink() {
-                    format!("-> {}", std::fs::read_link(&path).expect("link").display())
-                } else {
-                    String::new()
-                };
-                out.insert(rel, format!("{:o} {content}", meta.mode()));
-                if meta.is_dir() {
-                    stack.push(path);
-                }
-            }
-        }
-        out
+        crate::support::tree::listing(self.path(), allowed)
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::{
     collections::BTreeMap,
-    os::unix::fs::{MetadataExt as _, PermissionsExt as _},
+    os::unix::fs::PermissionsExt as _,
     path::{Path, PathBuf},
     process::{Command, Stdio},
     time::{Duration, Instant},
@@ -97,38 +97,10 @@ impl Root {
         path
     }
 
-    /// Every path under the root except `results/`, with its size, mode and content hash:
-    /// what must not change.
+    /// Every path under the root except `results/` and the target locks (ABA_LOCK_DIR), the
+    /// only places aba writes here: what must not change.
     fn listing(&self) -> BTreeMap<PathBuf, String> {
-        let mut out = BTreeMap::new();
-        let mut stack = vec![self.path().to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).expect("readable").flatten() {
-                let path = entry.path();
-                let rel = path
-                    .strip_prefix(self.path())
-                    .expect("under root")
-                    .to_path_buf();
-                // Besides results/, aba writes only its target locks (ABA_LOCK_DIR).
-                if rel.starts_with("results") || rel.starts_with("locks") {
-                    continue;
-                }
-                let meta = std::fs::symlink_metadata(&path).expect("stat");
-                let content = if meta.is_file() {
-                    let data = std::fs::read(&path).expect("read");
-                    format!("{} bytes, {:x}", data.len(), fnv(&data))
-                } else if meta.file_type().is_symlink() {
-                    format!("-> {}", std::fs::read_link(&path).expect("link").display())
-                } else {
-                    String::new()
-                };
-                out.insert(rel, format!("{:o} {content}", meta.mode()));
-                if meta.is_dir() {
-                    stack.push(path);
-                }
-            }
-        }
-        out
+        crate::support::tree::listing(self.path(), &["results", "locks"])
     }
 
     /// Runs `aba ARGS` in the root under the limits, and checks the invariants every case
@@ -191,13 +163,6 @@ fn cut(text: &str) -> String {
         None => text.to_owned(),
         Some((i, _)) => format!("{}… ({} bytes)", &text[..i], text.len()),
     }
-}
-
-/// A small non-cryptographic hash, enough to notice a changed file.
-fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// `prlimit --as=… aba ARGS` in `cwd` with a clean environment, waited for with a deadline;
