@@ -44,22 +44,9 @@
 #include <unistd.h>
 
 #include "task_prio.h"
+#include "sched_attr.h"
 
 #define RT_DEFAULT "/proc/sys/kernel/sched_util_clamp_min_rt_default"
-
-/* SCHED_ATTR_SIZE_VER1, as in include/uapi/linux/sched/types.h: with the clamps. */
-struct reset_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime;
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-	uint32_t sched_util_min;
-	uint32_t sched_util_max;
-};
 
 static pthread_mutex_t lock;
 
@@ -75,9 +62,9 @@ static void fail_errno(const char *what)
 	exit(1);
 }
 
-static struct reset_sched_attr get_attr(void)
+static struct aba_sched_attr_v1 get_attr(void)
 {
-	struct reset_sched_attr attr;
+	struct aba_sched_attr_v1 attr;
 
 	memset(&attr, 0, sizeof(attr));
 	if (syscall(SYS_sched_getattr, 0, &attr, (unsigned int)sizeof(attr), 0u))
@@ -100,7 +87,7 @@ int main(void)
 	pthread_mutexattr_t mattr;
 	pthread_attr_t tattr;
 	struct sched_param rt = { 10 }, zero = { 0 };
-	struct reset_sched_attr attr;
+	struct aba_sched_attr_v1 attr;
 	pthread_t thread;
 	unsigned long rt_default;
 	uint64_t slice;

@@ -38,22 +38,11 @@
 #include <unistd.h>
 
 #include "task_prio.h"
+#include "sched_attr.h"
 
 #ifndef SCHED_DEADLINE
 #define SCHED_DEADLINE 6
 #endif
-
-/* SCHED_ATTR_SIZE_VER0, as in include/uapi/linux/sched/types.h. */
-struct check_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime;
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-};
 
 #define CUSTOM_SLICE_NS 3000000ull
 
@@ -63,7 +52,7 @@ static int waiter_error;
 
 static int set_attr(uint32_t policy, uint64_t runtime, uint64_t deadline, uint64_t period)
 {
-	struct check_sched_attr attr;
+	struct aba_sched_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
