@@ -124,13 +124,18 @@ fn normalize(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The CPU frequency files tuning writes: `*` stands for a CPU number.
-const KNOB_FILES: &[&str] = &[
-    "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
-    "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference",
-    "/sys/devices/system/cpu/intel_pstate/no_turbo",
-    "/sys/devices/system/cpu/cpufreq/boost",
-];
+/// Every CPU's governor (`[tuning] governor`).
+const GOVERNOR_FILES: &str = "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor";
+/// Every CPU's energy-performance preference (`[tuning] epp`).
+const EPP_FILES: &str = "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/energy_performance_preference";
+/// intel_pstate's turbo switch (1 = off).
+const NO_TURBO_FILE: &str = "/sys/devices/system/cpu/intel_pstate/no_turbo";
+/// cpufreq's turbo switch (0 = off).
+const BOOST_FILE: &str = "/sys/devices/system/cpu/cpufreq/boost";
+
+/// The CPU frequency files tuning writes, the only ones besides the recipe's sysctls that
+/// may be put back: `[0-9]*` stands for a CPU number.
+const KNOB_FILES: &[&str] = &[GOVERNOR_FILES, EPP_FILES, NO_TURBO_FILE, BOOST_FILE];
 
 /// The longest value aba puts back: a sysctl's or a knob's content is a line.
 const MAX_VALUE: usize = 4096;
@@ -146,7 +151,7 @@ pub fn check_restorable(path: &str, value: &str, recipe: &Recipe) -> Result<(), 
         .any(|(name, _)| name.proc_path() == path);
     let knob = KNOB_FILES
         .iter()
-        .any(|pattern| match pattern.split_once('*') {
+        .any(|pattern| match pattern.split_once("[0-9]*") {
             None => *pattern == path,
             Some((head, tail)) => path
                 .strip_prefix(head)
@@ -284,7 +289,7 @@ fn find_tuning(
             transport,
             &KnobSpec {
                 name: "governor",
-                globs: &["/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"],
+                globs: &[GOVERNOR_FILES],
                 value,
                 required,
                 hint: "this machine has no cpufreq driver (VMs usually do not)",
@@ -298,7 +303,7 @@ fn find_tuning(
             transport,
             &KnobSpec {
                 name: "epp",
-                globs: &["/sys/devices/system/cpu/cpu[0-9]*/cpufreq/energy_performance_preference"],
+                globs: &[EPP_FILES],
                 value,
                 required,
                 hint: "EPP needs intel_pstate or amd-pstate in active mode",
@@ -311,17 +316,11 @@ fn find_tuning(
         return Ok(None);
     };
     // intel_pstate says "no_turbo" (1 = off); cpufreq says "boost" (0 = off).
-    let intel = read_knob(transport, "/sys/devices/system/cpu/intel_pstate/no_turbo")?;
+    let intel = read_knob(transport, NO_TURBO_FILE)?;
     let (glob, value) = if intel.is_empty() {
-        (
-            "/sys/devices/system/cpu/cpufreq/boost",
-            if turbo.value { "1" } else { "0" },
-        )
+        (BOOST_FILE, if turbo.value { "1" } else { "0" })
     } else {
-        (
-            "/sys/devices/system/cpu/intel_pstate/no_turbo",
-            if turbo.value { "0" } else { "1" },
-        )
+        (NO_TURBO_FILE, if turbo.value { "0" } else { "1" })
     };
     find_knob(
         transport,
