@@ -267,6 +267,9 @@ fn judge(
         max_cv_pct: max_cv(stage, kernel),
         better: ctx.better,
         environment: &ctx.environment.affecting(kernel, kernel),
+        // Treatment and control run at every point of one kernel, so a drift over the
+        // campaign moves both and cancels in their ratio: no trend test here.
+        trend: None,
     };
     let judged = verdict(ctx.params, &input);
     let [control, treatment] = kernels;
@@ -380,7 +383,7 @@ mod tests {
             .map(|(i, (l, k, m))| point(i + 1, l, k, &around(m * 0.94)))
             .collect();
         let params = VerdictParams {
-            max_drift_pct: 5.0,
+            max_drift_pct: Some(5.0),
             ..VerdictParams::default()
         };
         let env = EnvironmentCheck::default();
@@ -430,7 +433,7 @@ mod tests {
         ];
         let env = EnvironmentCheck::default();
         let loose = VerdictParams {
-            max_drift_pct: 5.0,
+            max_drift_pct: Some(5.0),
             ..VerdictParams::default()
         };
         let r = compare_cases(&control, &same, &ctx(&loose, &env));

@@ -172,10 +172,10 @@ pub struct LimitEdit {
     /// `max_drift_pct`, …, or `max_cv_pct of workload/metric` for a limit a workload or
     /// metric sets.
     pub name: String,
-    /// What the campaign ran with.
-    pub then: f64,
+    /// What the campaign ran with; `None` for a limit that was not set (a drift gate).
+    pub then: Option<f64>,
     /// What the recipe copy says now (the analysis uses it).
-    pub now: f64,
+    pub now: Option<f64>,
 }
 
 /// What was run, where and when.

@@ -15,9 +15,9 @@ use crate::{
     recipe::resolved::Recovery,
     stats::{
         Better, BootPoint, BootPrior, Comparison, Direction, KernelSummary, VerdictInput,
-        VerdictParams, compare_with, kernel_summary, kernels_in_order,
+        Trend, VerdictParams, compare_with, kernel_summary, kernels_in_order,
         sequential::{Look, LookIntervals},
-        verdict,
+        trend_test, verdict,
     },
 };
 
@@ -67,6 +67,8 @@ struct Stage {
     cvs: Vec<Option<f64>>,
     kernels: Vec<KernelSummary>,
     comparisons: Vec<Option<Comparison>>,
+    /// The trend test over every point of the series (`None` below ν = 3).
+    trend: Option<Trend>,
 }
 
 /// Analyses `points` (a series' done points in boot order).
@@ -187,6 +189,7 @@ fn stage(kind: AnalysisKind, points: &[SeriesPoint], ctx: &SeriesContext<'_>) ->
         .collect();
     Stage {
         kind,
+        trend: trend_test(&boot_points),
         cvs: summaries.iter().map(|s| s.cv_pct).collect(),
         points: boot_points,
         kernels,
@@ -281,6 +284,7 @@ fn judge(
         max_cv_pct: max_cv(own, &[&cmp.candidate, &cmp.baseline]),
         better: ctx.better,
         environment: &ctx.environment.affecting(&cmp.candidate, &cmp.baseline),
+        trend: own.trend.as_ref(),
     };
     verdict(ctx.params, &input)
 }

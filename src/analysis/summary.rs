@@ -48,7 +48,12 @@ pub fn summarize_campaign(
                 same_conclusion: c.same_conclusion,
             };
             if s.role == Role::Control {
-                if c.verdict.label != VerdictLabel::NoMaterialSignal {
+                // A control moved when it is anything but ruled out (NO_MATERIAL_SIGNAL) or
+                // not shown either way (INCONCLUSIVE, which says so on its own line).
+                if !matches!(
+                    c.verdict.label,
+                    VerdictLabel::NoMaterialSignal | VerdictLabel::Inconclusive
+                ) {
                     control_alerts.push(line.clone());
                 }
                 controls.push(line);

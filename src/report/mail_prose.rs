@@ -146,7 +146,7 @@ pub fn preregistration(analysis: &Analysis) -> String {
         let edits: Vec<String> = p
             .edited
             .iter()
-            .map(|e| format!("{} {} -> {}", e.name, as_written(e.then), as_written(e.now)))
+            .map(crate::report::number::limit_edit_words)
             .collect();
         format!(
             "LIMITS EDITED AFTER THE RUN: {}. The campaign was preregistered with the first \
@@ -377,16 +377,32 @@ pub fn summary(analysis: &Analysis) -> String {
         };
         match (&s.baseline_drift, s.baseline_spread) {
             (Some(drift), Some(SpreadMeasure::Rms)) => {
+                // An RMS over pairs is no bound on any one pair: the farthest two are said
+                // beside it (issue 28: "at most 1.10 % (RMS)" beside points 1.46 % apart).
+                let kernel = analysis
+                    .series
+                    .iter()
+                    .find(|s| s.label == drift.series)
+                    .and_then(|s| s.all.as_ref())
+                    .and_then(|all| {
+                        all.kernels
+                            .iter()
+                            .find(|k| k.kernel == analysis.campaign.baseline)
+                    });
+                let farthest = kernel
+                    .and_then(|k| k.range_pct)
+                    .map_or_else(String::new, |r| format!("; the farthest two by {}", pct(r)));
                 let _ = write!(
                     text,
-                    ", and two {}s of kernel {} differed by at most {}% (RMS over pairs){}{scope}. ",
+                    ", and the {} {}s of kernel {} differ by {} RMS over pairs{farthest}{}{scope}. ",
+                    kernel.map_or(0, |k| k.boots.len()),
                     if shared { "point" } else { "boot" },
                     analysis.campaign.baseline,
-                    ceil2(drift.value.abs()),
+                    pct(drift.value.abs()),
                     above(
                         drift.value.abs(),
-                        limits_of(drift).map(|l| l.max_drift_pct),
-                        "max_drift_pct"
+                        limits_of(drift).and_then(|l| l.max_drift_pct),
+                        "the recipe's drift gate max_drift_pct"
                     )
                 );
             }
@@ -398,8 +414,8 @@ pub fn summary(analysis: &Analysis) -> String {
                     ceil2(drift.value.abs()),
                     above(
                         drift.value.abs(),
-                        limits_of(drift).map(|l| l.max_drift_pct),
-                        "max_drift_pct"
+                        limits_of(drift).and_then(|l| l.max_drift_pct),
+                        "the recipe's drift gate max_drift_pct"
                     )
                 );
             }
@@ -563,9 +579,12 @@ fn series_details(analysis: &Analysis, s: &Series, all: &SeriesResult) -> String
     if !drifts.is_empty() {
         let _ = write!(
             text,
-            " Drift of the last {unit} against the first (max_drift_pct {}{}): {}.",
-            fixed(limits.max_drift_pct.value, 2),
-            limits.max_drift_pct.origin(),
+            " Drift of the last {unit} against the first{}: {}.",
+            limits.max_drift_pct.map_or_else(String::new, |gate| format!(
+                " (the recipe's drift gate max_drift_pct {}{})",
+                fixed(gate.value, 2),
+                gate.origin()
+            )),
             and_list(&drifts)
         );
     }
@@ -732,6 +751,7 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
             VerdictLabel::Unreplicated => "Unreplicated",
             VerdictLabel::Signal => "Note",
             VerdictLabel::BelowGate | VerdictLabel::NoMaterialSignal => "Not a SIGNAL",
+            VerdictLabel::Inconclusive => "Not decided",
         };
         let _ = write!(text, " {lead}: {}.", c.verdict.reasons.join("; "));
     }

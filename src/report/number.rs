@@ -181,3 +181,11 @@ mod tests {
         assert_eq!(significant(1.0), "1.00");
     }
 }
+
+/// `max_drift_pct 1 -> 2`, `max_drift_pct none -> 0.5`: a limit edited after the run, as every
+/// report words it.
+#[must_use]
+pub fn limit_edit_words(edit: &crate::analysis::model::LimitEdit) -> String {
+    let value = |v: Option<f64>| v.map_or_else(|| "none".to_owned(), as_written);
+    format!("{} {} -> {}", edit.name, value(edit.then), value(edit.now))
+}

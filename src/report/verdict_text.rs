@@ -133,6 +133,13 @@ fn not_interpretable(tripped: &[Limit]) -> String {
             Limit::Cv { pct: cv } if *cv < 0.0 => "a point's mean is not positive".to_owned(),
             Limit::Cv { pct: cv } => format!("a point's within-boot CV is {}", pct(*cv)),
             Limit::Environment { text } => text.clone(),
+            Limit::Trend(t) => format!(
+                "the boot means drift by {} per point over the campaign",
+                signed_pct(t.slope_pct_per_point)
+            ),
+            Limit::NoisierThanProfile { .. } => {
+                "the boots scatter more than the noise profile allows".to_owned()
+            }
         })
         .collect();
     words.join(" and ")
@@ -165,8 +172,10 @@ pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: 
     let size = keep_together(&with_unit(line.diff.abs(), &line.unit));
     let boot_bounded = line.ci_boot.as_ref().is_some_and(|ci| ci.bounds.is_some());
     match line.verdict {
+        // The interval is still shown: UNSTABLE says the measurement is suspect, not that
+        // the numbers are gone.
         VerdictLabel::Unstable => format!(
-            "{versus}, not interpretable: {} ({})",
+            "{versus}, not interpretable: {} ({}; {statement})",
             not_interpretable(&line.tripped),
             line.label
         ),
@@ -198,7 +207,7 @@ pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: 
             };
             format!("{size} ({label}; {statement})")
         }
-        VerdictLabel::NoMaterialSignal if line.ci_boot.is_some() && !boot_bounded => {
+        VerdictLabel::Inconclusive if line.ci_boot.is_some() && !boot_bounded => {
             let dof = line.ci_boot.as_ref().map_or(0.0, |ci| ci.dof);
             let why = line
                 .baseline_spread
@@ -212,8 +221,19 @@ pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: 
             )
         }
         VerdictLabel::NoMaterialSignal => match &line.short_why {
-            Some(why) => format!("{versus} ({}: {why}; {statement})", line.label),
-            None => format!("{versus} ({}; {statement})", line.label),
+            Some(why) => format!(
+                "{versus} ({}: {why}, a change as large as the gate is ruled out; {statement})",
+                line.label
+            ),
+            None => format!(
+                "{versus} ({}: a change as large as the gate is ruled out; {statement})",
+                line.label
+            ),
         },
+        VerdictLabel::Inconclusive => format!(
+            "{versus} ({}: neither shown nor ruled out, the interval reaches past the gate; \
+             {statement})",
+            line.label
+        ),
     }
 }

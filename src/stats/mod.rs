@@ -20,6 +20,7 @@ pub mod sequential;
 pub mod summary;
 #[cfg(test)]
 mod testdata;
+pub mod trend;
 pub mod verdict;
 
 pub use compare::{
@@ -47,6 +48,7 @@ pub use reproduce::{
     Which, change_difference, change_variance, reproduce,
 };
 pub use summary::{SdDenominator, Summary, median, summarize, summarize_with};
+pub use trend::{TREND_ALPHA, TREND_MIN_NU, Trend, trend_test};
 pub use verdict::{
     Better, Confidence, Direction, Limit, Spread, SpreadMeasure, Verdict, VerdictInput,
     VerdictLabel, VerdictParams, limit_text, spread_of, verdict,

@@ -420,6 +420,7 @@ mod tests {
                 max_cv_pct: Some(0.3),
                 better: Better::Lower,
                 environment: &[],
+                trend: None,
             },
         );
         (cmp, v)

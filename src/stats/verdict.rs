@@ -16,6 +16,7 @@ use crate::stats::{
     compare::Comparison,
     interval::RatioInterval,
     kernel::{BootEffect, KernelSummary},
+    trend::Trend,
 };
 
 /// Which direction of the metric is an improvement.
@@ -34,20 +35,23 @@ pub struct VerdictParams {
     pub gate_pct: f64,
     /// M: |change| must be at least M times the largest spread of a multi-boot kernel.
     pub drift_margin: f64,
-    /// D: a multi-boot kernel whose spread exceeds this (percent), by more than its samples
-    /// explain, makes the run unstable.
-    pub max_drift_pct: f64,
+    /// D: the recipe's own preregistered drift gate (`max_drift_pct`), `None` when the
+    /// recipe sets none. A compared kernel whose spread exceeds it, by more than its samples
+    /// explain, makes the run unstable. Not aba's statistical judgement: a gate on the
+    /// compared kernels' spread keeps the campaigns whose boots happened to agree
+    /// (docs/statistics.md §5.2), so aba applies one only where the recipe asks for it.
+    pub max_drift_pct: Option<f64>,
     /// C: a point CV above this (percent) makes the run unstable.
     pub max_cv_pct: f64,
 }
 
 impl Default for VerdictParams {
-    /// G = 5%, M = 2, D = 1%, C = 2% (STATISTICS.md 3.6).
+    /// G = 5%, M = 2, no drift gate, C = 2% (docs/statistics.md §5).
     fn default() -> Self {
         Self {
             gate_pct: 5.0,
             drift_margin: 2.0,
-            max_drift_pct: 1.0,
+            max_drift_pct: None,
             max_cv_pct: 2.0,
         }
     }
@@ -62,9 +66,15 @@ pub enum VerdictLabel {
     /// Not material, above the drift margin, and its boot-level 95% interval lies between 0
     /// and the gate: measurable, shown to be under the gate.
     BelowGate,
-    /// Neither of the above: no material change was shown.
+    /// Not a SIGNAL, and the boot-level 95% interval lies inside ±gate: a change as large as
+    /// the gate is ruled out (an equivalence claim).
     NoMaterialSignal,
-    /// A drift or CV limit tripped; the numbers are still reported.
+    /// Neither shown nor ruled out: not a SIGNAL or BELOW_GATE, and the boot-level interval
+    /// reaches past the gate (or is not estimable). More boots would decide it.
+    Inconclusive,
+    /// The measurement itself is broken: a point's CV over its limit, an environment
+    /// difference, a trend over the campaign, a campaign noisier than its noise profile, or
+    /// the recipe's own drift gate exceeded; the numbers are still reported.
     Unstable,
     /// No kernel was booted twice (plain A/B): boot-to-boot variation is unmeasured, so the
     /// change cannot be told from it. Never a SIGNAL or BELOW_GATE.
@@ -77,6 +87,7 @@ impl fmt::Display for VerdictLabel {
             Self::Signal => "SIGNAL",
             Self::BelowGate => "BELOW_GATE",
             Self::NoMaterialSignal => "NO_MATERIAL_SIGNAL",
+            Self::Inconclusive => "INCONCLUSIVE",
             Self::Unstable => "UNSTABLE",
             Self::Unreplicated => "UNREPLICATED",
         })
@@ -173,8 +184,19 @@ impl Spread {
 /// A stability limit that tripped.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Limit {
-    /// A kernel's spread exceeds `max_drift_pct`, beyond what within-boot noise explains.
+    /// A compared kernel's spread exceeds the recipe's own drift gate (`max_drift_pct`),
+    /// beyond what within-boot noise explains.
     Spread(Spread),
+    /// The boot means follow a linear trend over the campaign (F test, ν ≥ 3).
+    Trend(Trend),
+    /// The campaign's boots are noisier than the target's noise profile says (the
+    /// homogeneity test failed): the machine is not the one that was calibrated.
+    NoisierThanProfile {
+        /// F of the homogeneity test.
+        f: f64,
+        /// Its p-value.
+        p_value: f64,
+    },
     /// The largest point CV exceeds `max_cv_pct`.
     Cv {
         /// The CV in percent.
@@ -206,6 +228,8 @@ pub struct VerdictInput<'a> {
     /// Differences of the environment fingerprint among the compared kernels' points, in
     /// words; each makes the comparison UNSTABLE.
     pub environment: &'a [String],
+    /// The trend test over the series' points (`None` below ν = 3).
+    pub trend: Option<&'a Trend>,
 }
 
 /// The verdict and every condition behind it.
@@ -243,6 +267,8 @@ pub struct Verdict {
     pub within_ci_excludes_zero: Option<bool>,
     /// The boot-level 95% interval lies strictly between 0 and ±gate.
     pub under_gate: bool,
+    /// The boot-level 95% interval lies strictly inside (−gate, +gate).
+    pub within_gate: bool,
 }
 
 impl Verdict {
@@ -284,14 +310,17 @@ impl Verdict {
 /// Decides the verdict for `input` under `params`.
 ///
 /// ```text
-/// unstable   := a point CV > C, or a kernel booted ≥ 2 times has |spread| > D and its boots
-///               differ beyond within-boot noise (boot-effect p < 0.05; untestable counts)
+/// unstable   := a point CV > C, an environment difference, a linear trend of the boot
+///               means (F test, ν ≥ 3, p < 0.05), a campaign noisier than its noise profile,
+///               or — only when the recipe sets one — a compared kernel's spread over its own
+///               drift gate D beyond within-boot noise
 /// replicated := a boot-level interval exists (some kernel booted twice: ν ≥ 1)
 /// evidence   := boot-level CI excludes 0 ∧ within-only CI excludes 0 (when it exists)
 /// SIGNAL     := material ∧ margin ∧ bracket ∧ robust ∧ evidence
 /// BELOW_GATE := ¬material ∧ |change| > M·max|spread| ∧ evidence ∧ boot-level CI ⊂ (0, ±G)
+/// NO_MATERIAL_SIGNAL := boot-level CI ⊂ (−G, +G)
 /// verdict    := UNSTABLE | UNREPLICATED (¬replicated) | SIGNAL | BELOW_GATE
-///               | NO_MATERIAL_SIGNAL, the first that holds
+///               | NO_MATERIAL_SIGNAL | INCONCLUSIVE, the first that holds
 /// ```
 #[must_use]
 pub fn verdict(params: &VerdictParams, input: &VerdictInput<'_>) -> Verdict {
@@ -318,8 +347,10 @@ pub fn verdict(params: &VerdictParams, input: &VerdictInput<'_>) -> Verdict {
         VerdictLabel::Signal
     } else if !checks.material && size > checks.needed && evidence && checks.under_gate {
         VerdictLabel::BelowGate
-    } else {
+    } else if checks.within_gate {
         VerdictLabel::NoMaterialSignal
+    } else {
+        VerdictLabel::Inconclusive
     };
     let reasons = match label {
         VerdictLabel::Unstable => tripped.iter().map(|l| limit_text(params, l)).collect(),
@@ -342,6 +373,7 @@ pub fn verdict(params: &VerdictParams, input: &VerdictInput<'_>) -> Verdict {
         boot_ci_excludes_zero: checks.boot_excludes,
         within_ci_excludes_zero: checks.within_excludes,
         under_gate: checks.under_gate,
+        within_gate: checks.within_gate,
     }
 }
 
@@ -359,6 +391,7 @@ struct Checks {
     boot_excludes: bool,
     within_excludes: Option<bool>,
     under_gate: bool,
+    within_gate: bool,
 }
 
 impl Checks {
@@ -386,6 +419,7 @@ impl Checks {
             within_excludes: within_ci.map(excludes),
             under_gate: boot
                 .is_some_and(|(lo, hi)| (lo > 0.0 && hi < gate) || (hi < 0.0 && lo > -gate)),
+            within_gate: boot.is_some_and(|(lo, hi)| lo > -gate && hi < gate),
             spreads,
         }
     }
@@ -419,8 +453,8 @@ pub fn spread_of(k: &KernelSummary) -> Option<Spread> {
     })
 }
 
-/// The stability limits that tripped, and notes on spreads above the limit that within-boot
-/// noise explains.
+/// The stability limits that tripped, and notes on what was measured but does not make the
+/// comparison UNSTABLE (spreads, which widen the interval instead).
 fn tripped_limits(
     params: &VerdictParams,
     input: &VerdictInput<'_>,
@@ -434,63 +468,71 @@ fn tripped_limits(
     let mut notes = Vec::new();
     let pooling = input.all.pooling.as_ref();
     if let Some(test) = pooling.and_then(|p| p.homogeneity.as_ref().filter(|_| !p.pooled)) {
-        notes.push(format!(
-            "noisier than its calibration (F = {:.2}, p = {}): the noise profile's boot \
-             variance is not pooled, the boot-level interval rests on this campaign's boots \
-             alone",
-            test.f,
-            p_text(test.p_value)
-        ));
+        limits.push(Limit::NoisierThanProfile {
+            f: test.f,
+            p_value: test.p_value,
+        });
+    }
+    if let Some(trend) = input.trend.filter(|t| t.significant()) {
+        limits.push(Limit::Trend(trend.clone()));
     }
     let calibrated = pooling.filter(|p| p.pooled);
-    for spread in spreads
-        .iter()
-        .filter(|s| s.pct.abs() > params.max_drift_pct)
-    {
+    for spread in spreads {
         let compared = spread.kernel == input.all.candidate || spread.kernel == input.all.baseline;
-        if !compared {
-            // Another kernel of the sequence: its boots already widen this comparison's
-            // interval through the pooled boot variance, and its margin is checked. Making
-            // the comparison UNSTABLE as well would keep only the runs where every kernel's
-            // boots happen to agree, whose pooled variance is then too small
-            // (docs/statistics.md: P(SIGNAL | stable) of a once-booted centre kernel).
-            notes.push(format!(
-                "{} {} max_drift_pct {}; {} is not compared here, its boots widen the \
-                 boot-level interval through the pooled boot variance",
-                spread_words(spread, params.max_drift_pct),
-                exceed(spread),
-                limit_shown(params.max_drift_pct, spread.pct.abs()),
-                spread.kernel
-            ));
-        } else if let Some(pooling) = calibrated {
-            // The profile measured this machine's boot-to-boot noise over many boots: a
-            // spread it explains is that noise, already in the pooled boot variance, not
-            // instability (a spread beyond it fails the homogeneity test, and the profile
-            // is then not pooled).
-            let explained = pooling.homogeneity.as_ref().map_or_else(
-                || "its boots are the profile's".to_owned(),
-                |t| format!("F = {:.2}, p = {}", t.f, p_text(t.p_value)),
-            );
-            notes.push(format!(
-                "{} {} max_drift_pct {} but the noise profile's boot noise explains it \
-                 ({explained}), so it is not counted as instability",
-                spread_words(spread, params.max_drift_pct),
-                exceed(spread),
-                limit_shown(params.max_drift_pct, spread.pct.abs()),
-            ));
-        } else if spread.beyond_noise() {
-            limits.push(Limit::Spread(spread.clone()));
-        } else {
-            let p = spread.effect.as_ref().map_or(f64::NAN, |e| e.p_value);
-            notes.push(format!(
-                "{} {} max_drift_pct {} but within-boot noise explains it ({} p = {:.3}), so it \
-                 is not counted as instability",
-                spread_words(spread, params.max_drift_pct),
-                exceed(spread),
-                limit_shown(params.max_drift_pct, spread.pct.abs()),
-                test_name(spread),
-                p
-            ));
+        let over_gate = params
+            .max_drift_pct
+            .filter(|gate| compared && spread.pct.abs() > *gate);
+        match over_gate {
+            Some(gate) if calibrated.is_some() => {
+                // The profile measured this machine's boot-to-boot noise over many boots: a
+                // spread it explains is that noise, already in the pooled boot variance (a
+                // spread beyond it fails the homogeneity test, and the profile is then not
+                // pooled).
+                let explained = calibrated
+                    .and_then(|p| p.homogeneity.as_ref())
+                    .map_or_else(
+                        || "its boots are the profile's".to_owned(),
+                        |t| format!("F = {:.2}, p = {}", t.f, p_text(t.p_value)),
+                    );
+                notes.push(format!(
+                    "{} {} the recipe's drift gate max_drift_pct {} but the noise profile's \
+                     boot noise explains it ({explained}), so the gate does not count it",
+                    spread_words(spread, gate),
+                    exceed(spread),
+                    limit_shown(gate, spread.pct.abs()),
+                ));
+            }
+            Some(_) if spread.beyond_noise() => limits.push(Limit::Spread(spread.clone())),
+            Some(gate) => {
+                let p = spread.effect.as_ref().map_or(f64::NAN, |e| e.p_value);
+                notes.push(format!(
+                    "{} {} the recipe's drift gate max_drift_pct {} but within-boot noise \
+                     explains it ({} p = {:.3}), so the gate does not count it",
+                    spread_words(spread, gate),
+                    exceed(spread),
+                    limit_shown(gate, spread.pct.abs()),
+                    test_name(spread),
+                    p
+                ));
+            }
+            None if spread.beyond_noise() && spread.effect.is_some() => {
+                // The boots differ by more than their samples explain: that is boot-to-boot
+                // noise, which the boot-level interval carries; as a filter it would keep the
+                // campaigns whose boots happened to agree (docs/statistics.md §5.2).
+                notes.push(format!(
+                    "{} beyond within-boot noise ({} p = {}): boot-to-boot noise, carried by the \
+                     boot-level interval{}",
+                    spread_words_plain(spread),
+                    test_name(spread),
+                    spread.effect.as_ref().map_or_else(String::new, |e| p_text(e.p_value)),
+                    if compared {
+                        ""
+                    } else {
+                        " through the pooled boot variance"
+                    }
+                ));
+            }
+            None => {}
         }
     }
     if let Some(cv) = input.max_cv_pct {
@@ -501,6 +543,20 @@ fn tripped_limits(
         }
     }
     (limits, notes)
+}
+
+/// `drift of parent -1.93%` / `a's 3 boots differ by 3.18% (RMS over pairs)`: a spread with
+/// no limit beside it.
+fn spread_words_plain(spread: &Spread) -> String {
+    match spread.measure {
+        SpreadMeasure::Drift => format!("drift of {} {}", spread.kernel, plain_signed(spread.pct)),
+        SpreadMeasure::Rms => format!(
+            "{}'s {} boots differ by {} (RMS over pairs)",
+            spread.kernel,
+            spread.boots,
+            unsigned_pct(spread.pct)
+        ),
+    }
 }
 
 /// `drift of parent -1.93%` / `a's 3 boots, which differ by 3.18% (RMS over pairs),`, printed
@@ -555,13 +611,27 @@ pub fn limit_text(params: &VerdictParams, limit: &Limit) -> String {
                     )
                 }
             });
+            let gate = params.max_drift_pct.unwrap_or(f64::NAN);
             format!(
-                "{} {} max_drift_pct {}{why}",
-                spread_words(spread, params.max_drift_pct),
+                "the recipe's drift gate was exceeded: {} {} max_drift_pct {}{why}",
+                spread_words(spread, gate),
                 exceed(spread),
-                limit_shown(params.max_drift_pct, spread.pct.abs()),
+                limit_shown(gate, spread.pct.abs()),
             )
         }
+        Limit::Trend(trend) => format!(
+            "the boot means drift over the campaign: a linear trend of {} per point (F(1, {}) \
+             = {:.2}, p = {})",
+            plain_signed(trend.slope_pct_per_point),
+            trend.dof,
+            trend.f,
+            p_text(trend.p_value)
+        ),
+        Limit::NoisierThanProfile { f, p_value } => format!(
+            "noisier than its calibration: the boots scatter more than the noise profile's \
+             (F = {f:.2}, p = {})",
+            p_text(*p_value)
+        ),
         Limit::Environment { text } => format!("the environment differs: {text}"),
         Limit::Cv { pct } if *pct < 0.0 => {
             format!("max point CV {pct:.2}% is negative: the mean is not positive")
@@ -837,6 +907,7 @@ mod tests {
             max_cv_pct: max_cv,
             better: Better::Lower,
             environment: &[],
+            trend: None,
         };
         verdict(params, &input)
     }
@@ -852,6 +923,7 @@ mod tests {
             max_cv_pct: cv,
             better: Better::Lower,
             environment: &[],
+            trend: None,
         };
         verdict(&VerdictParams::default(), &input)
     }
@@ -888,7 +960,7 @@ mod tests {
         // boot-level interval [-14.25%, +29.96%] (ν = 1) includes 0: without it, SIGNAL was
         // wrong 15% of the time among stable A/B/A runs with no change (docs/statistics.md).
         let params = VerdictParams {
-            max_drift_pct: 2.0,
+            max_drift_pct: Some(2.0),
             ..VerdictParams::default()
         };
         let v = raw_case(&PEDRO_V3, &params);
@@ -1091,7 +1163,7 @@ mod tests {
     fn cv_just_above_the_limit_fails() {
         let params = VerdictParams {
             max_cv_pct: 15.0,
-            max_drift_pct: 5.0,
+            max_drift_pct: Some(5.0),
             ..VerdictParams::default()
         };
         let points = vec![
@@ -1107,6 +1179,7 @@ mod tests {
             max_cv_pct: Some(15.006954),
             better: Better::Lower,
             environment: &[],
+            trend: None,
         };
         let v = verdict(&params, &input);
         assert_eq!(v.label, VerdictLabel::Unstable);
@@ -1145,6 +1218,7 @@ mod tests {
             max_cv_pct: Some(0.3),
             better: Better::Lower,
             environment,
+            trend: None,
         };
         verdict(&VerdictParams::default(), &input)
     }
