@@ -366,11 +366,10 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
         results.len(),
         fmt_num(config.drift),
         fmt_num(config.drift_per_point),
-        config
-            .drift_gate
-            .map_or_else(|| "none (as a recipe without max_drift_pct)".to_owned(), |g| {
-                format!("{} %", fmt_num(g))
-            }),
+        config.drift_gate.map_or_else(
+            || "none (as a recipe without max_drift_pct)".to_owned(),
+            |g| { format!("{} %", fmt_num(g)) }
+        ),
         fmt_num(config.slow_first),
         env!("CARGO_PKG_VERSION")
     );
@@ -522,13 +521,7 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                         }
                     }
                     if nu >= 3 {
-                        unstable.rate(
-                            t.v.unstable,
-                            t.v.campaigns,
-                            5.0,
-                            true,
-                            cell_name.clone(),
-                        );
+                        unstable.rate(t.v.unstable, t.v.campaigns, 5.0, true, cell_name.clone());
                     }
                     if cell.change == 2.0 {
                         reassurance.rate(

@@ -929,7 +929,7 @@ tolerance = 0.5
         let err = analyze_inputs(&inputs(&edited, &journal, false)).expect_err("refused");
         assert_eq!(
             err.to_string(),
-            "dir/recipe.toml was edited after the run: gate_pct 5 -> 3, max_drift_pct 1 -> 2"
+            "dir/recipe.toml was edited after the run: gate_pct 5 -> 3, max_drift_pct not set -> 2"
         );
         assert!(err.hint().expect("hint").contains("--accept-edited-limits"));
         // Accepted: judged with the edited limits, and the analysis says which changed.

@@ -425,8 +425,9 @@ mod tests {
             point(1, "a-a", "a", &around(100.0)),
             point(2, "a-b", "a", &around(103.0)),
         ];
-        // No change: NO_MATERIAL_SIGNAL under loose limits, UNSTABLE under the default 1 %
-        // drift limit (the control case drifted 3 % between its boots).
+        // No change: NO_MATERIAL_SIGNAL without a drift gate (the 3 % drift of the control
+        // case is boot noise, carried by the interval) and under a loose one, UNSTABLE under a
+        // recipe's own 1 % drift gate.
         let same = [
             point(1, "a-a", "a", &around(100.02)),
             point(2, "a-b", "a", &around(102.99)),
@@ -438,7 +439,12 @@ mod tests {
         };
         let r = compare_cases(&control, &same, &ctx(&loose, &env));
         assert_eq!(r.all[0].verdict.label, VerdictLabel::NoMaterialSignal);
-        let strict = VerdictParams::default();
+        let r = compare_cases(&control, &same, &ctx(&VerdictParams::default(), &env));
+        assert_eq!(r.all[0].verdict.label, VerdictLabel::NoMaterialSignal);
+        let strict = VerdictParams {
+            max_drift_pct: Some(1.0),
+            ..VerdictParams::default()
+        };
         let r = compare_cases(&control, &same, &ctx(&strict, &env));
         assert_eq!(r.all[0].verdict.label, VerdictLabel::Unstable);
         // A case with no values at a point of the other is paired where both have values.

@@ -16,7 +16,11 @@ use crate::{
 pub fn limit_edits(then: &Limits, now: &Limits) -> Vec<LimitEdit> {
     let mut edits: Vec<LimitEdit> = [
         ("gate_pct", Some(then.gate_pct), Some(now.gate_pct)),
-        ("drift_margin", Some(then.drift_margin), Some(now.drift_margin)),
+        (
+            "drift_margin",
+            Some(then.drift_margin),
+            Some(now.drift_margin),
+        ),
         ("max_drift_pct", then.max_drift_pct, now.max_drift_pct),
         ("max_cv_pct", Some(then.max_cv_pct), Some(now.max_cv_pct)),
     ]

@@ -14,8 +14,8 @@ use crate::{
     },
     recipe::resolved::Recovery,
     stats::{
-        Better, BootPoint, BootPrior, Comparison, Direction, KernelSummary, VerdictInput,
-        Trend, VerdictParams, compare_with, kernel_summary, kernels_in_order,
+        Better, BootPoint, BootPrior, Comparison, Direction, KernelSummary, Trend, VerdictInput,
+        VerdictParams, compare_with, kernel_summary, kernels_in_order,
         sequential::{Look, LookIntervals},
         trend_test, verdict,
     },

@@ -2156,7 +2156,11 @@ metric = { number = true, unit = "ns", better = "lower" }
         assert_eq!(w.limits.gate_pct, None);
         let l = crate::recipe::scoped_limits::SeriesLimits::of(&r.analysis, w, &w.metrics[0]);
         assert_eq!(
-            (l.gate_pct.value, l.max_drift_pct.map(|d| d.value), l.max_cv_pct.value),
+            (
+                l.gate_pct.value,
+                l.max_drift_pct.map(|d| d.value),
+                l.max_cv_pct.value
+            ),
             (20.0, Some(3.0), 10.0)
         );
         let text = errors(&src.replace("max_cv_pct = 10.0", "max_cv_pct = -1.0"));

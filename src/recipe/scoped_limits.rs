@@ -122,10 +122,14 @@ impl SeriesLimits {
 
     /// True when every limit is `[analysis]`'s.
     pub fn all_from_analysis(&self) -> bool {
-        [Some(self.gate_pct), self.max_drift_pct, Some(self.max_cv_pct)]
-            .iter()
-            .flatten()
-            .all(|l| l.scope == LimitScope::Analysis)
+        [
+            Some(self.gate_pct),
+            self.max_drift_pct,
+            Some(self.max_cv_pct),
+        ]
+        .iter()
+        .flatten()
+        .all(|l| l.scope == LimitScope::Analysis)
     }
 }
 

@@ -580,11 +580,13 @@ fn series_details(analysis: &Analysis, s: &Series, all: &SeriesResult) -> String
         let _ = write!(
             text,
             " Drift of the last {unit} against the first{}: {}.",
-            limits.max_drift_pct.map_or_else(String::new, |gate| format!(
-                " (the recipe's drift gate max_drift_pct {}{})",
-                fixed(gate.value, 2),
-                gate.origin()
-            )),
+            limits
+                .max_drift_pct
+                .map_or_else(String::new, |gate| format!(
+                    " (the recipe's drift gate max_drift_pct {}{})",
+                    fixed(gate.value, 2),
+                    gate.origin()
+                )),
             and_list(&drifts)
         );
     }
@@ -1224,7 +1226,8 @@ metric = { number = true, unit = "ns", better = "lower" }
         assert!(
             text.starts_with(
                 "w: b vs the midpoint of kernel a (100.10 ns): +0.40%, +0.40 ns \
-                 (NO_MATERIAL_SIGNAL; boot-level 95% CI ["
+                 (NO_MATERIAL_SIGNAL: a change as large as the gate is ruled out; boot-level \
+                 95% CI [-1.79%, +2.62%]"
             ),
             "{text}"
         );
@@ -1248,8 +1251,9 @@ metric = { number = true, unit = "ns", better = "lower" }
     }
 
     #[test]
-    fn an_unstable_headline_asserts_no_direction_or_size() {
-        // The boots of a differ by 56%: the change cannot be read.
+    fn an_inconclusive_headline_asserts_no_direction_or_size() {
+        // The boots of a differ by 56%: boot noise, not a broken measurement, but the
+        // interval cannot be formed and the change cannot be read.
         let analysis = one(
             r#"["a", "b", "a"]"#,
             &[
@@ -1262,13 +1266,33 @@ metric = { number = true, unit = "ns", better = "lower" }
         assert!(
             text.starts_with(
                 "w: b vs the midpoint of kernel a (128.00 ns): +21.09%, +27.00 ns, not \
-                 interpretable: the boots of kernel a differ by 56.00% (UNSTABLE)."
+                 interpretable: its boot-level 95% CI is not estimable (ν = 1), the boots of \
+                 kernel a differ by 56.00% (INCONCLUSIVE)."
             ),
             "{text}"
         );
         assert!(!text.contains("slower"), "{text}");
         let table = crate::report::mail_tables::changes(&analysis);
-        assert!(table.contains("+21.09%  UNSTABLE\n"), "{table}");
+        assert!(table.contains("+21.09%  INCONCLUSIVE\n"), "{table}");
+    }
+
+    #[test]
+    fn an_unstable_headline_keeps_its_interval_and_asserts_no_direction() {
+        // Within-boot CV of about 5% against max_cv_pct 2: the measurement is broken, and the
+        // line still shows what the interval was (issue 28: an UNSTABLE line that hid a valid
+        // interval).
+        let analysis = one(
+            r#"["a", "b", "a"]"#,
+            &[
+                ("a-a", "w", &[95.0, 100.0, 105.0]),
+                ("b", "w", &[115.0, 120.0, 125.0]),
+                ("a-b", "w", &[95.5, 100.5, 105.5]),
+            ],
+        );
+        let text = flat(&summary(&analysis));
+        assert!(text.contains("(UNSTABLE"), "{text}");
+        assert!(text.contains("boot-level 95% CI ["), "{text}");
+        assert!(!text.contains("slower"), "{text}");
     }
 
     #[test]

@@ -186,6 +186,6 @@ mod tests {
 /// report words it.
 #[must_use]
 pub fn limit_edit_words(edit: &crate::analysis::model::LimitEdit) -> String {
-    let value = |v: Option<f64>| v.map_or_else(|| "none".to_owned(), as_written);
+    let value = |v: Option<f64>| v.map_or_else(|| "not set".to_owned(), as_written);
     format!("{} {} -> {}", edit.name, value(edit.then), value(edit.now))
 }

@@ -324,7 +324,8 @@ fn params(info: &EvidenceInfo) -> String {
         "gate_pct {}, drift_margin {}, max_drift_pct {}, max_cv_pct {}",
         as_written(p.gate_pct),
         as_written(p.drift_margin),
-        p.max_drift_pct.map_or_else(|| "none".to_owned(), as_written),
+        p.max_drift_pct
+            .map_or_else(|| "none".to_owned(), as_written),
         as_written(p.max_cv_pct)
     )
 }

@@ -158,11 +158,8 @@ mod tests {
     #[test]
     fn scatter_without_a_trend_is_not_flagged() {
         // a's boots go up, down, up: no line through them.
-        let t = trend_test(&points(
-            "a/b/a/b/a",
-            &[100.0, 110.0, 103.0, 110.5, 100.2],
-        ))
-        .expect("nu = 3");
+        let t =
+            trend_test(&points("a/b/a/b/a", &[100.0, 110.0, 103.0, 110.5, 100.2])).expect("nu = 3");
         assert!(t.p_value > 0.2, "{t:?}");
         assert!(!t.significant());
     }

@@ -488,12 +488,10 @@ fn tripped_limits(
                 // spread it explains is that noise, already in the pooled boot variance (a
                 // spread beyond it fails the homogeneity test, and the profile is then not
                 // pooled).
-                let explained = calibrated
-                    .and_then(|p| p.homogeneity.as_ref())
-                    .map_or_else(
-                        || "its boots are the profile's".to_owned(),
-                        |t| format!("F = {:.2}, p = {}", t.f, p_text(t.p_value)),
-                    );
+                let explained = calibrated.and_then(|p| p.homogeneity.as_ref()).map_or_else(
+                    || "its boots are the profile's".to_owned(),
+                    |t| format!("F = {:.2}, p = {}", t.f, p_text(t.p_value)),
+                );
                 notes.push(format!(
                     "{} {} the recipe's drift gate max_drift_pct {} but the noise profile's \
                      boot noise explains it ({explained}), so the gate does not count it",
@@ -524,7 +522,10 @@ fn tripped_limits(
                      boot-level interval{}",
                     spread_words_plain(spread),
                     test_name(spread),
-                    spread.effect.as_ref().map_or_else(String::new, |e| p_text(e.p_value)),
+                    spread
+                        .effect
+                        .as_ref()
+                        .map_or_else(String::new, |e| p_text(e.p_value)),
                     if compared {
                         ""
                     } else {
@@ -928,6 +929,34 @@ mod tests {
         verdict(&VerdictParams::default(), &input)
     }
 
+    /// [`judge`] under `params`, CV unknown.
+    fn judge_params(
+        points: &[BootPoint],
+        candidate: &str,
+        baseline: &str,
+        params: &VerdictParams,
+    ) -> Verdict {
+        let all = compare(points, candidate, baseline).expect("present");
+        let input = VerdictInput {
+            all: &all,
+            drop_first: Some(&all),
+            kernels: &kernels(points),
+            max_cv_pct: None,
+            better: Better::Lower,
+            environment: &[],
+            trend: None,
+        };
+        verdict(params, &input)
+    }
+
+    /// The default parameters with the recipe's own drift gate `pct`.
+    fn gated(pct: f64) -> VerdictParams {
+        VerdictParams {
+            max_drift_pct: Some(pct),
+            ..VerdictParams::default()
+        }
+    }
+
     #[test]
     fn exact_cac1_is_a_signal() {
         let v = raw_case(&EXACT_CAC1, &VerdictParams::default());
@@ -941,21 +970,36 @@ mod tests {
     }
 
     #[test]
-    fn pedro_v3_is_unstable_by_default() {
+    fn pedro_v3_is_inconclusive_and_unstable_only_under_a_drift_gate_of_its_own() {
+        // No drift gate: parent's -1.93% is boot-to-boot noise, which widens the interval
+        // (a note), and the interval [-14.25%, +29.96%] neither shows nor rules out 5%.
         let v = raw_case(&PEDRO_V3, &VerdictParams::default());
+        assert_eq!(v.label, VerdictLabel::Inconclusive, "{:?}", v.reasons);
+        assert!(v.tripped.is_empty());
+        assert!(
+            v.notes[0].starts_with("drift of parent -1.93% beyond within-boot noise"),
+            "{:?}",
+            v.notes
+        );
+        // A recipe that preregisters a 1% drift gate gets it, named as its own.
+        let gated = VerdictParams {
+            max_drift_pct: Some(1.0),
+            ..VerdictParams::default()
+        };
+        let v = raw_case(&PEDRO_V3, &gated);
         assert_eq!(v.label, VerdictLabel::Unstable);
         assert_eq!(
             v.reasons,
             vec![
-                "drift of parent -1.93% exceeds max_drift_pct 1.00, beyond within-boot noise \
-                 (Welch p < 0.001)"
+                "the recipe's drift gate was exceeded: drift of parent -1.93% exceeds \
+                 max_drift_pct 1.00, beyond within-boot noise (Welch p < 0.001)"
             ]
         );
         assert!(matches!(&v.tripped[..], [Limit::Spread(s)] if s.kernel == "parent"));
     }
 
     #[test]
-    fn pedro_v3_with_a_2_percent_drift_limit_is_no_signal_at_boot_level() {
+    fn pedro_v3_with_a_2_percent_drift_gate_is_inconclusive_at_boot_level() {
         // 6.20 ≥ 2 × 1.93 and the brackets +5.18 and +7.25 pass the sandwich checks, but the
         // boot-level interval [-14.25%, +29.96%] (ν = 1) includes 0: without it, SIGNAL was
         // wrong 15% of the time among stable A/B/A runs with no change (docs/statistics.md).
@@ -964,7 +1008,8 @@ mod tests {
             ..VerdictParams::default()
         };
         let v = raw_case(&PEDRO_V3, &params);
-        assert_eq!(v.label, VerdictLabel::NoMaterialSignal, "{:?}", v.reasons);
+        // Neither a SIGNAL nor an equivalence: the interval reaches past ±5%.
+        assert_eq!(v.label, VerdictLabel::Inconclusive, "{:?}", v.reasons);
         assert!(v.material && v.margin && v.bracket && v.robust);
         assert_eq!(v.confidence, Confidence::BootCiIncludesZero { dof: 1.0 });
         assert!(
@@ -977,15 +1022,18 @@ mod tests {
     }
 
     #[test]
-    fn rt_mail_rr_control_is_no_material_signal() {
-        // −0.83% against a drift of −0.83%: neither material nor above the margin.
+    fn rt_mail_rr_control_is_inconclusive_at_one_control_pair() {
+        // −0.83% against a drift of −0.83%: neither material nor above the margin, and with
+        // ν = 1 the boot-level interval is far wider than ±5%: not shown to be under the gate
+        // (it was NO_MATERIAL_SIGNAL before equivalence had to be earned).
         let points = vec![
             point("original-a", "original", 253.400, None, 0),
             point("patched", "patched", 250.268, None, 0),
             point("original-b", "original", 251.304, None, 0),
         ];
         let v = judge(&points, "patched", "original", Some(0.89));
-        assert_eq!(v.label, VerdictLabel::NoMaterialSignal);
+        assert_eq!(v.label, VerdictLabel::Inconclusive);
+        assert!(!v.within_gate);
         assert_eq!(v.direction, Some(Direction::Better));
         assert!(!v.material && !v.margin && !v.boot_ci_excludes_zero);
     }
@@ -1035,7 +1083,7 @@ mod tests {
         ];
         let v = judge(&points, "b", "a", None);
         assert!(v.boot_ci_excludes_zero && !v.under_gate && !v.material);
-        assert_eq!(v.label, VerdictLabel::NoMaterialSignal);
+        assert_eq!(v.label, VerdictLabel::Inconclusive);
         assert!(
             v.reasons
                 .iter()
@@ -1060,7 +1108,8 @@ mod tests {
         let (lo, hi) = all.ci_boot.and_then(|ci| ci.bounds).expect("bounded");
         assert!(hi - lo > 1.0, "[{lo}, {hi}]");
         assert_eq!(v.within_ci_excludes_zero, Some(false));
-        assert_eq!(v.label, VerdictLabel::NoMaterialSignal);
+        // Not ruled out either: the interval reaches past the gate.
+        assert_eq!(v.label, VerdictLabel::Inconclusive);
         assert!(
             v.reasons
                 .iter()
@@ -1104,10 +1153,20 @@ mod tests {
             point("a3", "a", 100.1, Some(0.2), 10),
         ];
         let v = judge(&points, "b", "a", None);
+        // Without a drift gate the spread is boot noise carried by the interval: +18.7%
+        // is still a SIGNAL, and the note names the spread.
+        assert_eq!(v.label, VerdictLabel::Signal, "{:?}", v.reasons);
+        assert!(
+            v.notes[0].starts_with("a's 3 boots differ by 3.18% (RMS over pairs) beyond"),
+            "{:?}",
+            v.notes
+        );
+        let v = judge_params(&points, "b", "a", &gated(1.0));
         assert_eq!(v.label, VerdictLabel::Unstable);
         assert!(
             v.reasons[0].starts_with(
-                "a's 3 boots, which differ by 3.18% (RMS over pairs), exceed max_drift_pct 1.00"
+                "the recipe's drift gate was exceeded: a's 3 boots, which differ by 3.18% (RMS \
+                 over pairs), exceed max_drift_pct 1.00"
             ),
             "{:?}",
             v.reasons
@@ -1122,7 +1181,7 @@ mod tests {
             point("b", "b", 120.0, Some(3.0), 10),
             point("a2", "a", 101.5, Some(3.0), 10),
         ];
-        let v = judge(&points, "b", "a", Some(1.5));
+        let v = judge_params(&points, "b", "a", &gated(1.0));
         assert_ne!(v.label, VerdictLabel::Unstable);
         assert!(
             v.notes[0].contains("within-boot noise explains it"),
@@ -1146,17 +1205,22 @@ mod tests {
             point("c2", "c", 110.1, Some(0.2), 10),
             point("p2", "p", 100.1, Some(0.2), 10),
         ];
-        let v = judge(&points, "n", "p", None);
+        let v = judge_params(&points, "n", "p", &gated(1.0));
         assert_ne!(v.label, VerdictLabel::Unstable, "{:?}", v.reasons);
         assert!(!v.margin, "f's 5% drift still sets the margin");
         assert!(
-            v.notes[0]
-                .starts_with("drift of f +5.00% exceeds max_drift_pct 1.00; f is not compared"),
+            v.notes.iter().any(
+                |n| n.starts_with("drift of f +5.00% beyond within-boot noise")
+                    && n.ends_with("through the pooled boot variance")
+            ),
             "{:?}",
             v.notes
         );
-        // f against p: f is compared, so its own drift makes that comparison UNSTABLE.
-        assert_eq!(judge(&points, "f", "p", None).label, VerdictLabel::Unstable);
+        // f against p: f is compared, so under the recipe's drift gate its own drift makes
+        // that comparison UNSTABLE; without one it does not.
+        let gated_f = judge_params(&points, "f", "p", &gated(1.0));
+        assert_eq!(gated_f.label, VerdictLabel::Unstable);
+        assert_ne!(judge(&points, "f", "p", None).label, VerdictLabel::Unstable);
     }
 
     #[test]
@@ -1209,6 +1273,7 @@ mod tests {
         points: &[BootPoint],
         prior: Option<&crate::stats::BootPrior>,
         environment: &[String],
+        params: &VerdictParams,
     ) -> Verdict {
         let all = crate::stats::compare_with(points, "b", "a", prior).expect("present");
         let input = VerdictInput {
@@ -1220,20 +1285,24 @@ mod tests {
             environment,
             trend: None,
         };
-        verdict(&VerdictParams::default(), &input)
+        verdict(params, &input)
     }
 
     #[test]
     fn a_spread_the_noise_profile_explains_is_not_instability() {
         let points = noisy_aba();
-        // Alone, a's 3% drift is beyond its within-boot noise: UNSTABLE.
-        assert_eq!(judge_with(&points, None, &[]).label, VerdictLabel::Unstable);
+        // Alone, a's 3% drift is beyond its within-boot noise: under the recipe's 1% drift
+        // gate, UNSTABLE.
+        assert_eq!(
+            judge_with(&points, None, &[], &gated(1.0)).label,
+            VerdictLabel::Unstable
+        );
         // A profile of 10 boots at 2% boot SD explains it: judged, with a note.
         let prior = crate::stats::BootPrior {
             rel_var: 4e-4,
             dof: 9.0,
         };
-        let v = judge_with(&points, Some(&prior), &[]);
+        let v = judge_with(&points, Some(&prior), &[], &gated(1.0));
         assert_eq!(v.label, VerdictLabel::Signal, "{v:?}");
         assert!(
             v.notes
@@ -1249,14 +1318,17 @@ mod tests {
             rel_var: 1e-6,
             dof: 9.0,
         };
-        let v = judge_with(&points, Some(&quiet), &[]);
+        let v = judge_with(&points, Some(&quiet), &[], &VerdictParams::default());
         assert_eq!(v.label, VerdictLabel::Unstable);
         assert!(
-            v.notes
-                .iter()
-                .any(|n| n.starts_with("noisier than its calibration (F = ")),
+            matches!(v.tripped[..], [Limit::NoisierThanProfile { .. }]),
             "{:?}",
-            v.notes
+            v.tripped
+        );
+        assert!(
+            v.reasons[0].starts_with("noisier than its calibration: the boots scatter more"),
+            "{:?}",
+            v.reasons
         );
     }
 
@@ -1269,7 +1341,7 @@ mod tests {
         let diff = vec![
             "microcode revision differs between the boots of a: 0x1 at a-a; 0x2 at a-b".to_owned(),
         ];
-        let v = judge_with(&noisy_aba(), Some(&prior), &diff);
+        let v = judge_with(&noisy_aba(), Some(&prior), &diff, &VerdictParams::default());
         assert_eq!(v.label, VerdictLabel::Unstable);
         assert_eq!(
             v.tripped,
