@@ -265,6 +265,9 @@ fn judge(
         drop_first: robust_against,
         kernels: &kernels,
         max_cv_pct: max_cv(stage, kernel),
+        // The case stage keeps CVs without their sample counts: the limit applies as it
+        // stands (never looser than the series' test).
+        cv_basis: None,
         better: ctx.better,
         environment: &ctx.environment.affecting(kernel, kernel),
         // Treatment and control run at every point of one kernel, so a drift over the

@@ -50,6 +50,6 @@ pub use reproduce::{
 pub use summary::{SdDenominator, Summary, median, summarize, summarize_with};
 pub use trend::{TREND_ALPHA, TREND_MIN_NU, Trend, trend_test};
 pub use verdict::{
-    Better, Confidence, Direction, Limit, Spread, SpreadMeasure, Verdict, VerdictInput,
-    VerdictLabel, VerdictParams, limit_text, spread_of, verdict,
+    Better, CV_ALPHA, Confidence, CvBasis, Direction, Limit, Spread, SpreadMeasure, Verdict,
+    VerdictInput, VerdictLabel, VerdictParams, limit_text, spread_of, verdict,
 };

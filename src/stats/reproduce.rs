@@ -421,6 +421,7 @@ mod tests {
                     .iter()
                     .filter_map(|p| Some(100.0 * p.sd? / p.mean))
                     .reduce(f64::max),
+                cv_basis: None,
                 better: Better::Lower,
                 environment: &[],
                 trend: None,

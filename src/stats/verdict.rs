@@ -223,6 +223,9 @@ pub struct VerdictInput<'a> {
     pub kernels: &'a [KernelSummary],
     /// Largest point CV over the comparison's points; `None` when unknown (not checked).
     pub max_cv_pct: Option<f64>,
+    /// What the largest CV was measured from; `None` when unknown, and then a CV over the
+    /// limit trips it as it stands.
+    pub cv_basis: Option<CvBasis>,
     /// Which direction is an improvement.
     pub better: Better,
     /// Differences of the environment fingerprint among the compared kernels' points, in
@@ -230,6 +233,41 @@ pub struct VerdictInput<'a> {
     pub environment: &'a [String],
     /// The trend test over the series' points (`None` below ν = 3).
     pub trend: Option<&'a Trend>,
+}
+
+/// The level of the CV test over a whole comparison: a point's CV over `max_cv_pct` makes
+/// the comparison UNSTABLE when its samples show the true CV above the limit at this level,
+/// Bonferroni-split over the compared points. Without the test a CV limit of twice the true
+/// CV trips in about 9 % of A/B/A/B/A campaigns of 3 samples a point by sampling alone
+/// (P(χ²₂ > 8) = 1.8 % a point): a broken measurement is what the samples show, not what
+/// three of them happen to say (docs/statistics.md §5).
+pub const CV_ALPHA: f64 = 0.02;
+
+/// What the largest point CV of a comparison was measured from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CvBasis {
+    /// Samples of the point with the largest CV.
+    pub samples: usize,
+    /// The compared points that have a CV (the Bonferroni divisor).
+    pub points: usize,
+}
+
+impl CvBasis {
+    /// The p-value of "the true CV is at most `limit`" for an observed `cv` (both percent):
+    /// (n − 1)·(cv/limit)² against χ²(n − 1); `None` below 2 samples.
+    #[must_use]
+    pub fn p_value(self, cv: f64, limit: f64) -> Option<f64> {
+        use statrs::distribution::{ChiSquared, ContinuousCDF};
+        let dof = self.samples.checked_sub(1).filter(|d| *d >= 1)? as f64;
+        let stat = dof * (cv / limit).powi(2);
+        ChiSquared::new(dof).ok().map(|chi| chi.sf(stat))
+    }
+
+    /// The level one point is tested at.
+    #[must_use]
+    pub fn level(self) -> f64 {
+        CV_ALPHA / self.points.max(1) as f64
+    }
 }
 
 /// The verdict and every condition behind it.
@@ -539,8 +577,23 @@ fn tripped_limits(
     if let Some(cv) = input.max_cv_pct {
         // A CV is a ratio to the mean: with a mean ≤ 0 it is not a CV, and a negative value
         // must never pass a limit (the analysis refuses such series before they get here).
-        if cv > params.max_cv_pct || cv < 0.0 {
-            limits.push(Limit::Cv { pct: cv });
+        let limit = params.max_cv_pct;
+        let tested = input
+            .cv_basis
+            .and_then(|b| Some((b, b.p_value(cv, limit)?)));
+        match tested {
+            _ if cv < 0.0 => limits.push(Limit::Cv { pct: cv }),
+            _ if cv <= limit => {}
+            Some((basis, p)) if p >= basis.level() => notes.push(format!(
+                "max point CV {}% is over max_cv_pct {}, but its {} samples do not show the \
+                 true CV above the limit (χ² p = {} ≥ {}): sampling, not a broken measurement",
+                shown(cv, limit),
+                limit_shown(limit, cv),
+                basis.samples,
+                p_text(p),
+                p_text(basis.level())
+            )),
+            _ => limits.push(Limit::Cv { pct: cv }),
         }
     }
     (limits, notes)
@@ -858,8 +911,8 @@ fn nu(dof: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::{
-        Better, Confidence, Direction, Limit, SpreadMeasure, Verdict, VerdictInput, VerdictLabel,
-        VerdictParams, verdict,
+        Better, Confidence, CvBasis, Direction, Limit, SpreadMeasure, Verdict, VerdictInput,
+        VerdictLabel, VerdictParams, verdict,
     };
     use crate::stats::{
         compare::compare,
@@ -906,6 +959,7 @@ mod tests {
             drop_first: Some(&df_cmp),
             kernels: &kernels(&all),
             max_cv_pct: max_cv,
+            cv_basis: None,
             better: Better::Lower,
             environment: &[],
             trend: None,
@@ -922,6 +976,7 @@ mod tests {
             drop_first: Some(&all),
             kernels: &kernels(points),
             max_cv_pct: cv,
+            cv_basis: None,
             better: Better::Lower,
             environment: &[],
             trend: None,
@@ -942,6 +997,7 @@ mod tests {
             drop_first: Some(&all),
             kernels: &kernels(points),
             max_cv_pct: None,
+            cv_basis: None,
             better: Better::Lower,
             environment: &[],
             trend: None,
@@ -1241,6 +1297,7 @@ mod tests {
             drop_first: None,
             kernels: &kernels(&points),
             max_cv_pct: Some(15.006954),
+            cv_basis: None,
             better: Better::Lower,
             environment: &[],
             trend: None,
@@ -1257,6 +1314,55 @@ mod tests {
             ..input
         };
         assert_eq!(verdict(&params, &input).label, VerdictLabel::Unstable);
+    }
+
+    #[test]
+    fn a_cv_over_its_limit_is_unstable_only_when_its_samples_show_it() {
+        let points = vec![
+            point("a1", "a", 100.0, Some(0.3), 3),
+            point("b", "b", 120.0, Some(0.3), 3),
+            point("a2", "a", 100.1, Some(0.3), 3),
+        ];
+        let all = compare(&points, "b", "a").expect("present");
+        let at = |cv: f64, basis: Option<CvBasis>| {
+            verdict(
+                &VerdictParams::default(),
+                &VerdictInput {
+                    all: &all,
+                    drop_first: Some(&all),
+                    kernels: &kernels(&points),
+                    max_cv_pct: Some(cv),
+                    cv_basis: basis,
+                    better: Better::Lower,
+                    environment: &[],
+                    trend: None,
+                },
+            )
+        };
+        let three = Some(CvBasis {
+            samples: 3,
+            points: 3,
+        });
+        // 2.6% from 3 samples against a 2% limit: χ²₂ = 3.38, p = 0.18; sampling.
+        let v = at(2.6, three);
+        assert_ne!(v.label, VerdictLabel::Unstable);
+        assert!(
+            v.notes.iter().any(|n| n.starts_with(
+                "max point CV 2.60% is over max_cv_pct 2.00, but its 3 samples do not show"
+            )),
+            "{:?}",
+            v.notes
+        );
+        // 8% from 3 samples: χ²₂ = 32, p < 0.001 < 0.02/3: UNSTABLE.
+        assert_eq!(at(8.0, three).label, VerdictLabel::Unstable);
+        // 2.6% from 100 samples: χ²₉₉ = 167, shown.
+        let many = Some(CvBasis {
+            samples: 100,
+            points: 3,
+        });
+        assert_eq!(at(2.6, many).label, VerdictLabel::Unstable);
+        // Unknown basis: the limit as it stands.
+        assert_eq!(at(2.6, None).label, VerdictLabel::Unstable);
     }
 
     /// A/B/A whose baseline boots differ by 3% (the machine's usual boot noise), with a
@@ -1281,6 +1387,7 @@ mod tests {
             drop_first: Some(&all),
             kernels: &kernels(points),
             max_cv_pct: Some(0.3),
+            cv_basis: None,
             better: Better::Lower,
             environment,
             trend: None,
