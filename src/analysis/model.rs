@@ -655,6 +655,15 @@ pub struct VerdictLine {
     pub direction: Option<String>,
     /// Same conclusion with drop-first.
     pub same_conclusion: Option<bool>,
+    /// The smallest change, percent, this comparison could have detected with 80 % power at
+    /// its own measured boot noise; `None` without a boot-level variance.
+    pub detectable_pct: Option<f64>,
+    /// For an INCONCLUSIVE line: the shortest longer alternation that would detect a change
+    /// of the gate at the measured noise; `None` otherwise or when none of up to 20 more
+    /// pairs would.
+    pub decided_by: Option<crate::stats::LongerDesign>,
+    /// The gate, percent, the line was judged against.
+    pub gate_pct: f64,
 }
 
 /// The largest value of some statistic and where it occurred.

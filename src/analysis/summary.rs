@@ -6,7 +6,7 @@
 use crate::{
     analysis::model::{CampaignSummary, ExpectCheck, Series, VerdictLine, Worst},
     recipe::model::Role,
-    stats::{SpreadMeasure, VerdictLabel, spread_of},
+    stats::{SpreadMeasure, VerdictLabel, detectable_at_measured_noise, longer_design, spread_of},
 };
 
 /// Summarizes the analysed series and expectations; `baseline` is the baseline kernel.
@@ -46,6 +46,11 @@ pub fn summarize_campaign(
                 short_why: c.verdict.short_why(),
                 direction: c.direction.clone(),
                 same_conclusion: c.same_conclusion,
+                detectable_pct: detectable_at_measured_noise(&c.comparison),
+                decided_by: (c.verdict.label == VerdictLabel::Inconclusive)
+                    .then(|| longer_design(&c.comparison, s.limits.gate_pct.value))
+                    .flatten(),
+                gate_pct: s.limits.gate_pct.value,
             };
             if s.role == Role::Control {
                 // A control moved when it is anything but ruled out (NO_MATERIAL_SIGNAL) or

@@ -21,7 +21,7 @@ use crate::{
         mail_tables::{baseline_reference, design},
         number::{as_written, ceil2, fixed, nu, pct, signed_pct, significant},
         unit_scale::{signed_with_unit, with_unit},
-        verdict_text::{confidence, few_boots, headline, level},
+        verdict_text::{calibration, confidence, few_boots, headline, level},
     },
     stats::{
         BootEffectTest, KernelSummary, Pooling, RatioInterval, SpreadMeasure, VerdictLabel,
@@ -287,6 +287,9 @@ fn verdict_sentences(lines: &[VerdictLine], reference: &str, shared_boot: bool) 
                 keep_together(&with_unit(first.baseline_mean, &first.unit)),
                 and_list(&parts)
             );
+        }
+        for statement in group.iter().filter_map(|l| calibration(l, shared_boot)) {
+            let _ = write!(text, "{statement}. ");
         }
     }
     text
@@ -1248,6 +1251,48 @@ metric = { number = true, unit = "ns", better = "lower" }
             "{text}"
         );
         assert!(text.contains("] only)."), "{text}");
+    }
+
+    #[test]
+    fn every_verdict_carries_its_calibrated_statement() {
+        // No change, A/B/A/B/A: ruled out, with the simulated rate and the detectable change.
+        let quiet = [100.0, 100.1, 99.9];
+        let text = flat(&summary(&one(
+            r#"["a", "b", "a", "b", "a"]"#,
+            &[
+                ("a-a", "w", &quiet),
+                ("b-a", "w", &[100.05, 100.15, 99.95]),
+                ("a-b", "w", &quiet),
+                ("b-b", "w", &[100.0, 100.1, 99.9]),
+                ("a-c", "w", &quiet),
+            ],
+        )));
+        assert!(
+            text.contains(
+                "b: NO_MATERIAL_SIGNAL is said in at most 5 % of campaigns whose true change is \
+                 twice the gate (10.00%) (aba's simulation of sandwich designs from A/B/A to a \
+                 9-point palindrome, boot SD 0-10 %); the smallest change it could detect with \
+                 80 % power at its measured boot noise is "
+            ),
+            "{text}"
+        );
+        // A/B/A whose interval reaches past the gate: INCONCLUSIVE, with the longer design.
+        let text = flat(&summary(&one(
+            r#"["a", "b", "a"]"#,
+            &[
+                ("a-a", "w", &[100.0, 100.1, 99.9]),
+                ("b", "w", &[101.0, 101.1, 100.9]),
+                ("a-b", "w", &[103.0, 103.1, 102.9]),
+            ],
+        )));
+        assert!(
+            text.contains("(INCONCLUSIVE: neither shown nor ruled out"),
+            "{text}"
+        );
+        assert!(
+            text.contains(" boots (") && text.contains("would detect a change of the gate (5.00%)"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod reproduction_prose;
 pub mod reproduction_tables;
 pub mod reproduction_text;
 pub mod reproduction_tsv;
+pub mod rules_moved;
 pub mod source_identity_tsv;
 pub mod svg;
 pub mod targets;

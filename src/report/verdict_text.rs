@@ -237,3 +237,80 @@ pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: 
         ),
     }
 }
+
+/// What aba's verdict simulator (bench/verdicts.rs, docs/statistics.md §10) shows for the
+/// designs it covers, as one clause; the bounds it checks in every cell of its grid.
+const SIMULATED: &str = "aba's simulation of sandwich designs from A/B/A to a 9-point \
+                         palindrome, boot SD 0-10 %";
+
+/// The calibrated statement of one verdict line (issue 28): the error rate the simulator
+/// bounds for its label, and the smallest change the campaign could detect at its own
+/// measured noise; for INCONCLUSIVE, the longer alternation that would detect the gate.
+/// `None` for UNSTABLE and UNREPLICATED, whose reasons are their statement.
+#[must_use]
+pub fn calibration(line: &VerdictLine, shared_boot: bool) -> Option<String> {
+    let noise = if shared_boot {
+        "run-to-run noise"
+    } else {
+        "boot noise"
+    };
+    let detect = line.detectable_pct.map(|d| {
+        format!(
+            "the smallest change it could detect with 80 % power at its measured {noise} is {}",
+            keep_together(&pct(d))
+        )
+    });
+    // The simulation draws boots; on a target that never reboots its statement does not
+    // apply, and only the measured detectable change is said.
+    let rate = |claim: &str| -> Option<String> {
+        (!shared_boot).then(|| format!("{claim} ({SIMULATED})"))
+    };
+    let parts: Vec<String> = match line.verdict {
+        VerdictLabel::Signal | VerdictLabel::BelowGate => [
+            rate(&format!(
+                "{} is said in at most 5 % of campaigns without a change",
+                line.verdict
+            )),
+            detect,
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+        VerdictLabel::NoMaterialSignal => [
+            rate(&format!(
+                "NO_MATERIAL_SIGNAL is said in at most 5 % of campaigns whose true change is \
+                 twice the gate ({})",
+                keep_together(&pct(2.0 * line.gate_pct))
+            )),
+            detect,
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+        VerdictLabel::Inconclusive => {
+            let more = match &line.decided_by {
+                Some(d) => format!(
+                    "at that noise {} boots ({} of kernel {}, {} of {}) would detect a change of \
+                     the gate ({}) with 80 % power",
+                    d.boots,
+                    d.baseline_boots,
+                    line.baseline,
+                    d.candidate_boots,
+                    line.candidate,
+                    keep_together(&pct(line.gate_pct))
+                ),
+                None => format!(
+                    "at that noise no alternation of up to 20 more pairs of boots would detect \
+                     a change of the gate ({}) with 80 % power",
+                    keep_together(&pct(line.gate_pct))
+                ),
+            };
+            match detect {
+                Some(detect) => vec![detect, more],
+                None => Vec::new(),
+            }
+        }
+        VerdictLabel::Unstable | VerdictLabel::Unreplicated => Vec::new(),
+    };
+    (!parts.is_empty()).then(|| format!("{}: {}", line.candidate, parts.join("; ")))
+}

@@ -27,7 +27,10 @@ pub use compare::{
     Bracket, Comparison, brackets, change_pct, compare, compare_with, diff, point_change_pct,
     recovery_pct,
 };
-pub use detect::{POWER, boot_mean_rel_var, minimal_detectable_pct};
+pub use detect::{
+    LongerDesign, POWER, boot_mean_rel_var, detectable_at_measured_noise, longer_design,
+    minimal_detectable_pct,
+};
 pub use fsnotify::{FsnotifyKind, FsnotifyParams, classify_fsnotify_v1};
 pub use interval::{
     BootVariance, FLOOR_COVERAGE_EXCESS, IntervalKind, RatioInterval, boot_variance, ci_boot,
