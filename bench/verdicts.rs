@@ -395,7 +395,7 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
     let mut unstable = Bound::new(if drifting {
         "nu >= 3, a linear drift: P(UNSTABLE) (a rate to read, not a bound)"
     } else {
-        "nu >= 3, no drift: P(UNSTABLE) <= 5 %"
+        "nu >= 3, no drift, true CV within max_cv_pct: P(UNSTABLE) <= 5 %"
     });
     let mut reassurance = Bound::new("2G: P(NO_MATERIAL_SIGNAL) <= 5 %, every cell");
     let mut equivalence = Bound::new(
@@ -457,7 +457,7 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                     p.unfloored.merge(&t.boot_unfloored);
                     p.full.merge(&t.boot_full_floor);
                 }
-                for (s, (set, _)) in sets.iter().enumerate() {
+                for (s, (set, params)) in sets.iter().enumerate() {
                     let cell_name = format!("{key} change={change} {set}");
                     let t = &mut results[i].tallies[j][s];
                     let intervals = if s == 0 {
@@ -520,7 +520,9 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                             );
                         }
                     }
-                    if nu >= 3 {
+                    // A true CV over the limit set's max_cv_pct is a measurement the limit
+                    // is there to refuse: UNSTABLE is right there, not a false alarm.
+                    if nu >= 3 && cell.cv <= params.max_cv_pct {
                         unstable.rate(t.v.unstable, t.v.campaigns, 5.0, true, cell_name.clone());
                     }
                     if cell.change == 2.0 {
