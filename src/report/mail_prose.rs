@@ -436,6 +436,8 @@ pub fn summary(analysis: &Analysis) -> String {
             "Dropping the first measured sample at each point gave the same conclusion. ",
         ),
         Some(false) => {
+            // Say what moved, label and change, not that "the conclusion changed": a label
+            // can move because an interval's bound crossed 0 while the change barely did.
             let changed: Vec<String> = analysis
                 .series
                 .iter()
@@ -444,14 +446,29 @@ pub fn summary(analysis: &Analysis) -> String {
                     all.comparisons
                         .iter()
                         .filter(|c| c.same_conclusion == Some(false))
-                        .map(move |c| format!("{} {}", series.label, c.candidate))
+                        .map(move |c| {
+                            let dropped = series.drop_first.as_ref().and_then(|d| {
+                                d.comparisons.iter().find(|o| o.candidate == c.candidate)
+                            });
+                            match dropped {
+                                Some(d) => format!(
+                                    "{} {} is {} at {} instead of {} at {}",
+                                    series.label,
+                                    c.candidate,
+                                    d.label,
+                                    signed_pct(d.comparison.change_pct),
+                                    c.label,
+                                    signed_pct(c.comparison.change_pct)
+                                ),
+                                None => format!("{} {}", series.label, c.candidate),
+                            }
+                        })
                 })
                 .collect();
             let _ = write!(
                 text,
-                "Dropping the first measured sample at each point changed the conclusion \
-                 for {}. ",
-                changed.join(", ")
+                "With the first measured sample dropped at each point the verdict moves: {}. ",
+                changed.join("; ")
             );
         }
         None => {}
@@ -1091,7 +1108,10 @@ pub fn shared_boot(analysis: &Analysis) -> String {
         }
     }
     text.push_str(&floors.join(";"));
-    text.push_str(". A change between kernels must clear these to be told from noise.");
+    text.push_str(
+        ". A change between kernels is not compared with these directly: its interval is \
+         built from this noise (docs/statistics.md §4).",
+    );
     wrap(&text, WIDTH, "")
 }
 
@@ -1293,6 +1313,33 @@ metric = { number = true, unit = "ns", better = "lower" }
             text.contains(" boots (") && text.contains("would detect a change of the gate (5.00%)"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_verdict_that_moves_without_the_first_sample_says_from_what_to_what() {
+        // Slow first samples of b: with them the points' CVs are far over the limit
+        // (UNSTABLE); without them b is the baseline's equal. The sentence names both verdicts
+        // and both changes instead of "changed the conclusion".
+        let quiet: &[f64] = &[100.0, 100.0, 100.1, 99.9];
+        let slow: &[f64] = &[150.0, 100.0, 100.1, 99.9];
+        let text = flat(&summary(&one(
+            r#"["a", "b", "a", "b", "a"]"#,
+            &[
+                ("a-a", "w", quiet),
+                ("b-a", "w", slow),
+                ("a-b", "w", quiet),
+                ("b-b", "w", slow),
+                ("a-c", "w", quiet),
+            ],
+        )));
+        assert!(
+            text.contains(
+                "With the first measured sample dropped at each point the verdict moves: w b is \
+                 NO_MATERIAL_SIGNAL at 0.00% instead of UNSTABLE at +12.50%."
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("changed the conclusion"), "{text}");
     }
 
     #[test]
