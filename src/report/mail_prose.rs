@@ -288,9 +288,9 @@ fn verdict_sentences(lines: &[VerdictLine], reference: &str, shared_boot: bool) 
                 and_list(&parts)
             );
         }
-        for statement in group.iter().filter_map(|l| calibration(l, shared_boot)) {
-            let _ = write!(text, "{statement}. ");
-        }
+    }
+    for statement in calibration(lines, shared_boot) {
+        let _ = write!(text, "{statement}. ");
     }
     text
 }
@@ -1289,10 +1289,10 @@ metric = { number = true, unit = "ns", better = "lower" }
         )));
         assert!(
             text.contains(
-                "b: NO_MATERIAL_SIGNAL is said in at most 5 % of campaigns whose true change is \
-                 twice the gate (10.00%) (aba's simulation of sandwich designs from A/B/A to a \
-                 9-point palindrome, boot SD 0-10 %); the smallest change it could detect with \
-                 80 % power at its measured boot noise is "
+                "aba says NO_MATERIAL_SIGNAL in at most 5 % of campaigns whose true change is \
+                 twice the gate (10.00%) (its simulation of sandwich designs from A/B/A to a \
+                 9-point palindrome at boot SD 0-10 %). The smallest change each comparison \
+                 could detect with 80 % power at its measured boot noise: w b "
             ),
             "{text}"
         );
@@ -1310,7 +1310,8 @@ metric = { number = true, unit = "ns", better = "lower" }
             "{text}"
         );
         assert!(
-            text.contains(" boots (") && text.contains("would detect a change of the gate (5.00%)"),
+            text.contains("To decide w b at that noise: ")
+                && text.contains("would detect a change of the gate (5.00%) with 80 % power"),
             "{text}"
         );
     }

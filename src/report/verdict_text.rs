@@ -238,79 +238,100 @@ pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: 
     }
 }
 
-/// What aba's verdict simulator (bench/verdicts.rs, docs/statistics.md §10) shows for the
-/// designs it covers, as one clause; the bounds it checks in every cell of its grid.
-const SIMULATED: &str = "aba's simulation of sandwich designs from A/B/A to a 9-point \
-                         palindrome, boot SD 0-10 %";
-
-/// The calibrated statement of one verdict line (issue 28): the error rate the simulator
-/// bounds for its label, and the smallest change the campaign could detect at its own
-/// measured noise; for INCONCLUSIVE, the longer alternation that would detect the gate.
-/// `None` for UNSTABLE and UNREPLICATED, whose reasons are their statement.
+/// The calibrated statement of a mail's verdicts (issue 28), said once for all its lines:
+/// the error rate the verdict simulator (bench/verdicts.rs, docs/statistics.md §10) bounds
+/// for each label present, in every cell of its grid; the smallest change each comparison
+/// could detect at its own measured noise; and for each INCONCLUSIVE line the longer
+/// alternation that would detect the gate. Empty when no line has a statement (UNSTABLE and
+/// UNREPLICATED lines are their reasons).
 #[must_use]
-pub fn calibration(line: &VerdictLine, shared_boot: bool) -> Option<String> {
-    let noise = if shared_boot {
-        "run-to-run noise"
-    } else {
-        "boot noise"
-    };
-    let detect = line.detectable_pct.map(|d| {
-        format!(
-            "the smallest change it could detect with 80 % power at its measured {noise} is {}",
-            keep_together(&pct(d))
-        )
-    });
-    // The simulation draws boots; on a target that never reboots its statement does not
-    // apply, and only the measured detectable change is said.
-    let rate = |claim: &str| -> Option<String> {
-        (!shared_boot).then(|| format!("{claim} ({SIMULATED})"))
-    };
-    let parts: Vec<String> = match line.verdict {
-        VerdictLabel::Signal | VerdictLabel::BelowGate => [
-            rate(&format!(
-                "{} is said in at most 5 % of campaigns without a change",
-                line.verdict
-            )),
-            detect,
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-        VerdictLabel::NoMaterialSignal => [
-            rate(&format!(
-                "NO_MATERIAL_SIGNAL is said in at most 5 % of campaigns whose true change is \
-                 twice the gate ({})",
-                keep_together(&pct(2.0 * line.gate_pct))
-            )),
-            detect,
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-        VerdictLabel::Inconclusive => {
-            let more = match &line.decided_by {
-                Some(d) => format!(
-                    "at that noise {} boots ({} of kernel {}, {} of {}) would detect a change of \
-                     the gate ({}) with 80 % power",
-                    d.boots,
-                    d.baseline_boots,
-                    line.baseline,
-                    d.candidate_boots,
-                    line.candidate,
-                    keep_together(&pct(line.gate_pct))
-                ),
-                None => format!(
-                    "at that noise no alternation of up to 20 more pairs of boots would detect \
-                     a change of the gate ({}) with 80 % power",
-                    keep_together(&pct(line.gate_pct))
-                ),
-            };
-            match detect {
-                Some(detect) => vec![detect, more],
-                None => Vec::new(),
+pub fn calibration(lines: &[VerdictLine], shared_boot: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let has = |label: VerdictLabel| lines.iter().any(|l| l.verdict == label);
+    // The simulation draws boots: on a target that never reboots its rates do not apply.
+    if !shared_boot {
+        let mut rates = Vec::new();
+        for label in [VerdictLabel::Signal, VerdictLabel::BelowGate] {
+            if has(label) {
+                rates.push(format!(
+                    "{label} in at most 5 % of campaigns without a change"
+                ));
             }
         }
-        VerdictLabel::Unstable | VerdictLabel::Unreplicated => Vec::new(),
-    };
-    (!parts.is_empty()).then(|| format!("{}: {}", line.candidate, parts.join("; ")))
+        if let Some(line) = lines
+            .iter()
+            .find(|l| l.verdict == VerdictLabel::NoMaterialSignal)
+        {
+            rates.push(format!(
+                "NO_MATERIAL_SIGNAL in at most 5 % of campaigns whose true change is twice the \
+                 gate ({})",
+                keep_together(&pct(2.0 * line.gate_pct))
+            ));
+        }
+        if !rates.is_empty() {
+            out.push(format!(
+                "aba says {} (its simulation of sandwich designs from A/B/A to a 9-point \
+                 palindrome at boot SD 0-10 %)",
+                rates.join(", and ")
+            ));
+        }
+    }
+    let judged: Vec<&VerdictLine> = lines
+        .iter()
+        .filter(|l| {
+            !matches!(
+                l.verdict,
+                VerdictLabel::Unstable | VerdictLabel::Unreplicated
+            )
+        })
+        .collect();
+    let detect: Vec<String> = judged
+        .iter()
+        .filter_map(|l| {
+            let d = l.detectable_pct?;
+            Some(format!(
+                "{} {} {}",
+                l.series,
+                l.candidate,
+                keep_together(&pct(d))
+            ))
+        })
+        .collect();
+    if !detect.is_empty() {
+        let noise = if shared_boot {
+            "run-to-run noise"
+        } else {
+            "boot noise"
+        };
+        out.push(format!(
+            "The smallest change each comparison could detect with 80 % power at its measured \
+             {noise}: {}",
+            detect.join(", ")
+        ));
+    }
+    for l in lines
+        .iter()
+        .filter(|l| l.verdict == VerdictLabel::Inconclusive)
+    {
+        let gate = keep_together(&pct(l.gate_pct));
+        out.push(match &l.decided_by {
+            Some(d) => format!(
+                "To decide {} {} at that noise: {} boots of the same alternation ({} of kernel \
+                 {}, {} of {}) would detect a change of the gate ({gate}) with 80 % power",
+                l.series,
+                l.candidate,
+                d.boots,
+                d.baseline_boots,
+                l.baseline,
+                d.candidate_boots,
+                l.candidate
+            ),
+            None => format!(
+                "{} {}: at that noise no alternation of up to 20 more pairs of boots would \
+                 detect a change of the gate ({gate}) with 80 % power",
+                l.series, l.candidate
+            ),
+        });
+    }
+    out
 }

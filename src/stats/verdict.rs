@@ -528,7 +528,7 @@ fn tripped_limits(
                 // pooled).
                 let explained = calibrated.and_then(|p| p.homogeneity.as_ref()).map_or_else(
                     || "its boots are the profile's".to_owned(),
-                    |t| format!("F = {:.2}, p = {}", t.f, p_text(t.p_value)),
+                    |t| format!("F = {:.2}, {}", t.f, p_is(t.p_value)),
                 );
                 notes.push(format!(
                     "{} {} the recipe's drift gate max_drift_pct {} but the noise profile's \
@@ -556,14 +556,14 @@ fn tripped_limits(
                 // noise, which the boot-level interval carries; as a filter it would keep the
                 // campaigns whose boots happened to agree (docs/statistics.md §5.2).
                 notes.push(format!(
-                    "{} beyond within-boot noise ({} p = {}): boot-to-boot noise, carried by the \
+                    "{} beyond within-boot noise ({} {}): boot-to-boot noise, carried by the \
                      boot-level interval{}",
                     spread_words_plain(spread),
                     test_name(spread),
                     spread
                         .effect
                         .as_ref()
-                        .map_or_else(String::new, |e| p_text(e.p_value)),
+                        .map_or_else(String::new, |e| p_is(e.p_value)),
                     if compared {
                         ""
                     } else {
@@ -586,11 +586,11 @@ fn tripped_limits(
             _ if cv <= limit => {}
             Some((basis, p)) if p >= basis.level() => notes.push(format!(
                 "max point CV {}% is over max_cv_pct {}, but its {} samples do not show the \
-                 true CV above the limit (χ² p = {} ≥ {}): sampling, not a broken measurement",
+                 true CV above the limit (χ² {} ≥ {}): sampling, not a broken measurement",
                 shown(cv, limit),
                 limit_shown(limit, cv),
                 basis.samples,
-                p_text(p),
+                p_is(p),
                 p_text(basis.level())
             )),
             _ => limits.push(Limit::Cv { pct: cv }),
@@ -675,16 +675,16 @@ pub fn limit_text(params: &VerdictParams, limit: &Limit) -> String {
         }
         Limit::Trend(trend) => format!(
             "the boot means drift over the campaign: a linear trend of {} per point (F(1, {}) \
-             = {:.2}, p = {})",
+             = {:.2}, {})",
             plain_signed(trend.slope_pct_per_point),
             trend.dof,
             trend.f,
-            p_text(trend.p_value)
+            p_is(trend.p_value)
         ),
         Limit::NoisierThanProfile { f, p_value } => format!(
             "noisier than its calibration: the boots scatter more than the noise profile's \
-             (F = {f:.2}, p = {})",
-            p_text(*p_value)
+             (F = {f:.2}, {})",
+            p_is(*p_value)
         ),
         Limit::Environment { text } => format!("the environment differs: {text}"),
         Limit::Cv { pct } if *pct < 0.0 => {
@@ -892,6 +892,15 @@ fn plain_signed(value: f64) -> String {
 }
 
 /// `0.004`, `< 0.001`.
+/// `p = 0.004`, `p < 0.001`.
+fn p_is(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".to_owned()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
 fn p_text(p: f64) -> String {
     if p < 0.001 {
         "< 0.001".to_owned()
