@@ -1291,8 +1291,8 @@ metric = { number = true, unit = "ns", better = "lower" }
             text.contains(
                 "aba says NO_MATERIAL_SIGNAL in at most 5 % of campaigns whose true change is \
                  twice the gate (10.00%) (its simulation of sandwich designs from A/B/A to a \
-                 9-point palindrome at boot SD 0-10 %). The smallest change each comparison \
-                 could detect with 80 % power at its measured boot noise: w b "
+                 9-point palindrome at boot SD 0-10 %). The smallest change the comparison \
+                 could detect with 80 % power at its measured boot noise: 0.08%."
             ),
             "{text}"
         );
@@ -1310,7 +1310,7 @@ metric = { number = true, unit = "ns", better = "lower" }
             "{text}"
         );
         assert!(
-            text.contains("To decide w b at that noise: ")
+            text.contains("To decide at that noise: ")
                 && text.contains("would detect a change of the gate (5.00%) with 80 % power"),
             "{text}"
         );

@@ -285,16 +285,21 @@ pub fn calibration(lines: &[VerdictLine], shared_boot: bool) -> Vec<String> {
             )
         })
         .collect();
+    // A mail with one comparison does not repeat its name: a long series name in a
+    // narrow wrap would otherwise cost a line of its own.
+    let named = lines.len() > 1;
+    let name = |l: &VerdictLine| {
+        if named {
+            format!("{} {} ", l.series, l.candidate)
+        } else {
+            String::new()
+        }
+    };
     let detect: Vec<String> = judged
         .iter()
         .filter_map(|l| {
             let d = l.detectable_pct?;
-            Some(format!(
-                "{} {} {}",
-                l.series,
-                l.candidate,
-                keep_together(&pct(d))
-            ))
+            Some(format!("{}{}", name(l), keep_together(&pct(d))))
         })
         .collect();
     if !detect.is_empty() {
@@ -303,8 +308,13 @@ pub fn calibration(lines: &[VerdictLine], shared_boot: bool) -> Vec<String> {
         } else {
             "boot noise"
         };
+        let each = if named {
+            "each comparison"
+        } else {
+            "the comparison"
+        };
         out.push(format!(
-            "The smallest change each comparison could detect with 80 % power at its measured \
+            "The smallest change {each} could detect with 80 % power at its measured \
              {noise}: {}",
             detect.join(", ")
         ));
@@ -316,10 +326,9 @@ pub fn calibration(lines: &[VerdictLine], shared_boot: bool) -> Vec<String> {
         let gate = keep_together(&pct(l.gate_pct));
         out.push(match &l.decided_by {
             Some(d) => format!(
-                "To decide {} {} at that noise: {} boots of the same alternation ({} of kernel \
+                "To decide {}at that noise: {} boots of the same alternation ({} of kernel \
                  {}, {} of {}) would detect a change of the gate ({gate}) with 80 % power",
-                l.series,
-                l.candidate,
+                name(l),
                 d.boots,
                 d.baseline_boots,
                 l.baseline,
@@ -327,9 +336,13 @@ pub fn calibration(lines: &[VerdictLine], shared_boot: bool) -> Vec<String> {
                 l.candidate
             ),
             None => format!(
-                "{} {}: at that noise no alternation of up to 20 more pairs of boots would \
-                 detect a change of the gate ({gate}) with 80 % power",
-                l.series, l.candidate
+                "To decide {}: at that noise no alternation of up to 20 more pairs of boots \
+                 would detect a change of the gate ({gate}) with 80 % power",
+                if named {
+                    format!("{} {}", l.series, l.candidate)
+                } else {
+                    "it".to_string()
+                }
             ),
         });
     }

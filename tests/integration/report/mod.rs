@@ -287,8 +287,8 @@ fn pedro_v3_reproduces_the_change_and_names_the_tripped_limit() {
     );
     says(
         &run,
-        "at that noise 7 boots (4 of kernel parent, 3 of child) would detect a change of the \
-         gate (5.00%) with 80 % power",
+        "To decide at that noise: 7 boots of the same alternation (4 of kernel parent, 3 of \
+         child) would detect a change of the gate (5.00%) with 80 % power",
     );
     // The words agree with the boot-effect test printed beside them.
     says(
