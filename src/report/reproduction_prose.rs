@@ -296,6 +296,12 @@ pub fn setup(r: &Reproduction) -> String {
                 shown(&row.reference),
                 shown(&row.new)
             ),
+            Agreement::NotComparable => format!(
+                "{}: {} / {} (not comparable)",
+                row.what,
+                shown(&row.reference),
+                shown(&row.new)
+            ),
         };
         out.push_str(&wrap_hanging(&text, WIDTH, "  ", "      "));
     }
@@ -307,11 +313,19 @@ pub fn setup(r: &Reproduction) -> String {
             .collect()
     };
     let differs = named(Agreement::Differs);
-    let differences = if differs.is_empty() {
+    let mut differences = if differs.is_empty() {
         "No recorded fact differs.".to_owned()
     } else {
         format!("Differences: {}.", and_list(&differs))
     };
+    let apart = named(Agreement::NotComparable);
+    if !apart.is_empty() {
+        differences.push_str(&format!(
+            " Not comparable, each side recording a different kind of identity (a git commit, \
+             a config SHA-256): {}.",
+            and_list(&apart)
+        ));
+    }
     out.push('\n');
     out.push_str(&wrap(&format!("{differences} {}", limits(r)), WIDTH, ""));
     out.trim_end().to_owned()
@@ -548,6 +562,15 @@ pub fn only(r: &Reproduction) -> String {
         for note in &info.notes {
             parts.push(format!("{who}: {note}."));
         }
+        if let Source::Published { ignored, .. } = &info.source
+            && !ignored.is_empty()
+        {
+            let listed: Vec<String> = ignored
+                .iter()
+                .map(|i| format!("{} ({})", i.file, i.reason))
+                .collect();
+            parts.push(format!("{who}'s files not used: {}.", listed.join("; ")));
+        }
     }
     parts
         .iter()
@@ -568,7 +591,7 @@ pub fn footer(r: &Reproduction) -> String {
         Source::Campaign { aba_version, .. } => {
             format!("{} (an aba {aba_version} results directory)", shown(info))
         }
-        Source::Published { files } => {
+        Source::Published { files, .. } => {
             format!("{} (a published bundle: {})", shown(info), files.join(", "))
         }
     };

@@ -10,8 +10,8 @@ use crate::{
     reproduction::{
         error::ReproductionError,
         evidence::{
-            Environment, Evidence, EvidenceInfo, EvidenceSeries, KernelIdentity, LimitsOrigin,
-            Source,
+            BuildId, Environment, Evidence, EvidenceInfo, EvidenceSeries, KernelIdentity,
+            LimitsOrigin, Source,
         },
     },
     results::{journal::Facts, layout::ResultsDir},
@@ -86,6 +86,7 @@ pub fn from_analysis(
             better: Some(s.better),
             role: Some(s.role),
             aux: s.aux,
+            experiment: None,
             result: all.clone(),
             published: Vec::new(),
         });
@@ -133,17 +134,30 @@ fn environment(analysis: &Analysis, records: &[(String, Facts)]) -> Environment 
                     .filter(|p| p.kernel == k.label && p.done_attempt.is_some())
                     .filter_map(|p| p.release.clone()),
             );
+            let commit = k
+                .bound
+                .as_ref()
+                .and_then(|b| b.build.as_deref())
+                .and_then(|b| b.source.as_ref())
+                .map(|s| BuildId::GitCommit(s.commit.clone()));
             KernelIdentity {
                 label: k.label.clone(),
+                experiment: None,
                 releases: if proven.is_empty() {
                     vec![k.release.clone()]
                 } else {
                     proven
                 },
-                builds: fact(Some(&k.label), "config_sha256")
+                builds: commit
                     .into_iter()
-                    .map(|sha| format!("config {sha}"))
+                    .chain(
+                        fact(Some(&k.label), "config_sha256")
+                            .into_iter()
+                            .map(BuildId::ConfigSha256),
+                    )
                     .collect(),
+                preemption: Vec::new(),
+                compilers: Vec::new(),
                 versions: fact(Some(&k.label), "version"),
                 cmdline: k
                     .cmdline
@@ -258,7 +272,7 @@ metric = { number = true, unit = "ns", better = "lower" }
         let b = &env.kernels[1];
         assert_eq!(
             (b.label.as_str(), b.builds.as_slice()),
-            ("b", &["config bb".to_owned()][..])
+            ("b", &[super::BuildId::ConfigSha256("bb".to_owned())][..])
         );
         assert_eq!(b.cmdline, ["mitigations=off"]);
         assert_eq!(b.versions, ["v"]);

@@ -4,7 +4,8 @@
 //!
 //! Only what a comparison reads is copied: an aba results directory's raw files (recipe and
 //! `files/`, journal, samples, environment records; never its reports or raw outputs), or a
-//! bundle's points and comparison files.
+//! bundle's points and comparison files with the `run-audit.tsv` and `source-identity.tsv`
+//! beside them.
 //!
 //! A reference is someone else's folder: a link in it could name any file of this machine (a
 //! key, a 0600 secret) and copying it would publish that file in the bundle. Links are never
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::{
     reproduction::{
         bundle::{COMPARISON_SUFFIX, POINTS_SUFFIX, points_files},
+        bundle_audit::{RUN_AUDIT, SOURCE_IDENTITY},
         error::ReproductionError,
         source::{Kind, kind},
     },
@@ -76,6 +78,22 @@ pub fn reference_files(source: &Path) -> Result<Vec<ReferenceFile>, Reproduction
                     files.push(ReferenceFile {
                         from,
                         to: PathBuf::from(comparison),
+                    });
+                }
+            }
+            // The per-experiment tables beside the points (releases, semantic failures,
+            // build identities), which a comparison reads too.
+            let folder = if source.is_dir() {
+                source.to_path_buf()
+            } else {
+                crate::input::folder_of(source)
+            };
+            for name in [RUN_AUDIT, SOURCE_IDENTITY] {
+                let from = folder.join(name);
+                if regular_not_link(&from)? {
+                    files.push(ReferenceFile {
+                        from,
+                        to: PathBuf::from(name),
                     });
                 }
             }
@@ -190,7 +208,12 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let bundle = tmp.path().join("bundle");
         std::fs::create_dir(&bundle).expect("mkdir");
-        for name in ["x-points.tsv", "x-comparison.tsv", "README.md"] {
+        for name in [
+            "x-points.tsv",
+            "x-comparison.tsv",
+            "run-audit.tsv",
+            "README.md",
+        ] {
             std::fs::write(bundle.join(name), "a\n").expect("write");
         }
         let dest = tmp.path().join("copy");
@@ -200,7 +223,7 @@ mod tests {
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names, ["x-comparison.tsv", "x-points.tsv"]);
+        assert_eq!(names, ["run-audit.tsv", "x-comparison.tsv", "x-points.tsv"]);
 
         let results = tmp.path().join("results");
         std::fs::create_dir_all(results.join("files/sub")).expect("mkdir");

@@ -48,12 +48,18 @@ pub enum ReproductionError {
         source: AnalysisError,
     },
     /// A file of a published bundle that does not read as its layout.
-    #[error("{}:{line}: {what}", path.display())]
+    #[error(
+        "{}:{line}{}: {what}",
+        path.display(),
+        column.map_or_else(String::new, |c| format!(":{c}"))
+    )]
     Bundle {
         /// The file.
         path: PathBuf,
         /// 1-based line (1 for the header).
         line: usize,
+        /// 1-based column, when one cell is at fault.
+        column: Option<usize>,
         /// What is wrong, naming the column.
         what: String,
     },

@@ -390,6 +390,86 @@ fn a_results_fixture_against_a_published_bundle_reproduces_its_figures() {
     );
 }
 
+/// Issue 29 item 5: a bundle folder whose two experiments give the role names `parent` and
+/// `child` to different builds: the comparison takes the matched experiment's kernels only,
+/// reads their releases, preemption and semantic failures from `run-audit.tsv` and
+/// `source-identity.tsv`, and lists exactly the files it used and those it did not, with why.
+/// (The layouts of lcf0399/linux-regression-evidence, with this test's own numbers.)
+#[test]
+fn a_bundle_folder_keeps_its_experiments_apart_and_reads_its_side_tables() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    build("mprotect-mechanism", &tmp.path().join("mechanism-again"));
+    let bundle = tmp.path().join("bare-metal");
+    golden_bundle(&bundle, &["mprotect-mechanism"]);
+    // Changes against another candidate than the baseline: nothing aba reads.
+    write(
+        &bundle,
+        "mechanism-comparison.tsv",
+        "analysis\tfastpath_vs_child_pct\nall_15_rounds\t-11.000000\n",
+    );
+    write(
+        &bundle,
+        "other-points.tsv",
+        "order\tpoint\trole\tcommit\tn\tmean_other_ns\tvalues\tsemantic_failures\n\
+         1\tparent-a\tparent\t1111111\t3\t20\t19 20 21\t0\n\
+         2\tchild\tchild\t2222222\t3\t30\t29 30 31\t0\n\
+         3\tparent-b\tparent\t1111111\t3\t20\t20 20 20\t0\n",
+    );
+    let golden = golden_points("mprotect-mechanism");
+    let mut audit = String::from("experiment\tpoint\tkernel_release\tboot_id\tsemantic_failures\n");
+    for (i, p) in golden.iter().enumerate() {
+        let _ = writeln!(audit, "mechanism\t{}\t{}\tboot-{i}\t0", p.label, p.release);
+    }
+    audit.push_str(
+        "other\tparent-a\t9.9-other-p\tboot-x\t0\nother\tchild\t9.9-other-c\tboot-y\t1\n\
+         other\tparent-b\t9.9-other-p\tboot-z\t0\n",
+    );
+    write(&bundle, "run-audit.tsv", &audit);
+    let parent = &golden[0];
+    write(
+        &bundle,
+        "source-identity.tsv",
+        &format!(
+            "experiment\tpoint\tcanonical_config_sha256\tkernel_release\tcompiler\tpreemption\n\
+             mechanism\tparent\tfeedface\t{}\tgcc-99\tdynamic/none\n\
+             other\tparent\tdeadbeef\t9.9-other-p\tgcc-98\tfull\n",
+            parent.release
+        ),
+    );
+    write(&bundle, "README.md", "# a bundle\n");
+    let out = compare(
+        tmp.path(),
+        &["mechanism-again", "bare-metal", "--tsv", "t.tsv"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report = stdout(&out);
+    fits_a_mail(&report);
+    let said = flat(&report);
+    for phrase in [
+        &format!("parent (mechanism) release: {} (the same)", parent.release),
+        "parent (mechanism) preemption: dynamic/none / not recorded",
+        "parent (mechanism) compiler: gcc-99 / not recorded",
+        "Only in the reference: other/other_ns.",
+        "The reference: other: point child records 1 semantic failure (run-audit.tsv:12): it is \
+         left out of the analysis.",
+        "The reference's files not used: mechanism-comparison.tsv (no column gives a \
+         candidate's change against the baseline",
+        "README.md (not a table aba reads as a reference)",
+        "(a published bundle: mechanism-points.tsv, other-points.tsv, run-audit.tsv, \
+         source-identity.tsv)",
+    ] {
+        assert!(
+            said.contains(phrase),
+            "the text does not say {phrase:?}:\n{report}"
+        );
+    }
+    // The other experiment's builds, releases and preemption are never the mechanism's.
+    for other in ["1111111", "9.9-other", "deadbeef", "full", "gcc-98"] {
+        assert!(!report.contains(other), "{other} leaked:\n{report}");
+    }
+    assert!(!said.contains("Differences:"), "{report}");
+}
+
 #[test]
 fn the_aba_0_1_directory_is_a_reference() {
     let legacy = fixtures_dir()
