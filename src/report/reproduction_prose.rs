@@ -331,9 +331,14 @@ pub fn setup(r: &Reproduction) -> String {
     out.trim_end().to_owned()
 }
 
-/// `gate_pct 5, drift_margin 2, max_drift_pct 1, max_cv_pct 2`.
 fn params(info: &EvidenceInfo) -> String {
-    let p = &info.params;
+    limits_words(&info.params)
+}
+
+/// `gate_pct 5, drift_margin 2, max_drift_pct 1, max_cv_pct 2`: verdict limits as a
+/// sentence shows them (also in an export's README).
+#[must_use]
+pub fn limits_words(p: &crate::stats::VerdictParams) -> String {
     format!(
         "gate_pct {}, drift_margin {}, max_drift_pct {}, max_cv_pct {}",
         as_written(p.gate_pct),
@@ -614,7 +619,7 @@ pub fn footer(r: &Reproduction) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{summary, title};
     use crate::{
         analysis::testkit::campaign,
@@ -622,7 +627,8 @@ mod tests {
         reproduction::{campaign::from_analysis, compare, evidence::Evidence},
     };
 
-    fn evidence(sequence: &str, means: &[(&str, f64)]) -> Evidence {
+    /// A campaign of workload `w` with `sequence` and these point means.
+    pub(crate) fn evidence(sequence: &str, means: &[(&str, f64)]) -> Evidence {
         let recipe = format!(
             "version = 1\nname = \"r\"\ndescription = \"unit\"\nsequence = {sequence}\n\
              warmup = 0\nsamples = 3\n[kernels.a]\nrelease = \"6.1.0-a\"\n\

@@ -225,28 +225,7 @@ mod tests {
     /// points' names, so no column shows the reference's boot under another's name.
     #[test]
     fn each_side_is_headed_by_its_own_point_names_when_they_differ() {
-        let evidence = |sequence: &str, points: &[(&str, f64)]| {
-            let recipe = format!(
-                "version = 1\nname = \"r\"\ndescription = \"unit\"\nsequence = {sequence}\n\
-                 warmup = 0\nsamples = 3\n[kernels.a]\nrelease = \"6.1.0-a\"\n\
-                 [kernels.b]\nrelease = \"6.1.0-b\"\n[[workload]]\nname = \"w\"\n\
-                 run = \"true\"\nmetric = {{ number = true, unit = \"ns\", better = \"lower\" }}\n"
-            );
-            let values: Vec<(String, [f64; 3])> = points
-                .iter()
-                .map(|(p, m)| ((*p).to_owned(), [m - 0.1, *m, m + 0.1]))
-                .collect();
-            let borrowed: Vec<(&str, &str, &[f64])> = values
-                .iter()
-                .map(|(p, v)| (p.as_str(), "w", v.as_slice()))
-                .collect();
-            from_analysis(
-                &crate::analysis::testkit::campaign(&recipe, &borrowed),
-                "r",
-                &[],
-                Vec::new(),
-            )
-        };
+        use crate::report::reproduction_prose::tests::evidence;
         let reference = evidence(
             "[\"a\", \"b\", \"a\", \"b\", \"a\"]",
             &[

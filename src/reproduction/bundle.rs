@@ -522,10 +522,15 @@ impl Experiment {
             c.direction = None;
             c.verdict.direction = None;
         }
+        // An aba export names the workload and case its experiment measured (every row the
+        // same), so that the series matches the campaign's by name.
+        let named = |column: &str| t.column(column).map(|c| t.label(self.order[0], c));
+        let workload = named("workload").unwrap_or_else(|| self.stem.clone());
+        let case = named("case").unwrap_or_default();
         Ok(Ok(EvidenceSeries {
-            label: series_label(&self.stem, "", metric),
-            workload: self.stem.clone(),
-            case: String::new(),
+            label: series_label(&workload, &case, metric),
+            workload,
+            case,
             metric: metric.clone(),
             unit: None,
             better: None,

@@ -22,6 +22,11 @@ const ENV_RECORD_LIMIT: u64 = 1 << 20;
 
 /// Reads and analyses the results directory `dir`; `shown` is how the user named it.
 pub fn from_results(dir: &Path, shown: &str) -> Result<Evidence, ReproductionError> {
+    read_results(dir, shown).map(|(_, evidence)| evidence)
+}
+
+/// [`from_results`] with the analysis it comes from (`aba export` writes both).
+pub fn read_results(dir: &Path, shown: &str) -> Result<(Analysis, Evidence), ReproductionError> {
     let results = ResultsDir::open(dir);
     let analysis = analyze(&results).map_err(|source| ReproductionError::Analysis {
         dir: dir.to_path_buf(),
@@ -29,7 +34,8 @@ pub fn from_results(dir: &Path, shown: &str) -> Result<Evidence, ReproductionErr
     })?;
     let mut notes = Vec::new();
     let records = env_records(&results, &analysis, &mut notes);
-    Ok(from_analysis(&analysis, shown, &records, notes))
+    let evidence = from_analysis(&analysis, shown, &records, notes);
+    Ok((analysis, evidence))
 }
 
 /// The environment record of each done point, in boot order, with its point's kernel;

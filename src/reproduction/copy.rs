@@ -123,7 +123,7 @@ pub fn copy_reference(source: &Path, dest: &Path) -> Result<(), ReproductionErro
 
 /// Copies the regular file `from` (opened without following a link: one swapped in since it
 /// was listed is refused) to the new file `to`.
-fn copy_regular(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_regular(from: &Path, to: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let mut input = std::fs::OpenOptions::new()
         .read(true)

@@ -732,3 +732,133 @@ fn a_recipe_naming_a_reference_ends_its_run_and_its_report_with_the_comparison()
         text(&gone)
     );
 }
+
+/// Issue 34 item 2: `aba export` writes the published layout, and `aba compare` reads the
+/// export as a statistical reference: the campaign against its own export reproduces every
+/// change exactly; a campaign whose change is gone does not.
+#[test]
+fn an_export_is_a_reference_that_reproduces_its_campaign_exactly() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let workloads = [moving("steady", 1.2), moving("flat", 1.0)];
+    synthetic(&tmp.path().join("first"), "first", &workloads, 0);
+    let out = aba(
+        tmp.path(),
+        &["export", "first", "--to", "published", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["kind"], "export");
+    let published = tmp.path().join("published");
+    for file in [
+        "steady-points.tsv",
+        "steady-comparison.tsv",
+        "flat-points.tsv",
+        "run-audit.tsv",
+        "source-identity.tsv",
+        "README.md",
+        "recipe.toml",
+        "samples.csv",
+    ] {
+        assert!(published.join(file).is_file(), "{file} missing: {doc}");
+    }
+    let points = fs::read_to_string(published.join("steady-points.tsv")).expect("points");
+    assert!(
+        points.starts_with(
+            "order\tpoint\tpoint_name\trole\trelease\tboot_id\tcommit\tn\tmean_steady\tsd\tcv_pct\t\
+             values\tsemantic_failures\tworkload\tcase\tunit\n1\ta-a\ta#1\ta\t"
+        ),
+        "{points}"
+    );
+    let readme = fs::read_to_string(published.join("README.md")).expect("README");
+    for part in [
+        "## Scope",
+        "## Method",
+        "## Machine",
+        "## Caveats",
+        "Target lab1",
+    ] {
+        assert!(readme.contains(part), "{part}: {readme}");
+    }
+
+    // The campaign against its own export: every change the same, REPRODUCED.
+    let out = compare(tmp.path(), &["first", "published", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["counts"]["reproduced"], 2, "{doc}");
+    for s in doc["series"].as_array().expect("series") {
+        assert_eq!(s["matched_by"], "name", "{s}");
+        for c in s["candidates"].as_array().expect("candidates") {
+            assert_eq!(
+                c["reference"]["comparison"]["change_pct"], c["new"]["comparison"]["change_pct"],
+                "{c}"
+            );
+            assert_eq!(c["published"]["agrees"], true, "{c}");
+        }
+    }
+    // Exactly the tables are read; the README and the raw files are named as not used.
+    let ignored: Vec<&str> = doc["reference"]["source"]["ignored"]
+        .as_array()
+        .expect("ignored")
+        .iter()
+        .filter_map(|i| i["file"].as_str())
+        .collect();
+    assert_eq!(
+        ignored,
+        ["README.md", "recipe.toml", "samples.csv"],
+        "{doc}"
+    );
+
+    // A campaign whose change is gone: NOT_REPRODUCED against the export.
+    synthetic(
+        &tmp.path().join("reverted"),
+        "reverted",
+        &[moving("steady", 1.0), moving("flat", 1.0)],
+        1,
+    );
+    let out = compare(tmp.path(), &["reverted", "published", "--tsv", "r.tsv"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let tsv = fs::read_to_string(tmp.path().join("r.tsv")).expect("TSV");
+    assert!(
+        verdicts(&tsv).contains(&("steady".to_owned(), "NOT_REPRODUCED".to_owned())),
+        "{tsv}"
+    );
+
+    // OUT must be new or empty, and never a link.
+    let out = aba(tmp.path(), &["export", "first", "--to", "published"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("published is not empty"),
+        "{}",
+        text(&out)
+    );
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), tmp.path().join("link"))
+        .expect("symlink");
+    let out = aba(tmp.path(), &["export", "first", "--to", "link"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("is a symbolic link"),
+        "{}",
+        text(&out)
+    );
+    assert!(!tmp.path().join("elsewhere").exists());
+}
+
+/// The golden exact-cac1 fixture exported and compared with itself: the published change is
+/// the recomputed one to its six decimals.
+#[test]
+fn the_golden_fixture_reproduces_its_own_export() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    build("mprotect-exact-cac1", &tmp.path().join("exact"));
+    let out = aba(tmp.path(), &["export", "exact", "--to", "out"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = compare(tmp.path(), &["exact", "out"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = flat(&stdout(&out));
+    for phrase in [
+        "1 REPRODUCED",
+        "it publishes 39.773716 (child_vs_parent_pct), which aba's recomputation matches",
+        "No recorded fact differs.",
+    ] {
+        assert!(said.contains(phrase), "{phrase}: {said}");
+    }
+}
