@@ -49,28 +49,101 @@ pub const POINTS_SUFFIX: &str = "-points.tsv";
 /// The suffix of an experiment's comparison file.
 pub const COMPARISON_SUFFIX: &str = "-comparison.tsv";
 
-/// The points files `path` names: itself when it is one, or every `*-points.tsv` in the
-/// folder, sorted; empty when there is none.
-#[must_use]
-pub fn points_files(path: &Path) -> Vec<PathBuf> {
-    if path.is_file() {
-        return if name_of(path).ends_with(POINTS_SUFFIX) {
-            vec![path.to_path_buf()]
-        } else {
-            Vec::new()
-        };
-    }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+/// Where a bundle's tables are: the folder holding its points files, those files (sorted),
+/// and the folder's name when it was found one level below the path named (a bundle's root,
+/// `mprotect-shared-dirty-toggle/` with its tables in `bare-metal/`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The folder of the points files.
+    pub folder: PathBuf,
+    /// The points files.
+    pub files: Vec<PathBuf>,
+    /// The subfolder's name, when the path named is its parent.
+    pub below: Option<String>,
+}
+
+/// The `*-points.tsv` directly in `dir`, sorted: regular files, and links, which
+/// [`super::copy::reference_files`] then refuses by name (never skipped in silence).
+fn points_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
                 .map(|e| e.path())
-                .filter(|p| p.is_file() && name_of(p).ends_with(POINTS_SUFFIX))
+                .filter(|p| name_of(p).ends_with(POINTS_SUFFIX))
                 .collect()
         })
         .unwrap_or_default();
     files.sort();
     files
+}
+
+/// The bundle `path` names: itself when it is a points file; the `*-points.tsv` of the
+/// folder; or, when the folder has none, those of the one subfolder (not a link) that has
+/// some. `None` when there is none; [`ReproductionError::SeveralBundles`] when several
+/// subfolders have some (which one is meant cannot be told).
+pub fn locate(path: &Path) -> Result<Option<Located>, ReproductionError> {
+    if path.is_file() {
+        return Ok(name_of(path).ends_with(POINTS_SUFFIX).then(|| Located {
+            folder: crate::input::folder_of(path),
+            files: vec![path.to_path_buf()],
+            below: None,
+        }));
+    }
+    let here = points_in(path);
+    if !here.is_empty() {
+        return Ok(Some(Located {
+            folder: path.to_path_buf(),
+            files: here,
+            below: None,
+        }));
+    }
+    let mut found: Vec<(String, PathBuf, Vec<PathBuf>)> = std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .take(1000)
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                .map(|(name, dir)| {
+                    let files = points_in(&dir);
+                    (name, dir, files)
+                })
+                .filter(|(_, _, files)| !files.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    match found.len() {
+        0 => Ok(None),
+        1 => {
+            let (name, folder, files) = found.remove(0);
+            Ok(Some(Located {
+                folder,
+                files,
+                below: Some(name),
+            }))
+        }
+        _ => Err(ReproductionError::SeveralBundles {
+            path: path.to_path_buf(),
+            folders: found
+                .into_iter()
+                .map(|(name, _, _)| crate::text::untrusted(&name, 80).into_owned())
+                .collect(),
+        }),
+    }
+}
+
+/// The points files `path` names ([`locate`]); empty when there is none or several
+/// subfolders have some.
+#[must_use]
+pub fn points_files(path: &Path) -> Vec<PathBuf> {
+    locate(path)
+        .ok()
+        .flatten()
+        .map(|l| l.files)
+        .unwrap_or_default()
 }
 
 /// Reads the bundle at `path` (a folder or one points file); `shown` is how the user named
@@ -80,16 +153,15 @@ pub fn from_bundle(
     shown: &str,
     params: &VerdictParams,
 ) -> Result<Evidence, ReproductionError> {
-    let files = points_files(path);
-    if files.is_empty() {
+    let Some(Located {
+        folder,
+        files,
+        below,
+    }) = locate(path)?
+    else {
         return Err(ReproductionError::NotEvidence {
             path: path.to_path_buf(),
         });
-    }
-    let folder = if path.is_file() {
-        crate::input::folder_of(path)
-    } else {
-        path.to_path_buf()
     };
     let mut side = SideTables::read(&folder)?;
     let mut series = Vec::new();
@@ -139,11 +211,20 @@ pub fn from_bundle(
     read.extend(side.used());
     ignored.extend(side.ignored());
     if path.is_dir() {
-        ignored.extend(others(path, &read, &ignored));
+        ignored.extend(others(&folder, &read, &ignored));
+    }
+    // Found one level down: names are relative to the folder named, and what else the root
+    // holds is listed too.
+    if let Some(sub) = &below {
+        let prefixed = |name: &mut String| *name = format!("{sub}/{name}");
+        read.iter_mut().for_each(prefixed);
+        ignored.iter_mut().for_each(|i| prefixed(&mut i.file));
+        let root = others(path, std::slice::from_ref(sub), &[]);
+        ignored.splice(0..0, root);
     }
     let name = match files.as_slice() {
         [one] => name_of(one).trim_end_matches(POINTS_SUFFIX).to_owned(),
-        _ => name_of(path),
+        _ => name_of(&folder),
     };
     Ok(Evidence {
         info: EvidenceInfo {
@@ -188,7 +269,7 @@ fn others(dir: &Path, read: &[String], ignored: &[IgnoredFile]) -> Vec<IgnoredFi
         .filter(|(n, _)| !read.contains(n) && !ignored.iter().any(|i| &i.file == n))
         .map(|(name, folder)| IgnoredFile {
             reason: if folder {
-                "a folder: a bundle's tables are read from the folder named".to_owned()
+                "a folder: a bundle's tables are read from one folder".to_owned()
             } else if name.ends_with(COMPARISON_SUFFIX) {
                 "no points file of its experiment beside it".to_owned()
             } else {
@@ -853,5 +934,35 @@ drop_first_round\t38.214286\t53.571429\t38.571429\t38.392857\t39.534884\t0.93457
             "{:?}",
             evidence.info.notes
         );
+    }
+
+    /// Issue 34 item 1: a bundle's root holds its tables one folder down; they are read
+    /// there, named from the root, and what else the root holds is listed as not used. Two
+    /// such folders are never merged: the error names them.
+    #[test]
+    fn a_bundle_root_is_searched_one_level_down() {
+        let dir = bundle(&[("README.md", "root")]);
+        let bare = dir.path().join("bare-metal");
+        std::fs::create_dir(&bare).expect("mkdir");
+        std::fs::create_dir(dir.path().join("reproducer")).expect("mkdir");
+        std::fs::write(bare.join("exact-cac1-points.tsv"), POINTS).expect("write");
+        std::fs::write(bare.join("notes.txt"), "x").expect("write");
+        let evidence = from_bundle(dir.path(), "root", &VerdictParams::default()).expect("found");
+        assert_eq!(evidence.series.len(), 1);
+        let Source::Published { files, ignored } = &evidence.info.source else {
+            panic!("{:?}", evidence.info.source)
+        };
+        assert_eq!(files, &["bare-metal/exact-cac1-points.tsv"]);
+        let ignored: Vec<&str> = ignored.iter().map(|i| i.file.as_str()).collect();
+        assert_eq!(ignored, ["README.md", "reproducer", "bare-metal/notes.txt"]);
+        let other = dir.path().join("vm");
+        std::fs::create_dir(&other).expect("mkdir");
+        std::fs::write(other.join("x-points.tsv"), POINTS).expect("write");
+        let err = from_bundle(dir.path(), "root", &VerdictParams::default()).expect_err("two");
+        assert!(
+            matches!(&err, ReproductionError::SeveralBundles { folders, .. } if folders == &["bare-metal", "vm"]),
+            "{err}"
+        );
+        assert!(err.hint().expect("hint").starts_with("name one of them: "));
     }
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::{
     reproduction::{
-        bundle::{COMPARISON_SUFFIX, POINTS_SUFFIX, points_files},
+        bundle::{COMPARISON_SUFFIX, POINTS_SUFFIX, locate, points_files},
         bundle_audit::{RUN_AUDIT, SOURCE_IDENTITY},
         error::ReproductionError,
         source::{Kind, kind},
@@ -83,11 +83,13 @@ pub fn reference_files(source: &Path) -> Result<Vec<ReferenceFile>, Reproduction
             }
             // The per-experiment tables beside the points (releases, semantic failures,
             // build identities), which a comparison reads too.
-            let folder = if source.is_dir() {
-                source.to_path_buf()
-            } else {
-                crate::input::folder_of(source)
+            let Some(folder) = locate(source)?.map(|l| l.folder) else {
+                return Ok(files);
             };
+            if folder != source && !source.is_file() {
+                // Found one level down: that folder must not be a link either.
+                regular_dir_not_link(&folder)?;
+            }
             for name in [RUN_AUDIT, SOURCE_IDENTITY] {
                 let from = folder.join(name);
                 if regular_not_link(&from)? {
@@ -153,6 +155,16 @@ fn regular_not_link(path: &Path) -> Result<bool, ReproductionError> {
         }),
         Ok(meta) => Ok(meta.is_file()),
         Err(_) => Ok(false),
+    }
+}
+
+/// [`ReproductionError::Link`] when the folder `path` is a link.
+fn regular_dir_not_link(path: &Path) -> Result<(), ReproductionError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(ReproductionError::Link {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -468,6 +468,21 @@ fn a_bundle_folder_keeps_its_experiments_apart_and_reads_its_side_tables() {
         assert!(!report.contains(other), "{other} leaked:\n{report}");
     }
     assert!(!said.contains("Differences:"), "{report}");
+    // Issue 34 item 1: the bundle's root (here the folder holding it) is searched one level
+    // down, and the files are named from there.
+    let out = compare(tmp.path(), &["mechanism-again", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = flat(&stdout(&out));
+    assert!(
+        said.contains(
+            "(a published bundle: bare-metal/mechanism-points.tsv, bare-metal/other-points.tsv"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("mechanism-again (a folder: a bundle's tables are read from one folder)"),
+        "{said}"
+    );
 }
 
 #[test]
