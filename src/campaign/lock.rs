@@ -83,6 +83,16 @@ impl Holder {
         self.host == other.host && self.campaign == other.campaign
     }
 
+    /// The process a message may tell the user to stop: a complete record's pid above 1.
+    /// Never 0 (`kill 0` signals the user's own process group) nor 1 (init), never a pid
+    /// from a record that is missing who or where it is (half written, or forged).
+    pub fn stoppable_pid(&self) -> Option<u32> {
+        let complete = [&self.campaign, &self.host, &self.user, &self.started]
+            .iter()
+            .all(|field| !field.trim().is_empty());
+        (complete && self.pid > 1 && i32::try_from(self.pid).is_ok()).then_some(self.pid)
+    }
+
     /// Whether the holding process still runs, as far as this host can tell.
     fn liveness(&self) -> Liveness {
         if self.host != hostname() {
@@ -146,6 +156,18 @@ pub enum LockError {
         holder: Box<Holder>,
         /// Whether the holder still runs.
         live: Liveness,
+    },
+    /// Another aba of this host holds the host-side lock and has not written its record
+    /// yet (it started a moment ago): nobody can be named, so nothing is to be stopped.
+    #[error(
+        "target `{target}` is being taken by another aba on this host that is starting: it holds the host-side lock file {} and has not written who it is yet",
+        path.display()
+    )]
+    Starting {
+        /// The target.
+        target: String,
+        /// The host-side lock file.
+        path: PathBuf,
     },
     /// The lock directory or file on the host could not be used.
     #[error("cannot use the host-side lock file {}", path.display())]
@@ -616,24 +638,17 @@ fn lock_host(path: &Path, target: &str, wait: bool) -> Result<File, LockError> {
         }
         if !wait {
             let text = read_record(&mut file);
+            // The holder writes its record right after it takes the flock: until then (or
+            // while it rewrites it) the file is empty or cut, and the holder is starting.
             return Err(match serde_json::from_str::<Holder>(text.trim()) {
                 Ok(holder) => LockError::Busy {
                     target: target.to_owned(),
                     live: Liveness::Running,
                     holder: Box::new(holder),
                 },
-                Err(_) => LockError::Busy {
+                Err(_) => LockError::Starting {
                     target: target.to_owned(),
-                    live: Liveness::Running,
-                    holder: Box::new(Holder {
-                        campaign: "(starting)".to_owned(),
-                        host: hostname(),
-                        user: String::new(),
-                        pid: 0,
-                        started: String::new(),
-                        recipe: String::new(),
-                        target: target.to_owned(),
-                    }),
+                    path: path.to_path_buf(),
                 },
             });
         }
@@ -697,7 +712,8 @@ pub fn hostname() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Holder, Liveness, lock_host};
+    use super::{Holder, Liveness, LockError, lock_host};
+    use crate::error::Error;
 
     fn holder(pid: u32) -> Holder {
         Holder {
@@ -719,6 +735,54 @@ mod tests {
         assert!(lock_host(&path, "box", false).is_err());
         drop(first);
         lock_host(&path, "box", false).expect("free again");
+    }
+
+    /// Two campaigns started 5 ms apart: the second finds the flock taken and the record not
+    /// yet written. It reads as "starting", never as a holder of pid 0 with `kill 0` (which
+    /// would signal the user's own process group).
+    #[test]
+    fn a_holder_that_has_not_written_its_record_reads_as_starting_without_a_kill_hint() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("x.lock");
+        let _first = lock_host(&path, "box", false).expect("first");
+        let refused = lock_host(&path, "box", false).expect_err("held");
+        assert!(
+            matches!(&refused, LockError::Starting { target, .. } if target == "box"),
+            "{refused:?}"
+        );
+        let shown = Error::lock("cannot run", refused).render();
+        assert!(shown.contains("is starting"), "{shown}");
+        assert!(!shown.contains("kill"), "{shown}");
+        assert!(!shown.contains("pid 0"), "{shown}");
+    }
+
+    /// Only a complete record's pid above 1 is ever offered to `kill`.
+    #[test]
+    fn only_a_complete_records_pid_above_one_is_stoppable() {
+        assert_eq!(holder(4242).stoppable_pid(), Some(4242));
+        for pid in [0, 1, u32::MAX] {
+            assert_eq!(holder(pid).stoppable_pid(), None, "pid {pid}");
+        }
+        let mut cut = holder(4242);
+        cut.started = String::new();
+        assert_eq!(cut.stoppable_pid(), None);
+        for pid in [0, 1] {
+            let busy = LockError::Busy {
+                target: "box".into(),
+                holder: Box::new(holder(pid)),
+                live: Liveness::Running,
+            };
+            let shown = Error::lock("cannot run", busy).render();
+            assert!(!shown.contains("kill"), "{shown}");
+            assert!(shown.contains("--wait"), "{shown}");
+        }
+        let busy = LockError::Busy {
+            target: "box".into(),
+            holder: Box::new(holder(4242)),
+            live: Liveness::Running,
+        };
+        let shown = Error::lock("cannot run", busy).render();
+        assert!(shown.contains("(kill 4242)"), "{shown}");
     }
 
     #[test]
