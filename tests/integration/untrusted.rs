@@ -394,3 +394,26 @@ fn a_found_targets_toml_that_is_a_link_is_refused_without_quoting_its_target() {
     );
     assert!(!ran.stderr.contains("hunter2"), "{}", ran.text());
 }
+
+/// A batch plan whose recipe is a link to the tester's 0600 file, or a path out of the plan's
+/// folder to it: `aba batch` refuses it before reading it, so the file's first line is never
+/// quoted by a TOML error (issue 30, the plan's recipe paths).
+#[test]
+fn a_plans_recipe_that_is_a_link_or_outside_its_folder_is_refused_unread() {
+    let root = Root::new();
+    let victim = victim(&root);
+    std::fs::write(&victim, "password = hunter2 is not TOML [\n").expect("write");
+    std::os::unix::fs::symlink(&victim, root.path().join("recipe/linked.toml")).expect("ln");
+    for (recipe, expected) in [
+        ("linked.toml", "is a symbolic link"),
+        ("../outside/victim", "is outside the plan's folder"),
+    ] {
+        root.write(
+            "recipe/plan.toml",
+            &format!("version = 1\n[[campaign]]\nrecipe = \"{recipe}\"\ntargets = [\"local\"]\n"),
+        );
+        let ran = root.refuses(&["batch", "recipe/plan.toml"], 1, &[expected]);
+        assert!(!ran.stderr.contains("hunter2"), "{}", ran.text());
+        assert!(!ran.stdout.contains("hunter2"), "{}", ran.text());
+    }
+}
