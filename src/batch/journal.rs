@@ -221,13 +221,16 @@ impl BatchJournal {
     /// Reads the journal in `dir`; a last line cut short by a kill is ignored.
     pub fn read(dir: &Path) -> Result<BatchJournal, BatchJournalError> {
         let path = BatchJournal::path_in(dir);
-        let text = crate::input::read_text(&path, 64 << 20, "batch journal").map_err(|source| {
-            BatchJournalError::Io {
-                action: "read",
-                path: path.clone(),
-                source,
-            }
-        })?;
+        // Someone else's batch directory may hold a link here (to a tester's file, whose
+        // lines a parse error would quote): read only a regular file, never through a link.
+        let text =
+            crate::input::read_data_text(&path, 64 << 20, "batch journal").map_err(|source| {
+                BatchJournalError::Io {
+                    action: "read",
+                    path: path.clone(),
+                    source,
+                }
+            })?;
         let lines: Vec<&str> = text.lines().collect();
         let mut events = Vec::new();
         for (i, line) in lines.iter().enumerate() {

@@ -271,8 +271,8 @@ fn report_without_readable_samples_fails_and_keeps_the_reports() {
     let before = std::fs::read(dir.join("report.txt")).expect("report");
     let samples = dir.join("samples.csv");
     let victim = victim(&root);
-    let link = "it is a symbolic link; aba reads a results directory's raw data only from \
-                regular files";
+    let link = "it is a symbolic link; aba reads a results or batch directory's raw data only \
+                from regular files";
     let cases: [(&str, &dyn Fn(), &str); 5] = [
         (
             "a link to the tester's file",
@@ -416,4 +416,32 @@ fn a_plans_recipe_that_is_a_link_or_outside_its_folder_is_refused_unread() {
         assert!(!ran.stderr.contains("hunter2"), "{}", ran.text());
         assert!(!ran.stdout.contains("hunter2"), "{}", ran.text());
     }
+}
+
+/// A batch directory whose `batch.jsonl` is a link to the tester's file: `batch status` and
+/// `batch resume` refuse it naming the link, without reading what it names (issue 30: the
+/// batch journal is read like the results journals, never through a link).
+#[test]
+fn a_batch_journal_that_is_a_link_is_refused_unread() {
+    let root = Root::new();
+    let victim = victim(&root);
+    std::fs::write(&victim, "{\"event\":\"hunter2\"}\n").expect("write");
+    root.write(
+        "results/b/plan.toml",
+        "version = 1\n[[campaign]]\nrecipe = \"r.toml\"\ntargets = [\"local\"]\n",
+    );
+    std::os::unix::fs::symlink(&victim, root.path().join("results/b/batch.jsonl")).expect("ln");
+    for command in ["status", "resume"] {
+        let ran = root.refuses(
+            &["batch", command, "results/b"],
+            1,
+            &["batch.jsonl", "it is a symbolic link"],
+        );
+        assert!(!ran.stderr.contains("hunter2"), "{}", ran.text());
+        assert!(!ran.stdout.contains("hunter2"), "{}", ran.text());
+    }
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("read"),
+        "{\"event\":\"hunter2\"}\n"
+    );
 }
