@@ -39,7 +39,7 @@ use crate::{
         error::ReproductionError,
         evidence::{
             Environment, Evidence, EvidenceInfo, EvidenceSeries, KernelIdentity, LimitsOrigin,
-            PublishedChange, Source,
+            PublishedChange, Source, foreign_label,
         },
     },
     stats::{Better, VerdictParams, summarize},
@@ -314,6 +314,11 @@ impl Experiment {
         &self.table.rows[row].1[column]
     }
 
+    /// A cell that names something (a point, a kernel, a commit), as shown from here on.
+    fn label(&self, row: usize, column: usize) -> String {
+        foreign_label(self.cell(row, column))
+    }
+
     /// The column of metric `i`'s samples.
     fn values_column(&self, i: usize) -> Option<usize> {
         let metric = &self.metrics[i];
@@ -339,10 +344,8 @@ impl Experiment {
         let commit = self.table.column("commit");
         let mut out: Vec<KernelIdentity> = Vec::new();
         for &row in &self.order {
-            let label = self.cell(row, role).to_owned();
-            let build = commit
-                .map(|c| self.cell(row, c).to_owned())
-                .filter(|c| !c.is_empty());
+            let label = self.label(row, role);
+            let build = commit.map(|c| self.label(row, c)).filter(|c| !c.is_empty());
             match out.iter_mut().find(|k| k.label == label) {
                 Some(k) => k.builds = distinct(k.builds.drain(..).chain(build)),
                 None => out.push(KernelIdentity {
@@ -378,7 +381,7 @@ impl Experiment {
         let mut points = Vec::new();
         for (order, &row) in self.order.iter().enumerate() {
             let line = t.rows[row].0;
-            let label = self.cell(row, point);
+            let label = self.label(row, point);
             let values = self
                 .cell(row, values_col)
                 .split_whitespace()
@@ -410,8 +413,8 @@ impl Experiment {
             }
             points.push(SeriesPoint {
                 order: order + 1,
-                label: label.to_owned(),
-                kernel: self.cell(row, role).to_owned(),
+                kernel: self.label(row, role),
+                label,
                 drop_first: summarize(&values[1..]),
                 values,
                 warmups: Vec::new(),
@@ -580,6 +583,33 @@ drop_first_round\t38.214286\t53.571429\t38.571429\t38.392857\t39.534884\t0.93457
         .expect("a bundle");
         assert_eq!(one.series.len(), 1);
         assert!(points_files(&dir.path().join("README.md")).is_empty());
+    }
+
+    /// A bundle's labels (a point, a kernel's role, a commit) of 5000 characters with an
+    /// escape sequence are read escaped and cut like every other untrusted string, so no
+    /// report, terminal or TSV gets them whole.
+    #[test]
+    fn a_bundles_labels_are_escaped_and_cut_when_read() {
+        let long = |c: char| format!("\u{1b}]0;x\u{7}{}", c.to_string().repeat(5000));
+        let points = POINTS
+            .replace("parent-a", &long('p'))
+            .replace("\tchild\tchild\t", &format!("\tchild\t{}\t", long('k')))
+            .replace("cac1db8", &long('c'));
+        let dir = bundle(&[("x-points.tsv", &points)]);
+        let evidence = from_bundle(dir.path(), "b", &VerdictParams::default()).expect("a bundle");
+        let points = &evidence.series[0].result.points;
+        let kernels = &evidence.info.environment.kernels;
+        let labels = [
+            &points[0].label,
+            &points[1].kernel,
+            &kernels[1].label,
+            &kernels[1].builds[0],
+        ];
+        for label in labels {
+            assert!(label.chars().count() < 450, "{} characters", label.len());
+            assert!(label.starts_with("\\u{1b}]0;x\\u{7}"), "{label}");
+            assert!(label.ends_with(" characters)"), "{label}");
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::{
         error::ReproductionError,
         evidence::{
             Environment, Evidence, EvidenceInfo, EvidenceSeries, KernelIdentity, LimitsOrigin,
-            Source,
+            Source, foreign_label,
         },
     },
     results::{journal::Facts, layout::ResultsDir},
@@ -118,7 +118,7 @@ fn environment(analysis: &Analysis, records: &[(String, Facts)]) -> Environment 
                 .iter()
                 .filter(|(k, _)| kernel.is_none_or(|want| want == k))
                 .filter_map(|(_, facts)| facts.get(key))
-                .map(|v| v.trim().to_owned())
+                .map(|v| foreign_label(v.trim()))
                 .filter(|v| !v.is_empty()),
         )
     };
@@ -131,7 +131,7 @@ fn environment(analysis: &Analysis, records: &[(String, Facts)]) -> Environment 
                     .points
                     .iter()
                     .filter(|p| p.kernel == k.label && p.done_attempt.is_some())
-                    .filter_map(|p| p.release.clone()),
+                    .filter_map(|p| p.release.as_deref().map(foreign_label)),
             );
             KernelIdentity {
                 label: k.label.clone(),
@@ -155,7 +155,7 @@ fn environment(analysis: &Analysis, records: &[(String, Facts)]) -> Environment 
         })
         .collect();
     Environment {
-        target: Some(campaign.target.clone()).filter(|t| !t.is_empty()),
+        target: Some(foreign_label(&campaign.target)).filter(|t| !t.is_empty()),
         cpu_models: fact(None, "cpu_model"),
         kernels,
         cmdline: Some(campaign.boot_cmdline.clone()),
