@@ -270,6 +270,7 @@ impl TargetLock {
         TargetLock::acquire_with(target, key, holder, transport, false, None, true)
     }
 
+    /// [`TargetLock::acquire`], and with `keep_own_marker` [`TargetLock::acquire_for_restore`].
     fn acquire_with(
         target: &Target,
         key: &str,

@@ -561,13 +561,7 @@ fn a_samples_write_that_fails_stops_cleanly_and_resumes() {
 /// panic fell back to the default kernel) fails its point, which is redone from a new switch.
 #[test]
 fn a_kexec_campaign_proves_each_boot_and_redoes_a_point_that_booted_another_release() {
-    let target = Target {
-        name: "lab".to_owned(),
-        switch: Switch::Kexec(Kexec),
-        boot_timeout: std::time::Duration::from_secs(30),
-        ..Target::local()
-    };
-    let c = Campaign::new(KEXEC_RECIPE, target);
+    let c = Campaign::new(KEXEC_RECIPE, kexec_lab());
     let mut machine = Scripted::new("6.1.0-47");
     // a-a boots as asked; b's first boot falls back to the default 6.1.0-47; then each boots
     // its own.
@@ -616,13 +610,7 @@ fn a_kexec_campaign_proves_each_boot_and_redoes_a_point_that_booted_another_rele
 /// its count is the number of lines it quotes, and no point quotes another boot's line.
 #[test]
 fn kernel_warnings_count_from_the_boot_and_the_note_quotes_exactly_the_new_lines() {
-    let target = Target {
-        name: "lab".to_owned(),
-        switch: Switch::Kexec(Kexec),
-        boot_timeout: std::time::Duration::from_secs(30),
-        ..Target::local()
-    };
-    let c = Campaign::new(KEXEC_RECIPE, target);
+    let c = Campaign::new(KEXEC_RECIPE, kexec_lab());
     let mut machine = Scripted::new("6.1.0-47");
     let at_boot = "[    1.5] WARNING: CPU: 0 PID: 1 at drivers/x.c:10 probe";
     machine.dmesg_at_boot = vec![at_boot.to_owned()];
@@ -653,6 +641,16 @@ fn kernel_warnings_count_from_the_boot_and_the_note_quotes_exactly_the_new_lines
         assert_eq!(note.matches("WARNING:").count(), 2, "{note}");
     }
     c.assert_verified();
+}
+
+/// A target that switches by kexec, for [`KEXEC_RECIPE`].
+fn kexec_lab() -> Target {
+    Target {
+        name: "lab".to_owned(),
+        switch: Switch::Kexec(Kexec),
+        boot_timeout: std::time::Duration::from_secs(30),
+        ..Target::local()
+    }
 }
 
 /// One engine per target can run in its own thread.
