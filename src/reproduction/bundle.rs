@@ -275,8 +275,7 @@ fn others(dir: &Path, read: &[String], ignored: &[IgnoredFile]) -> Vec<IgnoredFi
             } else {
                 "not a table aba reads as a reference".to_owned()
             },
-            file: crate::text::untrusted(&name, crate::reproduction::table::LABEL_LIMIT)
-                .into_owned(),
+            file: crate::reproduction::evidence::foreign_label(&name),
         })
         .collect()
 }
@@ -749,6 +748,36 @@ drop_first_round\t38.214286\t53.571429\t38.571429\t38.392857\t39.534884\t0.93457
         .expect("a bundle");
         assert_eq!(one.series.len(), 1);
         assert!(points_files(&dir.path().join("README.md")).is_empty());
+    }
+
+    /// A bundle's labels (a point, a kernel's role, a commit) of 5000 characters with an
+    /// escape sequence are read escaped and cut like every other untrusted string, so no
+    /// report, terminal or TSV gets them whole.
+    #[test]
+    fn a_bundles_labels_are_escaped_and_cut_when_read() {
+        let long = |c: char| format!("\u{1b}]0;x\u{7}{}", c.to_string().repeat(5000));
+        let points = POINTS
+            .replace("parent-a", &long('p'))
+            .replace("\tchild\tchild\t", &format!("\tchild\t{}\t", long('k')))
+            .replace("cac1db8", &long('c'));
+        let dir = bundle(&[("x-points.tsv", &points)]);
+        let evidence = from_bundle(dir.path(), "b", &VerdictParams::default()).expect("a bundle");
+        let points = &evidence.series[0].result.points;
+        let kernels = &evidence.info.environment.kernels;
+        let BuildId::GitCommit(commit) = &kernels[1].builds[0] else {
+            panic!("{:?}", kernels[1].builds)
+        };
+        let labels = [
+            &points[0].label,
+            &points[1].kernel,
+            &kernels[1].label,
+            commit,
+        ];
+        for label in labels {
+            assert!(label.chars().count() < 450, "{} characters", label.len());
+            assert!(label.starts_with("\\u{1b}]0;x\\u{7}"), "{label}");
+            assert!(label.ends_with(" characters)"), "{label}");
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::{
         error::ReproductionError,
         evidence::{
             BuildId, Environment, Evidence, EvidenceInfo, EvidenceSeries, KernelIdentity,
-            LimitsOrigin, Source,
+            LimitsOrigin, Source, foreign_label,
         },
     },
     results::{journal::Facts, layout::ResultsDir},
@@ -125,7 +125,7 @@ fn environment(analysis: &Analysis, records: &[(String, Facts)]) -> Environment 
                 .iter()
                 .filter(|(k, _)| kernel.is_none_or(|want| want == k))
                 .filter_map(|(_, facts)| facts.get(key))
-                .map(|v| v.trim().to_owned())
+                .map(|v| foreign_label(v.trim()))
                 .filter(|v| !v.is_empty()),
         )
     };
@@ -138,14 +138,14 @@ fn environment(analysis: &Analysis, records: &[(String, Facts)]) -> Environment 
                     .points
                     .iter()
                     .filter(|p| p.kernel == k.label && p.done_attempt.is_some())
-                    .filter_map(|p| p.release.clone()),
+                    .filter_map(|p| p.release.as_deref().map(foreign_label)),
             );
             let commit = k
                 .bound
                 .as_ref()
                 .and_then(|b| b.build.as_deref())
                 .and_then(|b| b.source.as_ref())
-                .map(|s| BuildId::GitCommit(s.commit.clone()));
+                .map(|s| BuildId::GitCommit(foreign_label(&s.commit)));
             KernelIdentity {
                 label: k.label.clone(),
                 experiment: None,
@@ -175,7 +175,7 @@ fn environment(analysis: &Analysis, records: &[(String, Facts)]) -> Environment 
         })
         .collect();
     Environment {
-        target: Some(campaign.target.clone()).filter(|t| !t.is_empty()),
+        target: Some(foreign_label(&campaign.target)).filter(|t| !t.is_empty()),
         cpu_models: fact(None, "cpu_model"),
         kernels,
         cmdline: Some(campaign.boot_cmdline.clone()),

@@ -13,6 +13,15 @@ use crate::{
     stats::{Better, VerdictParams},
 };
 
+/// A label, release or fact from someone else's bundle or reference (a kernel's role, a
+/// point's name, a commit, a CPU model), as everything after the read shows it: one line,
+/// control characters escaped, cut at [`crate::text::UNTRUSTED_CHARS`] with the length said.
+/// Cut once here, so no report, terminal or TSV gets a 5000-character label.
+#[must_use]
+pub fn foreign_label(text: &str) -> String {
+    crate::text::untrusted(text, crate::text::UNTRUSTED_CHARS).into_owned()
+}
+
 /// One campaign, from its results directory or its published files.
 #[derive(Clone, Debug, Serialize)]
 pub struct Evidence {

@@ -15,9 +15,6 @@ use crate::{input::read_text, reproduction::error::ReproductionError};
 /// A bundle's table is a few KiB; a file beyond this is not one.
 pub const FILE_LIMIT: u64 = 16 << 20;
 
-/// A label (a point, a kernel, a role) is shown at most this many characters.
-pub const LABEL_LIMIT: usize = 200;
-
 /// A delimited file: its header and its rows with their line numbers.
 #[derive(Debug)]
 pub struct Table {
@@ -119,10 +116,10 @@ impl Table {
         &self.rows[row].1[column]
     }
 
-    /// The cell as a label a reader sees: escaped and cut at [`LABEL_LIMIT`].
+    /// The cell as a label a reader sees ([`crate::reproduction::evidence::foreign_label`]).
     #[must_use]
     pub fn label(&self, row: usize, column: usize) -> String {
-        crate::text::untrusted(self.cell(row, column), LABEL_LIMIT).into_owned()
+        crate::reproduction::evidence::foreign_label(self.cell(row, column))
     }
 
     /// `text` at `line`, column `column`, as a finite number.
