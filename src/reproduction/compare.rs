@@ -4,7 +4,7 @@
 
 use crate::{
     reproduction::{
-        environment::rows,
+        environment::{KernelPair, rows},
         error::ReproductionError,
         evidence::{Evidence, EvidenceSeries},
         matching::{pair_candidates, pair_series},
@@ -26,7 +26,7 @@ pub fn compare(new: &Evidence, reference: &Evidence) -> Result<Reproduction, Rep
         });
     }
     let mut counts = Counts::default();
-    let mut kernels: Vec<(String, String)> = Vec::new();
+    let mut kernels: Vec<KernelPair> = Vec::new();
     let mut series = Vec::new();
     for &(i, j, matched_by) in &pairing.pairs {
         let (n, r) = (&new.series[i], &reference.series[j]);
@@ -47,10 +47,14 @@ pub fn compare(new: &Evidence, reference: &Evidence) -> Result<Reproduction, Rep
                 },
             );
             counts.add(verdict.label);
-            for pair in [
-                (nc.baseline.clone(), rc.baseline.clone()),
-                (nc.candidate.clone(), rc.candidate.clone()),
-            ] {
+            for (new_label, reference_label) in
+                [(&nc.baseline, &rc.baseline), (&nc.candidate, &rc.candidate)]
+            {
+                let pair = KernelPair {
+                    new: new_label.clone(),
+                    reference: reference_label.clone(),
+                    experiment: r.experiment.clone(),
+                };
                 if !kernels.contains(&pair) {
                     kernels.push(pair);
                 }
