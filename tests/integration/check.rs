@@ -338,8 +338,8 @@ fn the_plan_says_how_each_metric_check_and_expectation_is_judged() {
         .copied()
         .collect();
     for expected in [
-        "    limits   gate 10%, max CV 10%, max drift 10%, drift margin 2 (a change must reach 2x \
-         the largest drift)",
+        "    limits   gate 10%, max CV 10%, drift gate 10% (the recipe's own, preregistered), \
+         drift margin 2 (a SIGNAL must reach 2x the largest spread of a compared kernel's boots)",
         "    dlserver (measured)",
         "      heartbeat_max_gap                ms, lower is better",
         "      phase_a_tick_stop_success        events/phase, lower is better",
@@ -360,12 +360,12 @@ fn the_plan_says_how_each_metric_check_and_expectation_is_judged() {
     let joined = fit(&section.join(" "));
     assert!(
         joined.contains(
-            "tick_rate irq/s, lower is better; max CV 50%, max drift 50% (set on the metric)"
+            "tick_rate irq/s, lower is better; max CV 50%, drift gate 50% (set on the metric)"
         ),
         "{joined}"
     );
     assert!(
-        joined.contains("cfs_bandwidth_deviation % of reserved, lower is better; gate 50%, max CV 50%, max drift 50% (set on the metric)"),
+        joined.contains("cfs_bandwidth_deviation % of reserved, lower is better; gate 50%, max CV 50%, drift gate 50% (set on the metric)"),
         "{joined}"
     );
     for line in &section {
