@@ -198,9 +198,10 @@ pub enum ComparisonState {
     /// lies strictly inside (−G, +G) (a BELOW_GATE, or a change too small to matter that is
     /// not shown to differ from 0).
     BelowGate,
-    /// A stability limit tripped. More boots are not a remedy: sampling until the boots happen
-    /// to agree would select exactly the runs whose variance is too small (docs/statistics.md
-    /// §10.2), so an UNSTABLE comparison stops the extension.
+    /// A stability limit tripped: the measurement itself is broken (a CV over the limit, a
+    /// trend, the recipe's own drift gate). More boots are not a remedy, and sampling until a
+    /// drift gate happens to pass would select runs whose variance is too small
+    /// (docs/statistics.md §10.2), so an UNSTABLE comparison stops the extension.
     Unstable,
     /// None of these: more boots may decide it.
     Undecided,
