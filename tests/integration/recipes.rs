@@ -32,8 +32,8 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every `*.toml` under `dir`, recursively, sorted.
-fn tomls(dir: &Path) -> Vec<PathBuf> {
+/// Every file under `dir`, recursively, sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -41,13 +41,21 @@ fn tomls(dir: &Path) -> Vec<PathBuf> {
             let path = entry.expect("a directory entry").path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "toml") {
+            } else {
                 out.push(path);
             }
         }
     }
     out.sort();
     out
+}
+
+/// Every `*.toml` under `dir`, recursively, sorted.
+fn tomls(dir: &Path) -> Vec<PathBuf> {
+    files_under(dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect()
 }
 
 /// The recipes (a recipe's folder may also hold a builds file, `*builds.toml`: not a recipe).
@@ -114,6 +122,54 @@ fn the_examples_are_all_there() {
         assert!(
             names.iter().any(|n| n == expected),
             "{expected} missing from {names:?}"
+        );
+    }
+}
+
+/// The copies of the threads the seed recipes were written from live beside this repository
+/// (`../shared/seeds`), on the machine that wrote them and nowhere else: a recipe, program or
+/// page that points there sends a tester to a file they do not have (issue 35 item 8). Each
+/// seed recipe cites its thread instead, by subject and, where its copy has them, date and
+/// list archive; where the copy has neither, the header says so rather than guessing.
+#[test]
+fn recipes_and_docs_cite_threads_and_point_to_nothing_outside_the_repository() {
+    let mut files = files_under(&root().join("recipes"));
+    files.extend(files_under(&root().join("docs")));
+    files.push(root().join("README.md"));
+    let mut outside = Vec::new();
+    for path in &files {
+        let Ok(text) = fs::read_to_string(path) else {
+            continue; // not text: nothing a reader follows
+        };
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("shared/") {
+                outside.push(format!("{}:{}: {line}", path.display(), n + 1));
+            }
+        }
+    }
+    assert!(outside.is_empty(), "{}", outside.join("\n"));
+    for name in [
+        "000-rt-sysctl-read.toml",
+        "001-sched-setparam-slice.toml",
+        "001-rt-pi-uclamp-reset.toml",
+        "002-dl-server-nohz-full.toml",
+        "003-rseq-slice-extension.toml",
+        "004-perf-bench-pipe-cgroup.toml",
+    ] {
+        let text = fs::read_to_string(root().join("recipes").join(name)).expect("the recipe");
+        let header: String = text
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            header.contains("From: \""),
+            "{name}: no thread subject\n{header}"
+        );
+        assert!(
+            header.contains("archived at lore.kernel.org")
+                || header.contains("carries no date or list header"),
+            "{name}: neither the list archive nor why it is not named\n{header}"
         );
     }
 }
