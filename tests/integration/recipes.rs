@@ -72,6 +72,21 @@ fn builds_of(recipe: &Path) -> Option<PathBuf> {
     builds.is_file().then_some(builds)
 }
 
+/// The images a builds file names that do not exist (relative to the file, as aba reads them).
+fn missing_images(builds: &Path) -> Vec<String> {
+    let text = fs::read_to_string(builds).expect("the builds file");
+    let doc: toml::Table = text.parse().expect("a builds file is TOML");
+    let dir = builds.parent().expect("the builds file's folder");
+    let kernels = doc.get("kernels").and_then(toml::Value::as_table);
+    kernels
+        .into_iter()
+        .flat_map(|k| k.values())
+        .filter_map(|k| k.get("image").and_then(toml::Value::as_str))
+        .filter(|image| !dir.join(image).is_file())
+        .map(str::to_owned)
+        .collect()
+}
+
 fn load(name: &str) -> Recipe {
     let path = root().join("recipes").join(name);
     recipe::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -225,7 +240,20 @@ fn every_recipe_passes_aba_check() {
             cmd.arg("--targets").arg(&targets).args(["--target", "lab"]);
         }
         if let Some(builds) = builds_of(&path) {
-            cmd.arg("--builds").arg(builds);
+            let missing = missing_images(&builds);
+            if missing.is_empty() {
+                cmd.arg("--builds").arg(builds);
+            } else {
+                // The recipe is still checked, without the builds file (it warns that its
+                // kernels look alike); the builds file's own check needs the images.
+                crate::support::skip::skip(&format!(
+                    "{} not checked with {}: its images are not built ({}; lab/kernel/build.sh \
+                     builds them)",
+                    path.display(),
+                    builds.display(),
+                    missing.join(", ")
+                ));
+            }
         }
         let out = cmd.output().expect("aba runs");
         assert!(
