@@ -10,12 +10,14 @@ use std::{
 };
 
 use aba::{
+    analysis::recovery::decompose,
     campaign::{extract::evaluate, plan::Plan},
     inventory::{Inventory, Target},
     recipe::{
         self, Recipe,
         model::{BetterSpec, Role},
     },
+    stats::BootPoint,
     target::transport::{CommandOutput, ExitOutcome},
 };
 use assert_cmd::Command;
@@ -1054,6 +1056,51 @@ fn rseq_grant_check_fails_where_lockbench_requested_or_got_nothing() {
         assert!(err.contains("where it must fail"), "{err}");
     } else {
         assert!(err.contains("must_match"), "{err}");
+    }
+}
+
+/// Recipe 004's recovery row is the thread's "the diff of uclamp with your patch tends to
+/// decrease when we increase the number of level": the recipe's own decomposition, over the
+/// published table (one boot per kernel and level), gives the fix's share of uclamp's cost
+/// as 12.7, 18.5, 26.9 and 46.3 % at root and levels 1-3, the rest to the residual.
+#[test]
+fn perf_bench_pipe_recovery_is_the_fixs_share_per_level() {
+    let r = load("004-perf-bench-pipe-cgroup.toml");
+    assert_eq!(r.analysis.recovery.len(), 1);
+    let recovery = &r.analysis.recovery[0];
+    // The thread's table: uclamp disabled, enabled, enabled with the fix, per level.
+    let table = [
+        ("root", [50097.0, 48706.0, 48882.0], 12.7),
+        ("1", [46615.0, 45583.0, 45774.0], 18.5),
+        ("2", [43806.0, 42851.0, 43108.0], 26.9),
+        ("3", [41078.0, 40313.0, 40667.0], 46.3),
+    ];
+    for (level, means, share) in table {
+        let points: Vec<BootPoint> = ["uclamp-off", "uclamp-on", "uclamp-on-fix"]
+            .iter()
+            .zip(means)
+            .map(|(kernel, mean)| BootPoint {
+                label: format!("{kernel}-a"),
+                kernel: (*kernel).to_owned(),
+                mean,
+                n: 0,
+                sd: None,
+            })
+            .collect();
+        let rows = decompose(&points, recovery);
+        let pcts: Vec<(&str, &str, f64)> = rows
+            .steps
+            .iter()
+            .map(|s| (s.from.as_str(), s.to.as_str(), s.pct.expect("a gap")))
+            .collect();
+        assert_eq!(pcts.len(), 2, "level {level}: {pcts:?}");
+        assert_eq!((pcts[0].0, pcts[0].1), ("uclamp-on", "uclamp-on-fix"));
+        assert_eq!((pcts[1].0, pcts[1].1), ("uclamp-on-fix", "uclamp-off"));
+        assert!(
+            (pcts[0].2 - share).abs() < 0.05,
+            "level {level}: {pcts:?}, the thread's {share}"
+        );
+        assert!(((pcts[0].2 + pcts[1].2) - 100.0).abs() < 1e-9, "{pcts:?}");
     }
 }
 
