@@ -1297,6 +1297,21 @@ fn kernel_config_checks_read_this_kernels_config() {
             "{config}"
         );
     }
+    // The baseline's own check, the other way round: it passes uclamp-off only on a kernel
+    // built without uclamp and fails the uclamp kernels only on one with some. A kernel that
+    // is neither (CONFIG_UCLAMP_TASK=y without the group option) fails a check on every label.
+    let (code, off_config) = run(&workload(&uclamp, "uclamp_off_config").run);
+    assert_eq!(code, Some(0), "{off_config}");
+    let without_uclamp = off_config.contains("CONFIG_UCLAMP_TASK=n\n")
+        && off_config.contains("sched_util_clamp_min: absent\n");
+    assert!(!(with_uclamp && without_uclamp), "{config}{off_config}");
+    for kernel in ["uclamp-off", "uclamp-on", "uclamp-on-fix"] {
+        assert_eq!(
+            read_on(&uclamp, "uclamp_off_config", kernel, &off_config).is_ok(),
+            (kernel == "uclamp-off") == without_uclamp,
+            "{kernel}: {off_config}"
+        );
+    }
 
     let (code, config) = run(&workload(&rt, "rt_group_sched_off").run);
     assert_eq!(code, Some(0), "{config}");
