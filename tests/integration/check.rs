@@ -481,3 +481,64 @@ fn a_power_target_that_cannot_choose_the_kernel_is_refused_before_any_switch() {
         assert!(out.status.success(), "{}", text(&out));
     }
 }
+
+/// Two kernels of one release, image, initrd and command line: the boot proof passes either
+/// for the other, so `aba check` without `--builds` warns, in the text and in `--json`,
+/// naming exactly those kernels (issue 35 item 6); a kernel with a command line of its own is
+/// told apart at every boot and is not named, and a builds file that covers the two silences
+/// the warning.
+#[test]
+fn kernels_only_a_builds_file_tells_apart_are_warned_about_without_one() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(
+        tmp.path(),
+        "alike.toml",
+        "version = 1\nname = \"alike\"\ndescription = \"d\"\n\
+         sequence = [\"a\", \"b\", \"c\", \"a\", \"b\", \"c\", \"a\"]\nsamples = 3\n\
+         [kernels.a]\nrelease = \"6.1.0-aba\"\n[kernels.b]\nrelease = \"6.1.0-aba\"\n\
+         [kernels.c]\nrelease = \"6.1.0-aba\"\ncmdline = \"aba.c=1\"\n\
+         [[workload]]\nname = \"w\"\nrun = \"true\"\nestimate = \"1s\"\n\
+         metric = { number = true, better = \"lower\" }\n",
+    );
+    let warning = "kernels `a`, `b` have the same release (6.1.0-aba), image, initrd and command \
+                   line: without --builds nothing at a boot tells them apart";
+    let out = aba(tmp.path(), &["check", "alike.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("have the same release").count(),
+        1,
+        "{}",
+        text(&out)
+    );
+    assert!(err.contains(&format!("warning: {warning}")), "{err}");
+    let out = aba(tmp.path(), &["check", "alike.toml", "--json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let warned: Vec<&str> = doc["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|w| w.contains("have the same release"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{doc:#}");
+    assert!(warned[0].starts_with(warning), "{doc:#}");
+
+    write(tmp.path(), "image-a", "an image");
+    write(tmp.path(), "image-b", "another image");
+    write(
+        tmp.path(),
+        "builds.toml",
+        "version = 1\n[kernels.a]\nimage = \"image-a\"\n[kernels.b]\nimage = \"image-b\"\n",
+    );
+    let out = aba(
+        tmp.path(),
+        &["check", "alike.toml", "--builds", "builds.toml"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("have the same release"),
+        "{}",
+        text(&out)
+    );
+}
