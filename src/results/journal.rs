@@ -477,6 +477,16 @@ pub enum Event {
         /// Output bytes beyond `max_output` (stdout and stderr together), counted, not kept.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         dropped_bytes: Option<u64>,
+        /// The value of each metric the run measured, as its row in `samples.csv` holds it
+        /// (empty for a failed run): `aba verify` compares every row with it. Absent in
+        /// journals of older aba, whose rows cannot be verified value by value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<BTreeMap<String, f64>>,
+        /// The link of `samples.csv`'s hash chain after the run's last row
+        /// (`results::row_chain`, hex): witnesses every byte of the file up to there. Absent
+        /// in journals of older aba.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rows_sha256: Option<String>,
     },
     /// The connection dropped; what aba found when it came back.
     ConnectionLost {
@@ -1410,6 +1420,8 @@ mod tests {
             raw: None,
             leftovers: Vec::new(),
             dropped_bytes: None,
+            values: Some(std::collections::BTreeMap::from([("m".to_owned(), 1.5)])),
+            rows_sha256: Some("ab".repeat(32)),
         }
     }
 

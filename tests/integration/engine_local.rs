@@ -1088,3 +1088,80 @@ fn on_the_local_target_aba_keeps_itself_off_a_pinned_cpu() {
     let journal = std::fs::read_to_string(dir.join("journal.jsonl")).expect("journal");
     assert!(!journal.contains("could not keep itself off"), "{journal}");
 }
+
+/// Issue 29 item 4: every journaled run carries its values and the hash chain of its rows, so
+/// a value edited in samples.csv (777.41 -> 999.0), a row added or a row removed makes `aba
+/// verify` fail naming the line and the run, and `aba report` refuse the directory.
+#[test]
+fn an_edited_added_or_removed_sample_fails_verify_and_report() {
+    let recipe = r#"
+version = 1
+name = "tamper"
+description = "one point of the running kernel, a constant value"
+sequence = ["this"]
+warmup = 0
+samples = 3
+
+[kernels.this]
+release = "running"
+
+[[workload]]
+name = "constant"
+run = "echo 777.41"
+metric = { number = true, unit = "ms", better = "lower" }
+"#;
+    let (_, dir, tmp) = run_expecting(recipe, 0);
+    let samples = dir.join("samples.csv");
+    let original = std::fs::read_to_string(&samples).expect("samples.csv");
+    assert_eq!(original.matches(",777.41,").count(), 3, "{original}");
+    let check = |content: &str, what: &str, says: &[&str]| {
+        std::fs::write(&samples, content).expect("write samples.csv");
+        let verify = aba(tmp.path(), &["verify", dir.to_str().expect("utf-8")]);
+        let said = text(&verify);
+        assert_eq!(verify.status.code(), Some(5), "{what}: {said}");
+        for words in says {
+            assert!(said.contains(words), "{what}: `{words}` not in {said}");
+        }
+        let report = aba(tmp.path(), &["report", dir.to_str().expect("utf-8")]);
+        let said = text(&report);
+        assert_eq!(report.status.code(), Some(5), "{what}: {said}");
+        assert!(
+            said.contains("aba report refuses") && said.contains("does not match its journal"),
+            "{what}: {said}"
+        );
+    };
+    let edited = original.replacen(",777.41,", ",999.0,", 1);
+    check(
+        &edited,
+        "an edited value",
+        &[
+            "samples.csv line 2 (`this` attempt 1 constant sample 1) has `constant` = 999, the journal recorded 777.41",
+            "samples.csv lines 2-2 are not the bytes journaled with run `this` attempt 1 constant sample 1",
+        ],
+    );
+    let mut lines: Vec<&str> = original.lines().collect();
+    let added_row = lines[2].replace(",sample,2,", ",sample,4,");
+    lines.insert(3, &added_row);
+    check(
+        &(lines.join("\n") + "\n"),
+        "an added row",
+        &[
+            "samples.csv line 4 (`this` attempt 1 constant sample 4) belongs to no run in the journal",
+        ],
+    );
+    let mut lines: Vec<&str> = original.lines().collect();
+    lines.remove(2);
+    check(
+        &(lines.join("\n") + "\n"),
+        "a removed row",
+        &[
+            "the journal records run `this` attempt 1 constant sample 2, but samples.csv has no row for its metric `constant`",
+            "samples.csv lines 3-3 are not the bytes journaled with run `this` attempt 1 constant sample 3",
+        ],
+    );
+    // The file as measured verifies and reports again.
+    std::fs::write(&samples, &original).expect("write samples.csv");
+    assert_verified(&dir);
+    let report = aba(tmp.path(), &["report", dir.to_str().expect("utf-8")]);
+    assert!(report.status.success(), "{}", text(&report));
+}
