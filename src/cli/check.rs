@@ -10,7 +10,7 @@ use crate::{
     campaign::{
         advice::advise,
         footprint::{Footprint, StepCommands},
-        plan::{Summary, format_eta},
+        plan::{PointSummary, Summary, format_eta},
     },
     cli::{
         FilesArgs, KernelArgs, TargetArgs,
@@ -119,15 +119,16 @@ pub fn render_plan(
     let footprint = Footprint::of(recipe);
     let mut out = header(recipe, target, kernels);
     let _ = writeln!(out);
-    let label_width = widest(plan.points.iter().map(|p| p.label.as_str()));
+    let names: Vec<String> = plan.points.iter().map(PointSummary::name).collect();
+    let label_width = widest(names.iter().map(String::as_str));
     let kernel_width = widest(plan.points.iter().map(|p| p.kernel.as_str()));
-    for point in &plan.points {
+    for (point, name) in plan.points.iter().zip(&names) {
         let own = &recipe.kernels[&point.kernel].cmdline;
         let _ = writeln!(
             out,
             "point {:<2} {:<label_width$}  kernel {:<kernel_width$} ({}){}",
             point.order,
-            point.label.as_str(),
+            name,
             point.kernel.as_str(),
             point.release,
             if own.is_empty() {

@@ -147,8 +147,8 @@ impl TargetBar {
                 self.eta = format_eta(*eta);
                 self.log(&format!("results: {dir}"));
             }
-            CampaignEvent::PointStarted { label, .. } => {
-                self.point = format!("point {label}");
+            CampaignEvent::PointStarted { name, .. } => {
+                self.point = format!("point {name}");
                 self.step.clear();
                 self.log(&logged(event).unwrap_or_default());
             }
@@ -160,16 +160,12 @@ impl TargetBar {
                 status,
                 ..
             } => self.step = run_text(phase.word(), *index, *of, *status),
-            CampaignEvent::PointDone {
-                label,
-                elapsed,
-                eta,
-            } => {
+            CampaignEvent::PointDone { name, elapsed, eta } => {
                 self.bar.inc(1);
                 self.eta = format_eta(*eta);
-                self.point = format!("point {label} done");
+                self.point = format!("point {name} done");
                 self.step.clear();
-                self.log(&format!("point {label}: done in {}", format_eta(*elapsed)));
+                self.log(&format!("point {name}: done in {}", format_eta(*elapsed)));
             }
             CampaignEvent::Look { points, .. } => {
                 self.bar.set_length(*points as u64);
@@ -248,8 +244,8 @@ impl Bars {
                 self.campaign.set_message(format_eta(*eta));
                 self.log(&format!("results: {dir}"));
             }
-            CampaignEvent::PointStarted { order, label, .. } => {
-                self.point.set_prefix(format!("point {order} {label}"));
+            CampaignEvent::PointStarted { order, name, .. } => {
+                self.point.set_prefix(format!("point {order} {name}"));
                 self.log(&logged(event).unwrap_or_default());
             }
             CampaignEvent::Step(step) => {
@@ -269,14 +265,10 @@ impl Bars {
                     run_text(phase.word(), *index, *of, *status)
                 ));
             }
-            CampaignEvent::PointDone {
-                label,
-                elapsed,
-                eta,
-            } => {
+            CampaignEvent::PointDone { name, elapsed, eta } => {
                 self.campaign.inc(1);
                 self.campaign.set_message(format_eta(*eta));
-                self.log(&format!("point {label}: done in {}", format_eta(*elapsed)));
+                self.log(&format!("point {name}: done in {}", format_eta(*elapsed)));
             }
             CampaignEvent::Look { points, .. } => {
                 self.campaign.set_length(*points as u64);
@@ -300,7 +292,7 @@ fn logged(event: &CampaignEvent) -> Option<String> {
     match event {
         CampaignEvent::PointStarted {
             order,
-            label,
+            name,
             kernel,
             attempt,
         } => {
@@ -309,15 +301,15 @@ fn logged(event: &CampaignEvent) -> Option<String> {
             } else {
                 String::new()
             };
-            Some(format!("point {order} {label}: kernel {kernel}{again}"))
+            Some(format!("point {order} {name}: kernel {kernel}{again}"))
         }
         CampaignEvent::PointFailed {
-            label,
+            name,
             reason,
             retry,
         } => {
             let next = if *retry { "; redoing the point" } else { "" };
-            Some(format!("point {label} failed: {reason}{next}"))
+            Some(format!("point {name} failed: {reason}{next}"))
         }
         CampaignEvent::Info(text) => Some(text.clone()),
         CampaignEvent::Look {
@@ -377,8 +369,8 @@ impl Plain {
                 "campaign: {done}/{points} points done, ETA {}; results in {dir}",
                 format_eta(*eta)
             )),
-            CampaignEvent::PointStarted { label, .. } => {
-                self.label = label.to_string();
+            CampaignEvent::PointStarted { name, .. } => {
+                self.label.clone_from(name);
                 self.last = None;
                 self.line(&logged(event).unwrap_or_default());
             }
@@ -403,12 +395,8 @@ impl Plain {
                     self.line(&format!("point {}: {phase} {index} failed", self.label));
                 }
             }
-            CampaignEvent::PointDone {
-                label,
-                elapsed,
-                eta,
-            } => self.line(&format!(
-                "point {label}: done in {}; ETA {}",
+            CampaignEvent::PointDone { name, elapsed, eta } => self.line(&format!(
+                "point {name}: done in {}; ETA {}",
                 format_eta(*elapsed),
                 format_eta(*eta)
             )),

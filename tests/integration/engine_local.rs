@@ -117,7 +117,7 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     let status = aba(tmp.path(), &["status", dir.to_str().expect("utf-8")]);
     assert!(status.status.success(), "{}", text(&status));
     let status_text = String::from_utf8_lossy(&status.stdout).into_owned();
-    assert!(status_text.contains("this-a"), "{status_text}");
+    assert!(status_text.contains("\n  this#1 "), "{status_text}");
     assert!(
         status_text.contains("in progress or interrupted (attempt 1"),
         "{status_text}"
@@ -913,7 +913,7 @@ fn an_extended_campaign_killed_mid_extension_resumes_the_same_plan() {
     let status = aba(tmp.path(), &["status", dir.to_str().expect("utf-8")]);
     let status_text = String::from_utf8_lossy(&status.stdout).into_owned();
     assert!(
-        status_text.contains("extended: 2 point(s) appended (b-b, a-c) over 1 look(s)"),
+        status_text.contains("extended: 2 point(s) appended (b#2, a#3) over 1 look(s)"),
         "{status_text}"
     );
 
@@ -1164,4 +1164,58 @@ metric = { number = true, unit = "ms", better = "lower" }
     assert_verified(&dir);
     let report = aba(tmp.path(), &["report", dir.to_str().expect("utf-8")]);
     assert!(report.status.success(), "{}", text(&report));
+}
+
+/// Issue 29 item 7: for `["a", "b", "a"]`, `aba check`, the progress of `aba run` and `aba
+/// status` name the points `a#1`, `b`, `a#2` as the reports do, never by their identifiers
+/// `a-a`, `a-b` (which stay the data's: journal, samples.csv).
+#[test]
+fn check_progress_and_status_name_points_as_the_reports_do() {
+    let recipe = r#"
+version = 1
+name = "names"
+description = "two kernels of the running release"
+sequence = ["a", "b", "a"]
+warmup = 0
+samples = 2
+
+[kernels.a]
+release = "running"
+[kernels.b]
+release = "running"
+
+[[workload]]
+name = "tick"
+run = "echo 1"
+metric = { number = true, unit = "n", better = "lower" }
+"#;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = write(tmp.path(), "r.toml", recipe);
+    let path = path.to_str().expect("utf-8");
+    let check = text(&aba(tmp.path(), &["check", path, "--target", "local"]));
+    for line in [
+        "point 1  a#1  kernel a",
+        "point 2  b    kernel b",
+        "point 3  a#2  kernel a",
+    ] {
+        assert!(check.contains(line), "`{line}` not in {check}");
+    }
+    let run = aba(
+        tmp.path(),
+        &["run", path, "--target", "local", "--results", "results"],
+    );
+    let said = text(&run);
+    assert!(run.status.success(), "{said}");
+    assert!(said.contains("point 3 a#2: kernel a"), "{said}");
+    assert!(said.contains("point a#2: done in"), "{said}");
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let status = text(&aba(tmp.path(), &["status", dir.to_str().expect("utf-8")]));
+    assert!(status.contains("\n  a#2 "), "{status}");
+    for said in [&check, &said, &status] {
+        assert!(!said.contains("a-a") && !said.contains("a-b"), "{said}");
+    }
+    // The identifiers stay the data's.
+    let samples = std::fs::read_to_string(dir.join("samples.csv")).expect("samples.csv");
+    assert!(samples.contains("\na-b,3,1,a,"), "{samples}");
+    assert_verified(&dir);
 }
