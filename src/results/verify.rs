@@ -23,7 +23,7 @@ use thiserror::Error;
 use crate::{
     recipe::{Recipe, resolved::point_labels},
     results::{
-        journal::{AppendedPoint, Event, JournalError, visit_from},
+        journal::{AppendedPoint, Event, JournalError, RunRecord, visit_runs_from},
         row_chain::{Link, RowChain, parse_link},
         samples::{Phase, Row, SampleTable, SamplesError, Status, Sym, open_complete},
     },
@@ -364,19 +364,22 @@ pub fn verify(
     } else {
         SampleTable::default()
     };
+    let mut checker = Checker::new(recipe, &table);
     let mut events = Vec::new();
-    let mut runs_seen = Vec::new();
-    visit_from(journal_path, journal_offset, |event| match event {
-        Event::Sample { .. } => runs_seen.push(event),
-        other => events.push(other),
-    })?;
+    // Runs are kept as interned keys as they stream by, never as records.
+    visit_runs_from(
+        journal_path,
+        journal_offset,
+        |run| checker.journaled_run(run),
+        |event| events.push(event),
+    )?;
     // A tail read from an offset lacks the chain's start: an attempt's rows are checked value
     // by value, the whole file's also by the chain.
     let bytes = match scope {
         Scope::All if samples_path.is_file() => Some(RowBytes::File(samples_path)),
         _ => None,
     };
-    check(recipe, &table, &events, &runs_seen, scope, bytes)
+    checker.finish(&events, scope, bytes)
 }
 
 /// Where the check reads `samples.csv`'s bytes to hash them.
@@ -416,9 +419,9 @@ impl RowBytes<'_> {
 /// One series at one attempt: (point, attempt, workload, case, metric, phase), interned.
 type SeriesKey = (Sym, u32, Sym, Sym, Sym, Phase);
 
-/// The check itself, over records already read: `events` are the non-sample records in
-/// order, `runs` the `sample` records in order; the hash chain is checked when `bytes` are
-/// given.
+/// The check over records already read: `events` are the non-sample records in order,
+/// `runs` the `sample` records in order; the hash chain is checked when `bytes` are given.
+#[cfg(test)]
 fn check(
     recipe: &Recipe,
     table: &SampleTable,
@@ -428,44 +431,65 @@ fn check(
     bytes: Option<RowBytes<'_>>,
 ) -> Result<Verification, VerifyError> {
     let mut checker = Checker::new(recipe, table);
-    if let Scope::Attempt {
-        point,
-        attempt,
-        appended,
-        ..
-    } = scope
-    {
-        let key = (checker.sym(point), attempt);
-        checker.attempts.insert(key, Attempt::new(Outcome::Done));
-        checker.appended(appended);
-    }
-    for event in events {
-        if let Event::Look { appended, .. } = event {
-            checker.appended(appended);
+    for run in runs {
+        if let Some(record) = RunRecord::of(run) {
+            checker.journaled_run(&record);
         }
     }
-    checker.attempts_from(events);
-    checker.journaled_runs(runs);
-    for row in &table.rows {
-        checker.row(row);
-    }
-    checker.stray_rows();
-    checker.rows_of_every_run();
-    checker.finished_attempts();
-    if let Some(bytes) = bytes {
-        checker.chain(bytes)?;
-    }
-    Ok(checker.found)
+    checker.finish(events, scope, bytes)
 }
 
-/// What the journal recorded of one run.
+impl Checker<'_> {
+    /// The check, once every run is journaled in the checker: `events` are the non-sample
+    /// records in order; the hash chain is checked when `bytes` are given.
+    fn finish(
+        mut self,
+        events: &[Event],
+        scope: Scope<'_>,
+        bytes: Option<RowBytes<'_>>,
+    ) -> Result<Verification, VerifyError> {
+        if let Scope::Attempt {
+            point,
+            attempt,
+            appended,
+            ..
+        } = scope
+        {
+            let key = (self.sym(point), attempt);
+            self.attempts.insert(key, Attempt::new(Outcome::Done));
+            self.appended(appended);
+        }
+        for event in events {
+            if let Event::Look { appended, .. } = event {
+                self.appended(appended);
+            }
+        }
+        self.attempts_from(events);
+        self.runs_of_started_attempts();
+        for row in &self.table.rows {
+            self.row(row);
+        }
+        self.stray_rows();
+        self.rows_of_every_run();
+        self.finished_attempts();
+        if let Some(bytes) = bytes {
+            self.chain(bytes)?;
+        }
+        Ok(self.found)
+    }
+}
+
+/// What the journal recorded of one run, in a few words: a million runs are held at once.
 #[derive(Debug)]
 struct Journaled {
     status: Status,
-    /// Metric -> value; `None` for a run an older aba journaled.
-    values: Option<Vec<(Sym, f64)>>,
-    /// The chain's link after its last row, when journaled (`None` inside: not a link).
-    link: Option<Option<Link>>,
+    /// Where its (metric, value) pairs are in [`Checker::values`]: (start, count); `None` for
+    /// a run an older aba journaled.
+    values: Option<(u32, u32)>,
+    /// Its link's index in [`Checker::links`], when journaled.
+    link: Option<u32>,
+    /// Line of its last row (0: none yet).
+    last_row: u64,
 }
 
 /// The state of one check.
@@ -479,8 +503,10 @@ struct Checker<'a> {
     points: HashMap<String, (usize, String)>,
     attempts: HashMap<(Sym, u32), Attempt>,
     journaled: HashMap<RunKey, Journaled>,
-    /// Line of the last row of each run whose link is journaled.
-    last_row: HashMap<RunKey, u64>,
+    /// Every run's journaled (metric, value) pairs, one after the other.
+    values: Vec<(Sym, f64)>,
+    /// Every run's journaled link (`None`: not a link).
+    links: Vec<Option<Link>>,
     run_order: Vec<RunKey>,
     rows_of: HashMap<(RunKey, Sym), u32>,
     valid: HashMap<SeriesKey, Vec<u32>>,
@@ -509,7 +535,8 @@ impl<'a> Checker<'a> {
             points,
             attempts: HashMap::new(),
             journaled: HashMap::new(),
-            last_row: HashMap::new(),
+            values: Vec::new(),
+            links: Vec::new(),
             run_order: Vec::new(),
             rows_of: HashMap::new(),
             valid: HashMap::new(),
@@ -592,59 +619,58 @@ impl<'a> Checker<'a> {
     }
 
     /// The journaled runs, each once, of an attempt that started.
-    fn journaled_runs(&mut self, runs: &[Event]) {
-        self.journaled.reserve(runs.len());
-        for event in runs {
-            let Event::Sample {
-                point,
-                attempt,
-                workload,
-                case,
-                phase,
-                index,
-                retry,
-                status,
-                values,
-                rows_sha256,
-                ..
-            } = event
-            else {
-                continue;
-            };
-            let (phase, status) = (*phase, *status);
-            let values = values.as_ref().map(|values| {
-                values
-                    .iter()
-                    .map(|(metric, value)| (self.sym(metric), *value))
-                    .collect()
-            });
-            if values.is_none() {
-                self.found.runs_without_values += 1;
+    fn journaled_run(&mut self, run: &RunRecord<'_>) {
+        let values = run.values.as_ref().map(|values| {
+            let start = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
+            for (metric, value) in values {
+                let metric = self.sym(metric);
+                self.values.push((metric, *value));
             }
-            let journaled = Journaled {
-                status,
-                values,
-                link: rows_sha256.as_deref().map(parse_link),
-            };
-            let key = (
-                self.sym(point),
-                *attempt,
-                self.sym(workload),
-                self.sym(case),
-                phase,
-                *index,
-                *retry,
-            );
-            self.found.runs += 1;
-            let describe = || run_name(point, *attempt, workload, case, phase, *index, *retry);
-            if !self.attempts.contains_key(&(key.0, key.1)) {
-                self.differ(Difference::RunWithoutAttempt { run: describe() });
-            }
-            if self.journaled.insert(key, journaled).is_some() {
-                self.differ(Difference::RunJournaledTwice { run: describe() });
-            } else {
-                self.run_order.push(key);
-            }
+            (start, u32::try_from(values.len()).unwrap_or(u32::MAX))
+        });
+        if values.is_none() {
+            self.found.runs_without_values += 1;
+        }
+        let link = run.rows_sha256.map(|hex| {
+            self.links.push(parse_link(hex));
+            u32::try_from(self.links.len() - 1).unwrap_or(u32::MAX)
+        });
+        let journaled = Journaled {
+            status: run.status,
+            values,
+            link,
+            last_row: 0,
+        };
+        let key = (
+            self.sym(run.point),
+            run.attempt,
+            self.sym(run.workload),
+            self.sym(run.case),
+            run.phase,
+            run.index,
+            run.retry,
+        );
+        self.found.runs += 1;
+        if self.journaled.insert(key, journaled).is_some() {
+            let run = self.run_key_name(key);
+            self.differ(Difference::RunJournaledTwice { run });
+        } else {
+            self.run_order.push(key);
+        }
+    }
+
+    /// Every journaled run belongs to an attempt that started (known once every record is
+    /// read: the runs are checked as they stream by).
+    fn runs_of_started_attempts(&mut self) {
+        let orphans: Vec<RunKey> = self
+            .run_order
+            .iter()
+            .filter(|k| !self.attempts.contains_key(&(k.0, k.1)))
+            .copied()
+            .collect();
+        for key in orphans {
+            let run = self.run_key_name(key);
+            self.differ(Difference::RunWithoutAttempt { run });
         }
     }
 
@@ -676,14 +702,18 @@ impl<'a> Checker<'a> {
             row.retry,
         );
         *self.rows_of.entry((key, row.metric)).or_insert(0) += 1;
-        let journaled = self.journaled.get(&key).map(|j| {
-            let value = j.values.as_ref().map(|values| {
-                values
+        let values = &self.values;
+        let journaled = self.journaled.get_mut(&key).map(|j| {
+            let value = j.values.map(|(start, count)| {
+                values[start as usize..][..count as usize]
                     .iter()
                     .find(|(metric, _)| *metric == row.metric)
                     .map(|(_, v)| *v)
             });
-            (j.status, value, j.link.is_some())
+            if j.link.is_some() {
+                j.last_row = row.line;
+            }
+            (j.status, value)
         });
         let run = self.run_of_row(row);
         let Some(attempt) = self.attempts.get_mut(&(row.point, row.attempt)) else {
@@ -693,7 +723,7 @@ impl<'a> Checker<'a> {
             });
             return;
         };
-        let Some((status, value, linked)) = journaled else {
+        let Some((status, value)) = journaled else {
             attempt.unjournaled.push((row.line, key, run));
             return;
         };
@@ -723,9 +753,6 @@ impl<'a> Checker<'a> {
                 journal: text(journal),
             });
         }
-        if linked {
-            self.last_row.insert(key, row.line);
-        }
         if outcome == Outcome::Done && row.status == Status::Ok {
             self.valid_row(row, boot.as_ref());
         }
@@ -736,11 +763,12 @@ impl<'a> Checker<'a> {
     /// with it).
     fn chain(&mut self, bytes: RowBytes<'_>) -> Result<(), VerifyError> {
         let expected: BTreeMap<u64, (RunKey, Option<Link>)> = self
-            .last_row
+            .journaled
             .iter()
-            .filter_map(|(key, line)| {
-                let link = self.journaled.get(key)?.link?;
-                Some((*line, (*key, link)))
+            .filter(|(_, j)| j.last_row > 0)
+            .filter_map(|(key, j)| {
+                let link = *self.links.get(j.link? as usize)?;
+                Some((j.last_row, (*key, link)))
             })
             .collect();
         if expected.is_empty() {
