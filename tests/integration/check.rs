@@ -112,8 +112,8 @@ fn a_shared_recipe_lists_what_it_copies_runs_and_changes() {
              that: no estimate)",
             "      cc -O2 -o bench bench.c",
             "    2 cases at every point (warm-ups+samples, then the command):",
-            "      pipe[level=root]  1+3  LEVEL='root deep' taskset -c 2 ./bench --level root",
-            "      pipe[level=1]     1+3  LEVEL='1 deep' taskset -c 2 ./bench --level 1",
+            "      pipe[level=root]  1+3  LEVEL='root deep' exec taskset -c 2 sh -c './bench --level root'",
+            "      pipe[level=1]     1+3  LEVEL='1 deep' exec taskset -c 2 sh -c './bench --level 1'",
             "    teardown: each command within 10s, counted as ~1s in the ETA (a tenth of \
              that: no estimate)",
             "      rm -f bench",
