@@ -203,7 +203,11 @@ pub struct Bars {
 
 impl Bars {
     fn new() -> Bars {
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        Bars::drawn_to(ProgressDrawTarget::stderr())
+    }
+
+    fn drawn_to(target: ProgressDrawTarget) -> Bars {
+        let multi = MultiProgress::with_draw_target(target);
         let campaign = multi.add(ProgressBar::new(0));
         campaign.set_style(
             ProgressStyle::with_template(
@@ -327,9 +331,11 @@ fn logged(event: &CampaignEvent) -> Option<String> {
 }
 
 impl Drop for Bars {
+    /// The campaign's bar stays where the campaign got to: `abandon`, not `finish`, which
+    /// would move it to its length and show an interrupted campaign as "5/5 points".
     fn drop(&mut self) {
         self.point.finish_and_clear();
-        self.campaign.finish();
+        self.campaign.abandon();
     }
 }
 
@@ -405,5 +411,37 @@ impl Plain {
             | CampaignEvent::Info(_)
             | CampaignEvent::Warning(_) => self.line(&logged(event).unwrap_or_default()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use indicatif::ProgressDrawTarget;
+
+    use super::Bars;
+    use crate::campaign::events::CampaignEvent;
+
+    /// Issue 29 item 6: a campaign stopped after one of five points (Ctrl-C) leaves its bar at
+    /// 1/5, not at "5/5 points".
+    #[test]
+    fn an_interrupted_campaign_leaves_its_bar_where_it_got_to() {
+        let mut bars = Bars::drawn_to(ProgressDrawTarget::hidden());
+        bars.event(&CampaignEvent::Started {
+            points: 5,
+            done: 0,
+            eta: Duration::from_secs(60),
+            dir: "results/x".to_owned(),
+        });
+        bars.event(&CampaignEvent::PointDone {
+            name: "a#1".to_owned(),
+            elapsed: Duration::from_secs(12),
+            eta: Duration::from_secs(48),
+        });
+        let campaign = bars.campaign.clone();
+        drop(bars);
+        assert_eq!((campaign.position(), campaign.length()), (1, Some(5)));
+        assert!(campaign.is_finished());
     }
 }
