@@ -197,6 +197,9 @@ pub enum Error {
     /// A batch directory's journal could not be read or written.
     #[error(transparent)]
     BatchJournal(#[from] crate::batch::journal::BatchJournalError),
+    /// A batch directory's journal names what its plan copy does not, or a path outside it.
+    #[error(transparent)]
+    BatchConfine(#[from] crate::batch::confine::ConfineError),
     /// A directory without a journal.
     #[error("{} is not a results directory: it has no journal.jsonl", dir.display())]
     NoJournal {
@@ -383,6 +386,7 @@ impl Error {
             | Error::Manifest(_)
             | Error::BatchPlan(_)
             | Error::BatchJournal(_)
+            | Error::BatchConfine(_)
             | Error::NoJournal { .. }
             | Error::Samples { .. }
             | Error::NoHeader
@@ -542,6 +546,7 @@ impl Error {
             | Error::Manifest(_)
             | Error::BatchPlan(_)
             | Error::BatchJournal(_)
+            | Error::BatchConfine(_)
             | Error::Output { .. } => None,
         }
     }

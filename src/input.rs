@@ -44,15 +44,38 @@ fn not_regular(meta: &Metadata) -> io::Error {
 /// Opens `path` for reading if it is a regular file (symlinks followed), without ever blocking
 /// on a FIFO or opening a device.
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    let meta = std::fs::metadata(path)?;
+    open_checked(path, true)
+}
+
+/// [`open_regular`] that refuses a symbolic link: for the raw data of a results directory
+/// (journal, samples), which aba never writes as a link and which someone else may have made
+/// one to any file of this machine.
+pub fn open_data(path: &Path) -> io::Result<File> {
+    open_checked(path, false)
+}
+
+fn open_checked(path: &Path, follow: bool) -> io::Result<File> {
+    let meta = if follow {
+        std::fs::metadata(path)?
+    } else {
+        std::fs::symlink_metadata(path)?
+    };
+    if meta.file_type().is_symlink() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is a symbolic link; aba reads a results directory's raw data only from \
+             regular files",
+        ));
+    }
     if !meta.is_file() {
         return Err(not_regular(&meta));
     }
     // O_NONBLOCK: a FIFO swapped in after the check above opens at once instead of waiting for
     // a writer; it is then refused by the second check. It has no effect on regular files.
+    let no_follow = if follow { 0 } else { libc::O_NOFOLLOW };
     let file = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | no_follow)
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {

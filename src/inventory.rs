@@ -403,7 +403,21 @@ impl Inventory {
         if let Some(p) = std::env::var_os("ABA_TARGETS") {
             candidates.push(PathBuf::from(p));
         }
-        candidates.push(PathBuf::from("targets.toml"));
+        // The current folder may be anyone's (a downloaded bundle, a shared checkout): a link
+        // found there is not followed, since it could name any file, whose first line a parse
+        // error would quote. A file named with --targets or $ABA_TARGETS may be a link.
+        let here = PathBuf::from("targets.toml");
+        if std::fs::symlink_metadata(&here).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(InventoryError::Read {
+                path: here,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "it is a symbolic link, which aba does not follow when it finds one in the \
+                     current folder; name the file with --targets (or $ABA_TARGETS) to use it",
+                ),
+            });
+        }
+        candidates.push(here);
         if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME") {
             candidates.push(PathBuf::from(dir).join("aba/targets.toml"));
         } else if let Some(home) = std::env::var_os("HOME") {

@@ -9,6 +9,10 @@
 
 use std::{borrow::Cow, fmt::Write as _};
 
+/// How many characters of a string from someone else's file (a journal's reason, a label) a
+/// report or a terminal shows before cutting it.
+pub const UNTRUSTED_CHARS: usize = 400;
+
 /// How many characters of an echoed value an error shows before cutting it.
 pub const SHOWN_CHARS: usize = 48;
 
@@ -82,6 +86,17 @@ pub fn quoted(text: &str) -> String {
     }
 }
 
+/// Text from a file aba did not write (a journal's reason, a bundle's label, a lock record) as
+/// a terminal or a report shows it: on one line with every control character escaped, and at
+/// most `max` characters, the cut said with the length. Every such string goes through here
+/// (or through [`quoted`], its short form for errors) before it is printed or written.
+pub fn untrusted(text: &str, max: usize) -> Cow<'_, str> {
+    match one_line(text) {
+        Cow::Borrowed(line) => cut(line, max),
+        Cow::Owned(line) => Cow::Owned(cut(&line, max).into_owned()),
+    }
+}
+
 /// The last `n` lines of `text` that are not blank, oldest first: the end of a command's
 /// stderr, quoted in a message.
 pub fn last_lines(text: &str, n: usize) -> Vec<&str> {
@@ -108,7 +123,7 @@ pub fn bytes(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{bytes, control_char, cut, last_lines, one_line, printable, quoted};
+    use super::{bytes, control_char, cut, last_lines, one_line, printable, quoted, untrusted};
 
     #[test]
     fn control_characters_are_found_and_escaped() {
@@ -128,6 +143,8 @@ mod tests {
         let q = quoted(&format!("{}\u{1b}", "é".repeat(100)));
         assert!(q.ends_with("… (101 characters)"), "{q}");
         assert_eq!(quoted("a\nb"), "a\\nb");
+        assert_eq!(untrusted("a\u{1b}[2J\nb", 100), "a\\u{1b}[2J\\nb");
+        assert_eq!(untrusted(&"y".repeat(500), 3), "yyy… (500 characters)");
     }
 
     #[test]

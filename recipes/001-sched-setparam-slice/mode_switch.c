@@ -26,20 +26,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "sched_attr.h"
 
 #define BASE_SLICE "/sys/kernel/debug/sched/base_slice_ns"
-
-/* SCHED_ATTR_SIZE_VER0, as in include/uapi/linux/sched/types.h. */
-struct check_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime;
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-};
 
 static int read_base(unsigned long long *ns)
 {
@@ -72,7 +61,7 @@ static uint64_t now_ns(void)
 int main(void)
 {
 	unsigned long long base;
-	struct check_sched_attr attr;
+	struct aba_sched_attr attr;
 
 	if (read_base(&base)) {
 		fprintf(stderr, "mode_switch: cannot read %s: %s\n", BASE_SLICE, strerror(errno));

@@ -2,7 +2,7 @@
  * pi_boost: does a priority-inheritance boost survive sched_setparam() with unchanged
  * parameters? An untimed correctness check for aba (recipe 001), the thread's "RT/DL PI"
  * controls: "The revision and unmodified v7.2 also passed the basic syscall checks and the
- * other controls: RT/DL PI, [...]" (seed 001, lines 23-24). The revision keeps "the full
+ * other controls: RT/DL PI, [...]" (the thread's reply). The revision keeps "the full
  * update path for PI-boosted [...] tasks" (its patch); a fast path that skipped an update it
  * needed, or took the boosted priority for the task's own, would show here.
  *
@@ -37,26 +37,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "task_prio.h"
+#include "sched_attr.h"
+
 #ifndef SCHED_DEADLINE
 #define SCHED_DEADLINE 6
 #endif
-
-/* SCHED_ATTR_SIZE_VER0, as in include/uapi/linux/sched/types.h. */
-struct check_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime;
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-};
-
-/* Effective priorities as /proc/PID/stat prints them (task_prio(): prio - 100). */
-#define PRIO_FIFO_10 (-11)
-#define PRIO_DEADLINE (-101)
-#define PRIO_NICE_0 20
 
 #define CUSTOM_SLICE_NS 3000000ull
 
@@ -66,7 +52,7 @@ static int waiter_error;
 
 static int set_attr(uint32_t policy, uint64_t runtime, uint64_t deadline, uint64_t period)
 {
-	struct check_sched_attr attr;
+	struct aba_sched_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -75,34 +61,6 @@ static int set_attr(uint32_t policy, uint64_t runtime, uint64_t deadline, uint64
 	attr.sched_deadline = deadline;
 	attr.sched_period = period;
 	return (int)syscall(SYS_sched_setattr, 0, &attr, 0u);
-}
-
-/* The calling thread's effective priority, or a value below -1000 when it cannot be read. */
-static int own_prio(void)
-{
-	char path[64], buf[1024];
-	FILE *f;
-	size_t n;
-	char *p;
-	int field = 2, prio = -10000;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", (long)syscall(SYS_gettid));
-	f = fopen(path, "r");
-	if (!f)
-		return prio;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p)
-		return prio;
-	/* Field 3 (state) follows ") "; count to field 18. */
-	for (p += 2; *p && field < 17; p++)
-		if (*p == ' ')
-			field++;
-	if (field == 17)
-		prio = atoi(p);
-	return prio;
 }
 
 static void *waiter(void *unused)
@@ -116,25 +74,6 @@ static void *waiter(void *unused)
 	pthread_mutex_lock(&lock);
 	pthread_mutex_unlock(&lock);
 	return NULL;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Waits up to 2 s for the holder's priority to become `want`; the last priority read. */
-static int wait_prio(int want)
-{
-	int prio = own_prio();
-
-	for (int i = 0; i < 200 && prio != want; i++) {
-		sleep_ms(10);
-		prio = own_prio();
-	}
-	return prio;
 }
 
 /* One case; 0 when determined, 1 when a system call failed. `*ok` says how it went. */

@@ -45,22 +45,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "sched_attr.h"
 
 #define MAX_CALLS 100000000L
 #define DEFAULT_SLICE_NS 3000000ull
-
-/* The first version of struct sched_attr (SCHED_ATTR_SIZE_VER0, 48 bytes), as in
- * include/uapi/linux/sched/types.h; declared here so the program builds with old headers. */
-struct bench_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime;
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-};
 
 static uint64_t clock_ns(clockid_t clock)
 {
@@ -73,7 +61,7 @@ static uint64_t clock_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int get_attr(struct bench_sched_attr *attr)
+static int get_attr(struct aba_sched_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	return (int)syscall(SYS_sched_getattr, 0, attr, (unsigned int)sizeof(*attr), 0u);
@@ -81,7 +69,7 @@ static int get_attr(struct bench_sched_attr *attr)
 
 static int set_custom_slice(uint64_t slice_ns)
 {
-	struct bench_sched_attr attr;
+	struct aba_sched_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -129,7 +117,7 @@ static int write_u64(const char *path, uint64_t value)
  * not be written back (the caller must fail then). */
 static int probe_slice_mode(uint64_t slice, const char **mode, const char **why, uint64_t *base)
 {
-	struct bench_sched_attr attr;
+	struct aba_sched_attr attr;
 	uint64_t probe;
 
 	*mode = "unknown";
@@ -244,7 +232,7 @@ int main(int argc, char **argv)
 	uint64_t thread_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 
 	/* Read back what the loop left behind: still SCHED_OTHER, and the slice the kernel uses. */
-	struct bench_sched_attr attr;
+	struct aba_sched_attr attr;
 	if (get_attr(&attr)) {
 		fprintf(stderr, "setparam_bench: sched_getattr: %s\n", strerror(errno));
 		return 1;

@@ -113,12 +113,11 @@ pub fn analyze_with(
     // milliseconds for a million samples).
     let samples_path = results.samples_path();
     let (journal, samples) = std::thread::scope(|scope| {
-        let samples = scope.spawn(|| {
-            if samples_path.is_file() {
-                SampleTable::read(&samples_path)
-            } else {
-                Ok(SampleTable::default())
-            }
+        // A missing file is no samples yet; anything else there (a FIFO, a folder, a link to
+        // /dev/null) is refused by `read`, which opens regular files only and never blocks.
+        let samples = scope.spawn(|| match std::fs::symlink_metadata(&samples_path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            _ => SampleTable::read(&samples_path).map(Some),
         });
         let journal = Journal::read_for_analysis(&journal_path);
         let samples = samples
@@ -127,7 +126,18 @@ pub fn analyze_with(
         (journal, samples)
     });
     let journal = journal?;
-    let samples = samples?;
+    // Reports of a campaign that measured something are never rewritten without its data.
+    let samples = match samples? {
+        Some(samples) => samples,
+        None if journal
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::PointDone { .. })) =>
+        {
+            return Err(AnalysisError::NotResultsDir { path: samples_path });
+        }
+        None => SampleTable::default(),
+    };
     let env_files = env_files(results);
     let env_records = env_records(results, &env_files);
     let profile = if options.no_profile {
@@ -445,14 +455,15 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         campaign: Campaign {
             name: recipe.name.to_string(),
             description: recipe.description.trim().to_owned(),
-            directory: inputs.directory.to_owned(),
-            target: header.target,
-            aba_version: header.aba,
+            // The journal's free text is anyone's: shown on one line, escaped and cut.
+            directory: journal_text(inputs.directory),
+            target: journal_text(&header.target),
+            aba_version: journal_text(&header.aba),
             report_version: env!("CARGO_PKG_VERSION").to_owned(),
-            recipe_sha256: header.sha256,
-            started: header.time,
+            recipe_sha256: journal_text(&header.sha256),
+            started: journal_text(&header.time),
             finished: state.finished,
-            stopped: state.stopped.clone(),
+            stopped: state.stopped.as_deref().map(journal_text),
             baseline,
             candidates,
             boot_cmdline: recipe.boot_cmdline.clone(),
@@ -726,6 +737,12 @@ fn header(journal: &Journal) -> Header {
             time: String::new(),
         },
     }
+}
+
+/// A string of a journal (the header's fields, a stop's reason) as a report shows it: see
+/// [`crate::text::untrusted`].
+fn journal_text(text: &str) -> String {
+    crate::text::untrusted(text, crate::text::UNTRUSTED_CHARS).into_owned()
 }
 
 #[cfg(test)]

@@ -341,10 +341,7 @@ impl BatchWriter {
             path: path.clone(),
             source,
         };
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .map_err(|e| io("open", e))?;
+        let file = crate::results::atomic::open_append(&path, false).map_err(|e| io("open", e))?;
         // A line cut by a kill is dropped, so the next record starts on its own line and the
         // cut one never becomes a middle line that reads as damage.
         let text = std::fs::read(&path).map_err(|e| io("read", e))?;

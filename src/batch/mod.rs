@@ -4,6 +4,7 @@
 //! results ([`summary`]). Running the campaigns is the command line's job (`aba::cli::batch`):
 //! this module owns only the formats and what they say.
 
+pub mod confine;
 pub mod journal;
 pub mod plan;
 pub mod summary;

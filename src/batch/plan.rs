@@ -192,6 +192,19 @@ impl BatchPlan {
 
     /// Validates plan text as if read from `path`.
     pub fn parse(path: &Path, text: &str, inventory: &Inventory) -> Result<BatchPlan, PlanError> {
+        let base = path.parent().unwrap_or(Path::new("."));
+        BatchPlan::parse_beside(path, base, text, inventory)
+    }
+
+    /// Validates plan text read from `path` (named in messages) whose recipes are relative to
+    /// `base`: a batch directory's copy, `plan.toml`, read against the folder of the plan it
+    /// was copied from.
+    pub fn parse_beside(
+        path: &Path,
+        base: &Path,
+        text: &str,
+        inventory: &Inventory,
+    ) -> Result<BatchPlan, PlanError> {
         let invalid = |diags| PlanError::Invalid(Diagnostics(diags));
         let file: PlanFile = toml::from_str(text)
             .map_err(|e| invalid(vec![Diagnostic::from_toml(path, text, &e)]))?;
@@ -233,7 +246,6 @@ impl BatchPlan {
                 format!("more than {MAX_CAMPAIGNS} campaigns in one plan"),
             ));
         }
-        let base = path.parent().unwrap_or(Path::new("."));
         let mut campaigns = Vec::new();
         for (i, spec) in file.campaign.iter().enumerate() {
             let spec = spec.get_ref();

@@ -306,6 +306,7 @@ impl BatchSummary {
                 wrap_into(&mut out, &line, "     ");
             }
             if let Some(why) = &j.reason {
+                let why = crate::text::untrusted(why, crate::text::UNTRUSTED_CHARS);
                 wrap_into(&mut out, &format!("   why: {why}"), "     ");
             }
             if let Some(why) = &j.no_analysis
@@ -325,7 +326,8 @@ impl BatchSummary {
                 "",
             );
         }
-        out
+        // Names, reasons and paths come from the batch journal, anyone's file.
+        crate::text::printable(&out).into_owned()
     }
 
     /// summary.tsv: one row per campaign, target and comparison (one row without a
@@ -448,7 +450,38 @@ fn wrap_into(out: &mut String, text: &str, indent: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::{WIDTH, wrap_into};
+    use super::{BatchSummary, JobState, JobSummary, WIDTH, wrap_into};
+
+    /// A batch journal's names and reasons with escape sequences and 5000 characters: the
+    /// summary `aba batch status` prints shows them escaped, the reason cut.
+    #[test]
+    fn a_batch_journals_text_is_shown_escaped_and_cut() {
+        let hostile = format!("\u{1b}]0;owned\u{7}{}", "R".repeat(5000));
+        let summary = BatchSummary {
+            name: "n\u{1b}[2J".to_owned(),
+            dir: "d".to_owned(),
+            started: "2026-07-20T00:00:00Z".to_owned(),
+            ended: None,
+            jobs: vec![JobSummary {
+                campaign: 1,
+                recipe: "r\u{7}".to_owned(),
+                target: "t".to_owned(),
+                state: JobState::Unended,
+                started: None,
+                ended: None,
+                duration: None,
+                dir: "x".to_owned(),
+                exists: false,
+                reason: Some(hostile),
+                verdicts: Vec::new(),
+                no_analysis: None,
+            }],
+        };
+        let text = summary.text();
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
+        assert!(text.contains("\\u{1b}]0;owned"), "{text}");
+        assert!(text.contains("(5019 characters)"), "{text}");
+    }
 
     #[test]
     fn wrapped_lines_keep_to_72_columns() {

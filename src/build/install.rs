@@ -6,7 +6,8 @@
 //! holding their SHA-256. A file already there with the recorded SHA-256 is not sent again,
 //! so a campaign on a target that keeps its files pays the upload once per build. A
 //! `/lib/modules/<release>` that aba did not install (the distribution's own kernel of that
-//! release) is never replaced or removed.
+//! release) is never replaced or removed. `aba clean` removes only what aba's ledger on the
+//! target says it installed (`aba::campaign::ledger`), never what a journal lists.
 
 use std::time::Duration;
 
@@ -17,9 +18,13 @@ use super::{
     modules::{self, ModulesError},
     record::{FileError, KernelBuild},
 };
-use crate::target::{
-    quote::sh_quote,
-    transport::{Transport, TransportError},
+use crate::{
+    campaign::ledger::{InstalledEntry, LedgerError},
+    recipe::ident::Release,
+    target::{
+        quote::sh_quote,
+        transport::{Transport, TransportError},
+    },
 };
 
 /// The marker in a modules folder aba installed.
@@ -59,6 +64,24 @@ pub enum InstallError {
     /// The transport failed.
     #[error(transparent)]
     Transport(#[from] TransportError),
+    /// aba's ledger on the target could not be used.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The journal lists installed items; the ledger holds none for the campaign.
+    #[error(
+        "{}:{line}: field `installed`: the journal lists {count} item(s) installed on the target, but aba's ledger there ({ledger}) holds none for this campaign, so nothing was removed. aba removes only what it recorded itself on the machine (docs/security.md): this results directory comes from elsewhere, or an aba older than the ledger ran the campaign. Remove by hand what you know aba installed: the folders under /boot/aba-kernels/ (or the target's workdir/kernels/), and the /lib/modules/<release> folders that hold a `.aba-installed` marker",
+        journal.display()
+    )]
+    NotInLedger {
+        /// The journal.
+        journal: std::path::PathBuf,
+        /// The first `installed` record's line.
+        line: usize,
+        /// How many items the journal lists.
+        count: usize,
+        /// The ledger folder.
+        ledger: String,
+    },
     /// A command on the target failed.
     #[error("`{command}` failed on the target: {outcome}{stderr}")]
     Target {
@@ -164,46 +187,92 @@ fn install_modules(
     on_target(transport, "installing the modules", &script).map(drop)
 }
 
-/// Removes from the target what `installed` lists, only where it is aba's: a file inside one
-/// of `builds`' install folders (then the folder, once empty), a modules folder whose marker
-/// holds the recorded SHA-256. Returns what it removed, in words.
+/// Removes from the target what the ledger `entry` says aba installed, only where each item
+/// is aba's: a kernel file (`vmlinuz`, `initrd.img`) directly inside one of the install
+/// folders aba created (then the folder, once empty), a `/lib/modules/<release>` folder whose
+/// marker holds the recorded SHA-256. Returns what it removed, in words, and the items it
+/// refused, each with why.
 pub fn remove(
     transport: &mut dyn Transport,
-    builds: &[&KernelBuild],
-    installed: &[Installed],
-) -> Result<Vec<String>, InstallError> {
+    entry: &InstalledEntry,
+) -> Result<(Vec<String>, Vec<String>), InstallError> {
     let mut script = String::new();
-    for item in installed {
-        let ours_file = builds.iter().any(|b| {
-            item.path == b.target_image() || b.target_initrd().as_deref() == Some(&item.path)
-        });
-        let ours_modules = builds.iter().any(|b| {
-            b.modules.as_ref().is_some_and(|m| m.sha256 == item.sha256)
-                && item.path == format!("/lib/modules/{}", b.version.release)
-        });
+    let mut refused = Vec::new();
+    for item in &entry.items {
         let p = sh_quote(&item.path);
-        if ours_file {
-            script.push_str(&format!(
-                "if [ -f {p} ]; then rm -f {p} && echo \"removed \"{p}; fi; rmdir \"$(dirname {p})\" 2>/dev/null; "
-            ));
-        } else if ours_modules {
-            script.push_str(&format!(
-                "if [ -f {p}/{MODULES_MARKER} ] && [ \"$(cat {p}/{MODULES_MARKER})\" = {sha} ]; then rm -rf {p} && echo \"removed \"{p}; fi; ",
+        match ours(entry, &item.path) {
+            Ok(Ours::KernelFile) => script.push_str(&format!(
+                "if [ -f {p} ] && [ ! -L {p} ]; then rm -f {p} && echo \"removed \"{p}; fi; rmdir \"$(dirname {p})\" 2>/dev/null; "
+            )),
+            Ok(Ours::Modules) => script.push_str(&format!(
+                "if [ ! -L {p} ] && [ -f {p}/{MODULES_MARKER} ] && [ \"$(cat {p}/{MODULES_MARKER})\" = {sha} ]; then rm -rf {p} && echo \"removed \"{p}; fi; ",
                 sha = sh_quote(&item.sha256)
-            ));
+            )),
+            Err(reason) => refused.push(format!(
+                "`{}` is not removed: {reason}",
+                crate::text::quoted(&item.path)
+            )),
         }
     }
     if script.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), refused));
     }
     // One round trip for the lot.
     script.push_str("true");
     let out = on_target(transport, "removing installed files", &script)?;
-    Ok(out
+    let removed = out
         .lines()
         .filter(|l| !l.is_empty())
-        .map(str::to_owned)
-        .collect())
+        .map(|l| crate::text::one_line(l).into_owned())
+        .collect();
+    Ok((removed, refused))
+}
+
+/// What kind of aba's own item a path is.
+enum Ours {
+    /// An image or initrd in an install folder.
+    KernelFile,
+    /// A modules folder with aba's marker.
+    Modules,
+}
+
+/// Whether `path` is an item aba installs, given the install folders it created.
+fn ours(entry: &InstalledEntry, path: &str) -> Result<Ours, String> {
+    if let Some(release) = path.strip_prefix("/lib/modules/") {
+        return match Release::new(release) {
+            Ok(_) if !release.contains('/') => Ok(Ours::Modules),
+            _ => Err("not a release's modules folder".to_owned()),
+        };
+    }
+    let Some((dir, name)) = path.rsplit_once('/') else {
+        return Err("not an absolute path".to_owned());
+    };
+    if !matches!(name, "vmlinuz" | "initrd.img") {
+        return Err(
+            "aba installs only `vmlinuz` and `initrd.img` into a build's folder".to_owned(),
+        );
+    }
+    if !entry.install_dirs.iter().any(|d| d == dir) || !install_dir_shape(dir) {
+        return Err("not inside an install folder aba created".to_owned());
+    }
+    Ok(Ours::KernelFile)
+}
+
+/// `/…/<label>-<12 hex digits>`, at least two folders deep, without `.`, `..` or empty parts:
+/// the shape of every install folder aba makes.
+fn install_dir_shape(dir: &str) -> bool {
+    let Some(rest) = dir.strip_prefix('/') else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('/').collect();
+    let plain = parts
+        .iter()
+        .all(|p| !p.is_empty() && *p != "." && *p != ".." && !p.chars().any(char::is_control));
+    let last = parts.last().copied().unwrap_or_default();
+    let named = last.rsplit_once('-').is_some_and(|(label, sha)| {
+        !label.is_empty() && sha.len() == 12 && sha.bytes().all(|b| b.is_ascii_hexdigit())
+    });
+    plain && parts.len() >= 2 && named
 }
 
 /// `aba preflight`'s line for a kernel built on the host: the tools the install and the

@@ -29,7 +29,15 @@ pub fn identify(dir: &Path) -> Result<Option<SourceIdentity>, String> {
     let describe = git(dir, &["describe", "--always", "--tags", "--dirty"])?
         .trim()
         .to_owned();
-    let status = git(dir, &["status", "--porcelain", "--untracked-files=no"])?;
+    let status = git(
+        dir,
+        &[
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--ignore-submodules=all",
+        ],
+    )?;
     let diff_sha256 = diff_hash(dir)?;
     Ok(Some(SourceIdentity {
         dir: dir.display().to_string(),
@@ -42,9 +50,7 @@ pub fn identify(dir: &Path) -> Result<Option<SourceIdentity>, String> {
 
 /// Runs git in `dir`; its stdout, or its stderr's last line as the error.
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
+    let out = git_command(dir)?
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -62,13 +68,81 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     }
 }
 
-/// SHA-256 of `git diff HEAD` (binary, no external diff or text conversion drivers: the
-/// tree's own configuration must not run programs here), streamed.
-fn diff_hash(dir: &Path) -> Result<String, String> {
-    let mut child = Command::new("git")
+/// `git -C dir` that runs none of the programs the tree's configuration names: the tree is a
+/// tester's (or someone else's) checkout, and aba may run as root. Its `.git/config` could
+/// name an fsmonitor hook (run by every command that refreshes the index), hooks, and filter
+/// drivers that `.gitattributes` applies when git hashes a work-tree file (`status`,
+/// `describe --dirty`, `diff`). Settings passed through `GIT_CONFIG_COUNT` outrank every
+/// configuration file, so: no fsmonitor, hooks from an empty place, and every filter driver
+/// that any configuration defines made empty and optional (git then hashes the file as it
+/// is). Submodules are not looked into: their own configurations would name other drivers.
+fn git_command(dir: &Path) -> Result<Command, String> {
+    let mut settings: Vec<(String, String)> = vec![
+        ("core.fsmonitor".into(), "false".into()),
+        ("core.hooksPath".into(), "/dev/null".into()),
+        ("diff.ignoreSubmodules".into(), "all".into()),
+        ("submodule.recurse".into(), "false".into()),
+    ];
+    for driver in filter_drivers(dir)? {
+        for key in ["clean", "smudge", "process"] {
+            settings.push((format!("filter.{driver}.{key}"), String::new()));
+        }
+        settings.push((format!("filter.{driver}.required"), "false".into()));
+    }
+    let mut command = bare_git(dir);
+    command.env("GIT_CONFIG_COUNT", settings.len().to_string());
+    for (i, (key, value)) in settings.iter().enumerate() {
+        command
+            .env(format!("GIT_CONFIG_KEY_{i}"), key)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+    }
+    Ok(command)
+}
+
+/// `git --no-pager -C dir` with no external diff or text conversion from the environment.
+fn bare_git(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
+        .arg("--no-pager")
         .arg("-C")
         .arg(dir)
-        .args(["diff", "HEAD", "--binary", "--no-ext-diff", "--no-textconv"])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env_remove("GIT_EXTERNAL_DIFF");
+    command
+}
+
+/// The names of the filter drivers (`filter.<name>.*`) that the configuration seen in `dir`
+/// defines, whatever file defines them. Reading configuration runs nothing.
+fn filter_drivers(dir: &Path) -> Result<Vec<String>, String> {
+    let out = bare_git(dir)
+        .args(["config", "-z", "--name-only", "--get-regexp", r"^filter\."])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    // Exit 1: no such setting; outside a tree git still reads the user's configuration.
+    let mut drivers: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split('\0')
+        .filter_map(|name| name.strip_prefix("filter."))
+        .filter_map(|rest| rest.rsplit_once('.').map(|(driver, _)| driver.to_owned()))
+        .collect();
+    drivers.sort();
+    drivers.dedup();
+    Ok(drivers)
+}
+
+/// SHA-256 of `git diff HEAD` (binary, no external diff or text conversion drivers, no
+/// filters: see [`git_command`]), streamed.
+fn diff_hash(dir: &Path) -> Result<String, String> {
+    let mut child = git_command(dir)?
+        .args([
+            "diff",
+            "HEAD",
+            "--binary",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--ignore-submodules=all",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -132,5 +206,56 @@ mod tests {
         assert!(dirty.dirty);
         assert_ne!(dirty.diff_sha256, clean.diff_sha256);
         assert_eq!(dirty.commit, clean.commit);
+    }
+
+    /// A tree whose `.git/config` names an fsmonitor hook, a filter driver (clean, smudge and
+    /// process, applied to every file by `.gitattributes`) and hooks, each a program that
+    /// leaves a marker: identifying the tree runs none of them.
+    #[test]
+    fn a_hostile_git_configuration_runs_nothing() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let tree = tmp.path().join("linux");
+        std::fs::create_dir(&tree).expect("mkdir");
+        git(&tree, &["init", "-q"]);
+        std::fs::write(tree.join("Makefile"), "all:\n").expect("write");
+        std::fs::write(tree.join(".gitattributes"), "* filter=evil diff=evil\n").expect("write");
+        git(&tree, &["add", "."]);
+        git(&tree, &["commit", "-q", "-m", "base"]);
+        let marker = tmp.path().join("ran");
+        let program = tmp.path().join("evil.sh");
+        std::fs::write(
+            &program,
+            format!("#!/bin/sh\necho \"$0 $*\" >> {}\ncat\n", marker.display()),
+        )
+        .expect("write");
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let p = program.display();
+        let mut config = std::fs::read_to_string(tree.join(".git/config")).expect("config");
+        config.push_str(&format!(
+            "[core]\n\tfsmonitor = {p}\n\thooksPath = {h}\n\
+             [filter \"evil\"]\n\tclean = {p}\n\tsmudge = {p}\n\trequired = true\n\
+             [diff \"evil\"]\n\ttextconv = {p}\n\tcommand = {p}\n",
+            h = tmp.path().display()
+        ));
+        std::fs::write(tree.join(".git/config"), config).expect("config");
+        for hook in ["post-index-change", "reference-transaction", "pre-commit"] {
+            std::fs::copy(&program, tmp.path().join(hook)).expect("hook");
+        }
+        // Same size, new content and time: git must hash the file to know.
+        std::fs::write(tree.join("Makefile"), "ALL:\n").expect("write");
+        let dirty = identify(&tree).expect("git").expect("a tree");
+        assert!(dirty.dirty);
+        assert!(
+            !marker.exists(),
+            "the tree's programs ran: {}",
+            std::fs::read_to_string(&marker).unwrap_or_default()
+        );
+        // The process form of a driver too.
+        let mut config = std::fs::read_to_string(tree.join(".git/config")).expect("config");
+        config.push_str(&format!("[filter \"evil\"]\n\tprocess = {p}\n"));
+        std::fs::write(tree.join(".git/config"), config).expect("config");
+        identify(&tree).expect("git").expect("a tree");
+        assert!(!marker.exists(), "the process filter ran");
     }
 }

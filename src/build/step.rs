@@ -3,7 +3,6 @@
 //! lines: none of them is kept in memory); a failure is reported with the log's last lines.
 
 use std::{
-    fs::File,
     os::unix::process::CommandExt as _,
     path::{Path, PathBuf},
     process::{Command, Stdio},
@@ -69,7 +68,7 @@ pub fn run(
         dir: dir.to_path_buf(),
         source,
     };
-    let out = File::create(log).map_err(start_error)?;
+    let out = crate::results::atomic::create_log(log).map_err(start_error)?;
     let err = out.try_clone().map_err(start_error)?;
     let started = Instant::now();
     let mut child = Command::new("sh")

@@ -204,6 +204,8 @@ pub enum Warning {
     },
     /// The settings tuning changed could not be put back.
     NotRestored(String),
+    /// What a switch installed could not be recorded in aba's ledger on the target.
+    NotLedgered(String),
     /// The target's lock marker could not be removed.
     MarkerKept(String),
     /// aba's one-shot boot-loader entries could not be removed.
@@ -264,6 +266,10 @@ impl std::fmt::Display for Warning {
                 "connection lost during point {point} ({reason}); reconnecting"
             ),
             Warning::NotRestored(e) => write!(f, "could not restore settings: {e}"),
+            Warning::NotLedgered(e) => write!(
+                f,
+                "what was installed could not be recorded in aba's ledger on the target, so `aba clean` will not remove it: {e}"
+            ),
             Warning::MarkerKept(e) => {
                 write!(f, "the target's lock marker could not be removed: {e}")
             }

@@ -19,7 +19,10 @@
 use std::{
     fs::{File, OpenOptions},
     io::{Read as _, Seek as _, Write as _},
-    os::fd::AsRawFd,
+    os::{
+        fd::AsRawFd,
+        unix::fs::{DirBuilderExt as _, OpenOptionsExt as _},
+    },
     path::{Path, PathBuf},
     time::{Duration, Instant},
 };
@@ -101,10 +104,17 @@ impl Holder {
 
 impl std::fmt::Display for Holder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A record read from a lock file or a target's marker: anyone could have written it.
+        let shown = |text: &str| crate::text::untrusted(text, RECORD_SHOWN).into_owned();
         write!(
             f,
             "campaign {} (recipe {}, pid {} of {} on {}, since {})",
-            self.campaign, self.recipe, self.pid, self.user, self.host, self.started
+            shown(&self.campaign),
+            shown(&self.recipe),
+            self.pid,
+            shown(&self.user),
+            shown(&self.host),
+            shown(&self.started)
         )
     }
 }
@@ -415,7 +425,7 @@ impl TargetLock {
                     })),
                     Err(_) => Err(Claim::Lock(self.marker_error(&format!(
                         "it holds something aba did not write: {}",
-                        shorten(text.trim(), 200)
+                        shown_record(&text)
                     )))),
                 }
             }
@@ -477,15 +487,14 @@ pub fn release_stale(
         })?
         .join(format!("{}.lock", file_name(key)));
     let mut released = Vec::new();
-    if path.exists() {
+    if std::fs::symlink_metadata(&path).is_ok() {
         let mut file = lock_host(&path, &target.name, false)?;
-        let mut text = String::new();
-        let _ = file.read_to_string(&mut text);
+        let text = read_record(&mut file);
         if !text.trim().is_empty() {
             released.push(format!(
                 "host-side record {}: {}",
                 path.display(),
-                text.trim()
+                shown_record(&text)
             ));
         }
         file.set_len(0).map_err(|source| LockError::Host {
@@ -532,7 +541,7 @@ pub fn release_stale(
     released.push(format!(
         "marker {marker} on `{}`: {}",
         target.name,
-        text.trim()
+        shown_record(&text)
     ));
     Ok(released)
 }
@@ -541,14 +550,25 @@ fn transport_reason(e: &TransportError) -> String {
     e.to_string()
 }
 
-/// `text`, cut to `max` characters with its length when longer.
-fn shorten(text: &str, max: usize) -> String {
-    let n = text.chars().count();
-    if n <= max {
-        return text.to_owned();
-    }
-    let head: String = text.chars().take(max).collect();
-    format!("{head}… ({n} characters)")
+/// The most of a lock record aba reads: a record it wrote is a few hundred bytes; a file that
+/// someone filled (megabytes, escapes) is read this far and shown cut and escaped.
+const RECORD_LIMIT: u64 = 4096;
+
+/// How many characters of a lock record a message shows.
+const RECORD_SHOWN: usize = 400;
+
+/// The start of the lock record in `file` (at most [`RECORD_LIMIT`] bytes), as text.
+fn read_record(file: &mut File) -> String {
+    let mut data = Vec::new();
+    let _ = file.rewind();
+    let _ = (&*file).take(RECORD_LIMIT).read_to_end(&mut data);
+    let _ = file.rewind();
+    String::from_utf8_lossy(&data).into_owned()
+}
+
+/// A lock record as a message shows it: one line, escaped, cut.
+fn shown_record(text: &str) -> String {
+    crate::text::untrusted(text.trim(), RECORD_SHOWN).into_owned()
 }
 
 /// Takes the `flock` of `path`; with `wait`, keeps trying while another process holds it.
@@ -557,13 +577,34 @@ fn lock_host(path: &Path, target: &str, wait: bool) -> Result<File, LockError> {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = OpenOptions::new()
+    // Never through a link (it would truncate whatever file it names), never a FIFO or a
+    // device; created private.
+    let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
         .open(path)
-        .map_err(io)?;
+        .map_err(|e| {
+            io(if e.raw_os_error() == Some(libc::ELOOP) {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "it is a symbolic link; aba does not follow links to lock files (remove it)",
+                )
+            } else {
+                e
+            })
+        })?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it is not a regular file (remove it)",
+        )));
+    }
+    let mut file = file;
     loop {
         // SAFETY: flock(2) on a descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -574,9 +615,7 @@ fn lock_host(path: &Path, target: &str, wait: bool) -> Result<File, LockError> {
             return Err(io(err));
         }
         if !wait {
-            let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
-            let _ = file.rewind();
+            let text = read_record(&mut file);
             return Err(match serde_json::from_str::<Holder>(text.trim()) {
                 Ok(holder) => LockError::Busy {
                     target: target.to_owned(),
@@ -613,7 +652,8 @@ fn sleep_or_interrupt(target: &str) -> Result<(), LockError> {
     Ok(())
 }
 
-/// The directory of host-side lock files (created, mode 0700).
+/// The directory of host-side lock files. The folders it creates are private (mode 0700); one
+/// that exists keeps its mode: `$ABA_LOCK_DIR` may name a folder shared on purpose.
 pub fn lock_dir() -> std::io::Result<PathBuf> {
     let dir = if let Some(dir) = std::env::var_os("ABA_LOCK_DIR") {
         PathBuf::from(dir)
@@ -623,9 +663,10 @@ pub fn lock_dir() -> std::io::Result<PathBuf> {
         let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
         home.join(".local/state/aba/locks")
     };
-    std::fs::create_dir_all(&dir)?;
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
     Ok(dir)
 }
 

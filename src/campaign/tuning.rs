@@ -9,6 +9,7 @@
 use std::{path::Path, time::Duration};
 
 use crate::{
+    campaign::ledger::LedgerError,
     recipe::{
         Recipe,
         resolved::{Knob, Tuning},
@@ -53,6 +54,12 @@ pub enum TuneError {
     /// The values found could not be journaled, so nothing was changed.
     #[error("cannot journal the current values before changing them, so nothing was changed")]
     NotSaved(#[source] JournalError),
+    /// The values found could not be recorded in aba's ledger on the target, so nothing was
+    /// changed.
+    #[error(
+        "cannot record the current values in aba's ledger on the target before changing them, so nothing was changed"
+    )]
+    NotRecorded(#[source] LedgerError),
     /// A required knob does not exist on this machine.
     #[error("{knob} is required but this machine has no {files}")]
     Missing {
@@ -117,6 +124,56 @@ fn normalize(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Every CPU's governor (`[tuning] governor`).
+const GOVERNOR_FILES: &str = "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor";
+/// Every CPU's energy-performance preference (`[tuning] epp`).
+const EPP_FILES: &str = "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/energy_performance_preference";
+/// intel_pstate's turbo switch (1 = off).
+const NO_TURBO_FILE: &str = "/sys/devices/system/cpu/intel_pstate/no_turbo";
+/// cpufreq's turbo switch (0 = off).
+const BOOST_FILE: &str = "/sys/devices/system/cpu/cpufreq/boost";
+
+/// The CPU frequency files tuning writes, the only ones besides the recipe's sysctls that
+/// may be put back: `[0-9]*` stands for a CPU number.
+const KNOB_FILES: &[&str] = &[GOVERNOR_FILES, EPP_FILES, NO_TURBO_FILE, BOOST_FILE];
+
+/// The longest value aba puts back: a sysctl's or a knob's content is a line.
+const MAX_VALUE: usize = 4096;
+
+/// Whether `path` may be written back with `value` for a campaign of `recipe`: a sysctl the
+/// recipe sets (its file under /proc/sys) or one of the CPU frequency files tuning writes,
+/// with a value of one line. Anything else is refused, whoever recorded it; the reason says
+/// why.
+pub fn check_restorable(path: &str, value: &str, recipe: &Recipe) -> Result<(), String> {
+    let sysctl = recipe
+        .sysctls
+        .iter()
+        .any(|(name, _)| name.proc_path() == path);
+    let knob = KNOB_FILES
+        .iter()
+        .any(|pattern| match pattern.split_once("[0-9]*") {
+            None => *pattern == path,
+            Some((head, tail)) => path
+                .strip_prefix(head)
+                .and_then(|rest| rest.strip_suffix(tail))
+                .is_some_and(|cpu| {
+                    !cpu.is_empty() && cpu.len() <= 5 && cpu.bytes().all(|b| b.is_ascii_digit())
+                }),
+        });
+    if !sysctl && !knob {
+        return Err(
+            "it is neither a sysctl the campaign's recipe sets nor a CPU frequency file aba tunes"
+                .to_owned(),
+        );
+    }
+    if value.len() > MAX_VALUE || value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(format!(
+            "its value is not one line of at most {MAX_VALUE} bytes"
+        ));
+    }
+    Ok(())
+}
+
 struct KnobSpec<'a> {
     name: &'a str,
     globs: &'a [&'a str],
@@ -173,14 +230,14 @@ fn find_knob(
 }
 
 /// Applies sysctls (in recipe order), then governor, EPP and turbo, and reads everything
-/// back. Every file is read first; `before_write` gets the values found (the machine's own,
-/// on its first tuning) before anything is written, so that they can be journaled: whatever
-/// happens to aba after that, they can be put back. When `before_write` fails, nothing is
-/// written.
+/// back. Every file is read first; `before_write` gets the transport and the values found
+/// (the machine's own, on its first tuning) before anything is written, so that they can be
+/// recorded in the ledger and journaled: whatever happens to aba after that, they can be put
+/// back. When `before_write` fails, nothing is written.
 pub fn apply(
     transport: &mut dyn Transport,
     recipe: &Recipe,
-    before_write: &mut dyn FnMut(&Saved) -> Result<(), JournalError>,
+    before_write: &mut dyn FnMut(&mut dyn Transport, &Saved) -> Result<(), TuneError>,
 ) -> Result<Tuned, TuneError> {
     let mut tuned = Tuned::default();
     let mut writes = Vec::new();
@@ -202,7 +259,7 @@ pub fn apply(
         });
     }
     let turbo_file = find_tuning(transport, &recipe.tuning, &mut tuned, &mut writes)?;
-    before_write(&tuned.saved).map_err(TuneError::NotSaved)?;
+    before_write(&mut *transport, &tuned.saved)?;
     for write in &writes {
         write_files(transport, &write.files, &write.value, &write.what)?;
         tuned
@@ -232,7 +289,7 @@ fn find_tuning(
             transport,
             &KnobSpec {
                 name: "governor",
-                globs: &["/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"],
+                globs: &[GOVERNOR_FILES],
                 value,
                 required,
                 hint: "this machine has no cpufreq driver (VMs usually do not)",
@@ -246,7 +303,7 @@ fn find_tuning(
             transport,
             &KnobSpec {
                 name: "epp",
-                globs: &["/sys/devices/system/cpu/cpu[0-9]*/cpufreq/energy_performance_preference"],
+                globs: &[EPP_FILES],
                 value,
                 required,
                 hint: "EPP needs intel_pstate or amd-pstate in active mode",
@@ -259,17 +316,11 @@ fn find_tuning(
         return Ok(None);
     };
     // intel_pstate says "no_turbo" (1 = off); cpufreq says "boost" (0 = off).
-    let intel = read_knob(transport, "/sys/devices/system/cpu/intel_pstate/no_turbo")?;
+    let intel = read_knob(transport, NO_TURBO_FILE)?;
     let (glob, value) = if intel.is_empty() {
-        (
-            "/sys/devices/system/cpu/cpufreq/boost",
-            if turbo.value { "1" } else { "0" },
-        )
+        (BOOST_FILE, if turbo.value { "1" } else { "0" })
     } else {
-        (
-            "/sys/devices/system/cpu/intel_pstate/no_turbo",
-            if turbo.value { "0" } else { "1" },
-        )
+        (NO_TURBO_FILE, if turbo.value { "0" } else { "1" })
     };
     find_knob(
         transport,
@@ -324,5 +375,56 @@ pub fn restore(transport: &mut dyn Transport, saved: &Saved) -> Result<(), TuneE
             what: "restoring previous settings".to_owned(),
             reason: failures.join("; "),
         })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::check_restorable;
+
+    /// A recipe that sets one sysctl, `kernel.printk_ratelimit`.
+    pub(crate) const SYSCTL_RECIPE: &str = r#"version = 1
+name = "t"
+description = "a sysctl"
+sequence = ["a"]
+warmup = 0
+samples = 1
+[kernels.a]
+release = "running"
+[sysctl]
+"kernel.printk_ratelimit" = 5
+[[workload]]
+name = "w"
+run = "echo 1"
+metric = { number = true, better = "lower" }
+"#;
+
+    #[test]
+    fn only_the_recipes_sysctls_and_the_knob_files_may_be_put_back() {
+        let recipe = crate::recipe::load::parse(std::path::Path::new("r.toml"), SYSCTL_RECIPE)
+            .expect("a valid recipe");
+        for ok in [
+            "/proc/sys/kernel/printk_ratelimit",
+            "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "/sys/devices/system/cpu/cpu127/cpufreq/energy_performance_preference",
+            "/sys/devices/system/cpu/intel_pstate/no_turbo",
+            "/sys/devices/system/cpu/cpufreq/boost",
+        ] {
+            assert_eq!(check_restorable(ok, "1", &recipe), Ok(()), "{ok}");
+        }
+        for bad in [
+            "/proc/sys/kernel/core_pattern",
+            "/etc/passwd",
+            "/sys/devices/system/cpu/cpu/cpufreq/scaling_governor",
+            "/sys/devices/system/cpu/cpu0/../../../../../etc/x/cpufreq/scaling_governor",
+            "/sys/devices/system/cpu/cpu0x/cpufreq/scaling_governor",
+            "/proc/sys/kernel/printk_ratelimit/",
+        ] {
+            assert!(check_restorable(bad, "1", &recipe).is_err(), "{bad}");
+        }
+        let path = "/proc/sys/kernel/printk_ratelimit";
+        assert!(check_restorable(path, "4\t4\t1\t7", &recipe).is_ok());
+        assert!(check_restorable(path, "1\n|/bin/sh", &recipe).is_err());
+        assert!(check_restorable(path, &"1".repeat(5000), &recipe).is_err());
     }
 }

@@ -28,6 +28,7 @@ use sha2::{Digest as _, Sha256};
 use crate::{
     analysis::AnalyzeOptions,
     batch::{
+        confine::{PLAN_COPY, campaign_dir, check_campaigns},
         journal::{BATCH_FORMAT, BatchEvent, BatchJournal, BatchWriter, CampaignEntry, Ended},
         plan::BatchPlan,
         summary::BatchSummary,
@@ -212,7 +213,7 @@ pub fn run(plan_path: &Path, results: &Path, ctx: &BatchContext<'_>) -> Result<u
         parent: batch.clone(),
         source,
     };
-    write_atomic(&batch.join("plan.toml"), plan.text.as_bytes()).map_err(io)?;
+    write_atomic(&batch.join(PLAN_COPY), plan.text.as_bytes()).map_err(io)?;
     for entry in &entries {
         std::fs::create_dir(batch.join(&entry.dir)).map_err(io)?;
         Manifest {
@@ -268,6 +269,9 @@ pub fn resume(dir: &Path, ctx: &BatchContext<'_>) -> Result<u8, Error> {
     let journal = BatchJournal::read(dir)?;
     let batch = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let inventory = Inventory::discover(ctx.inventory)?;
+    // The journal may come from someone else: it runs only what the plan copy names, and
+    // only in the batch directory's own subdirectories.
+    check_campaigns(&batch, &journal, &inventory)?;
     let records = journal.jobs();
     let mut jobs = Vec::new();
     for entry in journal.campaigns() {
@@ -363,6 +367,22 @@ fn journal(writer: &Mutex<BatchWriter>, event: &BatchEvent, voice: &Voice) {
     }
 }
 
+/// Journals that `job` failed without running, for `reason`.
+fn not_run(writer: &Mutex<BatchWriter>, job: &Job<'_>, reason: String, voice: &Voice) {
+    journal(
+        writer,
+        &BatchEvent::Ended {
+            campaign: job.entry.number,
+            target: job.target.clone(),
+            outcome: Ended::Failed,
+            code: exit_code::ERROR,
+            reason: Some(reason),
+            time: now_rfc3339_micros(),
+        },
+        voice,
+    );
+}
+
 /// Runs one campaign on one target and journals its start and end.
 fn run_job(
     batch: &Path,
@@ -373,7 +393,15 @@ fn run_job(
 ) {
     let voice = job.voice();
     let rel = job.rel();
-    let at = batch.join(&rel);
+    let at = match campaign_dir(batch, job.entry, &job.target) {
+        Ok(at) => at,
+        Err(e) => {
+            let reason = crate::text::one_line(&crate::causes::one_line(&e)).into_owned();
+            voice.say(&format!("error: {reason}"));
+            not_run(writer, job, reason, &voice);
+            return;
+        }
+    };
     let resumed = at.join("journal.jsonl").is_file();
     if !resumed && at.exists() {
         if at.join("samples.csv").exists() {
@@ -382,22 +410,14 @@ fn run_job(
                 "error: {} has samples.csv but no journal.jsonl: left as it is, not run",
                 at.display()
             ));
-            journal(
-                writer,
-                &BatchEvent::Ended {
-                    campaign: job.entry.number,
-                    target: job.target.clone(),
-                    outcome: Ended::Failed,
-                    code: exit_code::ERROR,
-                    reason: Some(format!("{rel} has samples.csv but no journal.jsonl")),
-                    time: now_rfc3339_micros(),
-                },
-                &voice,
-            );
+            let reason = format!("{rel} has samples.csv but no journal.jsonl");
+            not_run(writer, job, reason, &voice);
             return;
         }
         // A directory without a journal holds only the copies a start makes before its
-        // first record (a kill in between): nothing ran, so it is made again.
+        // first record (a kill in between): nothing ran, so it is made again. `at` is a
+        // directory of the batch's own, reached through no link ([`campaign_dir`]), and
+        // remove_dir_all follows no link inside it.
         let _ = std::fs::remove_dir_all(&at);
     }
     journal(

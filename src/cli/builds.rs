@@ -231,6 +231,11 @@ pub fn check_lines(
         ));
     }
     let all_there = builds.len() == file.kernels.len();
+    let file_labels = file
+        .kernels
+        .iter()
+        .filter_map(|k| crate::recipe::ident::KernelLabel::new(&k.label).ok())
+        .collect();
     let host = (all_there && target.name != crate::inventory::ANY_SWITCHING).then(|| HostBuilds {
         file,
         builds,
@@ -238,6 +243,7 @@ pub fn check_lines(
     });
     Ok(Some(BuildsCheck {
         lines,
+        labels: file_labels,
         host,
         estimate,
     }))
@@ -259,6 +265,8 @@ fn others(spec: &crate::build::file::BuildSpec) -> impl Iterator<Item = (&'stati
 pub struct BuildsCheck {
     /// The lines to print.
     pub lines: Vec<String>,
+    /// The kernels the builds file covers: each boot of one is proven to be its build.
+    pub labels: Vec<crate::recipe::ident::KernelLabel>,
     /// The builds, read without their build steps, when every file is there.
     pub host: Option<HostBuilds>,
     /// What the build steps are estimated to take (their `estimate`s).
@@ -305,10 +313,15 @@ pub fn build(
     Ok(crate::error::exit_code::OK)
 }
 
-/// `aba clean DIR`: removes from the campaign's target what its `installed` records list,
-/// where it is still aba's.
+/// `aba clean DIR`: removes from the campaign's target what aba's ledger there says the
+/// campaign installed, where it is still aba's. The journal only says whether the campaign
+/// installed anything; what is removed comes from the ledger, never from the journal.
 pub fn clean(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> {
-    use crate::results::journal::{Event, Journal};
+    use crate::{
+        build::install::{InstallError, remove},
+        campaign::ledger::{CampaignKey, Ledger},
+        results::journal::{Event, Journal, first_line_of},
+    };
     let dir = ResultsDir::open(dir_path);
     let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
         dir: dir_path.to_path_buf(),
@@ -318,29 +331,15 @@ pub fn clean(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> {
     let Some(Event::Campaign { target: name, .. }) = journal.header().cloned() else {
         return Err(Error::NoHeader);
     };
-    let builds: Vec<&KernelBuild> = journal
-        .kernels()
-        .unwrap_or_default()
+    let claimed: usize = journal
+        .events
         .iter()
-        .filter_map(|k| k.build.as_deref())
-        .collect();
-    let mut installed: Vec<crate::build::install::Installed> = Vec::new();
-    for e in &journal.events {
-        if let Event::Installed {
-            installed: items, ..
-        } = e
-        {
-            for item in items {
-                if !installed
-                    .iter()
-                    .any(|i| i.path == item.path && i.sha256 == item.sha256)
-                {
-                    installed.push(item.clone());
-                }
-            }
-        }
-    }
-    if installed.is_empty() {
+        .map(|e| match e {
+            Event::Installed { installed, .. } => installed.len(),
+            _ => 0,
+        })
+        .sum();
+    if claimed == 0 {
         eprintln!(
             "the campaign in {} installed nothing on its target",
             dir_path.display()
@@ -361,16 +360,44 @@ pub fn clean(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> {
             target: name.clone(),
             source,
         })?;
-    let removed = crate::build::install::remove(transport.as_mut(), &builds, &installed).map_err(
-        |source| Error::Clean {
-            target: name.clone(),
-            source,
-        },
-    )?;
+    let failed = |source: InstallError| Error::Clean {
+        target: name.clone(),
+        source,
+    };
+    let ledger = Ledger::of(&target);
+    let campaign = CampaignKey::of(journal.header());
+    let Some(entry) = ledger
+        .installed(transport.as_mut(), &campaign)
+        .map_err(|e| failed(e.into()))?
+    else {
+        let journal_path = dir.journal_path();
+        let line = first_line_of(&journal_path, "\"installed\"", |e| {
+            matches!(e, Event::Installed { .. })
+        })
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+        return Err(failed(InstallError::NotInLedger {
+            journal: journal_path,
+            line,
+            count: claimed,
+            ledger: ledger.dir().to_owned(),
+        }));
+    };
+    let (removed, refused) = remove(transport.as_mut(), &entry).map_err(failed)?;
+    for reason in &refused {
+        eprintln!("warning: {}: {reason}", ledger.installed_path(&campaign));
+    }
+    if refused.is_empty() {
+        // Everything the ledger listed is gone or was never there: nothing is left to do.
+        ledger
+            .set_installed(transport.as_mut(), &campaign, None)
+            .map_err(|e| failed(e.into()))?;
+    }
     if removed.is_empty() {
         eprintln!(
             "nothing left to remove on target {name}: {} item(s) installed, none there any more",
-            installed.len()
+            entry.items.len()
         );
     }
     for line in removed {

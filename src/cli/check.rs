@@ -10,6 +10,8 @@ use crate::{
     campaign::{
         advice::advise,
         footprint::{Footprint, StepCommands},
+        judging::Judging,
+        lookalikes::lookalikes,
         plan::{PointSummary, Summary, format_eta},
     },
     cli::{
@@ -21,7 +23,12 @@ use crate::{
     json::check::{CheckDoc, DetectSource},
     kernel::binding::BoundKernel,
     profile::select::choose,
-    recipe::Recipe,
+    recipe::{
+        Recipe,
+        ident::KernelLabel,
+        model::{BetterSpec, Role},
+        scoped_limits::LimitScope,
+    },
     report::layout::{fit_width, wrap},
     reproduction::open_reference,
     text::{bytes, cut, one_line},
@@ -53,6 +60,11 @@ pub fn check(
         host.bind(&mut recipe, &mut kernels, &target)?;
     }
     let summary = Summary::new(&recipe, &target)?;
+    let built = builds
+        .as_ref()
+        .map(|b| b.labels.clone())
+        .unwrap_or_default();
+    let lookalikes = lookalikes(&recipe, &built);
     if let Some(reference) = &recipe.reference {
         open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
     }
@@ -91,12 +103,17 @@ pub fn check(
         let footprint = Footprint::of(&recipe);
         let mut doc = CheckDoc::new(&recipe, &target, &summary, &footprint, &source);
         doc.kernels = &kernels;
+        doc.warnings
+            .extend(lookalikes.iter().map(ToString::to_string));
         print!("{}", crate::json::render(&doc));
         return Ok(exit_code::OK);
     }
     print!("{}", render_advice(&recipe, &target, &advice));
     for warning in &summary.warnings {
         eprintln!("warning: {warning}");
+    }
+    for kernels in &lookalikes {
+        eprintln!("warning: {kernels}");
     }
     Ok(exit_code::OK)
 }
@@ -144,6 +161,8 @@ pub fn render_plan(
     out.push_str(&commands(&footprint));
     let _ = writeln!(out);
     out.push_str(&changes(&footprint));
+    let _ = writeln!(out);
+    out.push_str(&judged(&Judging::of(recipe)));
     let _ = writeln!(out);
     out.push_str(&totals(plan));
     fit_width(&out, WIDTH)
@@ -332,6 +351,123 @@ fn changes(f: &Footprint) -> String {
         out.push_str("    nothing but the kernel it boots\n");
     }
     out
+}
+
+/// "Judged": each workload's metrics (unit, direction, the limits that apply and the table
+/// that set each), each check's kernels (where it must pass, where it must fail) and what it
+/// looks for, and the published results to reproduce.
+fn judged(j: &Judging<'_>) -> String {
+    let mut out = format!(
+        "Judged against kernel {} (limits from [analysis] unless a line names its table)\n",
+        j.baseline
+    );
+    let _ = writeln!(
+        out,
+        "    limits   gate {}%, max CV {}%, max drift {}%, drift margin {} (a change must reach {}x \
+         the largest drift)",
+        j.limits.gate_pct,
+        j.limits.max_cv_pct,
+        j.limits.max_drift_pct,
+        j.drift_margin,
+        j.drift_margin
+    );
+    for w in &j.workloads {
+        let role = match (w.role, w.aux) {
+            (Role::Check, _) => "check: pass/fail, untimed",
+            (Role::Control, false) => "control: expected not to move",
+            (Role::Control, true) => "control, aux: never drives the summary",
+            (Role::Measured, false) => "measured",
+            (Role::Measured, true) => "measured, aux: never drives the summary",
+        };
+        let _ = writeln!(out, "    {} ({role})", w.name);
+        let width = widest(w.metrics.iter().map(|m| m.name.as_str()));
+        for m in &w.metrics {
+            let better = match m.better {
+                BetterSpec::Lower => "lower",
+                BetterSpec::Higher => "higher",
+            };
+            let unit = if m.unit.is_empty() {
+                String::new()
+            } else {
+                format!("{}, ", one_line(m.unit))
+            };
+            let l = &m.limits;
+            let limits = [
+                ("gate", l.gate_pct),
+                ("max CV", l.max_cv_pct),
+                ("max drift", l.max_drift_pct),
+            ];
+            let own: Vec<String> = [LimitScope::Metric, LimitScope::Workload]
+                .into_iter()
+                .filter_map(|table| {
+                    let set: Vec<String> = limits
+                        .iter()
+                        .filter(|(_, limit)| limit.scope == table)
+                        .map(|(what, limit)| format!("{what} {}%", limit.value))
+                        .collect();
+                    (!set.is_empty()).then(|| format!("{} ({})", set.join(", "), scope(table)))
+                })
+                .collect();
+            let own = if own.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", own.join("; "))
+            };
+            let _ = writeln!(
+                out,
+                "      {:<width$}  {unit}{better} is better{own}",
+                m.name.as_str()
+            );
+        }
+        if let Some(c) = &w.check {
+            let names = |kernels: &mut dyn Iterator<Item = &KernelLabel>| {
+                kernels.map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+            };
+            if !c.must_pass_on.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "      must pass on {}",
+                    names(&mut c.must_pass_on.iter().copied())
+                );
+            }
+            if !c.must_fail_on.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "      must FAIL on {} (expect_fail: exit {} and a regex not met)",
+                    names(&mut c.must_fail_on.iter()),
+                    c.exit
+                );
+            }
+            for regex in &c.must_match {
+                let _ = writeln!(out, "      must match      {}", cut(&one_line(regex), 80));
+            }
+            for regex in &c.must_not_match {
+                let _ = writeln!(out, "      must not match  {}", cut(&one_line(regex), 80));
+            }
+        }
+    }
+    for e in &j.expect {
+        let case = if e.case.is_empty() {
+            String::new()
+        } else {
+            format!("[{}]", one_line(e.case))
+        };
+        let _ = writeln!(
+            out,
+            "    expect   {}{case}/{} on {}: {:+}% against {}, within {} pp",
+            e.workload, e.metric, e.kernel, e.change_pct, j.baseline, e.tolerance
+        );
+    }
+    out
+}
+
+/// `set on the metric`, `set on the workload`: which table set a limit.
+fn scope(scope: LimitScope) -> &'static str {
+    match scope {
+        LimitScope::Analysis => "",
+        LimitScope::Workload => "set on the workload",
+        LimitScope::Metric => "set on the metric",
+    }
 }
 
 /// Points, boots, runs and the ETA, with what it counts.

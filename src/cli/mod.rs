@@ -356,7 +356,7 @@ pub enum Command {
         logs: PathBuf,
     },
     /// Remove from the target what a campaign installed there (kernels built on the host and
-    /// their modules): only files and folders the journal lists and that are still aba's.
+    /// their modules): only what aba's ledger on the target recorded and is still aba's.
     Clean {
         /// The results directory.
         dir: PathBuf,
@@ -365,8 +365,8 @@ pub enum Command {
         targets: Option<PathBuf>,
     },
     /// Put back the sysctls and CPU frequency settings a campaign changed on a machine that
-    /// was not rebooted since (after a crash or a kill), from the values its journal saved
-    /// before changing them, without resuming it.
+    /// was not rebooted since (after a crash or a kill), from the values aba's ledger on the
+    /// machine recorded before changing them, without resuming it.
     Restore {
         /// The results directory.
         dir: PathBuf,

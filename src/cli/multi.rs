@@ -396,9 +396,7 @@ pub fn report(parent: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, 
     // A target whose samples.csv does not match its journal is refused as `aba report
     // DIR/<target>` refuses it; one that cannot be checked is shown by its analysis.
     for (_, dir) in manifest.members(parent) {
-        if let Ok(found) = crate::cli::verify::check_dir(&dir) {
-            crate::cli::verify::refuse_differences(&dir, &found)?;
-        }
+        crate::cli::verify::refuse_if_it_differs(&dir)?;
     }
     // Each target's reports are rewritten as `aba report DIR/<target>` would, then the
     // combined report is made from the same analyses' inputs.

@@ -23,12 +23,8 @@ use crate::{
 /// as measured. (The end of `aba run` needs no second check: the engine verified the
 /// directory before journaling it finished.)
 pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Error> {
-    // Checked first, so the check's memory is given back before the analysis takes its own;
-    // a directory that cannot be checked is left to the analysis, whose errors name the
-    // file, line and field.
-    if let Ok(found) = crate::cli::verify::check_dir(dir) {
-        crate::cli::verify::refuse_differences(dir, &found)?;
-    }
+    // Checked first, so the check's memory is given back before the analysis takes its own.
+    crate::cli::verify::refuse_if_it_differs(dir)?;
     let results = ResultsDir::open(dir);
     let analysis = analyze_with(&results, options)?;
     if json {

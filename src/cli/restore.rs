@@ -1,5 +1,7 @@
-//! `aba restore DIR`: put back the sysctls and CPU frequency settings a campaign changed, from
-//! its journal, without resuming it (after a crash, a SIGKILL, a lost terminal).
+//! `aba restore DIR`: put back the sysctls and CPU frequency settings a campaign changed,
+//! without resuming it (after a crash, a SIGKILL, a lost terminal). The journal says whether
+//! something is pending; what is written is what aba's ledger on the target recorded
+//! (`aba::campaign::ledger`), never what the journal names.
 
 use std::{
     path::{Path, PathBuf},
@@ -8,6 +10,7 @@ use std::{
 
 use crate::{
     campaign::{
+        ledger::Ledger,
         lock::{Holder, TargetLock},
         restore::{Restored, restore_pending},
     },
@@ -60,7 +63,7 @@ pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> 
             target: name.clone(),
             source,
         })?;
-    let restored = restore_pending(&dir, transport.as_mut());
+    let restored = restore_pending(&dir, &Ledger::of(&target), transport.as_mut());
     // A campaign that was killed held the target's marker, and `aba resume` takes it back;
     // one that ended properly had released it, so the marker taken here goes again.
     let killed = !state.finished && state.stopped.is_none();
@@ -70,10 +73,13 @@ pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> 
     transport.disconnect();
     match restored {
         Ok(Restored::Nothing) => println!("nothing to restore"),
-        Ok(Restored::Written(n)) => {
+        Ok(Restored::Written { count, unbacked }) => {
             println!(
-                "restored {n} setting(s) on target `{name}` to their values before the campaign"
+                "restored {count} setting(s) on target `{name}` to their values before the campaign"
             );
+            for u in &unbacked {
+                eprintln!("warning: {u}");
+            }
         }
         Ok(Restored::Rebooted { saved_in, now }) => println!(
             "nothing to restore: target `{name}` rebooted since the settings were changed (boot_id {now} now, {saved_in} then), which reset them"

@@ -13,6 +13,7 @@ use crate::{
         amend::amendment,
         engine::{Engine, EngineError, Job, Outcome, RunOptions, Start, check_tuning_consent},
         events::{CampaignEvent, Observer, Warning},
+        ledger::Ledger,
         lock::{Holder, TargetLock},
         plan::{Plan, Summary},
         restore::guarded,
@@ -574,10 +575,17 @@ fn execute(
     // Whatever ends the run, even a panic, no setting it changed on a machine that is not
     // rebooted stays changed.
     let keeps_settings = !target.switch.method().switches();
-    let outcome = guarded(dir, transport.as_mut(), keeps_settings, |transport| {
-        let engine = Engine::open(job, start, transport, &mut progress, &options);
-        Ok::<_, Error>(engine.map_err(engine_error)?.run())
-    })?;
+    let ledger = Ledger::of(target);
+    let outcome = guarded(
+        dir,
+        &ledger,
+        transport.as_mut(),
+        keeps_settings,
+        |transport| {
+            let engine = Engine::open(job, start, transport, &mut progress, &options);
+            Ok::<_, Error>(engine.map_err(engine_error)?.run())
+        },
+    )?;
     drop(progress);
     conclude(dir, outcome, voice)
 }

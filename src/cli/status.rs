@@ -2,6 +2,8 @@
 
 use std::{collections::HashMap, fmt::Write as _, path::Path};
 
+use crate::text::printable;
+
 use crate::{
     campaign::plan::Summary,
     error::{Error, exit_code},
@@ -30,11 +32,11 @@ pub fn status(dir_path: &Path, json: bool) -> Result<u8, Error> {
     // cannot be read is said so, never counted as no rows.
     match read_table(dir_path, &dir) {
         Ok(table) => {
-            print!("{}", render(&journal, table.as_ref(), &kernels));
+            print!("{}", printable(&render(&journal, table.as_ref(), &kernels)));
             Ok(exit_code::OK)
         }
         Err(e) => {
-            print!("{}", render(&journal, None, &kernels));
+            print!("{}", printable(&render(&journal, None, &kernels)));
             Err(e)
         }
     }
@@ -208,7 +210,11 @@ pub fn render(
     if state.finished {
         let _ = writeln!(out, "state: finished");
     } else if let Some(reason) = &state.stopped {
-        let _ = writeln!(out, "state: stopped: {reason}");
+        let _ = writeln!(
+            out,
+            "state: stopped: {}",
+            crate::text::untrusted(reason, crate::text::UNTRUSTED_CHARS)
+        );
         let _ = writeln!(out, "(continue with `aba resume DIR`)");
     } else {
         let _ = writeln!(

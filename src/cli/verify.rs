@@ -87,9 +87,22 @@ pub fn check_dir(dir: &Path) -> Result<Verification, Error> {
     })
 }
 
+/// `aba report`'s check of `dir`: refused when its samples.csv does not match its journal.
+/// A directory that cannot be checked (samples.csv missing or unreadable among them) is left
+/// to the analysis, whose errors name the file, line and field.
+pub fn refuse_if_it_differs(dir: &Path) -> Result<(), Error> {
+    if !ResultsDir::open(dir).samples_path().exists() {
+        return Ok(());
+    }
+    match check_dir(dir) {
+        Ok(found) => refuse_differences(dir, &found),
+        Err(_) => Ok(()),
+    }
+}
+
 /// `aba report`'s refusal of `dir` when `found` has differences: no figure computed from a
 /// samples.csv that does not match its journal is the measured one.
-pub fn refuse_differences(dir: &Path, found: &Verification) -> Result<(), Error> {
+fn refuse_differences(dir: &Path, found: &Verification) -> Result<(), Error> {
     if found.is_clean() {
         return Ok(());
     }

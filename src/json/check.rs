@@ -62,6 +62,8 @@ pub struct CheckDoc<'a> {
     /// `aba run` starts the plan only with `--yes` (estimated at more than a day, or more
     /// than 10^5 runs).
     pub needs_yes: bool,
+    /// How the results will be judged: metrics, limits, checks per kernel, expectations.
+    pub judged: crate::campaign::judging::Judging<'a>,
     /// Design warnings, as the text prints them after `warning: `.
     pub warnings: Vec<String>,
     /// The change the design can detect, or why it is unknown.
@@ -335,6 +337,7 @@ impl<'a> CheckDoc<'a> {
             commands: CommandsJson::new(footprint),
             changes: ChangesJson::new(footprint),
             needs_yes: plan.needs_confirmation(),
+            judged: crate::campaign::judging::Judging::of(recipe),
             warnings: plan.warnings.iter().map(ToString::to_string).collect(),
             detect: DetectJson::new(detect),
         }

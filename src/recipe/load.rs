@@ -162,6 +162,19 @@ pub fn load_allowing(path: &Path, allow_outside: &[PathBuf]) -> Result<Recipe, R
 /// a regular file of at most [`limits::FILE_BYTES`]: a FIFO or a device is refused before a
 /// byte is read.
 pub fn load_with(path: &Path, files: FilesFrom<'_>) -> Result<Recipe, RecipeError> {
+    // A results directory's recipe.toml is aba's own copy, never a link: one planted there
+    // could name any file of this machine, and a parse error would quote its first line.
+    if matches!(files, FilesFrom::Copied(_))
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return Err(RecipeError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "it is a symbolic link; a results directory's recipe copy is a regular file",
+            ),
+        });
+    }
     let source = crate::input::read_text(path, limits::FILE_BYTES, "recipe").map_err(|source| {
         RecipeError::Read {
             path: path.to_path_buf(),

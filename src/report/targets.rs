@@ -479,10 +479,12 @@ pub fn render_tsv(t: &TargetsAnalysis) -> Vec<u8> {
 
 /// Writes the combined report into `parent`, each file atomically; returns report.txt.
 pub fn write_targets_report(parent: &Path, t: &TargetsAnalysis) -> Result<String, ReportError> {
-    let text = render_text(t);
+    // Target names and reasons come from a manifest and journals: anyone's files.
+    let text = crate::text::printable(&render_text(t)).into_owned();
+    let readme = crate::text::printable(&render_markdown(t)).into_owned();
     let files: [(&str, Vec<u8>); 3] = [
         ("report.txt", text.clone().into_bytes()),
-        ("README.md", render_markdown(t).into_bytes()),
+        ("README.md", readme.into_bytes()),
         ("targets.tsv", render_tsv(t)),
     ];
     for (name, bytes) in files {

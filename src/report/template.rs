@@ -92,8 +92,11 @@ impl Templates {
         let mut env = environment().map_err(fail)?;
         env.add_template_owned(name.to_owned(), source)
             .map_err(fail)?;
+        // Every report text is rendered here: whatever a journal, a bundle or a recipe put
+        // in a value, no control character but the newline reaches the file or a terminal.
         env.get_template(name)
             .and_then(|t| t.render(Serde(context)))
+            .map(|text| crate::text::printable(&text).into_owned())
             .map_err(fail)
     }
 }

@@ -21,7 +21,10 @@
 //! verdict limits, unit or direction of improvement: it is judged with the new campaign's
 //! limits, and reads its unit and direction from the new campaign.
 
-use std::path::{Path, PathBuf};
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+};
 
 use crate::{
     analysis::{
@@ -156,6 +159,9 @@ pub fn from_bundle(
 struct Table {
     path: PathBuf,
     header: Vec<String>,
+    /// Each column name's first index: a file may have 100,000 columns, so a column is found
+    /// in constant time, never by a scan per metric.
+    index: HashMap<String, usize>,
     rows: Vec<(usize, Vec<String>)>,
 }
 
@@ -175,10 +181,15 @@ impl Table {
             .next()
             .map(|(_, l)| l.split('\t').map(|c| c.trim().to_owned()).collect())
             .unwrap_or_default();
+        let mut index = HashMap::with_capacity(header.len());
+        for (i, name) in header.iter().enumerate() {
+            index.entry(name.clone()).or_insert(i);
+        }
         let table = Table {
             path: path.to_path_buf(),
             rows: Vec::new(),
             header,
+            index,
         };
         let mut rows = Vec::new();
         for (i, line) in lines {
@@ -199,7 +210,7 @@ impl Table {
     }
 
     fn column(&self, name: &str) -> Option<usize> {
-        self.header.iter().position(|h| h == name)
+        self.index.get(name).copied()
     }
 
     fn required(&self, name: &str) -> Result<usize, ReproductionError> {
@@ -223,12 +234,17 @@ impl Table {
     }
 }
 
+/// Longest metric name a bundle may use (aba's own are at most 64 characters).
+const METRIC_NAME_LIMIT: usize = 256;
+
 /// One points file.
 struct Experiment {
     stem: String,
     table: Table,
     /// Metric names, in column order.
     metrics: Vec<String>,
+    /// `values_<prefix>` columns by prefix (first index).
+    values_prefixes: HashMap<String, usize>,
     /// Row indices in boot order.
     order: Vec<usize>,
 }
@@ -244,6 +260,28 @@ impl Experiment {
             .collect();
         if metrics.is_empty() {
             return Err(table.error(1, "no `mean_<metric>` column".to_owned()));
+        }
+        // A metric's samples column is looked up by each of its `_`-prefixes: bounded names
+        // keep that linear in the file.
+        if let Some(long) = metrics
+            .iter()
+            .find(|m| m.chars().count() > METRIC_NAME_LIMIT)
+        {
+            return Err(table.error(
+                1,
+                format!(
+                    "column `mean_{}` names a metric of {} characters; at most \
+                     {METRIC_NAME_LIMIT} are read",
+                    crate::text::cut(long, 48),
+                    long.chars().count()
+                ),
+            ));
+        }
+        let mut values_prefixes = HashMap::new();
+        for (i, name) in table.header.iter().enumerate() {
+            if let Some(prefix) = name.strip_prefix("values_") {
+                values_prefixes.entry(prefix.to_owned()).or_insert(i);
+            }
         }
         let order_col = table.required("order")?;
         for name in ["point", "role", "n"] {
@@ -267,6 +305,7 @@ impl Experiment {
             stem: name_of(path).trim_end_matches(POINTS_SUFFIX).to_owned(),
             order: keyed.into_iter().map(|(_, i)| i).collect(),
             metrics,
+            values_prefixes,
             table,
         })
     }
@@ -278,17 +317,17 @@ impl Experiment {
     /// The column of metric `i`'s samples.
     fn values_column(&self, i: usize) -> Option<usize> {
         let metric = &self.metrics[i];
-        let exact = format!("values_{metric}");
-        self.table.column(&exact).or_else(|| {
-            self.table
-                .header
-                .iter()
-                .position(|h| {
-                    h.strip_prefix("values_")
-                        .is_some_and(|p| metric.starts_with(&format!("{p}_")))
-                })
-                .or_else(|| (i == 0).then(|| self.table.column("values")).flatten())
-        })
+        self.values_prefixes
+            .get(metric.as_str())
+            .copied()
+            .or_else(|| {
+                // The first column (in file order) whose prefix, followed by `_`, starts the name.
+                metric
+                    .match_indices('_')
+                    .filter_map(|(at, _)| self.values_prefixes.get(&metric[..at]).copied())
+                    .min()
+                    .or_else(|| (i == 0).then(|| self.table.column("values")).flatten())
+            })
     }
 
     /// The kernels in order of first boot, with their published commits.
@@ -561,6 +600,17 @@ drop_first_round\t38.214286\t53.571429\t38.571429\t38.392857\t39.534884\t0.93457
         assert!(
             err.to_string()
                 .ends_with("x-points.tsv:1: no `mean_<metric>` column"),
+            "{err}"
+        );
+        let long = format!(
+            "order\tpoint\trole\tn\tmean_{}\n1\ta\ta\t1\t1\n",
+            "_".repeat(300)
+        );
+        let dir = bundle(&[("x-points.tsv", &long)]);
+        let err = from_bundle(dir.path(), "b", &VerdictParams::default()).expect_err("refused");
+        assert!(
+            err.to_string()
+                .ends_with("names a metric of 300 characters; at most 256 are read"),
             "{err}"
         );
         let dir = bundle(&[("x-points.tsv", "order\tpoint\n1\n")]);

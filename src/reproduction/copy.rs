@@ -5,8 +5,13 @@
 //! Only what a comparison reads is copied: an aba results directory's raw files (recipe and
 //! `files/`, journal, samples, environment records; never its reports or raw outputs), or a
 //! bundle's points and comparison files.
+//!
+//! A reference is someone else's folder: a link in it could name any file of this machine (a
+//! key, a 0600 secret) and copying it would publish that file in the bundle. Links are never
+//! followed: [`reference_files`] refuses the first it meets, naming it, and `aba check`, `aba
+//! run` and `aba compare` call it before they read the reference.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::{
     reproduction::{
@@ -17,17 +22,20 @@ use crate::{
     results::layout::ResultsDir,
 };
 
-/// Copies the reference at `source` into `dest` (created).
-pub fn copy_reference(source: &Path, dest: &Path) -> Result<(), ReproductionError> {
-    let fail = |from: &Path| {
-        let from = from.to_path_buf();
-        move |error: std::io::Error| ReproductionError::Copy {
-            from,
-            to: dest.to_path_buf(),
-            source: error,
-        }
-    };
-    std::fs::create_dir_all(dest).map_err(fail(source))?;
+/// One regular file of a reference: where it is, and its path inside the copy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReferenceFile {
+    /// The file in the reference.
+    pub from: PathBuf,
+    /// Its path relative to the copy's folder.
+    pub to: PathBuf,
+}
+
+/// The files of the reference at `source` that a copy holds; [`ReproductionError::Link`] for
+/// the first symbolic link among them or among the folders that hold them. The path named
+/// (`source` itself) may be a link: the user or the recipe chose it.
+pub fn reference_files(source: &Path) -> Result<Vec<ReferenceFile>, ReproductionError> {
+    let mut files = Vec::new();
     match kind(source)? {
         Kind::Results => {
             let results = ResultsDir::open(source);
@@ -36,16 +44,14 @@ pub fn copy_reference(source: &Path, dest: &Path) -> Result<(), ReproductionErro
                 results.journal_path(),
                 results.samples_path(),
             ] {
-                if file.is_file() {
-                    let to = dest.join(file.file_name().expect("invariant: a file name"));
-                    std::fs::copy(&file, to).map_err(fail(&file))?;
+                if regular_not_link(&file)? {
+                    let to = PathBuf::from(file.file_name().expect("invariant: a file name"));
+                    files.push(ReferenceFile { from: file, to });
                 }
             }
             for dir in [results.files_dir(), results.env_dir()] {
-                if dir.is_dir() {
-                    let to = dest.join(dir.file_name().expect("invariant: a folder name"));
-                    copy_tree(&dir, &to).map_err(fail(&dir))?;
-                }
+                let to = PathBuf::from(dir.file_name().expect("invariant: a folder name"));
+                walk_tree(&dir, &to, &mut files)?;
             }
         }
         Kind::Bundle => {
@@ -55,30 +61,121 @@ pub fn copy_reference(source: &Path, dest: &Path) -> Result<(), ReproductionErro
                     .expect("invariant: a file name")
                     .to_string_lossy()
                     .into_owned();
-                std::fs::copy(&points, dest.join(&name)).map_err(fail(&points))?;
-                let stem = name.trim_end_matches(POINTS_SUFFIX);
-                let comparison = points.with_file_name(format!("{stem}{COMPARISON_SUFFIX}"));
-                if comparison.is_file() {
-                    let to = dest.join(format!("{stem}{COMPARISON_SUFFIX}"));
-                    std::fs::copy(&comparison, to).map_err(fail(&comparison))?;
+                // A single points file named on the command line may itself be a link.
+                if points != source {
+                    regular_not_link(&points)?;
+                }
+                let stem = name.trim_end_matches(POINTS_SUFFIX).to_owned();
+                files.push(ReferenceFile {
+                    from: points.clone(),
+                    to: PathBuf::from(&name),
+                });
+                let comparison = format!("{stem}{COMPARISON_SUFFIX}");
+                let from = points.with_file_name(&comparison);
+                if regular_not_link(&from)? {
+                    files.push(ReferenceFile {
+                        from,
+                        to: PathBuf::from(comparison),
+                    });
                 }
             }
         }
     }
+    Ok(files)
+}
+
+/// Copies the reference at `source` into `dest` (created), without following any link in it.
+pub fn copy_reference(source: &Path, dest: &Path) -> Result<(), ReproductionError> {
+    let fail = |from: &Path, error: std::io::Error| ReproductionError::Copy {
+        from: from.to_path_buf(),
+        to: dest.to_path_buf(),
+        source: error,
+    };
+    let files = reference_files(source)?;
+    std::fs::create_dir_all(dest).map_err(|e| fail(source, e))?;
+    for file in files {
+        let to = dest.join(&file.to);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| fail(&file.from, e))?;
+        }
+        copy_regular(&file.from, &to).map_err(|e| fail(&file.from, e))?;
+    }
     Ok(())
 }
 
-/// Copies the regular files under `from` into `to`, folders included.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
+/// Copies the regular file `from` (opened without following a link: one swapped in since it
+/// was listed is refused) to the new file `to`.
+fn copy_regular(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut input = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(from)?;
+    if !input.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        ));
+    }
+    let mut output = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(to)?;
+    std::io::copy(&mut input, &mut output)?;
+    Ok(())
+}
+
+/// Whether `path` is a regular file; `false` when it is missing or something else (a folder,
+/// a FIFO: not copied); [`ReproductionError::Link`] when it is a link.
+fn regular_not_link(path: &Path) -> Result<bool, ReproductionError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(ReproductionError::Link {
+            path: path.to_path_buf(),
+        }),
+        Ok(meta) => Ok(meta.is_file()),
+        Err(_) => Ok(false),
+    }
+}
+
+/// Lists the regular files under `from` (as `to/...`), folders included; a link anywhere is
+/// [`ReproductionError::Link`]. A missing folder lists nothing.
+fn walk_tree(
+    from: &Path,
+    to: &Path,
+    files: &mut Vec<ReferenceFile>,
+) -> Result<(), ReproductionError> {
+    match std::fs::symlink_metadata(from) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(ReproductionError::Link {
+                path: from.to_path_buf(),
+            });
+        }
+        Ok(meta) if meta.is_dir() => {}
+        _ => return Ok(()),
+    }
+    let unreadable = |source| ReproductionError::Unreadable {
+        path: from.to_path_buf(),
+        source,
+    };
+    let mut entries: Vec<_> = std::fs::read_dir(from)
+        .map_err(unreadable)?
+        .collect::<Result<_, _>>()
+        .map_err(unreadable)?;
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for entry in entries {
         let path = entry.path();
         let target = to.join(entry.file_name());
-        if path.is_dir() {
-            copy_tree(&path, &target)?;
-        } else if path.is_file() {
-            std::fs::copy(&path, &target)?;
+        let file_type = entry.file_type().map_err(unreadable)?;
+        if file_type.is_symlink() {
+            return Err(ReproductionError::Link { path });
+        } else if file_type.is_dir() {
+            walk_tree(&path, &target, files)?;
+        } else if file_type.is_file() {
+            files.push(ReferenceFile {
+                from: path,
+                to: target,
+            });
         }
     }
     Ok(())

@@ -68,6 +68,16 @@ pub enum ReproductionError {
         #[source]
         source: std::io::Error,
     },
+    /// A symbolic link inside a reference: its target could be any file of this machine.
+    #[error(
+        "{} is a symbolic link: aba does not follow links inside a reference (they could name \
+         any file of this machine, which a copy would publish)",
+        crate::text::one_line(&path.to_string_lossy())
+    )]
+    Link {
+        /// The link.
+        path: PathBuf,
+    },
     /// No workload, case and metric is in both.
     #[error(
         "{} and {} have no workload, case and metric in common",
@@ -112,6 +122,10 @@ impl ReproductionError {
                 list(new_series),
                 list(reference_series)
             )),
+            ReproductionError::Link { .. } => Some(
+                "replace the link with the file or folder it names (`cp -L`), if you trust it"
+                    .to_owned(),
+            ),
             ReproductionError::Unreadable { .. }
             | ReproductionError::Bundle { .. }
             | ReproductionError::Copy { .. } => None,

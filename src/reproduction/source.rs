@@ -9,6 +9,7 @@ use crate::{
         bundle::{from_bundle, points_files},
         campaign::from_results,
         compare::compare,
+        copy::reference_files,
         error::ReproductionError,
         evidence::Evidence,
         model::Reproduction,
@@ -54,8 +55,10 @@ pub fn open_new(path: &Path) -> Result<Evidence, ReproductionError> {
 }
 
 /// The reference at `path`: a results directory, or a bundle judged with `params` (the new
-/// campaign's limits, since a bundle records none).
+/// campaign's limits, since a bundle records none). A link inside it is refused (see
+/// [`reference_files`]) before anything is read, so `aba check` says so too.
 pub fn open_reference(path: &Path, params: &VerdictParams) -> Result<Evidence, ReproductionError> {
+    reference_files(path)?;
     let shown = path.display().to_string();
     match kind(path)? {
         Kind::Results => from_results(path, &shown),

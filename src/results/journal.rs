@@ -6,7 +6,7 @@
 
 use std::{
     collections::BTreeMap,
-    fs::{File, OpenOptions},
+    fs::File,
     io::{BufRead, BufReader, Read as _, Write},
     path::{Path, PathBuf},
 };
@@ -678,11 +678,7 @@ impl JournalWriter {
             source,
         };
         crate::results::atomic::truncate_partial_line(path).map_err(io)?;
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(io)?;
+        let file = crate::results::atomic::open_append(path, true).map_err(io)?;
         Ok(JournalWriter {
             file,
             path: path.to_path_buf(),
@@ -1105,6 +1101,26 @@ fn parse_line(path: &Path, number: usize, line: &[u8]) -> Result<Event, JournalE
     })
 }
 
+/// The 1-based line of the first record that holds `needle` (a cheap filter, as
+/// `"tuning_saved"`) and satisfies `pred`: where a message about a record points the reader.
+pub fn first_line_of(
+    path: &Path,
+    needle: &str,
+    pred: impl Fn(&Event) -> bool,
+) -> Result<Option<usize>, JournalError> {
+    let mut found = None;
+    visit_lines(path, 0, |number, line| {
+        if found.is_none()
+            && line.windows(needle.len()).any(|w| w == needle.as_bytes())
+            && serde_json::from_slice::<Event>(line).is_ok_and(|e| pred(&e))
+        {
+            found = Some(number);
+        }
+        Ok(())
+    })?;
+    Ok(found)
+}
+
 /// Feeds every complete, non-blank line from byte `offset` to `f` with its 1-based number
 /// (counted from `offset`); returns whether a partial last line was left out.
 fn visit_lines(
@@ -1118,7 +1134,7 @@ fn visit_lines(
         path: path.to_path_buf(),
         source,
     };
-    let mut file = crate::input::open_regular(path).map_err(io)?;
+    let mut file = crate::input::open_data(path).map_err(io)?;
     file.seek(SeekFrom::Start(offset)).map_err(io)?;
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();

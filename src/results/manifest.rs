@@ -21,6 +21,9 @@ use thiserror::Error;
 /// The manifest's file name in the parent directory.
 pub const MANIFEST: &str = "targets.json";
 
+/// The longest name or time a manifest holds (recipe and target names are at most 64).
+pub const MANIFEST_TEXT_LIMIT: usize = 200;
+
 /// The manifest format this aba writes and reads.
 pub const MANIFEST_FORMAT: u32 = 1;
 
@@ -52,6 +55,18 @@ pub enum ManifestError {
         path: PathBuf,
         /// The format it says.
         found: u32,
+    },
+    /// A name or a time holding a control character or too long to be aba's.
+    #[error(
+        "{} holds `{value}`, which aba never writes (a control character, or longer than \
+         {MANIFEST_TEXT_LIMIT} characters)",
+        path.display()
+    )]
+    Text {
+        /// The manifest.
+        path: PathBuf,
+        /// The value, quoted and cut.
+        value: String,
     },
     /// A subdirectory that is not a plain name inside the parent (a hand-edited manifest).
     #[error("{} names subdirectory `{dir}`, which is not a plain directory name", path.display())]
@@ -139,8 +154,23 @@ impl Manifest {
         if let Some(bad) = manifest.targets.iter().find(|m| !plain_name(&m.dir)) {
             return Err(ManifestError::Subdirectory {
                 path,
-                dir: bad.dir.clone(),
+                dir: crate::text::quoted(&bad.dir),
             });
+        }
+        // Every field is printed by `status`, `verify` and the combined report: what aba
+        // writes is a short line of text, anything else is refused here, once.
+        let fields = [&manifest.recipe, &manifest.created, &manifest.aba_version]
+            .into_iter()
+            .chain(manifest.targets.iter().map(|m| &m.target));
+        for field in fields {
+            if crate::text::control_char(field, &[]).is_some()
+                || field.chars().count() > MANIFEST_TEXT_LIMIT
+            {
+                return Err(ManifestError::Text {
+                    path,
+                    value: crate::text::quoted(field),
+                });
+            }
         }
         Ok(manifest)
     }

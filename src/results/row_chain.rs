@@ -86,7 +86,7 @@ impl RowChain {
         len: u64,
         at_end: impl FnMut(u64, &Link),
     ) -> std::io::Result<()> {
-        let file = crate::input::open_regular(path)?;
+        let file = crate::input::open_data(path)?;
         self.feed_reader(file.take(len), at_end)
     }
 

@@ -10,7 +10,7 @@
 
 use std::{
     collections::HashMap,
-    fs::{File, OpenOptions},
+    fs::File,
     io::{Read as _, Write},
     path::{Path, PathBuf},
 };
@@ -198,11 +198,8 @@ impl SampleWriter {
             source,
         };
         truncate_partial_line(path).map_err(|e| io("repair", e))?;
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| io("open", e))?;
+        let mut file =
+            crate::results::atomic::open_append(path, true).map_err(|e| io("open", e))?;
         let mut bytes = file.metadata().map_err(|e| io("stat", e))?.len();
         let mut chain = RowChain::default();
         if bytes == 0 {
@@ -377,7 +374,7 @@ impl SampleTable {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = crate::input::open_regular(path).map_err(io)?;
+        let mut file = crate::input::open_data(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let complete = complete_len(&file, len).map_err(io)?;
         if complete <= offset {
@@ -675,7 +672,7 @@ pub(crate) fn open_complete(path: &Path) -> Result<(std::io::Take<File>, bool), 
         path: path.to_path_buf(),
         source,
     };
-    let file = crate::input::open_regular(path).map_err(io)?;
+    let file = crate::input::open_data(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let complete = complete_len(&file, len).map_err(io)?;
     Ok((file.take(complete), complete != len))

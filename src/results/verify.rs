@@ -359,7 +359,13 @@ pub fn verify(
             ..
         } => (journal_offset, samples_offset, samples_lines),
     };
-    let table = if samples_path.is_file() {
+    // No samples.csv is a campaign before its first row; anything else at that name (a link,
+    // a FIFO, a directory) is read, and refused with its reason.
+    let has_samples = !matches!(
+        std::fs::symlink_metadata(samples_path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound
+    );
+    let table = if has_samples {
         SampleTable::read_from(samples_path, samples_offset, samples_lines)?
     } else {
         SampleTable::default()
@@ -376,7 +382,7 @@ pub fn verify(
     // A tail read from an offset lacks the chain's start: an attempt's rows are checked value
     // by value, the whole file's also by the chain.
     let bytes = match scope {
-        Scope::All if samples_path.is_file() => Some(RowBytes::File(samples_path)),
+        Scope::All if has_samples => Some(RowBytes::File(samples_path)),
         _ => None,
     };
     checker.finish(&events, scope, bytes)

@@ -112,16 +112,7 @@ impl Capped {
 /// A fresh random token naming one command's processes (`ABA_RUN=<token>` in their
 /// environment), so that what a command leaves behind can be found and killed.
 pub(crate) fn run_token() -> String {
-    let mut bytes = [0u8; 8];
-    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
-    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
-    if n != 8 {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        bytes = (u64::from(std::process::id()) ^ (nanos as u64)).to_le_bytes();
-    }
-    hex::encode(bytes)
+    crate::results::atomic::random_hex()
 }
 
 impl CommandOutput {

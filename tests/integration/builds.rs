@@ -14,6 +14,7 @@ use aba::{
         install::{Installed, install, remove},
         prepare::{Steps, make},
     },
+    campaign::ledger::{CampaignKey, Ledger},
     target::{ssh::SshTransport, transport::Transport},
 };
 
@@ -247,7 +248,7 @@ fn an_install_sends_each_file_once_and_remove_takes_only_abas_files() {
     write(tmp.path(), "initrd", "not really an initrd\n");
     let file = BuildsFile::load(&builds).expect("valid");
     let mut build = make(&file.kernels[0], &Steps::Skip).expect("recorded");
-    let dir = tmp.path().join("remote/kernels/b-0");
+    let dir = tmp.path().join("remote/kernels/b-0123456789ab");
     build.install_dir = dir.display().to_string();
     let mut ssh = SshTransport::connect(&sshd.target()).expect("connect");
     let first = install(&mut ssh, &build).expect("installs");
@@ -278,8 +279,19 @@ fn an_install_sends_each_file_once_and_remove_takes_only_abas_files() {
     };
     let mut listed = first.clone();
     listed.push(foreign);
-    let removed = remove(&mut ssh, &[&build], &listed).expect("removes");
+    // What `aba clean` removes is what the ledger on the target recorded.
+    let ledger = Ledger::at(&tmp.path().join("ledger").display().to_string());
+    let campaign = CampaignKey::of(None);
+    ledger
+        .record_installed(&mut ssh, &campaign, "r", &build.install_dir, &listed)
+        .expect("recorded");
+    let entry = ledger
+        .installed(&mut ssh, &campaign)
+        .expect("reads")
+        .expect("recorded");
+    let (removed, refused) = remove(&mut ssh, &entry).expect("removes");
     assert_eq!(removed.len(), 2, "{removed:?}");
+    assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(!dir.exists(), "the build's folder goes once empty");
     assert!(
         tmp.path().join("remote/kernels/other").exists(),
@@ -341,4 +353,59 @@ fn preflight_checks_the_install_side_of_a_build() {
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(missing.contains("'/boot/initrd.img'"), "{missing}");
     assert!(!missing.contains("vmlinuz"), "{missing}");
+}
+
+/// A source tree whose `.git/config` names an fsmonitor hook and a clean filter (applied to
+/// every file by its `.gitattributes`), both a program that leaves a marker: `aba build` and
+/// `aba check --builds` identify the tree (commit, dirty, diff) and run neither.
+#[test]
+fn a_source_trees_git_programs_never_run() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let builds = tree(
+        tmp.path(),
+        "mkdir -p out && printf 'Linux version 7.2.0-patched (t@h) (gcc) #1 SMP\\\\n' > out/bzImage",
+    );
+    let linux = tmp.path().join("linux");
+    std::fs::write(linux.join(".gitattributes"), "* filter=evil\n").expect("write");
+    let marker = tmp.path().join("ran");
+    let program = write(
+        tmp.path(),
+        "evil.sh",
+        &format!("#!/bin/sh\necho \"$0 $*\" >> {}\ncat\n", marker.display()),
+    );
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut config = std::fs::read_to_string(linux.join(".git/config")).expect("config");
+    config.push_str(&format!(
+        "[core]\n\tfsmonitor = {p}\n[filter \"evil\"]\n\tclean = {p}\n\trequired = true\n",
+        p = program.display()
+    ));
+    std::fs::write(linux.join(".git/config"), config).expect("config");
+    let recipe = write(tmp.path(), "r.toml", RECIPE);
+    let builds = builds.to_str().expect("utf-8");
+    let out = aba(
+        tmp.path(),
+        &["build", recipe.to_str().expect("utf-8"), "--builds", builds],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("(v7.2-dirty, dirty)"),
+        "{}",
+        text(&out)
+    );
+    let inventory = write(tmp.path(), "targets.toml", INVENTORY);
+    let out = on_target(
+        tmp.path(),
+        "check",
+        &recipe,
+        &inventory,
+        "lab",
+        &["--builds", builds],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !marker.exists(),
+        "the tree's programs ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
 }

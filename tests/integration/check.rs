@@ -309,3 +309,100 @@ fn an_extended_recipe_shows_its_maximum_plan_and_both_etas() {
     assert_eq!(doc["extend"]["eta_s"], 540);
     assert_eq!(doc["eta_s"], 180.0);
 }
+
+/// How the results will be judged (issue 35 item 7): each workload's metrics with unit,
+/// direction and the limits a table of their own sets, each check with the kernels it must
+/// pass and must fail on, each expectation; in the text and in `--json`. Recipe 002 has all
+/// of them: limits set on a metric, a check that must fail on v2, expectations on params.
+#[test]
+fn the_plan_says_how_each_metric_check_and_expectation_is_judged() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/002-dl-server-nohz-full.toml");
+    let recipe = recipe.to_str().expect("utf-8 path");
+    let out = aba(tmp.path(), &["check", recipe]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = stdout(&out);
+    let lines: Vec<&str> = said.lines().collect();
+    let judged = lines
+        .iter()
+        .position(|l| l.starts_with("Judged against kernel vanilla"))
+        .unwrap_or_else(|| panic!("no Judged section: {said}"));
+    let changes = lines
+        .iter()
+        .position(|l| l.starts_with("Changes on the target"))
+        .expect("changes");
+    assert!(changes < judged, "after what the recipe changes: {said}");
+    let section: Vec<&str> = lines[judged..]
+        .iter()
+        .take_while(|l| !l.is_empty())
+        .copied()
+        .collect();
+    for expected in [
+        "    limits   gate 10%, max CV 10%, max drift 10%, drift margin 2 (a change must reach 2x \
+         the largest drift)",
+        "    dlserver (measured)",
+        "      heartbeat_max_gap                ms, lower is better",
+        "      phase_a_tick_stop_success        events/phase, lower is better",
+        "    tick_check (check: pass/fail, untimed)",
+        "      must pass on vanilla, variant",
+        "      must FAIL on v2 (expect_fail: exit 0 and a regex not met)",
+        "      must match      (?m)^check tick_rate: PASS",
+        "      must pass on vanilla, v2, variant",
+        "    expect   dlserver/tick_rate on v2: +1417.6% against vanilla, within 250 pp",
+        "    expect   dlserver/tick_rate on variant: -18% against vanilla, within 15 pp",
+    ] {
+        assert!(
+            fit(&section.join(" ")).contains(&fit(expected)),
+            "missing `{expected}` in:\n{}",
+            section.join("\n")
+        );
+    }
+    let joined = fit(&section.join(" "));
+    assert!(
+        joined.contains(
+            "tick_rate irq/s, lower is better; max CV 50%, max drift 50% (set on the metric)"
+        ),
+        "{joined}"
+    );
+    assert!(
+        joined.contains("cfs_bandwidth_deviation % of reserved, lower is better; gate 50%, max CV 50%, max drift 50% (set on the metric)"),
+        "{joined}"
+    );
+    for line in &section {
+        assert!(line.chars().count() <= 100, "over 100 columns: {line}");
+    }
+
+    let out = aba(tmp.path(), &["check", recipe, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let judged = &doc["judged"];
+    assert_eq!(judged["baseline"], "vanilla");
+    assert_eq!(judged["limits"]["gate_pct"], 10.0);
+    assert_eq!(judged["drift_margin"], 2.0);
+    let dlserver = &judged["workloads"][0];
+    assert_eq!(dlserver["role"], "measured");
+    let tick_rate = &dlserver["metrics"][1];
+    assert_eq!(tick_rate["name"], "tick_rate");
+    assert_eq!(tick_rate["better"], "lower");
+    assert_eq!(tick_rate["limits"]["max_cv_pct"]["value"], 50.0);
+    assert_eq!(tick_rate["limits"]["max_cv_pct"]["scope"], "metric");
+    assert_eq!(tick_rate["limits"]["gate_pct"]["scope"], "analysis");
+    let tick_check = &judged["workloads"][1];
+    assert_eq!(tick_check["name"], "tick_check");
+    assert_eq!(
+        tick_check["check"]["must_fail_on"],
+        serde_json::json!(["v2"])
+    );
+    assert_eq!(
+        tick_check["check"]["must_pass_on"],
+        serde_json::json!(["vanilla", "variant"])
+    );
+    assert_eq!(judged["expect"][0]["kernel"], "v2");
+    assert_eq!(judged["expect"][0]["change_pct"], 1417.6);
+    assert_eq!(judged["expect"][0]["tolerance"], 250.0);
+}
+
+/// `line` with its wrapping undone: runs of spaces as one.
+fn fit(line: &str) -> String {
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -9,7 +9,7 @@
 
 use std::{
     collections::BTreeMap,
-    os::unix::fs::{MetadataExt as _, PermissionsExt as _},
+    os::unix::fs::PermissionsExt as _,
     path::{Path, PathBuf},
     process::{Command, Stdio},
     time::{Duration, Instant},
@@ -25,7 +25,7 @@ const PEAK_RSS_KIB: i64 = 200 * 1024;
 const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A minimal valid recipe; cases replace parts of it.
-const BASE: &str = r#"version = 1
+pub(crate) const BASE: &str = r#"version = 1
 name = "hostile"
 description = "a recipe from someone else"
 sequence = ["this"]
@@ -47,17 +47,17 @@ switch = "kexec"
 "#;
 
 /// What one aba process did.
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Ran {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
     /// Raw stderr bytes, to look for control characters.
-    stderr_bytes: Vec<u8>,
+    pub(crate) stderr_bytes: Vec<u8>,
     peak_rss_kib: i64,
 }
 
 impl Ran {
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         format!(
             "exit {:?}, peak RSS {} KiB\n--- stdout\n{}\n--- stderr\n{}",
             self.code,
@@ -70,12 +70,12 @@ impl Ran {
 
 /// A temporary root with the base recipe, the inventory, a home, a TMPDIR and a folder of
 /// the tester's own files that no recipe may read.
-struct Root {
+pub(crate) struct Root {
     dir: tempfile::TempDir,
 }
 
 impl Root {
-    fn new() -> Root {
+    pub(crate) fn new() -> Root {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = Root { dir };
         for sub in ["home", "tmp", "recipe", "outside/keys"] {
@@ -86,54 +86,26 @@ impl Root {
         root
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, rel: &str, text: &str) -> PathBuf {
         let path = self.path().join(rel);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
         std::fs::write(&path, text).expect("write");
         path
     }
 
-    /// Every path under the root except `results/`, with its size, mode and content hash:
-    /// what must not change.
+    /// Every path under the root except `results/` and the target locks (ABA_LOCK_DIR), the
+    /// only places aba writes here: what must not change.
     fn listing(&self) -> BTreeMap<PathBuf, String> {
-        let mut out = BTreeMap::new();
-        let mut stack = vec![self.path().to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).expect("readable").flatten() {
-                let path = entry.path();
-                let rel = path
-                    .strip_prefix(self.path())
-                    .expect("under root")
-                    .to_path_buf();
-                // Besides results/, aba writes only its target locks (ABA_LOCK_DIR).
-                if rel.starts_with("results") || rel.starts_with("locks") {
-                    continue;
-                }
-                let meta = std::fs::symlink_metadata(&path).expect("stat");
-                let content = if meta.is_file() {
-                    let data = std::fs::read(&path).expect("read");
-                    format!("{} bytes, {:x}", data.len(), fnv(&data))
-                } else if meta.file_type().is_symlink() {
-                    format!("-> {}", std::fs::read_link(&path).expect("link").display())
-                } else {
-                    String::new()
-                };
-                out.insert(rel, format!("{:o} {content}", meta.mode()));
-                if meta.is_dir() {
-                    stack.push(path);
-                }
-            }
-        }
-        out
+        crate::support::tree::listing(self.path(), &["results", "locks"])
     }
 
     /// Runs `aba ARGS` in the root under the limits, and checks the invariants every case
     /// shares: it ended in time, did not panic, and wrote nothing outside `results/`.
-    fn aba(&self, args: &[&str]) -> Ran {
+    pub(crate) fn aba(&self, args: &[&str]) -> Ran {
         let before = self.listing();
         let ran = run_limited(self.path(), args);
         assert!(
@@ -159,7 +131,7 @@ impl Root {
 
     /// [`Root::aba`], then the exit code and that stderr holds every one of `expected`.
     #[track_caller]
-    fn refuses(&self, args: &[&str], code: i32, expected: &[&str]) -> Ran {
+    pub(crate) fn refuses(&self, args: &[&str], code: i32, expected: &[&str]) -> Ran {
         let ran = self.aba(args);
         assert_eq!(ran.code, Some(code), "{}", ran.text());
         for text in expected {
@@ -191,13 +163,6 @@ fn cut(text: &str) -> String {
         None => text.to_owned(),
         Some((i, _)) => format!("{}… ({} bytes)", &text[..i], text.len()),
     }
-}
-
-/// A small non-cryptographic hash, enough to notice a changed file.
-fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// `prlimit --as=… aba ARGS` in `cwd` with a clean environment, waited for with a deadline;
@@ -267,7 +232,7 @@ fn run_limited(cwd: &Path, args: &[&str]) -> Ran {
 }
 
 /// The base recipe with `old` replaced by `new` (which must occur).
-fn base_with(old: &str, new: &str) -> String {
+pub(crate) fn base_with(old: &str, new: &str) -> String {
     assert!(BASE.contains(old), "{old:?} is not in the base recipe");
     BASE.replacen(old, new, 1)
 }
@@ -277,7 +242,7 @@ fn with_workload_keys(keys: &str) -> String {
     base_with("run = \"echo 1\"", &format!("run = \"echo 1\"\n{keys}"))
 }
 
-fn mkfifo(path: &Path) {
+pub(crate) fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.to_str().expect("utf-8")).expect("no NUL");
     // SAFETY: a valid NUL-terminated path; mkfifo only creates a directory entry.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
@@ -548,7 +513,7 @@ fn a_campaign_of_too_many_runs_is_refused() {
 }
 
 /// A results directory to point `report`, `status` and `resume` at.
-fn results_dir(root: &Root) -> PathBuf {
+pub(crate) fn results_dir(root: &Root) -> PathBuf {
     let dir = root.path().join("results/sent");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/local-null");
     std::fs::create_dir_all(&dir).expect("mkdir");
@@ -644,9 +609,9 @@ fn a_fifo_in_a_results_directory_is_refused_without_blocking() {
     .expect("copy");
     std::fs::remove_file(dir.join("samples.csv")).expect("rm");
     mkfifo(&dir.join("samples.csv"));
-    // `report` and `verify` take a samples.csv that is not a regular file for a missing one
-    // (the analysis's rule, not this corpus's): they never open it, and verify says that the
-    // journaled runs have no rows.
+    // `verify` takes a samples.csv that is not a regular file for a missing one: it never
+    // opens it, and says that the journaled runs have no rows (`report` refuses it:
+    // untrusted::report_without_readable_samples_fails_and_keeps_the_reports).
     let ran = root.aba(&["verify", "results/sent"]);
     assert_eq!(ran.code, Some(5), "{}", ran.text());
     assert!(
@@ -1154,6 +1119,8 @@ metric = {{ number = true, better = "lower" }}
             .current_dir(tmp.path())
             .env_remove("ABA_TARGETS")
             .env_remove("ABA_RESULTS")
+            // The machine's own /var/lib/aba stays untouched: the ledger is the test's.
+            .env("ABA_STATE_DIR", tmp.path().join("state"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -1188,6 +1155,7 @@ metric = {{ number = true, better = "lower" }}
             })
             .current_dir(tmp.path())
             .env_remove("ABA_TARGETS")
+            .env("ABA_STATE_DIR", tmp.path().join("state"))
             .output()
             .expect("aba runs");
         let text = crate::support::cli::text(&out);

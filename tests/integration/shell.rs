@@ -147,7 +147,7 @@ fn man_prints_the_page_or_writes_one_per_command() {
     let out = aba(tmp.path(), &["man", "--out", "nosuch"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("cannot write man pages into nosuch"),
+        String::from_utf8_lossy(&out.stderr).contains("cannot write the man page nosuch/"),
         "{}",
         text(&out)
     );

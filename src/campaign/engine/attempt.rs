@@ -178,6 +178,23 @@ impl Engine<'_> {
         let started = Instant::now();
         let switched = self.switch(at, previous.as_deref())?;
         if !switched.installed.is_empty() {
+            // What `aba clean` may remove later is what the machine's own ledger says aba
+            // installed, never what a journal lists.
+            if let Some(build) = &self.recipe.kernels[&point.kernel].build {
+                let recorded = self.ledger.record_installed(
+                    &mut *self.transport,
+                    &self.campaign,
+                    &self.dir.root.display().to_string(),
+                    &build.install_dir,
+                    &switched.installed,
+                );
+                if let Err(e) = recorded {
+                    self.warn(
+                        Some(&point.label),
+                        Warning::NotLedgered(crate::causes::one_line(&e)),
+                    )?;
+                }
+            }
             self.journal.append(&Event::Installed {
                 point: point.label.to_string(),
                 attempt: at.attempt,

@@ -11,7 +11,7 @@ use std::{collections::HashMap, fmt, path::PathBuf};
 use thiserror::Error;
 
 use crate::{
-    campaign::{extract::RunFailure, lock::LockError, tuning::TuneError},
+    campaign::{extract::RunFailure, lock::LockError, restore::RestoreError, tuning::TuneError},
     causes::one_line,
     kernel::{proof::ProofFailure, switch::SwitchError},
     recipe::ident::{KernelLabel, PointLabel, Release},
@@ -123,6 +123,10 @@ pub enum Failure {
     /// Tuning failed; nothing was measured.
     #[error("tuning failed before any sample")]
     Tuning(#[source] TuneError),
+    /// A resume on a boot an earlier run tuned cannot learn the machine's own values from
+    /// aba's ledger: tuning again would lose them.
+    #[error("the settings an earlier run changed on this boot cannot be put back")]
+    Untuned(#[source] RestoreError),
     /// The work directory (or a folder in it) could not be created.
     #[error("cannot create work directory {dir}: {stderr}")]
     Workdir {
@@ -201,6 +205,7 @@ impl Failure {
             | Failure::KernelsMissing { .. }
             | Failure::Verify(_)
             | Failure::Disagree { .. }
+            | Failure::Untuned(_)
             | Failure::SwitchRefused { .. }
             | Failure::LockBusy(_) => false,
         }

@@ -68,7 +68,18 @@ impl Engine<'_> {
                 self.journal.append(&Event::TuningRestored {
                     time: now_rfc3339(),
                     note: None,
-                })
+                })?;
+                let Some(boot) = self.tuning_saved_boot.clone() else {
+                    return Ok(());
+                };
+                let forgotten = interrupt::set_aside(|| {
+                    self.ledger
+                        .forget_tuning(self.transport, &self.campaign, &boot)
+                });
+                match forgotten {
+                    Ok(()) => Ok(()),
+                    Err(e) => self.warn(None, Warning::NotRestored(one_line(&e))),
+                }
             }
         }
     }

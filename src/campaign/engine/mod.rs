@@ -50,6 +50,7 @@ pub use failure::{Console, Failure, KernelReport, Outcome, PastFailure, Stop};
 use crate::{
     campaign::{
         events::{CampaignEvent, Observer, Step, Warning},
+        ledger::{CampaignKey, Ledger},
         lock::TargetLock,
         plan::{Plan, PlannedPoint},
         tuning::Saved,
@@ -184,6 +185,10 @@ pub struct Engine<'a> {
     last_boot_id: Option<String>,
     pinned_release: Option<String>,
     saved_tuning: Option<Saved>,
+    /// The target's record of what aba changed on it, where tuning's values are kept.
+    ledger: Ledger,
+    /// The campaign's name in the ledger.
+    campaign: CampaignKey,
     /// The boot whose own values are journaled (`tuning_saved`): tuning it again must not
     /// journal aba's values as the machine's.
     tuning_saved_boot: Option<String>,
@@ -232,7 +237,7 @@ impl<'a> Engine<'a> {
         mut journal: JournalWriter,
     ) -> Result<Engine<'a>, EngineError> {
         let labels: Vec<PointLabel> = job.plan.points.iter().map(|p| p.label.clone()).collect();
-        journal.append(&Event::Campaign {
+        let header = Event::Campaign {
             format: JOURNAL_FORMAT,
             aba: env!("CARGO_PKG_VERSION").to_owned(),
             name: job.recipe.name.to_string(),
@@ -241,7 +246,9 @@ impl<'a> Engine<'a> {
             points: labels.iter().map(ToString::to_string).collect(),
             time: now_rfc3339(),
             limits: Some(crate::results::journal::Limits::of(job.recipe)),
-        })?;
+        };
+        journal.append(&header)?;
+        let campaign = CampaignKey::of(Some(&header));
         for record in job.records {
             journal.append(record)?;
         }
@@ -257,7 +264,7 @@ impl<'a> Engine<'a> {
             ..CampaignState::default()
         };
         Ok(Engine::assemble(
-            job, transport, observer, journal, samples, start,
+            job, transport, observer, journal, samples, start, campaign,
         ))
     }
 
@@ -268,6 +275,7 @@ impl<'a> Engine<'a> {
         journal: JournalWriter,
         samples: SampleWriter,
         start: CampaignState,
+        campaign: CampaignKey,
     ) -> Engine<'a> {
         let Job {
             recipe,
@@ -306,6 +314,8 @@ impl<'a> Engine<'a> {
             last_boot_id: None,
             pinned_release: None,
             saved_tuning: None,
+            ledger: Ledger::of(target),
+            campaign,
             tuning_saved_boot: None,
             kernel_failures: failure::KernelFailures::default(),
             point_times: Vec::new(),

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::{Engine, EngineError, Job, Mismatch};
 use crate::{
-    campaign::{events::Observer, plan::Plan},
+    campaign::{events::Observer, ledger::CampaignKey, plan::Plan},
     inventory::Target,
     recipe::Recipe,
     results::{
@@ -31,8 +31,9 @@ impl<'a> Engine<'a> {
     ) -> Result<Engine<'a>, EngineError> {
         let past = Journal::read(&job.dir.journal_path())?;
         check_header(&past, job.recipe, job.target, job.plan)?;
+        let campaign = CampaignKey::of(past.header());
         let journal = JournalWriter::open(&job.dir.journal_path())?;
-        Engine::resume_with(job, transport, observer, journal, &past.state())
+        Engine::resume_with(job, transport, observer, journal, &past.state(), campaign)
     }
 
     /// [`Engine::resume`] appending to `journal`, from the journal's `state`.
@@ -42,14 +43,22 @@ impl<'a> Engine<'a> {
         observer: &'a mut dyn Observer,
         mut journal: JournalWriter,
         state: &CampaignState,
+        campaign: CampaignKey,
     ) -> Result<Engine<'a>, EngineError> {
         journal.append(&Event::Resumed {
             time: now_rfc3339(),
         })?;
         discard_open_attempts(&mut journal, job.dir, state)?;
         let samples = SampleWriter::open(&job.dir.samples_path())?;
-        let mut engine =
-            Engine::assemble(job, transport, observer, journal, samples, state.clone());
+        let mut engine = Engine::assemble(
+            job,
+            transport,
+            observer,
+            journal,
+            samples,
+            state.clone(),
+            campaign,
+        );
         engine.replay(state)?;
         Ok(engine)
     }

@@ -13,6 +13,7 @@ use crate::{
     campaign::{
         environment::{self, Health},
         events::Step,
+        restore,
         tuning::{self, Saved},
     },
     results::{
@@ -34,33 +35,65 @@ impl Engine<'_> {
         self.step(Step::Tuning);
         let boot_id = self.last_boot_id.clone().unwrap_or_default();
         let keeps_settings = !self.switches();
-        if keeps_settings && self.saved_tuning.is_none() {
-            // Resumed on a boot an earlier run tuned: the values it journaled are the
-            // machine's own; what is there now is aba's.
-            self.saved_tuning = tuning::pending_for(&self.dir.journal_path(), &boot_id)?;
-            if self.saved_tuning.is_some() {
-                self.tuning_saved_boot = Some(boot_id.clone());
-            }
+        if keeps_settings
+            && self.saved_tuning.is_none()
+            && let Some(claimed) = tuning::pending_for(&self.dir.journal_path(), &boot_id)?
+        {
+            // Resumed on a boot an earlier run tuned: the values it recorded are the
+            // machine's own; what is there now is aba's. They come from the ledger, never
+            // from the journal, which may come from anyone.
+            let ledger = &self.ledger;
+            let own = restore::ledger_values(
+                ledger,
+                &mut *self.transport,
+                &self.campaign,
+                &boot_id,
+                self.recipe,
+            )
+            .map_err(Failure::Untuned)?
+            .ok_or_else(|| {
+                Failure::Untuned(restore::not_in_ledger(self.dir, ledger, &boot_id, &claimed))
+            })?;
+            self.saved_tuning = Some(own);
+            self.tuning_saved_boot = Some(boot_id.clone());
         }
         let first_on_boot = self.tuning_saved_boot.as_deref() != Some(boot_id.as_str());
         let mut saved_now: Option<Saved> = None;
         let journal = &mut self.journal;
-        let applied = tuning::apply(&mut *self.transport, self.recipe, &mut |saved| {
-            if !first_on_boot {
-                return Ok(());
-            }
-            // Journaled (and fsynced) before the first write: a crash from here on leaves
-            // the machine's values where resume and `aba restore` find them.
-            journal.append(&Event::TuningSaved {
-                point: at.point.label.to_string(),
-                attempt: at.attempt,
-                boot_id: boot_id.clone(),
-                values: tuning::saved_values(saved),
-                time: now_rfc3339(),
-            })?;
-            saved_now = Some(saved.clone());
-            Ok(())
-        });
+        let (ledger, campaign) = (&self.ledger, &self.campaign);
+        let results = self.dir.root.display().to_string();
+        let applied = tuning::apply(
+            &mut *self.transport,
+            self.recipe,
+            &mut |transport, saved| {
+                if !first_on_boot {
+                    return Ok(());
+                }
+                // Recorded on the machine and journaled (and fsynced) before the first write: a
+                // crash from here on leaves the machine's values where resume and `aba restore`
+                // find them.
+                ledger
+                    .record_tuning(
+                        transport,
+                        campaign,
+                        &boot_id,
+                        &results,
+                        tuning::saved_values(saved),
+                    )
+                    .map_err(tuning::TuneError::NotRecorded)?;
+                journal
+                    .append(&Event::TuningSaved {
+                        point: at.point.label.to_string(),
+                        attempt: at.attempt,
+                        boot_id: boot_id.clone(),
+                        values: tuning::saved_values(saved),
+                        time: now_rfc3339(),
+                    })
+                    .map_err(tuning::TuneError::NotSaved)?;
+                saved_now = Some(saved.clone());
+                Ok(())
+            },
+        );
         if let Some(saved) = saved_now {
             // Also when a write below failed: what was written is put back at the end.
             self.tuning_saved_boot = Some(boot_id);

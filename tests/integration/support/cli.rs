@@ -13,17 +13,19 @@ pub fn aba_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_aba"))
 }
 
-/// The `aba` binary to run in `cwd`, with the user's `ABA_*` settings removed and the
-/// host-side target locks kept in `cwd/.aba-locks`: tests run side by side, several of them
-/// on the built-in `local` target, and each must hold its own lock (the lock tests share one
-/// directory on purpose).
+/// The `aba` binary to run in `cwd`, with the user's `ABA_*` settings removed, the
+/// host-side target locks kept in `cwd/.aba-locks` and the `local` target's ledger of what aba
+/// changed in `cwd/.aba-state`: tests run side by side, several of them on the built-in
+/// `local` target, and each must hold its own lock (the lock tests share one directory on
+/// purpose); none writes the machine's own /var/lib/aba.
 pub fn aba_command(cwd: &Path) -> Command {
     let mut command = Command::new(aba_bin());
     command
         .current_dir(cwd)
         .env_remove("ABA_TARGETS")
         .env_remove("ABA_RESULTS")
-        .env("ABA_LOCK_DIR", cwd.join(".aba-locks"));
+        .env("ABA_LOCK_DIR", cwd.join(".aba-locks"))
+        .env("ABA_STATE_DIR", cwd.join(".aba-state"));
     command
 }
 

@@ -8,3 +8,4 @@ pub mod lab;
 #[path = "../../common/skip.rs"]
 pub mod skip;
 pub mod sshd;
+pub mod tree;
