@@ -301,10 +301,10 @@ fn report(
                 design.nu
             );
             println!(
-                "| n | CV | SD | CSD | change | limits | SIG | BG | NMS | UNS | UNREP | SIG \\| stable (runs) | wrong dir | boot cov | est | width | 0w |"
+                "| n | CV | SD | CSD | change | limits | SIG | BG | NMS | INC | UNS | UNREP | SIG \\| stable (runs) | wrong dir | boot cov | est | width | 0w |"
             );
             println!(
-                "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+                "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
             );
             for (i, cell) in cells.iter().enumerate().filter(|(_, c)| c.design == d) {
                 let change = if cell.change == 0.0 {

@@ -117,7 +117,7 @@ pub fn generate(dir: &Path, points: usize, samples: u32) -> std::io::Result<u64>
             limits: Some(aba::results::journal::Limits {
                 gate_pct: 5.0,
                 drift_margin: 2.0,
-                max_drift_pct: 5.0,
+                max_drift_pct: Some(5.0),
                 max_cv_pct: 10.0,
                 scoped: Vec::new(),
             }),

@@ -151,7 +151,6 @@ pub fn limit_sets() -> [(&'static str, VerdictParams); 2] {
         (
             "loose",
             VerdictParams {
-                max_drift_pct: 5.0,
                 max_cv_pct: 10.0,
                 ..VerdictParams::default()
             },
@@ -269,6 +268,8 @@ pub struct VerdictCounts {
     pub below_gate: usize,
     /// NO_MATERIAL_SIGNAL.
     pub no_material: usize,
+    /// INCONCLUSIVE.
+    pub inconclusive: usize,
     /// UNSTABLE.
     pub unstable: usize,
     /// UNREPLICATED, or a candidate that was not compared.
@@ -296,6 +297,7 @@ impl VerdictCounts {
             "SIGNAL" => self.signal += 1,
             "BELOW_GATE" => self.below_gate += 1,
             "NO_MATERIAL_SIGNAL" => self.no_material += 1,
+            "INCONCLUSIVE" => self.inconclusive += 1,
             "UNSTABLE" => self.unstable += 1,
             _ => self.other += 1,
         }
@@ -322,14 +324,15 @@ impl VerdictCounts {
         }
     }
 
-    /// The verdict columns of a table row, `SIG | BG | NMS | UNS | UNREP | SIG|stable (runs) |
+    /// The verdict columns of a table row, `SIG | BG | NMS | INC | UNS | UNREP | SIG|stable (runs) |
     /// wrong dir` (`-` for the direction without a true change).
     pub fn columns(&self, no_change: bool) -> String {
         format!(
-            "{} | {} | {} | {} | {} | {} ({}) | {}",
+            "{} | {} | {} | {} | {} | {} | {} ({}) | {}",
             rate(self.signal, self.campaigns),
             rate(self.below_gate, self.campaigns),
             rate(self.no_material, self.campaigns),
+            rate(self.inconclusive, self.campaigns),
             rate(self.unstable, self.campaigns),
             rate(self.other, self.campaigns),
             rate(self.signal_stable, self.stable),

@@ -50,6 +50,12 @@ struct Config {
     /// True changes in units of the gate G.
     changes: Vec<f64>,
     drift: f64,
+    /// A linear drift per point (`--drift-per-point PCT`), added to `drift` as PCT × (points
+    /// − 1) for each design.
+    drift_per_point: f64,
+    /// The recipe's own drift gate (`--drift-gate PCT`) in both limit sets; none by default,
+    /// as in a recipe that sets no `max_drift_pct`.
+    drift_gate: Option<f64>,
     slow_first: f64,
 }
 
@@ -62,7 +68,8 @@ impl std::ops::Deref for Config {
 
 fn config() -> Config {
     let mut changes = None;
-    let (mut drift, mut slow_first) = (0.0, 0.0);
+    let (mut drift, mut slow_first, mut drift_per_point) = (0.0, 0.0, 0.0);
+    let mut drift_gate = None;
     let grid = Grid::parse(
         |short| Grid {
             short,
@@ -85,6 +92,10 @@ fn config() -> Config {
             match flag {
                 "--change" => changes = Some(parse_list(value, "change")),
                 "--drift" => drift = value.parse().expect("--drift PCT"),
+                "--drift-per-point" => {
+                    drift_per_point = value.parse().expect("--drift-per-point PCT");
+                }
+                "--drift-gate" => drift_gate = Some(value.parse().expect("--drift-gate PCT")),
                 "--slow-first" => slow_first = value.parse().expect("--slow-first PCT"),
                 _ => return false,
             }
@@ -102,6 +113,8 @@ fn config() -> Config {
         grid,
         changes,
         drift,
+        drift_per_point,
+        drift_gate,
         slow_first,
     }
 }
@@ -199,7 +212,15 @@ struct CellResult {
 
 fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
     let design = &DESIGNS[cell.design];
-    let sets = limit_sets();
+    let sets = limit_sets().map(|(name, params)| {
+        (
+            name,
+            aba::stats::VerdictParams {
+                max_drift_pct: config.drift_gate,
+                ..params
+            },
+        )
+    });
     let gate = sets[0].1.gate_pct;
     let true_change = cell.change * gate;
     let mut rng = Rng::new(cell_seed(config.seed, index));
@@ -209,7 +230,7 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
         n: cell.n,
         cv: cell.cv,
         sd: cell.sd,
-        drift: config.drift,
+        drift: config.drift + config.drift_per_point * (design.sequence.len() as f64 - 1.0),
         slow_first: config.slow_first,
     };
     for _ in 0..config.campaigns {
@@ -337,18 +358,24 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
         if config.short { "short" } else { "full" }
     );
     println!(
-        "seed {}, {} campaigns per cell, {} cells x 2 limit sets, drift {} %, slow first \
-         sample {} %, {threads} threads, {seconds:.0} s wall time, aba {}.\n",
+        "seed {}, {} campaigns per cell, {} cells x 2 limit sets, drift {} % + {} % per point, \
+         drift gate {}, slow first sample {} %, {threads} threads, {seconds:.0} s wall time, aba \
+         {}.\n",
         config.seed,
         config.campaigns,
         results.len(),
         fmt_num(config.drift),
+        fmt_num(config.drift_per_point),
+        config.drift_gate.map_or_else(
+            || "none (as a recipe without max_drift_pct)".to_owned(),
+            |g| { format!("{} %", fmt_num(g)) }
+        ),
         fmt_num(config.slow_first),
         env!("CARGO_PKG_VERSION")
     );
     println!(
         "Rates in percent of the campaigns of a cell: SIG SIGNAL, BG BELOW_GATE, NMS \
-         NO_MATERIAL_SIGNAL, UNS UNSTABLE, UNREP UNREPLICATED. SIG | stable: SIGNAL among the \
+         NO_MATERIAL_SIGNAL, INC INCONCLUSIVE, UNS UNSTABLE, UNREP UNREPLICATED. SIG | stable: SIGNAL among the \
          runs that are not UNSTABLE, with their count. wrong dir: SIGNAL whose sign is \
          opposite to the true change. boot / within: the boot-level / within-only 95% \
          interval aba prints: cov its coverage of the true change where it is estimable \
@@ -363,7 +390,17 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
     let mut conditional_known =
         Bound::new("no change, nu >= 3, at least 200 stable runs: P(SIGNAL | not UNSTABLE) <= 5 %");
     let mut power =
-        Bound::new("2G, CV <= 1 %, boot SD <= 0.3 %, A/B/A/B/A, n = 9: P(SIGNAL) >= 80 %");
+        Bound::new("2G, CV <= 1 %, boot SD <= 1 %, A/B/A/B/A, n = 9: P(SIGNAL) >= 80 %");
+    let drifting = config.drift != 0.0 || config.drift_per_point != 0.0;
+    let mut unstable = Bound::new(if drifting {
+        "nu >= 3, a linear drift: P(UNSTABLE) (a rate to read, not a bound)"
+    } else {
+        "nu >= 3, no drift, true CV within max_cv_pct: P(UNSTABLE) <= 5 %"
+    });
+    let mut reassurance = Bound::new("2G: P(NO_MATERIAL_SIGNAL) <= 5 %, every cell");
+    let mut equivalence = Bound::new(
+        "no change, CV <= 1 %, boot SD <= 0.3 %, A/B/A/B/A, n = 9: P(NO_MATERIAL_SIGNAL) >= 80 %",
+    );
     let mut coverage = Bound::new(
         "boot-level coverage where estimable within 94-96 % (pooled over change and limits)",
     );
@@ -384,10 +421,10 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
             let nu = design.nu();
             println!("## {row} (nu = {nu})\n");
             println!(
-                "| n | CV | SD | change | limits | SIG | BG | NMS | UNS | UNREP | SIG \\| stable (runs) | wrong dir | boot cov | est | width | 0w | within cov | width |"
+                "| n | CV | SD | change | limits | SIG | BG | NMS | INC | UNS | UNREP | SIG \\| stable (runs) | wrong dir | boot cov | est | width | 0w | within cov | width |"
             );
             println!(
-                "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+                "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
             );
             for &i in &mine {
                 let cell = results[i].cell;
@@ -420,7 +457,7 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                     p.unfloored.merge(&t.boot_unfloored);
                     p.full.merge(&t.boot_full_floor);
                 }
-                for (s, (set, _)) in sets.iter().enumerate() {
+                for (s, (set, params)) in sets.iter().enumerate() {
                     let cell_name = format!("{key} change={change} {set}");
                     let t = &mut results[i].tallies[j][s];
                     let intervals = if s == 0 {
@@ -462,6 +499,19 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                             true,
                             cell_name.clone(),
                         );
+                        if design.name == "A/B/A/B/A"
+                            && cell.n == 9
+                            && cell.cv <= 1.0
+                            && cell.sd <= 0.3
+                        {
+                            equivalence.rate(
+                                t.v.no_material,
+                                t.v.campaigns,
+                                80.0,
+                                false,
+                                cell_name.clone(),
+                            );
+                        }
                         if nu >= 3 {
                             t.v.stable_signal_bounds(
                                 &mut conditional,
@@ -470,10 +520,24 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
                             );
                         }
                     }
+                    // A true CV over the limit set's max_cv_pct is a measurement the limit
+                    // is there to refuse: UNSTABLE is right there, not a false alarm.
+                    if nu >= 3 && cell.cv <= params.max_cv_pct {
+                        unstable.rate(t.v.unstable, t.v.campaigns, 5.0, true, cell_name.clone());
+                    }
+                    if cell.change == 2.0 {
+                        reassurance.rate(
+                            t.v.no_material,
+                            t.v.campaigns,
+                            5.0,
+                            true,
+                            cell_name.clone(),
+                        );
+                    }
                     if design.name == "A/B/A/B/A"
                         && cell.n == 9
                         && cell.cv <= 1.0
-                        && cell.sd <= 0.3
+                        && cell.sd <= 1.0
                         && cell.change == 2.0
                     {
                         power.rate(t.v.signal, t.v.campaigns, 80.0, false, cell_name.clone());
@@ -531,7 +595,7 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
     }
     println!();
 
-    println!("## Bounds (issue 9, section 2)\n");
+    println!("## Bounds (issues 9 and 28)\n");
     println!(
         "Missed: the cell's estimate is on the wrong side of the bound; beyond noise: its 95% \
          binomial (Wilson) interval is too.\n"
@@ -541,6 +605,9 @@ fn print_report(config: &Config, results: &mut [CellResult], seconds: f64, threa
         &no_change_below,
         &conditional,
         &conditional_known,
+        &unstable,
+        &reassurance,
+        &equivalence,
         &power,
         &coverage,
         &coverage_all,

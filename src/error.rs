@@ -586,16 +586,23 @@ fn lock_hint(error: &LockError) -> Option<String> {
             target,
             holder,
             live,
-        } => Some(match live {
-            Liveness::Running => format!(
-                "wait for it with `--wait`, or stop it (kill {}) and resume it later with `aba resume {}`",
+        } => Some(match (live, holder.stoppable_pid()) {
+            (Liveness::Running, Some(pid)) => format!(
+                "wait for it with `--wait`, or stop it (kill {pid}) and resume it later with `aba resume {}`",
+                holder.campaign
+            ),
+            (Liveness::Running, None) => format!(
+                "wait for it with `--wait`; its record names no process aba would tell you to stop (pid {}), so find the aba that runs `{}` yourself before you stop anything",
                 holder.pid, holder.campaign
             ),
-            Liveness::Gone | Liveness::Unknown => format!(
+            (Liveness::Gone | Liveness::Unknown, _) => format!(
                 "if that campaign should go on, resume it with `aba resume {}`; if it is abandoned and nothing runs on the target, release it with `aba unlock --target {target}`",
                 holder.campaign
             ),
         }),
+        LockError::Starting { .. } => Some(
+            "wait for it with `--wait`, or try again in a moment: once it has started, its record names the campaign and its process".to_owned(),
+        ),
         LockError::Marker { .. } => Some(
             "the marker lives at the inventory's `lock_file` (default /var/lib/aba/lock); point it at a writable place on the target".to_owned(),
         ),

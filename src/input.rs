@@ -63,8 +63,8 @@ fn open_checked(path: &Path, follow: bool) -> io::Result<File> {
     if meta.file_type().is_symlink() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            "it is a symbolic link; aba reads a results directory's raw data only from \
-             regular files",
+            "it is a symbolic link; aba reads a results or batch directory's raw data only \
+             from regular files",
         ));
     }
     if !meta.is_file() {
@@ -87,7 +87,17 @@ fn open_checked(path: &Path, follow: bool) -> io::Result<File> {
 /// Reads the regular file at `path` as UTF-8 text of at most `limit` bytes; `what` names the
 /// kind of file in the error (`recipe`, `target inventory`).
 pub fn read_text(path: &Path, limit: u64, what: &str) -> io::Result<String> {
-    let file = open_regular(path)?;
+    read_limited(open_regular(path)?, limit, what)
+}
+
+/// [`read_text`] of raw data someone else may have written as a link (a batch journal):
+/// opened like [`open_data`], never through a link.
+pub fn read_data_text(path: &Path, limit: u64, what: &str) -> io::Result<String> {
+    read_limited(open_data(path)?, limit, what)
+}
+
+/// The UTF-8 text of `file`, at most `limit` bytes (`what` names the file in the error).
+fn read_limited(file: File, limit: u64, what: &str) -> io::Result<String> {
     let len = file.metadata()?.len();
     let too_large = |len: u64| {
         io::Error::new(

@@ -378,7 +378,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                 let limits = SeriesLimits::of(&recipe.analysis, workload, metric);
                 let series_params = VerdictParams {
                     gate_pct: limits.gate_pct.value,
-                    max_drift_pct: limits.max_drift_pct.value,
+                    max_drift_pct: limits.max_drift_pct.map(|l| l.value),
                     max_cv_pct: limits.max_cv_pct.value,
                     ..params.clone()
                 };
@@ -565,7 +565,7 @@ fn case_comparisons(
             };
             let series_params = VerdictParams {
                 gate_pct: treatment.limits.gate_pct.value,
-                max_drift_pct: treatment.limits.max_drift_pct.value,
+                max_drift_pct: treatment.limits.max_drift_pct.map(|l| l.value),
                 max_cv_pct: treatment.limits.max_cv_pct.value,
                 ..params.clone()
             };
@@ -636,7 +636,7 @@ fn preregistration(inputs: &Inputs<'_>, header: &Header) -> Result<Preregistrati
             result
                 .edited
                 .iter()
-                .map(|e| format!("{} {} -> {}", e.name, as_written(e.then), as_written(e.now)))
+                .map(crate::report::number::limit_edit_words)
                 .collect::<Vec<_>>()
                 .join(", ")
         }
@@ -658,11 +658,6 @@ fn preregistration(inputs: &Inputs<'_>, header: &Header) -> Result<Preregistrati
             what,
         })
     }
-}
-
-/// The shortest text that reads back as `value` (`1`, `2.5`).
-fn as_written(value: f64) -> String {
-    value.to_string()
 }
 
 /// `workload`, `workload[case]`, plus `/metric` when the metric is not named after the
@@ -934,7 +929,7 @@ tolerance = 0.5
         let err = analyze_inputs(&inputs(&edited, &journal, false)).expect_err("refused");
         assert_eq!(
             err.to_string(),
-            "dir/recipe.toml was edited after the run: gate_pct 5 -> 3, max_drift_pct 1 -> 2"
+            "dir/recipe.toml was edited after the run: gate_pct 5 -> 3, max_drift_pct not set -> 2"
         );
         assert!(err.hint().expect("hint").contains("--accept-edited-limits"));
         // Accepted: judged with the edited limits, and the analysis says which changed.
@@ -946,7 +941,7 @@ tolerance = 0.5
             .map(|e| e.name.as_str())
             .collect();
         assert_eq!(names, ["gate_pct", "max_drift_pct"]);
-        assert_eq!(accepted.params.max_drift_pct, 2.0);
+        assert_eq!(accepted.params.max_drift_pct, Some(2.0));
         // Another edit (an [[expect]]) changes the hash but not the limits: no refusal.
         let expect = parse(
             Path::new("recipe.toml"),

@@ -265,8 +265,14 @@ fn judge(
         drop_first: robust_against,
         kernels: &kernels,
         max_cv_pct: max_cv(stage, kernel),
+        // The case stage keeps CVs without their sample counts: the limit applies as it
+        // stands (never looser than the series' test).
+        cv_basis: None,
         better: ctx.better,
         environment: &ctx.environment.affecting(kernel, kernel),
+        // Treatment and control run at every point of one kernel, so a drift over the
+        // campaign moves both and cancels in their ratio: no trend test here.
+        trend: None,
     };
     let judged = verdict(ctx.params, &input);
     let [control, treatment] = kernels;
@@ -380,7 +386,7 @@ mod tests {
             .map(|(i, (l, k, m))| point(i + 1, l, k, &around(m * 0.94)))
             .collect();
         let params = VerdictParams {
-            max_drift_pct: 5.0,
+            max_drift_pct: Some(5.0),
             ..VerdictParams::default()
         };
         let env = EnvironmentCheck::default();
@@ -422,20 +428,26 @@ mod tests {
             point(1, "a-a", "a", &around(100.0)),
             point(2, "a-b", "a", &around(103.0)),
         ];
-        // No change: NO_MATERIAL_SIGNAL under loose limits, UNSTABLE under the default 1 %
-        // drift limit (the control case drifted 3 % between its boots).
+        // No change: NO_MATERIAL_SIGNAL without a drift gate (the 3 % drift of the control
+        // case is boot noise, carried by the interval) and under a loose one, UNSTABLE under a
+        // recipe's own 1 % drift gate.
         let same = [
             point(1, "a-a", "a", &around(100.02)),
             point(2, "a-b", "a", &around(102.99)),
         ];
         let env = EnvironmentCheck::default();
         let loose = VerdictParams {
-            max_drift_pct: 5.0,
+            max_drift_pct: Some(5.0),
             ..VerdictParams::default()
         };
         let r = compare_cases(&control, &same, &ctx(&loose, &env));
         assert_eq!(r.all[0].verdict.label, VerdictLabel::NoMaterialSignal);
-        let strict = VerdictParams::default();
+        let r = compare_cases(&control, &same, &ctx(&VerdictParams::default(), &env));
+        assert_eq!(r.all[0].verdict.label, VerdictLabel::NoMaterialSignal);
+        let strict = VerdictParams {
+            max_drift_pct: Some(1.0),
+            ..VerdictParams::default()
+        };
         let r = compare_cases(&control, &same, &ctx(&strict, &env));
         assert_eq!(r.all[0].verdict.label, VerdictLabel::Unstable);
         // A case with no values at a point of the other is paired where both have values.

@@ -15,10 +15,14 @@ use crate::{
 #[must_use]
 pub fn limit_edits(then: &Limits, now: &Limits) -> Vec<LimitEdit> {
     let mut edits: Vec<LimitEdit> = [
-        ("gate_pct", then.gate_pct, now.gate_pct),
-        ("drift_margin", then.drift_margin, now.drift_margin),
+        ("gate_pct", Some(then.gate_pct), Some(now.gate_pct)),
+        (
+            "drift_margin",
+            Some(then.drift_margin),
+            Some(now.drift_margin),
+        ),
         ("max_drift_pct", then.max_drift_pct, now.max_drift_pct),
-        ("max_cv_pct", then.max_cv_pct, now.max_cv_pct),
+        ("max_cv_pct", Some(then.max_cv_pct), Some(now.max_cv_pct)),
     ]
     .into_iter()
     .filter(|(_, then, now)| then != now)
@@ -45,20 +49,20 @@ pub fn limit_edits(then: &Limits, now: &Limits) -> Vec<LimitEdit> {
         let rows = [
             (
                 "gate_pct",
-                was.gate_pct.value,
-                is.gate_pct.value,
+                Some(was.gate_pct.value),
+                Some(is.gate_pct.value),
                 set_then.gate_pct.or(set_now.gate_pct),
             ),
             (
                 "max_drift_pct",
-                was.max_drift_pct.value,
-                is.max_drift_pct.value,
+                was.max_drift_pct.map(|l| l.value),
+                is.max_drift_pct.map(|l| l.value),
                 set_then.max_drift_pct.or(set_now.max_drift_pct),
             ),
             (
                 "max_cv_pct",
-                was.max_cv_pct.value,
-                is.max_cv_pct.value,
+                Some(was.max_cv_pct.value),
+                Some(is.max_cv_pct.value),
                 set_then.max_cv_pct.or(set_now.max_cv_pct),
             ),
         ];
@@ -98,7 +102,7 @@ mod tests {
         Limits {
             gate_pct: 5.0,
             drift_margin: 2.0,
-            max_drift_pct: 1.0,
+            max_drift_pct: Some(1.0),
             max_cv_pct: 2.0,
             scoped,
         }
@@ -117,7 +121,7 @@ mod tests {
     fn names(then: &Limits, now: &Limits) -> Vec<String> {
         limit_edits(then, now)
             .iter()
-            .map(|e| format!("{} {} -> {}", e.name, e.then, e.now))
+            .map(crate::report::number::limit_edit_words)
             .collect()
     }
 

@@ -172,10 +172,10 @@ pub struct LimitEdit {
     /// `max_drift_pct`, …, or `max_cv_pct of workload/metric` for a limit a workload or
     /// metric sets.
     pub name: String,
-    /// What the campaign ran with.
-    pub then: f64,
+    /// What the campaign ran with; `None` for a limit that was not set (a drift gate).
+    pub then: Option<f64>,
     /// What the recipe copy says now (the analysis uses it).
-    pub now: f64,
+    pub now: Option<f64>,
 }
 
 /// What was run, where and when.
@@ -655,6 +655,15 @@ pub struct VerdictLine {
     pub direction: Option<String>,
     /// Same conclusion with drop-first.
     pub same_conclusion: Option<bool>,
+    /// The smallest change, percent, this comparison could have detected with 80 % power at
+    /// its own measured boot noise; `None` without a boot-level variance.
+    pub detectable_pct: Option<f64>,
+    /// For an INCONCLUSIVE line: the shortest longer alternation that would detect a change
+    /// of the gate at the measured noise; `None` otherwise or when none of up to 20 more
+    /// pairs would.
+    pub decided_by: Option<crate::stats::LongerDesign>,
+    /// The gate, percent, the line was judged against.
+    pub gate_pct: f64,
 }
 
 /// The largest value of some statistic and where it occurred.

@@ -14,10 +14,10 @@ use crate::{
     },
     recipe::resolved::Recovery,
     stats::{
-        Better, BootPoint, BootPrior, Comparison, Direction, KernelSummary, VerdictInput,
+        Better, BootPoint, BootPrior, Comparison, Direction, KernelSummary, Trend, VerdictInput,
         VerdictParams, compare_with, kernel_summary, kernels_in_order,
         sequential::{Look, LookIntervals},
-        verdict,
+        trend_test, verdict,
     },
 };
 
@@ -67,6 +67,8 @@ struct Stage {
     cvs: Vec<Option<f64>>,
     kernels: Vec<KernelSummary>,
     comparisons: Vec<Option<Comparison>>,
+    /// The trend test over every point of the series (`None` below ν = 3).
+    trend: Option<Trend>,
 }
 
 /// Analyses `points` (a series' done points in boot order).
@@ -186,6 +188,7 @@ fn stage(kind: AnalysisKind, points: &[SeriesPoint], ctx: &SeriesContext<'_>) ->
         .collect();
     Stage {
         kind,
+        trend: trend_test(&boot_points),
         cvs: summaries.iter().map(|s| s.cv_pct).collect(),
         points: boot_points,
         kernels,
@@ -278,8 +281,10 @@ fn judge(
         drop_first: robust_against,
         kernels: &own.kernels,
         max_cv_pct: max_cv(own, &[&cmp.candidate, &cmp.baseline]),
+        cv_basis: cv_basis(own, &[&cmp.candidate, &cmp.baseline]),
         better: ctx.better,
         environment: &ctx.environment.affecting(&cmp.candidate, &cmp.baseline),
+        trend: own.trend.as_ref(),
     };
     verdict(ctx.params, &input)
 }
@@ -293,6 +298,26 @@ fn max_cv(stage: &Stage, kernels: &[&str]) -> Option<f64> {
         .filter(|(p, _)| kernels.contains(&p.kernel.as_str()))
         .filter_map(|(_, cv)| *cv)
         .reduce(f64::max)
+}
+
+/// What the largest CV over the points of `kernels` was measured from: its point's sample
+/// count and how many such points have a CV; `None` when no point has one.
+fn cv_basis(stage: &Stage, kernels: &[&str]) -> Option<crate::stats::CvBasis> {
+    let with_cv: Vec<(usize, f64)> = stage
+        .points
+        .iter()
+        .zip(&stage.cvs)
+        .filter(|(p, _)| kernels.contains(&p.kernel.as_str()))
+        .filter_map(|(p, cv)| Some((p.n, (*cv)?)))
+        .collect();
+    let (samples, _) = with_cv
+        .iter()
+        .copied()
+        .reduce(|a, b| if b.1 > a.1 { b } else { a })?;
+    Some(crate::stats::CvBasis {
+        samples,
+        points: with_cv.len(),
+    })
 }
 
 fn why_not_compared(points: &[BootPoint], candidate: &str, baseline: &str) -> String {

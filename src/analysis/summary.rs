@@ -6,7 +6,7 @@
 use crate::{
     analysis::model::{CampaignSummary, ExpectCheck, Series, VerdictLine, Worst},
     recipe::model::Role,
-    stats::{SpreadMeasure, VerdictLabel, spread_of},
+    stats::{SpreadMeasure, VerdictLabel, detectable_at_measured_noise, longer_design, spread_of},
 };
 
 /// Summarizes the analysed series and expectations; `baseline` is the baseline kernel.
@@ -46,9 +46,19 @@ pub fn summarize_campaign(
                 short_why: c.verdict.short_why(),
                 direction: c.direction.clone(),
                 same_conclusion: c.same_conclusion,
+                detectable_pct: detectable_at_measured_noise(&c.comparison),
+                decided_by: (c.verdict.label == VerdictLabel::Inconclusive)
+                    .then(|| longer_design(&c.comparison, s.limits.gate_pct.value))
+                    .flatten(),
+                gate_pct: s.limits.gate_pct.value,
             };
             if s.role == Role::Control {
-                if c.verdict.label != VerdictLabel::NoMaterialSignal {
+                // A control moved when it is anything but ruled out (NO_MATERIAL_SIGNAL) or
+                // not shown either way (INCONCLUSIVE, which says so on its own line).
+                if !matches!(
+                    c.verdict.label,
+                    VerdictLabel::NoMaterialSignal | VerdictLabel::Inconclusive
+                ) {
                     control_alerts.push(line.clone());
                 }
                 controls.push(line);

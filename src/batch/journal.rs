@@ -191,8 +191,9 @@ pub enum BatchEvent {
 pub struct JobRecord {
     /// Every start, in order (a resumed job has several).
     pub starts: Vec<String>,
-    /// The first start's time.
-    pub first_start: Option<String>,
+    /// The start its time counts from: the first, or the first after a refused start (a
+    /// refused start waited for nothing on the target: the campaign ran from the next one).
+    pub counted_start: Option<String>,
     /// The last end: outcome, code, reason, time; `None` when the last start has no end
     /// (running, or the runner was killed) or it never started.
     pub ended: Option<(Ended, u8, Option<String>, String)>,
@@ -221,13 +222,16 @@ impl BatchJournal {
     /// Reads the journal in `dir`; a last line cut short by a kill is ignored.
     pub fn read(dir: &Path) -> Result<BatchJournal, BatchJournalError> {
         let path = BatchJournal::path_in(dir);
-        let text = crate::input::read_text(&path, 64 << 20, "batch journal").map_err(|source| {
-            BatchJournalError::Io {
-                action: "read",
-                path: path.clone(),
-                source,
-            }
-        })?;
+        // Someone else's batch directory may hold a link here (to a tester's file, whose
+        // lines a parse error would quote): read only a regular file, never through a link.
+        let text =
+            crate::input::read_data_text(&path, 64 << 20, "batch journal").map_err(|source| {
+                BatchJournalError::Io {
+                    action: "read",
+                    path: path.clone(),
+                    source,
+                }
+            })?;
         let lines: Vec<&str> = text.lines().collect();
         let mut events = Vec::new();
         for (i, line) in lines.iter().enumerate() {
@@ -286,7 +290,11 @@ impl BatchJournal {
                     ..
                 } => {
                     let job = jobs.entry((*campaign, target.clone())).or_default();
-                    job.first_start.get_or_insert_with(|| time.clone());
+                    if job.counted_start.is_none()
+                        || matches!(job.ended, Some((Ended::Refused, ..)))
+                    {
+                        job.counted_start = Some(time.clone());
+                    }
                     job.starts.push(time.clone());
                     job.ended = None;
                 }
@@ -415,7 +423,7 @@ mod tests {
         let journal = BatchJournal::read(dir.path()).expect("read");
         let jobs = journal.jobs();
         let job = &jobs[&(1, "a".to_owned())];
-        assert_eq!(job.first_start.as_deref(), Some("t1"));
+        assert_eq!(job.counted_start.as_deref(), Some("t1"));
         assert_eq!(job.ended.as_ref().map(|e| e.0), Some(Ended::Stopped));
         // Appending after the cut starts a new line.
         BatchWriter::open(dir.path())
@@ -431,5 +439,42 @@ mod tests {
         let jobs = BatchJournal::read(dir.path()).expect("read").jobs();
         assert_eq!(jobs[&(1, "a".to_owned())].ended, None);
         assert_eq!(jobs[&(1, "a".to_owned())].starts.len(), 2);
+    }
+
+    /// A campaign refused at its first start (another campaign held the target) and run by
+    /// `batch resume` hours later is timed from the start that ran it (issue 37, item 7): the
+    /// summary said it took the hours between.
+    #[test]
+    fn a_campaign_is_timed_from_the_start_after_a_refused_one() {
+        let start = |time: &str| BatchEvent::Started {
+            campaign: 1,
+            target: "a".into(),
+            dir: "01-x/a".into(),
+            resumed: false,
+            time: time.into(),
+        };
+        let end = |outcome, time: &str| BatchEvent::Ended {
+            campaign: 1,
+            target: "a".into(),
+            outcome,
+            code: 0,
+            reason: None,
+            time: time.into(),
+        };
+        let journal = BatchJournal {
+            events: vec![
+                start("t1"),
+                end(Ended::Refused, "t2"),
+                start("t3"),
+                end(Ended::Stopped, "t4"),
+                start("t5"),
+                end(Ended::Finished, "t6"),
+            ],
+        };
+        let jobs = journal.jobs();
+        let job = &jobs[&(1, "a".to_owned())];
+        // A stopped run counts: it ran on the target, and its resume goes on with it.
+        assert_eq!(job.counted_start.as_deref(), Some("t3"));
+        assert_eq!(job.starts.len(), 3);
     }
 }

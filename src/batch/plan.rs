@@ -250,13 +250,12 @@ impl BatchPlan {
         for (i, spec) in file.campaign.iter().enumerate() {
             let spec = spec.get_ref();
             let recipe = base.join(spec.recipe.get_ref());
-            if !recipe.is_file() {
+            if let Err(why) = recipe_inside(base, &recipe) {
                 diags.push(at(
                     spec.recipe.span(),
                     format!(
-                        "recipe `{}` not found (looked for {})",
-                        spec.recipe.get_ref(),
-                        recipe.display()
+                        "recipe `{}` {why}",
+                        crate::text::quoted(spec.recipe.get_ref())
                     ),
                 ));
             }
@@ -337,6 +336,43 @@ impl BatchPlan {
     }
 }
 
+/// Checks, before a byte of it is read, that `recipe` (a plan's recipe joined to `base`, the
+/// plan's folder) is a regular file inside that folder, reached without a link at its name:
+/// a plan can come from someone else (a batch directory's copy), and a recipe that does not
+/// parse is quoted by its error, so a plan naming `/etc/shadow`, `../../x` or a link to a
+/// 0600 file must be refused here. Returns why not, as the end of a sentence.
+fn recipe_inside(base: &Path, recipe: &Path) -> Result<(), String> {
+    let folder = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
+    let meta = std::fs::symlink_metadata(recipe)
+        .map_err(|_| format!("not found (looked for {})", recipe.display()))?;
+    if meta.file_type().is_symlink() {
+        return Err(format!(
+            "is a symbolic link ({}): a plan's recipes must be regular files inside the plan's folder, and aba does not follow links there",
+            recipe.display()
+        ));
+    }
+    if !meta.is_file() {
+        return Err(format!("is not a regular file ({})", recipe.display()));
+    }
+    let inside = match (folder.canonicalize(), recipe.canonicalize()) {
+        (Ok(folder), Ok(recipe)) => recipe.starts_with(folder),
+        _ => false,
+    };
+    if inside {
+        Ok(())
+    } else {
+        Err(format!(
+            "is outside the plan's folder {} ({}): a plan's recipes must be inside it",
+            folder.display(),
+            recipe.display()
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -391,6 +427,12 @@ mod tests {
         assert!(e.contains("campaign[1].targets[1]"), "{e}");
         let e = error("version = 1\n[[campaign]]\nrecipe = \"gone.toml\"\ntargets = [\"local\"]\n");
         assert!(e.contains(":3:10") && e.contains("not found"), "{e}");
+        let e =
+            error("version = 1\n[[campaign]]\nrecipe = \"/etc/passwd\"\ntargets = [\"local\"]\n");
+        assert!(
+            e.contains(":3:10") && e.contains("outside the plan's folder"),
+            "{e}"
+        );
         let e = error("version = 1\n");
         assert!(e.contains("at least one [[campaign]]"), "{e}");
         let e = error(

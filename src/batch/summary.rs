@@ -187,7 +187,7 @@ impl BatchSummary {
                         None => JobState::Unended,
                     },
                 };
-                let started = record.and_then(|r| r.first_start.clone());
+                let started = record.and_then(|r| r.counted_start.clone());
                 let ended = record.and_then(|r| r.ended.as_ref().map(|e| e.3.clone()));
                 let reason = record.and_then(|r| r.ended.as_ref().and_then(|e| e.2.clone()));
                 let (verdicts, no_analysis) = verdicts(&dir.join(&rel));

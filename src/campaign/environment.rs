@@ -103,17 +103,59 @@ pub enum Count {
 pub struct Health {
     /// Kernel warning lines in dmesg now.
     pub dmesg_warnings: Count,
-    /// The newest warning lines, for the report.
-    pub dmesg_tail: Vec<String>,
+    /// The warning lines themselves, the newest [`WARNING_LINES`] of them, oldest first: what
+    /// [`new_warning_lines`] compares to tell which lines are new.
+    pub dmesg_lines: Vec<String>,
     /// Failed systemd units now.
     pub failed_units: Vec<String>,
+}
+
+/// How many of the newest warning lines the health check reads: enough that the lines a point
+/// added are all among them unless it added more (then the count says how many).
+pub const WARNING_LINES: usize = 200;
+
+impl Health {
+    /// The health of a boot before it logged anything: a point's fresh boot counts its kernel
+    /// warnings from its first line (a WARNING logged while booting, settling, tuning or in
+    /// setup, where a patched kernel most often warns, is the point's).
+    #[must_use]
+    pub fn fresh_boot() -> Health {
+        Health {
+            dmesg_warnings: Count::Counted(0),
+            dmesg_lines: Vec::new(),
+            failed_units: Vec::new(),
+        }
+    }
+}
+
+/// The warning lines of `after` that `before` did not hold, oldest first: each line of
+/// `before` accounts for one equal line of `after` (dmesg lines carry their time, so equal
+/// lines are the same line; one that left the ring buffer is simply not in `after`).
+#[must_use]
+pub fn new_warning_lines(before: &Health, after: &Health) -> Vec<String> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for line in &before.dmesg_lines {
+        *seen.entry(line.as_str()).or_default() += 1;
+    }
+    after
+        .dmesg_lines
+        .iter()
+        .filter(|line| match seen.get_mut(line.as_str()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .cloned()
+        .collect()
 }
 
 /// The script of [`health`]: one marker line before each fact.
 fn health_script() -> String {
     format!(
         "echo @@count; dmesg 2>/dev/null | grep -cE '{DMESG_WARNING_PATTERN}'\n\
-         echo @@tail; dmesg 2>/dev/null | grep -E '{DMESG_WARNING_PATTERN}' | tail -n 5\n\
+         echo @@lines; dmesg 2>/dev/null | grep -E '{DMESG_WARNING_PATTERN}' | tail -n {WARNING_LINES}\n\
          echo @@units; if [ -d /run/systemd/system ]; then systemctl --failed --plain --no-legend 2>/dev/null | awk '{{print $1}}'; fi\n\
          true"
     )
@@ -132,8 +174,8 @@ fn parse_health(text: &str) -> Health {
         dmesg_warnings: count
             .parse()
             .map_or_else(|_| Count::Unreadable(count.to_owned()), Count::Counted),
-        dmesg_tail: facts
-            .get("tail")
+        dmesg_lines: facts
+            .get("lines")
             .map(|t| t.lines().map(str::to_owned).collect())
             .unwrap_or_default(),
         failed_units: facts
@@ -145,7 +187,7 @@ fn parse_health(text: &str) -> Health {
 
 #[cfg(test)]
 mod tests {
-    use super::{Count, health, parse_health, snapshot};
+    use super::{Count, Health, health, new_warning_lines, parse_health, snapshot};
     use crate::target::local::LocalTransport;
 
     /// The facts are this machine's, as the kernel itself gives them.
@@ -193,12 +235,12 @@ mod tests {
     #[test]
     fn health_reads_counts_lines_and_units_and_keeps_an_unreadable_count() {
         let h = parse_health(
-            "@@count\n2\n@@tail\n[ 1.0] WARNING: a\n[ 2.0] BUG: b\n@@units\nx.service y.mount\n",
+            "@@count\n2\n@@lines\n[ 1.0] WARNING: a\n[ 2.0] BUG: b\n@@units\nx.service y.mount\n",
         );
         assert_eq!(h.dmesg_warnings, Count::Counted(2));
-        assert_eq!(h.dmesg_tail, ["[ 1.0] WARNING: a", "[ 2.0] BUG: b"]);
+        assert_eq!(h.dmesg_lines, ["[ 1.0] WARNING: a", "[ 2.0] BUG: b"]);
         assert_eq!(h.failed_units, ["x.service", "y.mount"]);
-        let garbled = parse_health("@@count\ngrep: not found\n@@tail\n@@units\n");
+        let garbled = parse_health("@@count\ngrep: not found\n@@lines\n@@units\n");
         assert_eq!(
             garbled.dmesg_warnings,
             Count::Unreadable("grep: not found".to_owned())
@@ -207,5 +249,40 @@ mod tests {
             parse_health("").dmesg_warnings,
             Count::Unreadable(String::new())
         );
+    }
+
+    /// The lines a point added are exactly the lines the second reading has beyond the
+    /// first (issue 37, item 1): an old warning is not quoted again, a repeated line counts
+    /// once per time it was logged, a line that left the ring buffer is no new line, and a
+    /// fresh boot's own lines are all new.
+    #[test]
+    fn new_warning_lines_are_exactly_those_the_second_reading_adds() {
+        let reading = |lines: &[&str]| Health {
+            dmesg_warnings: Count::Counted(u32::try_from(lines.len()).expect("small")),
+            dmesg_lines: lines.iter().map(|l| (*l).to_owned()).collect(),
+            failed_units: Vec::new(),
+        };
+        let old = "[ 1.0] WARNING: at boot";
+        let new = "[ 9.0] WARNING: in the run";
+        assert_eq!(
+            new_warning_lines(&reading(&[old]), &reading(&[old, new])),
+            [new]
+        );
+        assert_eq!(
+            new_warning_lines(&reading(&[old, old]), &reading(&[old, old, old])),
+            [old]
+        );
+        assert_eq!(
+            new_warning_lines(
+                &reading(&[old, "[ 2.0] BUG: x"]),
+                &reading(&["[ 2.0] BUG: x", new])
+            ),
+            [new]
+        );
+        assert_eq!(
+            new_warning_lines(&Health::fresh_boot(), &reading(&[old, new])),
+            [old, new]
+        );
+        assert!(new_warning_lines(&reading(&[old]), &reading(&[old])).is_empty());
     }
 }

@@ -152,8 +152,9 @@ pub enum Warning {
         point: PointLabel,
         /// How many new lines.
         count: u32,
-        /// The newest warning lines.
-        tail: Vec<String>,
+        /// The new lines (all of them unless there were more than the health check reads),
+        /// oldest first; the note quotes the last [`DMESG_QUOTED`].
+        lines: Vec<String>,
     },
     /// dmesg's warning lines could not be counted: the point's count is unknown.
     DmesgUncounted {
@@ -223,14 +224,36 @@ pub enum Warning {
     Transport(String),
 }
 
+/// How many new dmesg warning lines a note quotes (the newest).
+pub const DMESG_QUOTED: usize = 5;
+
+/// How many characters of one quoted dmesg line a note shows.
+const DMESG_LINE_CHARS: usize = 300;
+
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Warning::Dmesg { point, count, tail } => write!(
-                f,
-                "{count} new kernel warning line(s) in dmesg during point {point}: {}",
-                tail.join(" | ")
-            ),
+            Warning::Dmesg {
+                point,
+                count,
+                lines,
+            } => {
+                let quoted = &lines[lines.len().saturating_sub(DMESG_QUOTED)..];
+                let which = if quoted.len() == *count as usize {
+                    String::new()
+                } else {
+                    format!(", the last {}", quoted.len())
+                };
+                let quoted: Vec<_> = quoted
+                    .iter()
+                    .map(|l| crate::text::untrusted(l, DMESG_LINE_CHARS))
+                    .collect();
+                write!(
+                    f,
+                    "{count} new kernel warning line(s) in dmesg during point {point}{which}: {}",
+                    quoted.join(" | ")
+                )
+            }
             Warning::DmesgUncounted { point, printed } => write!(
                 f,
                 "the kernel warning lines in dmesg could not be counted at point {point} (the count printed `{}`); new warnings of this point are unknown",
@@ -310,5 +333,35 @@ pub struct Recorder(pub Vec<CampaignEvent>);
 impl Observer for Recorder {
     fn event(&mut self, event: &CampaignEvent) {
         self.0.push(event.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DMESG_QUOTED, Warning};
+    use crate::recipe::ident::PointLabel;
+
+    /// A dmesg note quotes the new lines, all of them when they are few, else the newest
+    /// [`DMESG_QUOTED`] said as such: its count never disagrees with what it quotes.
+    #[test]
+    fn a_dmesg_note_says_how_many_of_the_new_lines_it_quotes() {
+        let note = |n: u32| {
+            Warning::Dmesg {
+                point: PointLabel::new("b"),
+                count: n,
+                lines: (0..n).map(|i| format!("[{i}.0] WARNING: w{i}")).collect(),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            note(2),
+            "2 new kernel warning line(s) in dmesg during point b: [0.0] WARNING: w0 | [1.0] WARNING: w1"
+        );
+        let many = note(8);
+        assert!(
+            many.starts_with("8 new kernel warning line(s) in dmesg during point b, the last 5: [3.0] WARNING: w3 |"),
+            "{many}"
+        );
+        assert_eq!(many.matches("WARNING:").count(), DMESG_QUOTED);
     }
 }

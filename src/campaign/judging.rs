@@ -34,8 +34,9 @@ pub struct Judging<'a> {
 pub struct AnalysisLimits {
     /// `gate_pct`.
     pub gate_pct: f64,
-    /// `max_drift_pct`.
-    pub max_drift_pct: f64,
+    /// `max_drift_pct`: the recipe's own preregistered drift gate, absent
+    /// unless the recipe sets one (aba's stability rule does not need it).
+    pub max_drift_pct: Option<f64>,
     /// `max_cv_pct`.
     pub max_cv_pct: f64,
 }

@@ -83,6 +83,16 @@ impl Holder {
         self.host == other.host && self.campaign == other.campaign
     }
 
+    /// The process a message may tell the user to stop: a complete record's pid above 1.
+    /// Never 0 (`kill 0` signals the user's own process group) nor 1 (init), never a pid
+    /// from a record that is missing who or where it is (half written, or forged).
+    pub fn stoppable_pid(&self) -> Option<u32> {
+        let complete = [&self.campaign, &self.host, &self.user, &self.started]
+            .iter()
+            .all(|field| !field.trim().is_empty());
+        (complete && self.pid > 1 && i32::try_from(self.pid).is_ok()).then_some(self.pid)
+    }
+
     /// Whether the holding process still runs, as far as this host can tell.
     fn liveness(&self) -> Liveness {
         if self.host != hostname() {
@@ -147,6 +157,18 @@ pub enum LockError {
         /// Whether the holder still runs.
         live: Liveness,
     },
+    /// Another aba of this host holds the host-side lock and has not written its record
+    /// yet (it started a moment ago): nobody can be named, so nothing is to be stopped.
+    #[error(
+        "target `{target}` is being taken by another aba on this host that is starting: it holds the host-side lock file {} and has not written who it is yet",
+        path.display()
+    )]
+    Starting {
+        /// The target.
+        target: String,
+        /// The host-side lock file.
+        path: PathBuf,
+    },
     /// The lock directory or file on the host could not be used.
     #[error("cannot use the host-side lock file {}", path.display())]
     Host {
@@ -205,6 +227,12 @@ pub struct TargetLock {
     marker: Option<String>,
     /// The power-cycle command run because the target did not answer when the lock was taken.
     revived: Option<String>,
+    /// A marker of this same campaign found on the target is left as it is (not rewritten
+    /// with this process's record): `aba restore` of a killed campaign must leave the marker
+    /// naming that campaign's process for `aba resume`, not its own short-lived pid.
+    keep_own_marker: bool,
+    /// Whether the marker was this campaign's already and was left as it is.
+    kept_own_marker: bool,
 }
 
 /// Brings back a target that does not answer when a campaign is resumed, and returns the
@@ -227,6 +255,31 @@ impl TargetLock {
         wait: bool,
         revive: Option<Revive<'_>>,
     ) -> Result<TargetLock, LockError> {
+        TargetLock::acquire_with(target, key, holder, transport, wait, revive, false)
+    }
+
+    /// Takes `target` for `aba restore` of the campaign `holder` names: as
+    /// [`TargetLock::acquire`] without waiting or reviving, but a marker that is already this
+    /// campaign's (a killed run's) is left untouched ([`TargetLock::kept_own_marker`]).
+    pub fn acquire_for_restore(
+        target: &Target,
+        key: &str,
+        holder: Holder,
+        transport: &mut dyn Transport,
+    ) -> Result<TargetLock, LockError> {
+        TargetLock::acquire_with(target, key, holder, transport, false, None, true)
+    }
+
+    /// [`TargetLock::acquire`], and with `keep_own_marker` [`TargetLock::acquire_for_restore`].
+    fn acquire_with(
+        target: &Target,
+        key: &str,
+        holder: Holder,
+        transport: &mut dyn Transport,
+        wait: bool,
+        revive: Option<Revive<'_>>,
+        keep_own_marker: bool,
+    ) -> Result<TargetLock, LockError> {
         let path = lock_dir()
             .map_err(|source| LockError::Host {
                 path: PathBuf::from("(lock directory)"),
@@ -242,6 +295,8 @@ impl TargetLock {
             target: target.name.clone(),
             marker: target.lock_file.clone(),
             revived: None,
+            keep_own_marker,
+            kept_own_marker: false,
         };
         lock.write_host_record()?;
         // The scheduler is asked once this host's own lock is held, and before the target is
@@ -289,11 +344,20 @@ impl TargetLock {
                     }
                     Err(Claim::Lost(e)) => return Err(lock.marker_error(&transport_reason(&e))),
                     Err(Claim::Lock(e)) => return Err(e),
-                    Ok(()) => break,
+                    Ok(claimed) => {
+                        lock.kept_own_marker = claimed == Claimed::KeptOwn;
+                        break;
+                    }
                 }
             }
         }
         Ok(lock)
+    }
+
+    /// Whether the target's marker was this campaign's already and was left as it is
+    /// ([`TargetLock::acquire_for_restore`]); otherwise this process wrote it.
+    pub fn kept_own_marker(&self) -> bool {
+        self.kept_own_marker
     }
 
     /// The power-cycle command run while the lock was taken, if the target had to be
@@ -363,6 +427,8 @@ impl TargetLock {
             target: "scripted".to_owned(),
             marker: Some(marker.to_owned()),
             revived: None,
+            keep_own_marker: false,
+            kept_own_marker: false,
         }
     }
 
@@ -371,20 +437,22 @@ impl TargetLock {
     /// one that another campaign took stops this one. A lost connection is
     /// [`LockError::ConnectionLost`], with the transport's error for the engine's reconnect.
     pub fn claim_marker(&self, transport: &mut dyn Transport) -> Result<(), LockError> {
-        self.claim_marker_once(transport).map_err(|e| match e {
-            Claim::Lock(e) => e,
-            Claim::Lost(source) => LockError::ConnectionLost {
-                target: self.target.clone(),
-                path: self.marker.clone().unwrap_or_default(),
-                source: Box::new(source),
-            },
-        })
+        self.claim_marker_once(transport)
+            .map(drop)
+            .map_err(|e| match e {
+                Claim::Lock(e) => e,
+                Claim::Lost(source) => LockError::ConnectionLost {
+                    target: self.target.clone(),
+                    path: self.marker.clone().unwrap_or_default(),
+                    source: Box::new(source),
+                },
+            })
     }
 
     /// [`TargetLock::claim_marker`], telling a lost connection apart.
-    fn claim_marker_once(&self, transport: &mut dyn Transport) -> Result<(), Claim> {
+    fn claim_marker_once(&self, transport: &mut dyn Transport) -> Result<Claimed, Claim> {
         let Some(file) = &self.marker else {
-            return Ok(());
+            return Ok(Claimed::Written);
         };
         let record = serde_json::to_string(&self.holder).expect("invariant: a holder serialises");
         let ours = self.ours();
@@ -392,12 +460,20 @@ impl TargetLock {
             .rsplit_once('/')
             .map_or("/", |(d, _)| if d.is_empty() { "/" } else { d });
         // `set -C` makes the first write exclusive, so two hosts claiming at once cannot both
-        // win; a marker that is already ours is rewritten.
+        // win; a marker that is already ours is rewritten, or kept (exit 5) for a restore.
+        let own = if self.keep_own_marker {
+            "exit 5".to_owned()
+        } else {
+            format!(
+                "printf '%s\\n' {r} > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\" && exit 0; exit 4",
+                r = sh_quote(&record)
+            )
+        };
         let script = format!(
             "f={f}; mkdir -p {d} || exit 4; \
              if (set -C; printf '%s\\n' {r} > \"$f\") 2>/dev/null; then exit 0; fi; \
              cur=$(cat \"$f\" 2>/dev/null); \
-             case \"$cur\" in *{o}*) printf '%s\\n' {r} > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\" && exit 0; exit 4;; esac; \
+             case \"$cur\" in *{o}*) {own};; esac; \
              printf '%s\\n' \"$cur\"; exit 3",
             f = sh_quote(file),
             d = sh_quote(dir),
@@ -413,11 +489,14 @@ impl TargetLock {
                 other => Claim::Lock(self.marker_error(&transport_reason(&other))),
             })?;
         match &out.outcome {
-            crate::target::transport::ExitOutcome::Exited(0) => Ok(()),
+            crate::target::transport::ExitOutcome::Exited(0) => Ok(Claimed::Written),
+            crate::target::transport::ExitOutcome::Exited(5) if self.keep_own_marker => {
+                Ok(Claimed::KeptOwn)
+            }
             crate::target::transport::ExitOutcome::Exited(3) => {
                 let text = out.stdout_text();
                 match serde_json::from_str::<Holder>(text.trim()) {
-                    Ok(other) if other.same_campaign(&self.holder) => Ok(()),
+                    Ok(other) if other.same_campaign(&self.holder) => Ok(Claimed::KeptOwn),
                     Ok(other) => Err(Claim::Lock(LockError::Busy {
                         target: self.target.clone(),
                         live: other.liveness(),
@@ -455,6 +534,15 @@ impl TargetLock {
             Err(self.marker_error(&format!("{}: {}", out.outcome, out.stderr_text().trim())))
         }
     }
+}
+
+/// What a successful marker claim did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claimed {
+    /// This process's record is on the target now (new, or rewritten over its own).
+    Written,
+    /// The marker was this campaign's already and was left as it is.
+    KeptOwn,
 }
 
 /// Why a marker claim did not succeed.
@@ -616,24 +704,17 @@ fn lock_host(path: &Path, target: &str, wait: bool) -> Result<File, LockError> {
         }
         if !wait {
             let text = read_record(&mut file);
+            // The holder writes its record right after it takes the flock: until then (or
+            // while it rewrites it) the file is empty or cut, and the holder is starting.
             return Err(match serde_json::from_str::<Holder>(text.trim()) {
                 Ok(holder) => LockError::Busy {
                     target: target.to_owned(),
                     live: Liveness::Running,
                     holder: Box::new(holder),
                 },
-                Err(_) => LockError::Busy {
+                Err(_) => LockError::Starting {
                     target: target.to_owned(),
-                    live: Liveness::Running,
-                    holder: Box::new(Holder {
-                        campaign: "(starting)".to_owned(),
-                        host: hostname(),
-                        user: String::new(),
-                        pid: 0,
-                        started: String::new(),
-                        recipe: String::new(),
-                        target: target.to_owned(),
-                    }),
+                    path: path.to_path_buf(),
                 },
             });
         }
@@ -697,7 +778,8 @@ pub fn hostname() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Holder, Liveness, lock_host};
+    use super::{Claimed, Holder, Liveness, LockError, TargetLock, lock_host};
+    use crate::{error::Error, target::local::LocalTransport};
 
     fn holder(pid: u32) -> Holder {
         Holder {
@@ -719,6 +801,95 @@ mod tests {
         assert!(lock_host(&path, "box", false).is_err());
         drop(first);
         lock_host(&path, "box", false).expect("free again");
+    }
+
+    /// Two campaigns started 5 ms apart: the second finds the flock taken and the record not
+    /// yet written. It reads as "starting", never as a holder of pid 0 with `kill 0` (which
+    /// would signal the user's own process group).
+    #[test]
+    fn a_holder_that_has_not_written_its_record_reads_as_starting_without_a_kill_hint() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("x.lock");
+        let _first = lock_host(&path, "box", false).expect("first");
+        let refused = lock_host(&path, "box", false).expect_err("held");
+        assert!(
+            matches!(&refused, LockError::Starting { target, .. } if target == "box"),
+            "{refused:?}"
+        );
+        let shown = Error::lock("cannot run", refused).render();
+        assert!(shown.contains("is starting"), "{shown}");
+        assert!(!shown.contains("kill"), "{shown}");
+        assert!(!shown.contains("pid 0"), "{shown}");
+    }
+
+    /// Only a complete record's pid above 1 is ever offered to `kill`.
+    #[test]
+    fn only_a_complete_records_pid_above_one_is_stoppable() {
+        assert_eq!(holder(4242).stoppable_pid(), Some(4242));
+        for pid in [0, 1, u32::MAX] {
+            assert_eq!(holder(pid).stoppable_pid(), None, "pid {pid}");
+        }
+        let mut cut = holder(4242);
+        cut.started = String::new();
+        assert_eq!(cut.stoppable_pid(), None);
+        for pid in [0, 1] {
+            let busy = LockError::Busy {
+                target: "box".into(),
+                holder: Box::new(holder(pid)),
+                live: Liveness::Running,
+            };
+            let shown = Error::lock("cannot run", busy).render();
+            assert!(!shown.contains("kill"), "{shown}");
+            assert!(shown.contains("--wait"), "{shown}");
+        }
+        let busy = LockError::Busy {
+            target: "box".into(),
+            holder: Box::new(holder(4242)),
+            live: Liveness::Running,
+        };
+        let shown = Error::lock("cannot run", busy).render();
+        assert!(shown.contains("(kill 4242)"), "{shown}");
+    }
+
+    /// `aba restore` of a killed campaign (issue 37, item 7): the target's marker, which
+    /// names the killed process, is left byte for byte, not rewritten with the restore's own
+    /// pid (which would be gone a moment later); a marker the restore had to write is its own
+    /// and goes again. `aba resume` still rewrites the campaign's marker with its pid.
+    #[test]
+    fn a_restore_leaves_a_killed_campaigns_marker_as_it_was() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = dir.path().join("marker");
+        let mut lock = TargetLock::for_engine_tests(dir.path(), marker.to_str().expect("utf-8"));
+        let mut killed = lock.holder.clone();
+        killed.pid = 4242;
+        killed.started = "the killed run's start".into();
+        let record = format!(
+            "{}\n",
+            serde_json::to_string(&killed).expect("a holder serialises")
+        );
+        std::fs::write(&marker, &record).expect("marker");
+        let mut transport = LocalTransport::new();
+
+        lock.keep_own_marker = true;
+        let claimed = lock.claim_marker_once(&mut transport).ok();
+        assert_eq!(claimed, Some(Claimed::KeptOwn));
+        assert_eq!(std::fs::read_to_string(&marker).expect("read"), record);
+
+        std::fs::remove_file(&marker).expect("rm");
+        let claimed = lock.claim_marker_once(&mut transport).ok();
+        assert_eq!(claimed, Some(Claimed::Written));
+        lock.release_marker(&mut transport).expect("released");
+        assert!(!marker.exists());
+
+        std::fs::write(&marker, &record).expect("marker");
+        lock.keep_own_marker = false;
+        let claimed = lock.claim_marker_once(&mut transport).ok();
+        assert_eq!(claimed, Some(Claimed::Written));
+        let now = std::fs::read_to_string(&marker).expect("read");
+        assert!(
+            now.contains(&format!("\"pid\":{}", std::process::id())),
+            "{now}"
+        );
     }
 
     #[test]

@@ -205,6 +205,17 @@ pub enum PlanError {
         /// What the recipe asks for.
         kernels: String,
     },
+    /// Different kernels, or per-kernel parameters, on a power target that cannot choose
+    /// what boots (no `set_next`): it would cut power and fail at the first point's proof.
+    #[error(
+        "target `{target}` switches by power without `set_next`, so a power cycle boots what the machine boots by default and cannot give each point its kernel, but the recipe asks for {kernels}; add to [targets.{target}.power] a `set_next` command that selects the next kernel (it may use {{release}}, {{kernel}}, {{image}}, {{initrd}}, {{cmdline}} or {{params}}), or name the kernel in its `cycle` command the same way"
+    )]
+    CannotChoose {
+        /// Target name.
+        target: String,
+        /// What the recipe asks for.
+        kernels: String,
+    },
     /// `release = "running"` on a target that switches kernels.
     #[error(
         "kernel `{kernel}` has release = \"running\", which only a target with switch = \"none\" can run (target `{target}` switches by {method})"
@@ -305,6 +316,45 @@ pub struct MaxPlan {
     pub eta: Duration,
 }
 
+/// The recipe's releases, sorted, each once.
+fn distinct_releases(recipe: &Recipe) -> Vec<&str> {
+    let mut releases: Vec<&str> = recipe
+        .kernels
+        .values()
+        .map(|k| k.release.as_str())
+        .collect();
+    releases.sort_unstable();
+    releases.dedup();
+    releases
+}
+
+/// What in `recipe` needs a switch that chooses the kernel: two releases or more, or kernels
+/// with parameters of their own; `None` when every point boots the same thing.
+fn needs_a_choice(recipe: &Recipe) -> Option<String> {
+    let releases = distinct_releases(recipe);
+    let with_params: Vec<String> = recipe
+        .kernels
+        .values()
+        .filter(|k| !k.cmdline.is_empty())
+        .map(|k| format!("`{}`", k.label))
+        .collect();
+    let mut asked = Vec::new();
+    if releases.len() > 1 {
+        asked.push(format!(
+            "{} different releases ({})",
+            releases.len(),
+            releases.join(", ")
+        ));
+    }
+    if !with_params.is_empty() {
+        asked.push(format!(
+            "parameters of their own for kernel(s) {}",
+            with_params.join(", ")
+        ));
+    }
+    (!asked.is_empty()).then(|| asked.join(" and "))
+}
+
 /// A duration as whole seconds.
 pub(crate) fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_secs())
@@ -316,13 +366,7 @@ impl Summary {
         let method = target.switch.method();
         let switches = method.switches();
         if !switches {
-            let mut releases: Vec<&str> = recipe
-                .kernels
-                .values()
-                .map(|k| k.release.as_str())
-                .collect();
-            releases.sort_unstable();
-            releases.dedup();
+            let releases = distinct_releases(recipe);
             if releases.len() > 1 {
                 return Err(PlanError::NoSwitch {
                     target: target.name.clone(),
@@ -338,6 +382,13 @@ impl Summary {
                 kernel: k.label.clone(),
                 target: target.name.clone(),
                 method: method.kind(),
+            });
+        } else if !method.chooses_kernel()
+            && let Some(kernels) = needs_a_choice(recipe)
+        {
+            return Err(PlanError::CannotChoose {
+                target: target.name.clone(),
+                kernels,
             });
         }
 

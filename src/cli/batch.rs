@@ -462,7 +462,10 @@ fn run_job(
                 // that cannot be reached to check its lock is a failure like any other.
                 (
                     Error::Lock(Inline {
-                        error: LockError::Busy { .. } | LockError::Reserve { .. },
+                        error:
+                            LockError::Busy { .. }
+                            | LockError::Starting { .. }
+                            | LockError::Reserve { .. },
                         ..
                     }),
                     _,

@@ -347,15 +347,14 @@ fn judged(j: &Judging<'_>) -> String {
         "Judged against kernel {} (limits from [analysis] unless a line names its table)\n",
         j.baseline
     );
+    let drift_gate = j.limits.max_drift_pct.map_or_else(String::new, |gate| {
+        format!(", drift gate {gate}% (the recipe's own, preregistered)")
+    });
     let _ = writeln!(
         out,
-        "    limits   gate {}%, max CV {}%, max drift {}%, drift margin {} (a change must reach {}x \
-         the largest drift)",
-        j.limits.gate_pct,
-        j.limits.max_cv_pct,
-        j.limits.max_drift_pct,
-        j.drift_margin,
-        j.drift_margin
+        "    limits   gate {}%, max CV {}%{drift_gate}, drift margin {} (a SIGNAL must reach {}x \
+         the largest spread of a compared kernel's boots)",
+        j.limits.gate_pct, j.limits.max_cv_pct, j.drift_margin, j.drift_margin
     );
     for w in &j.workloads {
         let role = match (w.role, w.aux) {
@@ -378,11 +377,8 @@ fn judged(j: &Judging<'_>) -> String {
                 format!("{}, ", one_line(m.unit))
             };
             let l = &m.limits;
-            let limits = [
-                ("gate", l.gate_pct),
-                ("max CV", l.max_cv_pct),
-                ("max drift", l.max_drift_pct),
-            ];
+            let mut limits = vec![("gate", l.gate_pct), ("max CV", l.max_cv_pct)];
+            limits.extend(l.max_drift_pct.map(|drift| ("drift gate", drift)));
             let own: Vec<String> = [LimitScope::Metric, LimitScope::Workload]
                 .into_iter()
                 .filter_map(|table| {

@@ -8,6 +8,7 @@ mod check;
 mod compare;
 mod completions;
 mod detect;
+mod export;
 mod man;
 mod multi;
 mod new;
@@ -415,6 +416,19 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a results directory in the published layout (per-experiment points and
+    /// comparison tables, run audit, source identity, patches, workload sources, README) into a
+    /// new folder that `aba compare` reads as a reference.
+    Export {
+        /// The results directory (`results/<name>-<time>/`).
+        dir: PathBuf,
+        /// The folder to write: it must not exist (its parent must) or be empty.
+        #[arg(long, value_name = "OUT")]
+        to: PathBuf,
+        /// Print the files written as JSON instead of the sentence.
+        #[arg(long)]
+        json: bool,
+    },
     /// Recompute a campaign's figures from its raw files, write the report files into the
     /// results directory and print report.txt (refused, exit 5, when samples.csv does not
     /// match the journal: `aba verify`).
@@ -679,6 +693,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 json,
             },
         ),
+        Command::Export { dir, to, json } => export::export(&dir, &to, json),
         Command::Report {
             dir,
             accept_edited_limits,

@@ -55,7 +55,7 @@ pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> 
     // A campaign running on the target now would have its settings pulled from under it.
     let key = machine_key(&target).map_err(unusable)?;
     let holder = Holder::this_process(&dir.root, &recipe_name, &target.name);
-    let lock = TargetLock::acquire(&target, &key, holder, transport.as_mut(), false, None)
+    let lock = TargetLock::acquire_for_restore(&target, &key, holder, transport.as_mut())
         .map_err(|e| Error::lock(format!("cannot take target `{name}`"), e))?;
     transport
         .reconnect(Instant::now() + target.connect_window())
@@ -64,10 +64,13 @@ pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> 
             source,
         })?;
     let restored = restore_pending(&dir, &Ledger::of(&target), transport.as_mut());
-    // A campaign that was killed held the target's marker, and `aba resume` takes it back;
-    // one that ended properly had released it, so the marker taken here goes again.
+    // A campaign that was killed held the target's marker, and `aba resume` takes it back:
+    // that marker was left as it was (naming the killed process, never this one). A marker
+    // this restore wrote (the campaign had ended, or its marker was gone) goes again.
     let killed = !state.finished && state.stopped.is_none();
-    if !killed && let Err(e) = lock.release_marker(transport.as_mut()) {
+    if !(killed && lock.kept_own_marker())
+        && let Err(e) = lock.release_marker(transport.as_mut())
+    {
         eprintln!("warning: {e}");
     }
     transport.disconnect();

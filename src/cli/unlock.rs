@@ -38,7 +38,9 @@ pub fn unlock(target_args: &TargetArgs) -> Result<u8, Error> {
             }
             Ok(exit_code::OK)
         }
-        Err(e @ LockError::Busy { .. }) => Err(Error::lock("not unlocked", e)),
+        Err(e @ (LockError::Busy { .. } | LockError::Starting { .. })) => {
+            Err(Error::lock("not unlocked", e))
+        }
         Err(e) => Err(Error::lock(format!("cannot unlock `{}`", target.name), e)),
     }
 }

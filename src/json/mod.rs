@@ -11,6 +11,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod export;
 pub mod preflight;
 pub mod report;
 pub mod status;
@@ -35,6 +36,8 @@ pub enum Kind {
     Report,
     /// `aba compare --json`.
     Compare,
+    /// `aba export --json`.
+    Export,
     /// `aba status --json` on a multi-target directory.
     TargetsStatus,
     /// `aba report --json` on a multi-target directory.

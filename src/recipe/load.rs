@@ -1539,7 +1539,10 @@ impl Checker<'_> {
             baseline,
             gate_pct: self.percent(spec.gate_pct.as_ref(), 5.0, "gate_pct"),
             drift_margin: self.percent(spec.drift_margin.as_ref(), 2.0, "drift_margin"),
-            max_drift_pct: self.percent(spec.max_drift_pct.as_ref(), 1.0, "max_drift_pct"),
+            max_drift_pct: spec
+                .max_drift_pct
+                .as_ref()
+                .map(|v| self.percent(Some(v), 1.0, "max_drift_pct")),
             max_cv_pct: self.percent(spec.max_cv_pct.as_ref(), 2.0, "max_cv_pct"),
             require_boot_ci: spec.require_boot_ci,
             detect_pct: spec.detect_pct.as_ref().and_then(|v| {
@@ -2153,8 +2156,12 @@ metric = { number = true, unit = "ns", better = "lower" }
         assert_eq!(w.limits.gate_pct, None);
         let l = crate::recipe::scoped_limits::SeriesLimits::of(&r.analysis, w, &w.metrics[0]);
         assert_eq!(
-            (l.gate_pct.value, l.max_drift_pct.value, l.max_cv_pct.value),
-            (20.0, 3.0, 10.0)
+            (
+                l.gate_pct.value,
+                l.max_drift_pct.map(|d| d.value),
+                l.max_cv_pct.value
+            ),
+            (20.0, Some(3.0), 10.0)
         );
         let text = errors(&src.replace("max_cv_pct = 10.0", "max_cv_pct = -1.0"));
         assert!(

@@ -154,6 +154,28 @@ pub struct RecipeFile {
     #[serde(default)]
     #[schemars(with = "IndexMap<ParamName, ParamSpec>")]
     pub params: IndexMap<Spanned<ParamName>, ParamSpec>,
+    /// What `aba export` writes into a published bundle's README beside `description`.
+    #[serde(default)]
+    pub publish: PublishSpec,
+}
+
+/// `[publish]`: the prose of a published bundle's README (`aba export`). It decides nothing
+/// about the measurement; it is read back from the results directory's recipe copy.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublishSpec {
+    /// What the evidence covers and what it does not.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// How it was measured, beyond the sequence and sample counts aba writes itself.
+    #[serde(default)]
+    pub method: Option<String>,
+    /// The machine, beyond what the environment records say.
+    #[serde(default)]
+    pub machine: Option<String>,
+    /// What a reader must keep in mind, one sentence each.
+    #[serde(default)]
+    pub caveats: Vec<String>,
 }
 
 /// One kernel.

@@ -399,8 +399,8 @@ pub struct AnalysisSettings {
     pub gate_pct: f64,
     /// Required multiple of the largest drift.
     pub drift_margin: f64,
-    /// Drift limit, percent.
-    pub max_drift_pct: f64,
+    /// The recipe's own drift gate, percent; `None` when `[analysis]` sets none.
+    pub max_drift_pct: Option<f64>,
     /// CV limit, percent.
     pub max_cv_pct: f64,
     /// SIGNAL requires the boot-level CI to exclude zero.

@@ -66,8 +66,9 @@ impl ScopedLimit {
 pub struct SeriesLimits {
     /// Materiality gate.
     pub gate_pct: ScopedLimit,
-    /// Drift limit.
-    pub max_drift_pct: ScopedLimit,
+    /// The recipe's own drift gate; `None` when no table sets one (aba's rules need none:
+    /// docs/statistics.md §5.2).
+    pub max_drift_pct: Option<ScopedLimit>,
     /// CV limit.
     pub max_cv_pct: ScopedLimit,
 }
@@ -90,7 +91,7 @@ impl SeriesLimits {
     #[must_use]
     pub fn resolve(
         gate_pct: f64,
-        max_drift_pct: f64,
+        max_drift_pct: Option<f64>,
         max_cv_pct: f64,
         workload: &LimitOverrides,
         metric: &LimitOverrides,
@@ -111,16 +112,24 @@ impl SeriesLimits {
         };
         SeriesLimits {
             gate_pct: pick(gate_pct, workload.gate_pct, metric.gate_pct),
-            max_drift_pct: pick(max_drift_pct, workload.max_drift_pct, metric.max_drift_pct),
+            max_drift_pct: match (metric.max_drift_pct, workload.max_drift_pct, max_drift_pct) {
+                (None, None, None) => None,
+                (m, w, global) => Some(pick(global.unwrap_or(f64::NAN), w, m)),
+            },
             max_cv_pct: pick(max_cv_pct, workload.max_cv_pct, metric.max_cv_pct),
         }
     }
 
     /// True when every limit is `[analysis]`'s.
     pub fn all_from_analysis(&self) -> bool {
-        [self.gate_pct, self.max_drift_pct, self.max_cv_pct]
-            .iter()
-            .all(|l| l.scope == LimitScope::Analysis)
+        [
+            Some(self.gate_pct),
+            self.max_drift_pct,
+            Some(self.max_cv_pct),
+        ]
+        .iter()
+        .flatten()
+        .all(|l| l.scope == LimitScope::Analysis)
     }
 }
 
@@ -139,16 +148,17 @@ mod tests {
             max_cv_pct: Some(10.0),
             ..LimitOverrides::default()
         };
-        let l = SeriesLimits::resolve(5.0, 1.0, 2.0, &workload, &metric);
+        let l = SeriesLimits::resolve(5.0, Some(1.0), 2.0, &workload, &metric);
         assert_eq!(l.max_cv_pct.value, 10.0);
         assert_eq!(l.max_cv_pct.scope, LimitScope::Metric);
-        assert_eq!(l.max_drift_pct.value, 3.0);
-        assert_eq!(l.max_drift_pct.scope, LimitScope::Workload);
+        let drift = l.max_drift_pct.expect("the workload sets it");
+        assert_eq!(drift.value, 3.0);
+        assert_eq!(drift.scope, LimitScope::Workload);
         assert_eq!(l.gate_pct.value, 5.0);
         assert_eq!(l.gate_pct.scope, LimitScope::Analysis);
         assert!(!l.all_from_analysis());
         let none = LimitOverrides::default();
         assert!(none.is_empty());
-        assert!(SeriesLimits::resolve(5.0, 1.0, 2.0, &none, &none).all_from_analysis());
+        assert!(SeriesLimits::resolve(5.0, Some(1.0), 2.0, &none, &none).all_from_analysis());
     }
 }

@@ -172,8 +172,8 @@ pub fn render(analysis: &Analysis) -> Vec<u8> {
     let prereg = &analysis.preregistration;
     for e in &prereg.edited {
         rows.push(note(format!(
-            "limit edited after the run: {} {} -> {} (the verdicts use the edited value)",
-            e.name, e.then, e.now
+            "limit edited after the run: {} (the verdicts use the edited value)",
+            crate::report::number::limit_edit_words(e)
         )));
     }
     if prereg.limits_unknown {

@@ -191,6 +191,11 @@ fn rows_of<'a>(
         push("max_cv_pct", pair.clone(), tsv(c.max_cv_pct));
         push("verdict", pair.clone(), c.label.clone());
         push(
+            "verdict_rules",
+            pair.clone(),
+            crate::report::rules_moved::RULES.to_owned(),
+        );
+        push(
             "confidence",
             pair.clone(),
             match c.verdict.confidence {

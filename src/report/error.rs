@@ -27,6 +27,31 @@ pub enum ReportError {
         #[source]
         source: minijinja::Error,
     },
+    /// `aba export`'s destination exists and is not an empty folder (or is a link): an
+    /// export never mixes with or replaces files that are already there.
+    #[error("{} {why}", path.display())]
+    ExportDestination {
+        /// The destination.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The results directory's recipe copy has a `[publish]` table that does not read.
+    #[error("{}: [publish]: {what}", path.display())]
+    ExportRecipe {
+        /// The recipe copy.
+        path: PathBuf,
+        /// What is wrong, as the TOML parser says it (line and column).
+        what: String,
+    },
+    /// A file to copy into an export cannot be read, or is not the one the campaign used.
+    #[error("cannot copy {} into the export: {why}", from.display())]
+    ExportCopy {
+        /// The file.
+        from: PathBuf,
+        /// Why.
+        why: String,
+    },
     /// A report file cannot be written.
     #[error("cannot write {}", path.display())]
     Write {
@@ -46,7 +71,17 @@ impl ReportError {
             ReportError::TemplateRead { .. } | ReportError::Template { .. } => Some(
                 "fix the template, or unset ABA_TEMPLATES to use the built-in templates".to_owned(),
             ),
-            ReportError::Write { .. } => None,
+            ReportError::ExportDestination { .. } => Some(
+                "name a folder that does not exist yet (its parent must), or an empty one"
+                    .to_owned(),
+            ),
+            ReportError::ExportCopy { .. } => Some(
+                "restore the file the campaign used at that path (its SHA-256 is in the results \
+                 directory's source-identity.tsv), then export again: an export publishes \
+                 exactly what was measured"
+                    .to_owned(),
+            ),
+            ReportError::Write { .. } | ReportError::ExportRecipe { .. } => None,
         }
     }
 }

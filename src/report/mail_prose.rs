@@ -21,7 +21,7 @@ use crate::{
         mail_tables::{baseline_reference, design},
         number::{as_written, ceil2, fixed, nu, pct, signed_pct, significant},
         unit_scale::{signed_with_unit, with_unit},
-        verdict_text::{confidence, few_boots, headline, level},
+        verdict_text::{calibration, confidence, few_boots, headline, level},
     },
     stats::{
         BootEffectTest, KernelSummary, Pooling, RatioInterval, SpreadMeasure, VerdictLabel,
@@ -146,7 +146,7 @@ pub fn preregistration(analysis: &Analysis) -> String {
         let edits: Vec<String> = p
             .edited
             .iter()
-            .map(|e| format!("{} {} -> {}", e.name, as_written(e.then), as_written(e.now)))
+            .map(crate::report::number::limit_edit_words)
             .collect();
         format!(
             "LIMITS EDITED AFTER THE RUN: {}. The campaign was preregistered with the first \
@@ -289,6 +289,9 @@ fn verdict_sentences(lines: &[VerdictLine], reference: &str, shared_boot: bool) 
             );
         }
     }
+    for statement in calibration(lines, shared_boot) {
+        let _ = write!(text, "{statement}. ");
+    }
     text
 }
 
@@ -377,16 +380,32 @@ pub fn summary(analysis: &Analysis) -> String {
         };
         match (&s.baseline_drift, s.baseline_spread) {
             (Some(drift), Some(SpreadMeasure::Rms)) => {
+                // An RMS over pairs is no bound on any one pair: the farthest two are said
+                // beside it (issue 28: "at most 1.10 % (RMS)" beside points 1.46 % apart).
+                let kernel = analysis
+                    .series
+                    .iter()
+                    .find(|s| s.label == drift.series)
+                    .and_then(|s| s.all.as_ref())
+                    .and_then(|all| {
+                        all.kernels
+                            .iter()
+                            .find(|k| k.kernel == analysis.campaign.baseline)
+                    });
+                let farthest = kernel
+                    .and_then(|k| k.range_pct)
+                    .map_or_else(String::new, |r| format!("; the farthest two by {}", pct(r)));
                 let _ = write!(
                     text,
-                    ", and two {}s of kernel {} differed by at most {}% (RMS over pairs){}{scope}. ",
+                    ", and the {} {}s of kernel {} differ by {} RMS over pairs{farthest}{}{scope}. ",
+                    kernel.map_or(0, |k| k.boots.len()),
                     if shared { "point" } else { "boot" },
                     analysis.campaign.baseline,
-                    ceil2(drift.value.abs()),
+                    pct(drift.value.abs()),
                     above(
                         drift.value.abs(),
-                        limits_of(drift).map(|l| l.max_drift_pct),
-                        "max_drift_pct"
+                        limits_of(drift).and_then(|l| l.max_drift_pct),
+                        "the recipe's drift gate max_drift_pct"
                     )
                 );
             }
@@ -398,8 +417,8 @@ pub fn summary(analysis: &Analysis) -> String {
                     ceil2(drift.value.abs()),
                     above(
                         drift.value.abs(),
-                        limits_of(drift).map(|l| l.max_drift_pct),
-                        "max_drift_pct"
+                        limits_of(drift).and_then(|l| l.max_drift_pct),
+                        "the recipe's drift gate max_drift_pct"
                     )
                 );
             }
@@ -417,6 +436,8 @@ pub fn summary(analysis: &Analysis) -> String {
             "Dropping the first measured sample at each point gave the same conclusion. ",
         ),
         Some(false) => {
+            // Say what moved, label and change, not that "the conclusion changed": a label
+            // can move because an interval's bound crossed 0 while the change barely did.
             let changed: Vec<String> = analysis
                 .series
                 .iter()
@@ -425,14 +446,29 @@ pub fn summary(analysis: &Analysis) -> String {
                     all.comparisons
                         .iter()
                         .filter(|c| c.same_conclusion == Some(false))
-                        .map(move |c| format!("{} {}", series.label, c.candidate))
+                        .map(move |c| {
+                            let dropped = series.drop_first.as_ref().and_then(|d| {
+                                d.comparisons.iter().find(|o| o.candidate == c.candidate)
+                            });
+                            match dropped {
+                                Some(d) => format!(
+                                    "{} {} is {} at {} instead of {} at {}",
+                                    series.label,
+                                    c.candidate,
+                                    d.label,
+                                    signed_pct(d.comparison.change_pct),
+                                    c.label,
+                                    signed_pct(c.comparison.change_pct)
+                                ),
+                                None => format!("{} {}", series.label, c.candidate),
+                            }
+                        })
                 })
                 .collect();
             let _ = write!(
                 text,
-                "Dropping the first measured sample at each point changed the conclusion \
-                 for {}. ",
-                changed.join(", ")
+                "With the first measured sample dropped at each point the verdict moves: {}. ",
+                changed.join("; ")
             );
         }
         None => {}
@@ -563,9 +599,14 @@ fn series_details(analysis: &Analysis, s: &Series, all: &SeriesResult) -> String
     if !drifts.is_empty() {
         let _ = write!(
             text,
-            " Drift of the last {unit} against the first (max_drift_pct {}{}): {}.",
-            fixed(limits.max_drift_pct.value, 2),
-            limits.max_drift_pct.origin(),
+            " Drift of the last {unit} against the first{}: {}.",
+            limits
+                .max_drift_pct
+                .map_or_else(String::new, |gate| format!(
+                    " (the recipe's drift gate max_drift_pct {}{})",
+                    fixed(gate.value, 2),
+                    gate.origin()
+                )),
             and_list(&drifts)
         );
     }
@@ -732,6 +773,7 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
             VerdictLabel::Unreplicated => "Unreplicated",
             VerdictLabel::Signal => "Note",
             VerdictLabel::BelowGate | VerdictLabel::NoMaterialSignal => "Not a SIGNAL",
+            VerdictLabel::Inconclusive => "Not decided",
         };
         let _ = write!(text, " {lead}: {}.", c.verdict.reasons.join("; "));
     }
@@ -1066,7 +1108,10 @@ pub fn shared_boot(analysis: &Analysis) -> String {
         }
     }
     text.push_str(&floors.join(";"));
-    text.push_str(". A change between kernels must clear these to be told from noise.");
+    text.push_str(
+        ". A change between kernels is not compared with these directly: its interval is \
+         built from this noise (docs/statistics.md §4).",
+    );
     wrap(&text, WIDTH, "")
 }
 
@@ -1204,7 +1249,8 @@ metric = { number = true, unit = "ns", better = "lower" }
         assert!(
             text.starts_with(
                 "w: b vs the midpoint of kernel a (100.10 ns): +0.40%, +0.40 ns \
-                 (NO_MATERIAL_SIGNAL; boot-level 95% CI ["
+                 (NO_MATERIAL_SIGNAL: a change as large as the gate is ruled out; boot-level \
+                 95% CI [-1.79%, +2.62%]"
             ),
             "{text}"
         );
@@ -1228,8 +1274,79 @@ metric = { number = true, unit = "ns", better = "lower" }
     }
 
     #[test]
-    fn an_unstable_headline_asserts_no_direction_or_size() {
-        // The boots of a differ by 56%: the change cannot be read.
+    fn every_verdict_carries_its_calibrated_statement() {
+        // No change, A/B/A/B/A: ruled out, with the simulated rate and the detectable change.
+        let quiet = [100.0, 100.1, 99.9];
+        let text = flat(&summary(&one(
+            r#"["a", "b", "a", "b", "a"]"#,
+            &[
+                ("a-a", "w", &quiet),
+                ("b-a", "w", &[100.05, 100.15, 99.95]),
+                ("a-b", "w", &quiet),
+                ("b-b", "w", &[100.0, 100.1, 99.9]),
+                ("a-c", "w", &quiet),
+            ],
+        )));
+        assert!(
+            text.contains(
+                "aba says NO_MATERIAL_SIGNAL in at most 5 % of campaigns whose true change is \
+                 twice the gate (10.00%) (its simulation of sandwich designs from A/B/A to a \
+                 9-point palindrome at boot SD 0-10 %). The smallest change the comparison \
+                 could detect with 80 % power at its measured boot noise: 0.08%."
+            ),
+            "{text}"
+        );
+        // A/B/A whose interval reaches past the gate: INCONCLUSIVE, with the longer design.
+        let text = flat(&summary(&one(
+            r#"["a", "b", "a"]"#,
+            &[
+                ("a-a", "w", &[100.0, 100.1, 99.9]),
+                ("b", "w", &[101.0, 101.1, 100.9]),
+                ("a-b", "w", &[103.0, 103.1, 102.9]),
+            ],
+        )));
+        assert!(
+            text.contains("(INCONCLUSIVE: neither shown nor ruled out"),
+            "{text}"
+        );
+        assert!(
+            text.contains("To decide at that noise: ")
+                && text.contains("would detect a change of the gate (5.00%) with 80 % power"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_verdict_that_moves_without_the_first_sample_says_from_what_to_what() {
+        // Slow first samples of b: with them the points' CVs are far over the limit
+        // (UNSTABLE); without them b is the baseline's equal. The sentence names both verdicts
+        // and both changes instead of "changed the conclusion".
+        let quiet: &[f64] = &[100.0, 100.0, 100.1, 99.9];
+        let slow: &[f64] = &[150.0, 100.0, 100.1, 99.9];
+        let text = flat(&summary(&one(
+            r#"["a", "b", "a", "b", "a"]"#,
+            &[
+                ("a-a", "w", quiet),
+                ("b-a", "w", slow),
+                ("a-b", "w", quiet),
+                ("b-b", "w", slow),
+                ("a-c", "w", quiet),
+            ],
+        )));
+        assert!(
+            text.contains(
+                "With the first measured sample dropped at each point the verdict moves: w b is \
+                 NO_MATERIAL_SIGNAL at 0.00% instead of UNSTABLE at +12.50%."
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("changed the conclusion"), "{text}");
+    }
+
+    #[test]
+    fn an_inconclusive_headline_asserts_no_direction_or_size() {
+        // The boots of a differ by 56%: boot noise, not a broken measurement, but the
+        // interval cannot be formed and the change cannot be read.
         let analysis = one(
             r#"["a", "b", "a"]"#,
             &[
@@ -1242,13 +1359,33 @@ metric = { number = true, unit = "ns", better = "lower" }
         assert!(
             text.starts_with(
                 "w: b vs the midpoint of kernel a (128.00 ns): +21.09%, +27.00 ns, not \
-                 interpretable: the boots of kernel a differ by 56.00% (UNSTABLE)."
+                 interpretable: its boot-level 95% CI is not estimable (ν = 1), the boots of \
+                 kernel a differ by 56.00% (INCONCLUSIVE)."
             ),
             "{text}"
         );
         assert!(!text.contains("slower"), "{text}");
         let table = crate::report::mail_tables::changes(&analysis);
-        assert!(table.contains("+21.09%  UNSTABLE\n"), "{table}");
+        assert!(table.contains("+21.09%  INCONCLUSIVE\n"), "{table}");
+    }
+
+    #[test]
+    fn an_unstable_headline_keeps_its_interval_and_asserts_no_direction() {
+        // Within-boot CV of about 5% against max_cv_pct 2: the measurement is broken, and the
+        // line still shows what the interval was (issue 28: an UNSTABLE line that hid a valid
+        // interval).
+        let analysis = one(
+            r#"["a", "b", "a"]"#,
+            &[
+                ("a-a", "w", &[95.0, 100.0, 105.0]),
+                ("b", "w", &[115.0, 120.0, 125.0]),
+                ("a-b", "w", &[95.5, 100.5, 105.5]),
+            ],
+        );
+        let text = flat(&summary(&analysis));
+        assert!(text.contains("(UNSTABLE"), "{text}");
+        assert!(text.contains("boot-level 95% CI ["), "{text}");
+        assert!(!text.contains("slower"), "{text}");
     }
 
     #[test]

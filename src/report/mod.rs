@@ -1,7 +1,8 @@
 //! The report layer: the evidence tables (`points.tsv`, `comparison.tsv`, `run-audit.tsv`),
 //! the mail-ready `report.txt`, the bundle's `README.md` and `samples.svg`, all from an
 //! [`crate::analysis::Analysis`]; and `aba compare`'s text and TSV from a
-//! [`crate::reproduction::Reproduction`] (`reproduction_*`).
+//! [`crate::reproduction::Reproduction`] (`reproduction_*`); the published layout of `aba
+//! export` (`export`).
 //!
 //! Rounding happens here and nowhere else (`number`). The layouts of `report.txt` and
 //! `README.md` are minijinja templates (`template`); the numbers and text blocks they show
@@ -12,6 +13,7 @@ pub mod case_tables;
 pub mod comparison_tsv;
 pub mod context;
 pub mod error;
+pub mod export;
 pub mod layout;
 pub mod mail_prose;
 pub mod mail_tables;
@@ -22,6 +24,7 @@ pub mod reproduction_prose;
 pub mod reproduction_tables;
 pub mod reproduction_text;
 pub mod reproduction_tsv;
+pub mod rules_moved;
 pub mod source_identity_tsv;
 pub mod svg;
 pub mod targets;

@@ -127,6 +127,14 @@ pub fn as_written(value: f64) -> String {
     if text == "-0" { "0".to_owned() } else { text }
 }
 
+/// `max_drift_pct 1 -> 2`, `max_drift_pct none -> 0.5`: a limit edited after the run, as every
+/// report words it.
+#[must_use]
+pub fn limit_edit_words(edit: &crate::analysis::model::LimitEdit) -> String {
+    let value = |v: Option<f64>| v.map_or_else(|| "not set".to_owned(), as_written);
+    format!("{} {} -> {}", edit.name, value(edit.then), value(edit.now))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{as_written, ceil2, fixed, mean_decimals, nu, pct, signed_pct, significant, tsv};

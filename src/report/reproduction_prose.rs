@@ -296,6 +296,12 @@ pub fn setup(r: &Reproduction) -> String {
                 shown(&row.reference),
                 shown(&row.new)
             ),
+            Agreement::NotComparable => format!(
+                "{}: {} / {} (not comparable)",
+                row.what,
+                shown(&row.reference),
+                shown(&row.new)
+            ),
         };
         out.push_str(&wrap_hanging(&text, WIDTH, "  ", "      "));
     }
@@ -307,24 +313,38 @@ pub fn setup(r: &Reproduction) -> String {
             .collect()
     };
     let differs = named(Agreement::Differs);
-    let differences = if differs.is_empty() {
+    let mut differences = if differs.is_empty() {
         "No recorded fact differs.".to_owned()
     } else {
         format!("Differences: {}.", and_list(&differs))
     };
+    let apart = named(Agreement::NotComparable);
+    if !apart.is_empty() {
+        differences.push_str(&format!(
+            " Not comparable, each side recording a different kind of identity (a git commit, \
+             a config SHA-256): {}.",
+            and_list(&apart)
+        ));
+    }
     out.push('\n');
     out.push_str(&wrap(&format!("{differences} {}", limits(r)), WIDTH, ""));
     out.trim_end().to_owned()
 }
 
-/// `gate_pct 5, drift_margin 2, max_drift_pct 1, max_cv_pct 2`.
 fn params(info: &EvidenceInfo) -> String {
-    let p = &info.params;
+    limits_words(&info.params)
+}
+
+/// `gate_pct 5, drift_margin 2, max_drift_pct 1, max_cv_pct 2`: verdict limits as a
+/// sentence shows them (also in an export's README).
+#[must_use]
+pub fn limits_words(p: &crate::stats::VerdictParams) -> String {
     format!(
         "gate_pct {}, drift_margin {}, max_drift_pct {}, max_cv_pct {}",
         as_written(p.gate_pct),
         as_written(p.drift_margin),
-        as_written(p.max_drift_pct),
+        p.max_drift_pct
+            .map_or_else(|| "none".to_owned(), as_written),
         as_written(p.max_cv_pct)
     )
 }
@@ -548,6 +568,15 @@ pub fn only(r: &Reproduction) -> String {
         for note in &info.notes {
             parts.push(format!("{who}: {note}."));
         }
+        if let Source::Published { ignored, .. } = &info.source
+            && !ignored.is_empty()
+        {
+            let listed: Vec<String> = ignored
+                .iter()
+                .map(|i| format!("{} ({})", i.file, i.reason))
+                .collect();
+            parts.push(format!("{who}'s files not used: {}.", listed.join("; ")));
+        }
     }
     parts
         .iter()
@@ -568,7 +597,7 @@ pub fn footer(r: &Reproduction) -> String {
         Source::Campaign { aba_version, .. } => {
             format!("{} (an aba {aba_version} results directory)", shown(info))
         }
-        Source::Published { files } => {
+        Source::Published { files, .. } => {
             format!("{} (a published bundle: {})", shown(info), files.join(", "))
         }
     };
@@ -591,7 +620,7 @@ pub fn footer(r: &Reproduction) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{summary, title};
     use crate::{
         analysis::testkit::campaign,
@@ -599,7 +628,8 @@ mod tests {
         reproduction::{campaign::from_analysis, compare, evidence::Evidence},
     };
 
-    fn evidence(sequence: &str, means: &[(&str, f64)]) -> Evidence {
+    /// A campaign of workload `w` with `sequence` and these point means.
+    pub(crate) fn evidence(sequence: &str, means: &[(&str, f64)]) -> Evidence {
         let recipe = format!(
             "version = 1\nname = \"r\"\ndescription = \"unit\"\nsequence = {sequence}\n\
              warmup = 0\nsamples = 3\n[kernels.a]\nrelease = \"6.1.0-a\"\n\

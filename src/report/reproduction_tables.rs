@@ -48,18 +48,24 @@ pub fn means(reproduction: &Reproduction) -> String {
     out
 }
 
+/// One series' point means in boot order. Each side's row is headed by its own point names
+/// when they differ (a column holds the n-th boot of each side, whatever its kernel), so a
+/// reference's `fastpath#1` is never shown under the new campaign's `parent#2`.
 fn means_of(s: &SeriesReproduction) -> String {
     let (r, n) = (&s.reference.points, &s.new.points);
     let count = r.len().max(n.len());
     let decimals = mean_decimals(r.iter().chain(n).map(|p| p.mean));
-    let labels: Vec<String> = (0..count)
-        .map(|i| {
-            n.get(i)
-                .or_else(|| r.get(i))
-                .map(|p| point_name(&p.label, &p.kernel))
-                .unwrap_or_default()
-        })
-        .collect();
+    let names = |points: &[crate::stats::BootPoint]| -> Vec<String> {
+        (0..count)
+            .map(|i| {
+                points
+                    .get(i)
+                    .map(|p| point_name(&p.label, &p.kernel))
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    let (reference_names, new_names) = (names(r), names(n));
     let cells = |points: &[crate::stats::BootPoint]| -> Vec<String> {
         (0..count)
             .map(|i| {
@@ -69,12 +75,20 @@ fn means_of(s: &SeriesReproduction) -> String {
             })
             .collect()
     };
-    let rows = [cells(r), cells(n)];
+    // (side, its names or `None` under a shared header, its means)
+    let shared = reference_names == new_names;
+    let rows = [
+        (SIDES[0], (!shared).then_some(&reference_names), cells(r)),
+        (SIDES[1], (!shared).then_some(&new_names), cells(n)),
+    ];
     let widths: Vec<usize> = (0..count)
         .map(|i| {
             rows.iter()
-                .map(|row| row[i].chars().count())
-                .chain([labels[i].chars().count()])
+                .map(|(_, _, row)| row[i].chars().count())
+                .chain([
+                    reference_names[i].chars().count(),
+                    new_names[i].chars().count(),
+                ])
                 .max()
                 .unwrap_or(0)
         })
@@ -87,20 +101,16 @@ fn means_of(s: &SeriesReproduction) -> String {
         let mut aligns = vec![Align::Left];
         aligns.extend(std::iter::repeat_n(Align::Right, to - from));
         let mut table = Table::new(&aligns);
-        table.row(std::iter::once(String::new()).chain(labels[from..to].iter().cloned()));
-        for (side, row) in SIDES.iter().zip(&rows) {
+        if shared {
+            table.row(std::iter::once(String::new()).chain(new_names[from..to].iter().cloned()));
+        }
+        for (side, own, row) in &rows {
+            if let Some(own) = own {
+                table.row(std::iter::once(String::new()).chain(own[from..to].iter().cloned()));
+            }
             table.row(std::iter::once((*side).to_owned()).chain(row[from..to].iter().cloned()));
         }
         out.push_str(&table.render(2));
-    }
-    let differ = r.iter().zip(n).any(|(a, b)| a.label != b.label);
-    if differ {
-        let names: Vec<String> = r.iter().map(|p| point_name(&p.label, &p.kernel)).collect();
-        out.push_str(&crate::report::layout::wrap(
-            &format!("(the reference's points: {})", names.join(", ")),
-            WIDTH,
-            "  ",
-        ));
     }
     out
 }
@@ -209,5 +219,50 @@ mod tests {
                 "{candidate}: {table}"
             );
         }
+    }
+
+    /// Issue 29 item 5: where the two sides' boots differ, each row is headed by its own
+    /// points' names, so no column shows the reference's boot under another's name.
+    #[test]
+    fn each_side_is_headed_by_its_own_point_names_when_they_differ() {
+        use crate::report::reproduction_prose::tests::evidence;
+        let reference = evidence(
+            "[\"a\", \"b\", \"a\", \"b\", \"a\"]",
+            &[
+                ("a-a", 100.0),
+                ("b-a", 120.0),
+                ("a-b", 100.0),
+                ("b-b", 120.0),
+                ("a-c", 100.0),
+            ],
+        );
+        let new = evidence(
+            "[\"a\", \"b\", \"b\", \"a\"]",
+            &[
+                ("a-a", 100.0),
+                ("b-a", 120.0),
+                ("b-b", 120.0),
+                ("a-b", 100.0),
+            ],
+        );
+        let r = compare(&new, &reference).expect("w in both");
+        let text = means(&r);
+        let lines: Vec<Vec<&str>> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let above = |side: &str| -> Vec<&str> {
+            let i = lines
+                .iter()
+                .position(|l| l.first() == Some(&side))
+                .expect("a row");
+            lines[i - 1].clone()
+        };
+        assert_eq!(
+            above("reference"),
+            ["a#1", "b#1", "a#2", "b#2", "a#3"],
+            "{text}"
+        );
+        assert_eq!(above("new"), ["a#1", "b#1", "b#2", "a#2"], "{text}");
     }
 }

@@ -85,6 +85,7 @@ pub fn render(r: &Reproduction) -> Vec<u8> {
             Agreement::Same => "same",
             Agreement::Differs => "differs",
             Agreement::Unknown => "unknown",
+            Agreement::NotComparable => "not_comparable",
         };
         rows.push("both", "agreement", e.what.clone(), agreement.to_owned());
     }

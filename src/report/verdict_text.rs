@@ -133,6 +133,13 @@ fn not_interpretable(tripped: &[Limit]) -> String {
             Limit::Cv { pct: cv } if *cv < 0.0 => "a point's mean is not positive".to_owned(),
             Limit::Cv { pct: cv } => format!("a point's within-boot CV is {}", pct(*cv)),
             Limit::Environment { text } => text.clone(),
+            Limit::Trend(t) => format!(
+                "the boot means drift by {} per point over the campaign",
+                signed_pct(t.slope_pct_per_point)
+            ),
+            Limit::NoisierThanProfile { .. } => {
+                "the boots scatter more than the noise profile allows".to_owned()
+            }
         })
         .collect();
     words.join(" and ")
@@ -165,8 +172,10 @@ pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: 
     let size = keep_together(&with_unit(line.diff.abs(), &line.unit));
     let boot_bounded = line.ci_boot.as_ref().is_some_and(|ci| ci.bounds.is_some());
     match line.verdict {
+        // The interval is still shown: UNSTABLE says the measurement is suspect, not that
+        // the numbers are gone.
         VerdictLabel::Unstable => format!(
-            "{versus}, not interpretable: {} ({})",
+            "{versus}, not interpretable: {} ({}; {statement})",
             not_interpretable(&line.tripped),
             line.label
         ),
@@ -198,7 +207,7 @@ pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: 
             };
             format!("{size} ({label}; {statement})")
         }
-        VerdictLabel::NoMaterialSignal if line.ci_boot.is_some() && !boot_bounded => {
+        VerdictLabel::Inconclusive if line.ci_boot.is_some() && !boot_bounded => {
             let dof = line.ci_boot.as_ref().map_or(0.0, |ci| ci.dof);
             let why = line
                 .baseline_spread
@@ -212,8 +221,130 @@ pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: 
             )
         }
         VerdictLabel::NoMaterialSignal => match &line.short_why {
-            Some(why) => format!("{versus} ({}: {why}; {statement})", line.label),
-            None => format!("{versus} ({}; {statement})", line.label),
+            Some(why) => format!(
+                "{versus} ({}: {why}, a change as large as the gate is ruled out; {statement})",
+                line.label
+            ),
+            None => format!(
+                "{versus} ({}: a change as large as the gate is ruled out; {statement})",
+                line.label
+            ),
         },
+        VerdictLabel::Inconclusive => format!(
+            "{versus} ({}: neither shown nor ruled out, the interval reaches past the gate; \
+             {statement})",
+            line.label
+        ),
     }
+}
+
+/// The calibrated statement of a mail's verdicts (issue 28), said once for all its lines:
+/// the error rate the verdict simulator (bench/verdicts.rs, docs/statistics.md §10) bounds
+/// for each label present, in every cell of its grid; the smallest change each comparison
+/// could detect at its own measured noise; and for each INCONCLUSIVE line the longer
+/// alternation that would detect the gate. Empty when no line has a statement (UNSTABLE and
+/// UNREPLICATED lines are their reasons).
+#[must_use]
+pub fn calibration(lines: &[VerdictLine], shared_boot: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let has = |label: VerdictLabel| lines.iter().any(|l| l.verdict == label);
+    // The simulation draws boots: on a target that never reboots its rates do not apply.
+    if !shared_boot {
+        let mut rates = Vec::new();
+        for label in [VerdictLabel::Signal, VerdictLabel::BelowGate] {
+            if has(label) {
+                rates.push(format!(
+                    "{label} in at most 5 % of campaigns without a change"
+                ));
+            }
+        }
+        if let Some(line) = lines
+            .iter()
+            .find(|l| l.verdict == VerdictLabel::NoMaterialSignal)
+        {
+            rates.push(format!(
+                "NO_MATERIAL_SIGNAL in at most 5 % of campaigns whose true change is twice the \
+                 gate ({})",
+                keep_together(&pct(2.0 * line.gate_pct))
+            ));
+        }
+        if !rates.is_empty() {
+            out.push(format!(
+                "aba says {} (its simulation of sandwich designs from A/B/A to a 9-point \
+                 palindrome at boot SD 0-10 %)",
+                rates.join(", and ")
+            ));
+        }
+    }
+    let judged: Vec<&VerdictLine> = lines
+        .iter()
+        .filter(|l| {
+            !matches!(
+                l.verdict,
+                VerdictLabel::Unstable | VerdictLabel::Unreplicated
+            )
+        })
+        .collect();
+    // A mail with one comparison does not repeat its name: a long series name in a
+    // narrow wrap would otherwise cost a line of its own.
+    let named = lines.len() > 1;
+    let name = |l: &VerdictLine| {
+        if named {
+            format!("{} {} ", l.series, l.candidate)
+        } else {
+            String::new()
+        }
+    };
+    let detect: Vec<String> = judged
+        .iter()
+        .filter_map(|l| {
+            let d = l.detectable_pct?;
+            Some(format!("{}{}", name(l), keep_together(&pct(d))))
+        })
+        .collect();
+    if !detect.is_empty() {
+        let noise = if shared_boot {
+            "run-to-run noise"
+        } else {
+            "boot noise"
+        };
+        let each = if named {
+            "each comparison"
+        } else {
+            "the comparison"
+        };
+        out.push(format!(
+            "The smallest change {each} could detect with 80 % power at its measured \
+             {noise}: {}",
+            detect.join(", ")
+        ));
+    }
+    for l in lines
+        .iter()
+        .filter(|l| l.verdict == VerdictLabel::Inconclusive)
+    {
+        let gate = keep_together(&pct(l.gate_pct));
+        out.push(match &l.decided_by {
+            Some(d) => format!(
+                "To decide {}at that noise: {} boots of the same alternation ({} of kernel \
+                 {}, {} of {}) would detect a change of the gate ({gate}) with 80 % power",
+                name(l),
+                d.boots,
+                d.baseline_boots,
+                l.baseline,
+                d.candidate_boots,
+                l.candidate
+            ),
+            None => format!(
+                "To decide {}: at that noise no alternation of up to 20 more pairs of boots \
+                 would detect a change of the gate ({gate}) with 80 % power",
+                if named {
+                    format!("{} {}", l.series, l.candidate)
+                } else {
+                    "it".to_string()
+                }
+            ),
+        });
+    }
+    out
 }

@@ -131,7 +131,25 @@ pub fn write_reports_with(
     analysis: &Analysis,
     templates: &Templates,
 ) -> Result<Reports, ReportError> {
-    let reports = render_reports(analysis, &results.root, templates)?;
+    // Read before the rewrite: the comparison.tsv in the directory is the one last written.
+    let moved = crate::report::rules_moved::moved(&results.root, analysis);
+    let mut reports = render_reports(analysis, &results.root, templates)?;
+    let notice = crate::report::rules_moved::notice(&moved);
+    if !notice.is_empty() {
+        let text = crate::report::layout::wrap(&notice, WIDTH, "");
+        for (name, content) in &mut reports.files {
+            let quote = match *name {
+                "report.txt" => "",
+                "README.md" => "> ",
+                _ => continue,
+            };
+            let lines: Vec<String> = text.lines().map(|l| format!("{quote}{l}")).collect();
+            let mut top = lines.join("\n").into_bytes();
+            top.extend_from_slice(b"\n\n");
+            top.append(content);
+            *content = top;
+        }
+    }
     for (name, content) in &reports.files {
         let path: PathBuf = results.root.join(name);
         write_atomic(&path, content).map_err(|source| ReportError::Write { path, source })?;

@@ -4,6 +4,7 @@
 //! ```text
 //! <name>-points.tsv       order point role commit n mean_<metric>… sd cv_pct values …
 //! <name>-comparison.tsv   analysis <figure>… (optional; rows all_<n>_rounds, drop_first_round)
+//! run-audit.tsv, source-identity.tsv   per experiment (see [`super::bundle_audit`])
 //! ```
 //!
 //! One points file is one experiment: a row per boot, `role` naming the kernel booted (the
@@ -21,10 +22,7 @@
 //! verdict limits, unit or direction of improvement: it is judged with the new campaign's
 //! limits, and reads its unit and direction from the new campaign.
 
-use std::{
-    collections::HashMap,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
 use crate::{
     analysis::{
@@ -33,14 +31,15 @@ use crate::{
         model::SeriesPoint,
         series::{SeriesContext, analyze_series},
     },
-    input::read_text,
     reproduction::{
+        bundle_audit::SideTables,
         campaign::distinct,
         error::ReproductionError,
         evidence::{
-            Environment, Evidence, EvidenceInfo, EvidenceSeries, KernelIdentity, LimitsOrigin,
-            PublishedChange, Source,
+            BuildId, Environment, Evidence, EvidenceInfo, EvidenceSeries, IgnoredFile,
+            KernelIdentity, LimitsOrigin, PublishedChange, Source,
         },
+        table::{Table, name_of},
     },
     stats::{Better, VerdictParams, summarize},
 };
@@ -49,26 +48,30 @@ use crate::{
 pub const POINTS_SUFFIX: &str = "-points.tsv";
 /// The suffix of an experiment's comparison file.
 pub const COMPARISON_SUFFIX: &str = "-comparison.tsv";
-/// A bundle's table is a few KiB; a file beyond this is not one.
-const FILE_LIMIT: u64 = 16 << 20;
 
-/// The points files `path` names: itself when it is one, or every `*-points.tsv` in the
-/// folder, sorted; empty when there is none.
-#[must_use]
-pub fn points_files(path: &Path) -> Vec<PathBuf> {
-    if path.is_file() {
-        return if name_of(path).ends_with(POINTS_SUFFIX) {
-            vec![path.to_path_buf()]
-        } else {
-            Vec::new()
-        };
-    }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+/// Where a bundle's tables are: the folder holding its points files, those files (sorted),
+/// and the folder's name when it was found one level below the path named (a bundle's root,
+/// `mprotect-shared-dirty-toggle/` with its tables in `bare-metal/`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The folder of the points files.
+    pub folder: PathBuf,
+    /// The points files.
+    pub files: Vec<PathBuf>,
+    /// The subfolder's name, when the path named is its parent.
+    pub below: Option<String>,
+}
+
+/// The `*-points.tsv` directly in `dir`, sorted: regular files, and links, which
+/// [`super::copy::reference_files`] then refuses by name (never skipped in silence).
+fn points_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
                 .map(|e| e.path())
-                .filter(|p| p.is_file() && name_of(p).ends_with(POINTS_SUFFIX))
+                .filter(|p| name_of(p).ends_with(POINTS_SUFFIX))
                 .collect()
         })
         .unwrap_or_default();
@@ -76,9 +79,70 @@ pub fn points_files(path: &Path) -> Vec<PathBuf> {
     files
 }
 
-fn name_of(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+/// The bundle `path` names: itself when it is a points file; the `*-points.tsv` of the
+/// folder; or, when the folder has none, those of the one subfolder (not a link) that has
+/// some. `None` when there is none; [`ReproductionError::SeveralBundles`] when several
+/// subfolders have some (which one is meant cannot be told).
+pub fn locate(path: &Path) -> Result<Option<Located>, ReproductionError> {
+    if path.is_file() {
+        return Ok(name_of(path).ends_with(POINTS_SUFFIX).then(|| Located {
+            folder: crate::input::folder_of(path),
+            files: vec![path.to_path_buf()],
+            below: None,
+        }));
+    }
+    let here = points_in(path);
+    if !here.is_empty() {
+        return Ok(Some(Located {
+            folder: path.to_path_buf(),
+            files: here,
+            below: None,
+        }));
+    }
+    let mut found: Vec<(String, PathBuf, Vec<PathBuf>)> = std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .take(1000)
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                .map(|(name, dir)| {
+                    let files = points_in(&dir);
+                    (name, dir, files)
+                })
+                .filter(|(_, _, files)| !files.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    match found.len() {
+        0 => Ok(None),
+        1 => {
+            let (name, folder, files) = found.remove(0);
+            Ok(Some(Located {
+                folder,
+                files,
+                below: Some(name),
+            }))
+        }
+        _ => Err(ReproductionError::SeveralBundles {
+            path: path.to_path_buf(),
+            folders: found
+                .into_iter()
+                .map(|(name, _, _)| crate::text::untrusted(&name, 80).into_owned())
+                .collect(),
+        }),
+    }
+}
+
+/// The points files `path` names ([`locate`]); empty when there is none or several
+/// subfolders have some.
+#[must_use]
+pub fn points_files(path: &Path) -> Vec<PathBuf> {
+    locate(path)
+        .ok()
+        .flatten()
+        .map(|l| l.files)
         .unwrap_or_default()
 }
 
@@ -89,59 +153,87 @@ pub fn from_bundle(
     shown: &str,
     params: &VerdictParams,
 ) -> Result<Evidence, ReproductionError> {
-    let files = points_files(path);
-    if files.is_empty() {
+    let Some(Located {
+        folder,
+        files,
+        below,
+    }) = locate(path)?
+    else {
         return Err(ReproductionError::NotEvidence {
             path: path.to_path_buf(),
         });
-    }
+    };
+    let mut side = SideTables::read(&folder)?;
     let mut series = Vec::new();
     let mut notes = Vec::new();
     let mut read = Vec::new();
+    let mut ignored = Vec::new();
     let mut kernels: Vec<KernelIdentity> = Vec::new();
     for file in &files {
         read.push(name_of(file));
-        let experiment = Experiment::read(file)?;
-        let comparison = file.with_file_name(format!("{}{COMPARISON_SUFFIX}", experiment.stem));
+        let experiment = Experiment::read(file, &mut side)?;
+        notes.extend(experiment.failures.iter().map(|f| f.note(&experiment.stem)));
+        kernels.extend(experiment.kernels(&mut side)?);
+        let comparison_name = format!("{}{COMPARISON_SUFFIX}", experiment.stem);
+        let comparison = folder.join(&comparison_name);
         let published = if comparison.is_file() {
-            read.push(name_of(&comparison));
             Some(Table::read(&comparison)?)
         } else {
             None
         };
-        for identity in experiment.kernels() {
-            match kernels.iter_mut().find(|k| k.label == identity.label) {
-                Some(k) => k.builds = distinct(k.builds.drain(..).chain(identity.builds)),
-                None => kernels.push(identity),
-            }
-        }
+        let mut used_comparison = false;
         for (i, metric) in experiment.metrics.iter().enumerate() {
             match experiment.series(i, params)? {
-                Some(mut s) => {
+                Ok(mut s) => {
                     if i == 0
                         && let Some(table) = &published
                     {
                         s.published = published_changes(table, &s)?;
+                        used_comparison |= !s.published.is_empty();
                     }
                     series.push(s);
                 }
-                None => notes.push(format!(
-                    "{}: {metric} is published as point means only; aba needs its samples to \
-                     judge it",
-                    experiment.stem
-                )),
+                Err(why) => notes.push(format!("{}: {metric} {why}", experiment.stem)),
             }
         }
+        if used_comparison {
+            read.push(comparison_name);
+        } else if published.is_some() {
+            ignored.push(IgnoredFile {
+                file: comparison_name,
+                reason: "no column gives a candidate's change against the baseline \
+                         (`<candidate>_vs_<baseline>_midpoint_pct`, `<candidate>_vs_<baseline>_pct` \
+                         or `<candidate>_vs_midpoint_pct`)"
+                    .to_owned(),
+            });
+        }
+    }
+    read.extend(side.used());
+    ignored.extend(side.ignored());
+    if path.is_dir() {
+        ignored.extend(others(&folder, &read, &ignored));
+    }
+    // Found one level down: names are relative to the folder named, and what else the root
+    // holds is listed too.
+    if let Some(sub) = &below {
+        let prefixed = |name: &mut String| *name = format!("{sub}/{name}");
+        read.iter_mut().for_each(prefixed);
+        ignored.iter_mut().for_each(|i| prefixed(&mut i.file));
+        let root = others(path, std::slice::from_ref(sub), &[]);
+        ignored.splice(0..0, root);
     }
     let name = match files.as_slice() {
         [one] => name_of(one).trim_end_matches(POINTS_SUFFIX).to_owned(),
-        _ => name_of(path),
+        _ => name_of(&folder),
     };
     Ok(Evidence {
         info: EvidenceInfo {
             path: shown.to_owned(),
             name,
-            source: Source::Published { files: read },
+            source: Source::Published {
+                files: read,
+                ignored,
+            },
             params: params.clone(),
             limits: LimitsOrigin::NewCampaign,
             shared_boot: false,
@@ -155,87 +247,64 @@ pub fn from_bundle(
     })
 }
 
-/// A tab-separated file: its header and its rows with their line numbers.
-struct Table {
-    path: PathBuf,
-    header: Vec<String>,
-    /// Each column name's first index: a file may have 100,000 columns, so a column is found
-    /// in constant time, never by a scan per metric.
-    index: HashMap<String, usize>,
-    rows: Vec<(usize, Vec<String>)>,
-}
-
-impl Table {
-    fn read(path: &Path) -> Result<Table, ReproductionError> {
-        let text = read_text(path, FILE_LIMIT, "published table").map_err(|source| {
-            ReproductionError::Unreadable {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty());
-        let header: Vec<String> = lines
-            .next()
-            .map(|(_, l)| l.split('\t').map(|c| c.trim().to_owned()).collect())
-            .unwrap_or_default();
-        let mut index = HashMap::with_capacity(header.len());
-        for (i, name) in header.iter().enumerate() {
-            index.entry(name.clone()).or_insert(i);
-        }
-        let table = Table {
-            path: path.to_path_buf(),
-            rows: Vec::new(),
-            header,
-            index,
-        };
-        let mut rows = Vec::new();
-        for (i, line) in lines {
-            let cells: Vec<String> = line.split('\t').map(|c| c.trim().to_owned()).collect();
-            if cells.len() != table.header.len() {
-                return Err(table.error(
-                    i + 1,
-                    format!(
-                        "{} cells, but the header has {} columns",
-                        cells.len(),
-                        table.header.len()
-                    ),
-                ));
-            }
-            rows.push((i + 1, cells));
-        }
-        Ok(Table { rows, ..table })
-    }
-
-    fn column(&self, name: &str) -> Option<usize> {
-        self.index.get(name).copied()
-    }
-
-    fn required(&self, name: &str) -> Result<usize, ReproductionError> {
-        self.column(name)
-            .ok_or_else(|| self.error(1, format!("no `{name}` column")))
-    }
-
-    fn error(&self, line: usize, what: String) -> ReproductionError {
-        ReproductionError::Bundle {
-            path: self.path.clone(),
-            line,
-            what,
-        }
-    }
-
-    fn number(&self, line: usize, column: &str, text: &str) -> Result<f64, ReproductionError> {
-        text.parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| self.error(line, format!("`{column}` is `{text}`, not a number")))
-    }
+/// Every entry of the folder `dir` that is neither read nor already set aside, with why it
+/// is not used, in name order. A folder with many entries is listed up to [`LISTED`].
+fn others(dir: &Path, read: &[String], ignored: &[IgnoredFile]) -> Vec<IgnoredFile> {
+    const LISTED: usize = 1000;
+    let mut names: Vec<(String, bool)> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .take(LISTED)
+                .map(|e| {
+                    let folder = e.file_type().is_ok_and(|t| t.is_dir());
+                    (e.file_name().to_string_lossy().into_owned(), folder)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+        .into_iter()
+        .filter(|(n, _)| !read.contains(n) && !ignored.iter().any(|i| &i.file == n))
+        .map(|(name, folder)| IgnoredFile {
+            reason: if folder {
+                "a folder: a bundle's tables are read from one folder".to_owned()
+            } else if name.ends_with(COMPARISON_SUFFIX) {
+                "no points file of its experiment beside it".to_owned()
+            } else {
+                "not a table aba reads as a reference".to_owned()
+            },
+            file: crate::reproduction::evidence::foreign_label(&name),
+        })
+        .collect()
 }
 
 /// Longest metric name a bundle may use (aba's own are at most 64 characters).
 const METRIC_NAME_LIMIT: usize = 256;
+
+/// A point whose run recorded semantic failures (the workload's own checks failed): its
+/// values are not averaged in with the others; it is left out and said so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Failure {
+    point: String,
+    count: usize,
+    /// `exact-cac1-points.tsv:3` or `run-audit.tsv:4`.
+    at: String,
+}
+
+impl Failure {
+    fn note(&self, stem: &str) -> String {
+        format!(
+            "{stem}: point {} records {} semantic failure{} ({}): it is left out of the \
+             analysis",
+            self.point,
+            self.count,
+            if self.count == 1 { "" } else { "s" },
+            self.at
+        )
+    }
+}
 
 /// One points file.
 struct Experiment {
@@ -244,13 +313,19 @@ struct Experiment {
     /// Metric names, in column order.
     metrics: Vec<String>,
     /// `values_<prefix>` columns by prefix (first index).
-    values_prefixes: HashMap<String, usize>,
+    values_prefixes: std::collections::HashMap<String, usize>,
     /// Row indices in boot order.
     order: Vec<usize>,
+    /// The kernel of the first boot: the baseline, whatever is left out.
+    baseline: String,
+    /// Points left out for their semantic failures.
+    failures: Vec<Failure>,
+    /// What `run-audit.tsv` says each point booted, by row index.
+    releases: Vec<Option<String>>,
 }
 
 impl Experiment {
-    fn read(path: &Path) -> Result<Experiment, ReproductionError> {
+    fn read(path: &Path, side: &mut SideTables) -> Result<Experiment, ReproductionError> {
         let table = Table::read(path)?;
         let metrics: Vec<String> = table
             .header
@@ -259,7 +334,7 @@ impl Experiment {
             .map(str::to_owned)
             .collect();
         if metrics.is_empty() {
-            return Err(table.error(1, "no `mean_<metric>` column".to_owned()));
+            return Err(table.error(1, None, "no `mean_<metric>` column".to_owned()));
         }
         // A metric's samples column is looked up by each of its `_`-prefixes: bounded names
         // keep that linear in the file.
@@ -269,6 +344,7 @@ impl Experiment {
         {
             return Err(table.error(
                 1,
+                None,
                 format!(
                     "column `mean_{}` names a metric of {} characters; at most \
                      {METRIC_NAME_LIMIT} are read",
@@ -277,41 +353,77 @@ impl Experiment {
                 ),
             ));
         }
-        let mut values_prefixes = HashMap::new();
+        let mut values_prefixes = std::collections::HashMap::new();
         for (i, name) in table.header.iter().enumerate() {
             if let Some(prefix) = name.strip_prefix("values_") {
                 values_prefixes.entry(prefix.to_owned()).or_insert(i);
             }
         }
         let order_col = table.required("order")?;
-        for name in ["point", "role", "n"] {
-            table.required(name)?;
-        }
+        let (point, role) = (table.required("point")?, table.required("role")?);
+        table.required("n")?;
         let mut keyed = Vec::new();
         for (i, (line, cells)) in table.rows.iter().enumerate() {
             let order: usize = cells[order_col].parse().map_err(|_| {
                 table.error(
                     *line,
-                    format!("`order` is `{}`, not a boot order", cells[order_col]),
+                    Some(order_col),
+                    format!(
+                        "`order` is `{}`, not a boot order",
+                        crate::text::untrusted(&cells[order_col], 40)
+                    ),
                 )
             })?;
             keyed.push((order, i));
         }
         keyed.sort_unstable();
-        if table.rows.is_empty() {
-            return Err(table.error(1, "no points".to_owned()));
+        let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
+        let Some(&first) = order.first() else {
+            return Err(table.error(1, None, "no points".to_owned()));
+        };
+        let stem = name_of(path).trim_end_matches(POINTS_SUFFIX).to_owned();
+        let own = table.column("semantic_failures");
+        let mut failures = Vec::new();
+        let mut releases = vec![None; table.rows.len()];
+        for &row in &order {
+            let label = table.label(row, point);
+            let audit = side
+                .audit(&stem, table.cell(row, point))?
+                .unwrap_or_default();
+            releases[row] = audit.release;
+            let here = match own {
+                Some(c) => Some((
+                    table.count(row, c)?,
+                    format!("{}:{}", name_of(path), table.rows[row].0),
+                )),
+                None => None,
+            };
+            if let Some((count, at)) = [here, audit.semantic_failures]
+                .into_iter()
+                .flatten()
+                .find(|(n, _)| *n > 0)
+            {
+                failures.push(Failure {
+                    point: label,
+                    count,
+                    at,
+                });
+            }
         }
         Ok(Experiment {
-            stem: name_of(path).trim_end_matches(POINTS_SUFFIX).to_owned(),
-            order: keyed.into_iter().map(|(_, i)| i).collect(),
+            baseline: table.label(first, role),
+            stem,
+            order,
             metrics,
             values_prefixes,
+            failures,
+            releases,
             table,
         })
     }
 
     fn cell(&self, row: usize, column: usize) -> &str {
-        &self.table.rows[row].1[column]
+        self.table.cell(row, column)
     }
 
     /// The column of metric `i`'s samples.
@@ -330,41 +442,71 @@ impl Experiment {
             })
     }
 
-    /// The kernels in order of first boot, with their published commits.
-    fn kernels(&self) -> Vec<KernelIdentity> {
-        let role = self
-            .table
-            .column("role")
-            .expect("invariant: checked by read");
+    /// The kernels of this experiment in order of first boot: the commit its points file
+    /// publishes, the releases `run-audit.tsv` says its points booted, and what
+    /// `source-identity.tsv` says of it, each found by this experiment's name.
+    fn kernels(&self, side: &mut SideTables) -> Result<Vec<KernelIdentity>, ReproductionError> {
+        let role = self.table.required("role")?;
         let commit = self.table.column("commit");
-        let mut out: Vec<KernelIdentity> = Vec::new();
+        let mut out: Vec<(String, KernelIdentity)> = Vec::new();
         for &row in &self.order {
-            let label = self.cell(row, role).to_owned();
+            let label = self.table.label(row, role);
             let build = commit
-                .map(|c| self.cell(row, c).to_owned())
-                .filter(|c| !c.is_empty());
-            match out.iter_mut().find(|k| k.label == label) {
-                Some(k) => k.builds = distinct(k.builds.drain(..).chain(build)),
-                None => out.push(KernelIdentity {
-                    label,
-                    releases: Vec::new(),
-                    builds: build.into_iter().collect(),
-                    versions: Vec::new(),
-                    cmdline: Vec::new(),
-                }),
+                .map(|c| self.table.label(row, c))
+                .filter(|c| !c.is_empty())
+                .map(BuildId::GitCommit);
+            let release = self.releases[row].clone();
+            let slot = match out.iter().position(|(raw, _)| raw == self.cell(row, role)) {
+                Some(i) => &mut out[i].1,
+                None => {
+                    out.push((
+                        self.cell(row, role).to_owned(),
+                        KernelIdentity {
+                            label,
+                            experiment: Some(self.stem.clone()),
+                            releases: Vec::new(),
+                            builds: Vec::new(),
+                            preemption: Vec::new(),
+                            compilers: Vec::new(),
+                            versions: Vec::new(),
+                            cmdline: Vec::new(),
+                        },
+                    ));
+                    &mut out.last_mut().expect("invariant: just pushed").1
+                }
+            };
+            if let Some(b) = build
+                && !slot.builds.contains(&b)
+            {
+                slot.builds.push(b);
+            }
+            slot.releases = distinct(slot.releases.drain(..).chain(release));
+        }
+        for (raw, k) in &mut out {
+            if let Some(facts) = side.identity(&self.stem, raw) {
+                k.releases = distinct(k.releases.drain(..).chain(facts.release));
+                for b in facts.builds {
+                    if !k.builds.contains(&b) {
+                        k.builds.push(b);
+                    }
+                }
+                k.preemption = facts.preemption.into_iter().collect();
+                k.compilers = facts.compiler.into_iter().collect();
             }
         }
-        out
+        Ok(out.into_iter().map(|(_, k)| k).collect())
     }
 
-    /// Metric `i` as a series, analysed with `params`; `None` when it has no samples.
+    /// Metric `i` as a series, analysed with `params`; `Err` with why it is not one.
     fn series(
         &self,
         i: usize,
         params: &VerdictParams,
-    ) -> Result<Option<EvidenceSeries>, ReproductionError> {
+    ) -> Result<Result<EvidenceSeries, &'static str>, ReproductionError> {
         let Some(values_col) = self.values_column(i) else {
-            return Ok(None);
+            return Ok(Err(
+                "is published as point means only; aba needs its samples to judge it",
+            ));
         };
         let metric = &self.metrics[i];
         let mean_col = format!("mean_{metric}");
@@ -378,29 +520,33 @@ impl Experiment {
         let mut points = Vec::new();
         for (order, &row) in self.order.iter().enumerate() {
             let line = t.rows[row].0;
-            let label = self.cell(row, point);
+            let label = t.label(row, point);
             let values = self
                 .cell(row, values_col)
                 .split_whitespace()
-                .map(|v| t.number(line, &t.header[values_col], v))
+                .map(|v| t.number(line, values_col, v))
                 .collect::<Result<Vec<f64>, _>>()?;
             let Some(all) = summarize(&values) else {
-                return Err(t.error(line, format!("point {label} has no values")));
+                return Err(t.error(
+                    line,
+                    Some(values_col),
+                    format!("point {label} has no values"),
+                ));
             };
-            let count: usize = self.cell(row, n).parse().map_err(|_| {
-                t.error(line, format!("`n` is `{}`, not a count", self.cell(row, n)))
-            })?;
+            let count = t.count(row, n)?;
             if count != values.len() {
                 return Err(t.error(
                     line,
+                    Some(n),
                     format!("point {label} has n = {count} but {} values", values.len()),
                 ));
             }
             let published = self.cell(row, mean);
-            let value = t.number(line, &mean_col, published)?;
+            let value = t.number(line, mean, published)?;
             if !agrees(all.mean, value, published) {
                 return Err(t.error(
                     line,
+                    Some(mean),
                     format!(
                         "point {label} publishes {mean_col} {published}, but its values \
                          average {}",
@@ -408,27 +554,34 @@ impl Experiment {
                     ),
                 ));
             }
+            if self.failures.iter().any(|f| f.point == label) {
+                continue;
+            }
             points.push(SeriesPoint {
                 order: order + 1,
-                label: label.to_owned(),
-                kernel: self.cell(row, role).to_owned(),
+                kernel: t.label(row, role),
+                label,
                 drop_first: summarize(&values[1..]),
                 values,
                 warmups: Vec::new(),
                 all,
             });
         }
-        let baseline = points[0].kernel.clone();
+        if !points.iter().any(|p| p.kernel == self.baseline) {
+            return Ok(Err(
+                "is not compared: every point of its baseline records semantic failures",
+            ));
+        }
         let candidates = distinct(
             points
                 .iter()
-                .filter(|p| p.kernel != baseline)
+                .filter(|p| p.kernel != self.baseline)
                 .map(|p| p.kernel.clone()),
         );
         let analyses = analyze_series(
             &points,
             &SeriesContext {
-                baseline: &baseline,
+                baseline: &self.baseline,
                 candidates: &candidates,
                 params,
                 // Which direction is better is not published; it decides no label, only the
@@ -449,15 +602,21 @@ impl Experiment {
             c.direction = None;
             c.verdict.direction = None;
         }
-        Ok(Some(EvidenceSeries {
-            label: series_label(&self.stem, "", metric),
-            workload: self.stem.clone(),
-            case: String::new(),
+        // An aba export names the workload and case its experiment measured (every row the
+        // same), so that the series matches the campaign's by name.
+        let named = |column: &str| t.column(column).map(|c| t.label(self.order[0], c));
+        let workload = named("workload").unwrap_or_else(|| self.stem.clone());
+        let case = named("case").unwrap_or_default();
+        Ok(Ok(EvidenceSeries {
+            label: series_label(&workload, &case, metric),
+            workload,
+            case,
             metric: metric.clone(),
             unit: None,
             better: None,
             role: None,
             aux: false,
+            experiment: Some(self.stem.clone()),
             result,
             published: Vec::new(),
         }))
@@ -500,7 +659,7 @@ fn published_changes(
             continue;
         };
         let text = row[i].clone();
-        let value = table.number(*line, &column, &text)?;
+        let value = table.number(*line, i, &text)?;
         out.push(PublishedChange {
             candidate: c.candidate.clone(),
             agrees: agrees(c.comparison.change_pct, value, &text),
@@ -516,7 +675,10 @@ fn published_changes(
 mod tests {
     use super::{from_bundle, points_files};
     use crate::{
-        reproduction::{error::ReproductionError, evidence::Source},
+        reproduction::{
+            error::ReproductionError,
+            evidence::{BuildId, Source},
+        },
         stats::{VerdictLabel, VerdictParams},
     };
 
@@ -547,12 +709,17 @@ drop_first_round\t38.214286\t53.571429\t38.571429\t38.392857\t39.534884\t0.93457
         let evidence =
             from_bundle(dir.path(), "bundle", &VerdictParams::default()).expect("a bundle");
         assert_eq!(evidence.info.name, "exact-cac1");
-        let Source::Published { files } = &evidence.info.source else {
+        let Source::Published { files, ignored } = &evidence.info.source else {
             panic!("{:?}", evidence.info.source)
         };
         assert_eq!(
             files,
             &["exact-cac1-points.tsv", "exact-cac1-comparison.tsv"]
+        );
+        assert_eq!(ignored.len(), 1, "{ignored:?}");
+        assert_eq!(
+            (ignored[0].file.as_str(), ignored[0].reason.as_str()),
+            ("README.md", "not a table aba reads as a reference")
         );
         let s = &evidence.series[0];
         assert_eq!(s.label, "exact-cac1/iteration_ns_per_page");
@@ -569,7 +736,8 @@ drop_first_round\t38.214286\t53.571429\t38.571429\t38.392857\t39.534884\t0.93457
         assert_eq!(published.column, "child_vs_parent_midpoint_pct");
         assert!(published.agrees, "{published:?}");
         let kernels = &evidence.info.environment.kernels;
-        assert_eq!(kernels[0].builds, ["45199f7"]);
+        assert_eq!(kernels[0].builds, [BuildId::GitCommit("45199f7".into())]);
+        assert_eq!(kernels[0].experiment.as_deref(), Some("exact-cac1"));
         assert_eq!(kernels[1].label, "child");
         // A single points file is the same experiment.
         let one = from_bundle(
@@ -582,6 +750,36 @@ drop_first_round\t38.214286\t53.571429\t38.571429\t38.392857\t39.534884\t0.93457
         assert!(points_files(&dir.path().join("README.md")).is_empty());
     }
 
+    /// A bundle's labels (a point, a kernel's role, a commit) of 5000 characters with an
+    /// escape sequence are read escaped and cut like every other untrusted string, so no
+    /// report, terminal or TSV gets them whole.
+    #[test]
+    fn a_bundles_labels_are_escaped_and_cut_when_read() {
+        let long = |c: char| format!("\u{1b}]0;x\u{7}{}", c.to_string().repeat(5000));
+        let points = POINTS
+            .replace("parent-a", &long('p'))
+            .replace("\tchild\tchild\t", &format!("\tchild\t{}\t", long('k')))
+            .replace("cac1db8", &long('c'));
+        let dir = bundle(&[("x-points.tsv", &points)]);
+        let evidence = from_bundle(dir.path(), "b", &VerdictParams::default()).expect("a bundle");
+        let points = &evidence.series[0].result.points;
+        let kernels = &evidence.info.environment.kernels;
+        let BuildId::GitCommit(commit) = &kernels[1].builds[0] else {
+            panic!("{:?}", kernels[1].builds)
+        };
+        let labels = [
+            &points[0].label,
+            &points[1].kernel,
+            &kernels[1].label,
+            commit,
+        ];
+        for label in labels {
+            assert!(label.chars().count() < 450, "{} characters", label.len());
+            assert!(label.starts_with("\\u{1b}]0;x\\u{7}"), "{label}");
+            assert!(label.ends_with(" characters)"), "{label}");
+        }
+    }
+
     #[test]
     fn a_mean_that_its_values_do_not_give_is_refused_with_its_line() {
         let dir = bundle(&[("x-points.tsv", &POINTS.replace("53.533333", "53.6"))]);
@@ -592,7 +790,7 @@ drop_first_round\t38.214286\t53.571429\t38.571429\t38.392857\t39.534884\t0.93457
         );
         assert!(
             err.to_string()
-                .ends_with("x-points.tsv:3: point child publishes mean_iteration_ns_per_page 53.6, but its values average 53.53333333333333"),
+                .ends_with("x-points.tsv:3:6: point child publishes mean_iteration_ns_per_page 53.6, but its values average 53.53333333333333"),
             "{err}"
         );
         let dir = bundle(&[("x-points.tsv", "order\tpoint\trole\tn\n1\ta\ta\t1\n")]);
@@ -645,5 +843,155 @@ drop_first_round\t38.214286\t53.571429\t38.571429\t38.392857\t39.534884\t0.93457
               to judge it"
             ]
         );
+    }
+
+    /// Issue 29 item 5: two experiments giving one role name to different builds stay apart;
+    /// releases, preemption and semantic failures come from the side tables; a comparison
+    /// file none of whose columns is used is listed as not used, with why.
+    #[test]
+    fn experiments_stay_apart_and_every_file_is_read_or_set_aside_with_its_reason() {
+        let points = |commit_base: &str, failures: &str| {
+            format!(
+                "order\tpoint\trole\tcommit\tn\tmean_ns\tvalues\tsemantic_failures\n\
+                 1\tbase-a\tbase\t{commit_base}\t3\t10\t9 10 11\t0\n\
+                 2\tcand\tcand\tc0ffee1\t3\t12\t11 12 13\t{failures}\n\
+                 3\tbase-b\tbase\t{commit_base}\t3\t10\t10 10 10\t0\n"
+            )
+        };
+        let audit = "experiment\tpoint\tkernel_release\tboot_id\tsemantic_failures\n\
+                     one\tbase-a\t6.1-base\tb1\t0\none\tcand\t6.1-cand\tb2\t0\n\
+                     one\tbase-b\t6.1-base\tb3\t0\ntwo\tbase-a\t7.0-base\tb4\t0\n\
+                     two\tcand\t7.0-cand\tb5\t4\n";
+        let identity = "experiment\tpoint\tcanonical_config_sha256\tkernel_release\tcompiler\tpreemption\n\
+                        one\tbase\tfeed\t6.1-base\tgcc-15\tdynamic/none\n";
+        let dir = bundle(&[
+            ("one-points.tsv", &points("aaaaaaa", "0")),
+            ("two-points.tsv", &points("bbbbbbb", "0")),
+            (
+                "two-comparison.tsv",
+                "analysis\tcand_vs_other_pct\nall\t1.0\n",
+            ),
+            ("run-audit.tsv", audit),
+            ("source-identity.tsv", identity),
+            ("two-components.tsv", "a\n"),
+        ]);
+        std::fs::create_dir(dir.path().join("patches")).expect("mkdir");
+        let evidence = from_bundle(dir.path(), "b", &VerdictParams::default()).expect("bundle");
+        let kernels = &evidence.info.environment.kernels;
+        let base: Vec<(Option<&str>, &[BuildId], &[String])> = kernels
+            .iter()
+            .filter(|k| k.label == "base")
+            .map(|k| {
+                (
+                    k.experiment.as_deref(),
+                    k.builds.as_slice(),
+                    k.releases.as_slice(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            base,
+            [
+                (
+                    Some("one"),
+                    &[
+                        BuildId::GitCommit("aaaaaaa".into()),
+                        BuildId::CanonicalConfigSha256("feed".into())
+                    ][..],
+                    &["6.1-base".to_owned()][..]
+                ),
+                (
+                    Some("two"),
+                    &[BuildId::GitCommit("bbbbbbb".into())][..],
+                    &["7.0-base".to_owned()][..]
+                ),
+            ]
+        );
+        assert_eq!(kernels[0].preemption, ["dynamic/none"]);
+        // `two`'s candidate has semantic failures (run-audit.tsv): left out and said so.
+        assert_eq!(
+            evidence.info.notes,
+            [
+                "two: point cand records 4 semantic failures (run-audit.tsv:6): it is left out of \
+              the analysis"
+            ]
+        );
+        let two = evidence
+            .series
+            .iter()
+            .find(|s| s.workload == "two")
+            .expect("two");
+        assert!(two.result.comparisons.is_empty());
+        assert_eq!(two.result.points.len(), 2);
+        let Source::Published { files, ignored } = &evidence.info.source else {
+            panic!("{:?}", evidence.info.source)
+        };
+        assert_eq!(
+            files,
+            &[
+                "one-points.tsv",
+                "two-points.tsv",
+                "run-audit.tsv",
+                "source-identity.tsv"
+            ]
+        );
+        let ignored: Vec<(&str, &str)> = ignored
+            .iter()
+            .map(|i| (i.file.as_str(), i.reason.split(' ').next().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            ignored,
+            [
+                ("two-comparison.tsv", "no"),
+                ("patches", "a"),
+                ("two-components.tsv", "not")
+            ]
+        );
+        // The points file's own column counts too, and a count that is not one is an error
+        // naming its line and column.
+        let dir = bundle(&[("one-points.tsv", &points("aaaaaaa", "x"))]);
+        let err = from_bundle(dir.path(), "b", &VerdictParams::default()).expect_err("refused");
+        assert!(
+            err.to_string()
+                .ends_with("one-points.tsv:3:8: `semantic_failures` is `x`, not a count"),
+            "{err}"
+        );
+        let dir = bundle(&[("one-points.tsv", &points("aaaaaaa", "1"))]);
+        let evidence = from_bundle(dir.path(), "b", &VerdictParams::default()).expect("bundle");
+        assert!(
+            evidence.info.notes[0].contains("(one-points.tsv:3)"),
+            "{:?}",
+            evidence.info.notes
+        );
+    }
+
+    /// Issue 34 item 1: a bundle's root holds its tables one folder down; they are read
+    /// there, named from the root, and what else the root holds is listed as not used. Two
+    /// such folders are never merged: the error names them.
+    #[test]
+    fn a_bundle_root_is_searched_one_level_down() {
+        let dir = bundle(&[("README.md", "root")]);
+        let bare = dir.path().join("bare-metal");
+        std::fs::create_dir(&bare).expect("mkdir");
+        std::fs::create_dir(dir.path().join("reproducer")).expect("mkdir");
+        std::fs::write(bare.join("exact-cac1-points.tsv"), POINTS).expect("write");
+        std::fs::write(bare.join("notes.txt"), "x").expect("write");
+        let evidence = from_bundle(dir.path(), "root", &VerdictParams::default()).expect("found");
+        assert_eq!(evidence.series.len(), 1);
+        let Source::Published { files, ignored } = &evidence.info.source else {
+            panic!("{:?}", evidence.info.source)
+        };
+        assert_eq!(files, &["bare-metal/exact-cac1-points.tsv"]);
+        let ignored: Vec<&str> = ignored.iter().map(|i| i.file.as_str()).collect();
+        assert_eq!(ignored, ["README.md", "reproducer", "bare-metal/notes.txt"]);
+        let other = dir.path().join("vm");
+        std::fs::create_dir(&other).expect("mkdir");
+        std::fs::write(other.join("x-points.tsv"), POINTS).expect("write");
+        let err = from_bundle(dir.path(), "root", &VerdictParams::default()).expect_err("two");
+        assert!(
+            matches!(&err, ReproductionError::SeveralBundles { folders, .. } if folders == &["bare-metal", "vm"]),
+            "{err}"
+        );
+        assert!(err.hint().expect("hint").starts_with("name one of them: "));
     }
 }

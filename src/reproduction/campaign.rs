@@ -10,8 +10,8 @@ use crate::{
     reproduction::{
         error::ReproductionError,
         evidence::{
-            Environment, Evidence, EvidenceInfo, EvidenceSeries, KernelIdentity, LimitsOrigin,
-            Source,
+            BuildId, Environment, Evidence, EvidenceInfo, EvidenceSeries, KernelIdentity,
+            LimitsOrigin, Source, foreign_label,
         },
     },
     results::{journal::Facts, layout::ResultsDir},
@@ -22,6 +22,11 @@ const ENV_RECORD_LIMIT: u64 = 1 << 20;
 
 /// Reads and analyses the results directory `dir`; `shown` is how the user named it.
 pub fn from_results(dir: &Path, shown: &str) -> Result<Evidence, ReproductionError> {
+    read_results(dir, shown).map(|(_, evidence)| evidence)
+}
+
+/// [`from_results`] with the analysis it comes from (`aba export` writes both).
+pub fn read_results(dir: &Path, shown: &str) -> Result<(Analysis, Evidence), ReproductionError> {
     let results = ResultsDir::open(dir);
     let analysis = analyze(&results).map_err(|source| ReproductionError::Analysis {
         dir: dir.to_path_buf(),
@@ -29,7 +34,8 @@ pub fn from_results(dir: &Path, shown: &str) -> Result<Evidence, ReproductionErr
     })?;
     let mut notes = Vec::new();
     let records = env_records(&results, &analysis, &mut notes);
-    Ok(from_analysis(&analysis, shown, &records, notes))
+    let evidence = from_analysis(&analysis, shown, &records, notes);
+    Ok((analysis, evidence))
 }
 
 /// The environment record of each done point, in boot order, with its point's kernel;
@@ -86,6 +92,7 @@ pub fn from_analysis(
             better: Some(s.better),
             role: Some(s.role),
             aux: s.aux,
+            experiment: None,
             result: all.clone(),
             published: Vec::new(),
         });
@@ -118,7 +125,7 @@ fn environment(analysis: &Analysis, records: &[(String, Facts)]) -> Environment 
                 .iter()
                 .filter(|(k, _)| kernel.is_none_or(|want| want == k))
                 .filter_map(|(_, facts)| facts.get(key))
-                .map(|v| v.trim().to_owned())
+                .map(|v| foreign_label(v.trim()))
                 .filter(|v| !v.is_empty()),
         )
     };
@@ -131,19 +138,32 @@ fn environment(analysis: &Analysis, records: &[(String, Facts)]) -> Environment 
                     .points
                     .iter()
                     .filter(|p| p.kernel == k.label && p.done_attempt.is_some())
-                    .filter_map(|p| p.release.clone()),
+                    .filter_map(|p| p.release.as_deref().map(foreign_label)),
             );
+            let commit = k
+                .bound
+                .as_ref()
+                .and_then(|b| b.build.as_deref())
+                .and_then(|b| b.source.as_ref())
+                .map(|s| BuildId::GitCommit(foreign_label(&s.commit)));
             KernelIdentity {
                 label: k.label.clone(),
+                experiment: None,
                 releases: if proven.is_empty() {
                     vec![k.release.clone()]
                 } else {
                     proven
                 },
-                builds: fact(Some(&k.label), "config_sha256")
+                builds: commit
                     .into_iter()
-                    .map(|sha| format!("config {sha}"))
+                    .chain(
+                        fact(Some(&k.label), "config_sha256")
+                            .into_iter()
+                            .map(BuildId::ConfigSha256),
+                    )
                     .collect(),
+                preemption: Vec::new(),
+                compilers: Vec::new(),
                 versions: fact(Some(&k.label), "version"),
                 cmdline: k
                     .cmdline
@@ -155,7 +175,7 @@ fn environment(analysis: &Analysis, records: &[(String, Facts)]) -> Environment 
         })
         .collect();
     Environment {
-        target: Some(campaign.target.clone()).filter(|t| !t.is_empty()),
+        target: Some(foreign_label(&campaign.target)).filter(|t| !t.is_empty()),
         cpu_models: fact(None, "cpu_model"),
         kernels,
         cmdline: Some(campaign.boot_cmdline.clone()),
@@ -258,7 +278,7 @@ metric = { number = true, unit = "ns", better = "lower" }
         let b = &env.kernels[1];
         assert_eq!(
             (b.label.as_str(), b.builds.as_slice()),
-            ("b", &["config bb".to_owned()][..])
+            ("b", &[super::BuildId::ConfigSha256("bb".to_owned())][..])
         );
         assert_eq!(b.cmdline, ["mitigations=off"]);
         assert_eq!(b.versions, ["v"]);

@@ -4,7 +4,8 @@
 //!
 //! Only what a comparison reads is copied: an aba results directory's raw files (recipe and
 //! `files/`, journal, samples, environment records; never its reports or raw outputs), or a
-//! bundle's points and comparison files.
+//! bundle's points and comparison files with the `run-audit.tsv` and `source-identity.tsv`
+//! beside them.
 //!
 //! A reference is someone else's folder: a link in it could name any file of this machine (a
 //! key, a 0600 secret) and copying it would publish that file in the bundle. Links are never
@@ -15,7 +16,8 @@ use std::path::{Path, PathBuf};
 
 use crate::{
     reproduction::{
-        bundle::{COMPARISON_SUFFIX, POINTS_SUFFIX, points_files},
+        bundle::{COMPARISON_SUFFIX, POINTS_SUFFIX, locate, points_files},
+        bundle_audit::{RUN_AUDIT, SOURCE_IDENTITY},
         error::ReproductionError,
         source::{Kind, kind},
     },
@@ -79,6 +81,24 @@ pub fn reference_files(source: &Path) -> Result<Vec<ReferenceFile>, Reproduction
                     });
                 }
             }
+            // The per-experiment tables beside the points (releases, semantic failures,
+            // build identities), which a comparison reads too.
+            let Some(folder) = locate(source)?.map(|l| l.folder) else {
+                return Ok(files);
+            };
+            if folder != source && !source.is_file() {
+                // Found one level down: that folder must not be a link either.
+                regular_dir_not_link(&folder)?;
+            }
+            for name in [RUN_AUDIT, SOURCE_IDENTITY] {
+                let from = folder.join(name);
+                if regular_not_link(&from)? {
+                    files.push(ReferenceFile {
+                        from,
+                        to: PathBuf::from(name),
+                    });
+                }
+            }
         }
     }
     Ok(files)
@@ -105,7 +125,7 @@ pub fn copy_reference(source: &Path, dest: &Path) -> Result<(), ReproductionErro
 
 /// Copies the regular file `from` (opened without following a link: one swapped in since it
 /// was listed is refused) to the new file `to`.
-fn copy_regular(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_regular(from: &Path, to: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let mut input = std::fs::OpenOptions::new()
         .read(true)
@@ -135,6 +155,16 @@ fn regular_not_link(path: &Path) -> Result<bool, ReproductionError> {
         }),
         Ok(meta) => Ok(meta.is_file()),
         Err(_) => Ok(false),
+    }
+}
+
+/// [`ReproductionError::Link`] when the folder `path` is a link.
+fn regular_dir_not_link(path: &Path) -> Result<(), ReproductionError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(ReproductionError::Link {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -190,7 +220,12 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let bundle = tmp.path().join("bundle");
         std::fs::create_dir(&bundle).expect("mkdir");
-        for name in ["x-points.tsv", "x-comparison.tsv", "README.md"] {
+        for name in [
+            "x-points.tsv",
+            "x-comparison.tsv",
+            "run-audit.tsv",
+            "README.md",
+        ] {
             std::fs::write(bundle.join(name), "a\n").expect("write");
         }
         let dest = tmp.path().join("copy");
@@ -200,7 +235,7 @@ mod tests {
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names, ["x-comparison.tsv", "x-points.tsv"]);
+        assert_eq!(names, ["run-audit.tsv", "x-comparison.tsv", "x-points.tsv"]);
 
         let results = tmp.path().join("results");
         std::fs::create_dir_all(results.join("files/sub")).expect("mkdir");

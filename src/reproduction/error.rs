@@ -20,6 +20,18 @@ pub enum ReproductionError {
         /// What was given.
         path: PathBuf,
     },
+    /// A bundle root whose tables are in several subfolders: which one is meant cannot be told.
+    #[error(
+        "{} holds no *-points.tsv itself, and several of its folders do: {}",
+        path.display(),
+        folders.join(", ")
+    )]
+    SeveralBundles {
+        /// What was given.
+        path: PathBuf,
+        /// The subfolders with points files.
+        folders: Vec<String>,
+    },
     /// The path does not exist or cannot be listed.
     #[error("cannot read {}", path.display())]
     Unreadable {
@@ -48,12 +60,18 @@ pub enum ReproductionError {
         source: AnalysisError,
     },
     /// A file of a published bundle that does not read as its layout.
-    #[error("{}:{line}: {what}", path.display())]
+    #[error(
+        "{}:{line}{}: {what}",
+        path.display(),
+        column.map_or_else(String::new, |c| format!(":{c}"))
+    )]
     Bundle {
         /// The file.
         path: PathBuf,
         /// 1-based line (1 for the header).
         line: usize,
+        /// 1-based column, when one cell is at fault.
+        column: Option<usize>,
         /// What is wrong, naming the column.
         what: String,
     },
@@ -126,6 +144,14 @@ impl ReproductionError {
                 "replace the link with the file or folder it names (`cp -L`), if you trust it"
                     .to_owned(),
             ),
+            ReproductionError::SeveralBundles { path, folders } => Some(format!(
+                "name one of them: {}",
+                folders
+                    .iter()
+                    .map(|f| path.join(f).display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
             ReproductionError::Unreadable { .. }
             | ReproductionError::Bundle { .. }
             | ReproductionError::Copy { .. } => None,

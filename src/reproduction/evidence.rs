@@ -13,6 +13,15 @@ use crate::{
     stats::{Better, VerdictParams},
 };
 
+/// A label, release or fact from someone else's bundle or reference (a kernel's role, a
+/// point's name, a commit, a CPU model), as everything after the read shows it: one line,
+/// control characters escaped, cut at [`crate::text::UNTRUSTED_CHARS`] with the length said.
+/// Cut once here, so no report, terminal or TSV gets a 5000-character label.
+#[must_use]
+pub fn foreign_label(text: &str) -> String {
+    crate::text::untrusted(text, crate::text::UNTRUSTED_CHARS).into_owned()
+}
+
 /// One campaign, from its results directory or its published files.
 #[derive(Clone, Debug, Serialize)]
 pub struct Evidence {
@@ -63,7 +72,19 @@ pub enum Source {
     Published {
         /// The files read, relative to the bundle's folder.
         files: Vec<String>,
+        /// The files looked at and not used, each with the reason.
+        ignored: Vec<IgnoredFile>,
     },
+}
+
+/// A file of a bundle that a comparison did not use, and why: what was read is listed
+/// exactly, so a reader never takes a file for evidence that no number came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IgnoredFile {
+    /// Its path relative to the bundle's folder.
+    pub file: String,
+    /// Why it was not used.
+    pub reason: String,
 }
 
 /// Where a side's verdict limits come from.
@@ -95,6 +116,9 @@ pub struct EvidenceSeries {
     pub role: Option<Role>,
     /// Auxiliary workload (`AUX_` labels).
     pub aux: bool,
+    /// The bundle experiment it belongs to (its kernels are that experiment's); `None` for a
+    /// results directory, whose kernels are the campaign's.
+    pub experiment: Option<String>,
     /// The all-samples analysis.
     pub result: SeriesResult,
     /// Changes the source publishes itself (a bundle's comparison file), beside aba's
@@ -137,15 +161,76 @@ pub struct Environment {
 /// What identifies one kernel's build.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelIdentity {
-    /// The kernel label.
+    /// The kernel label (a bundle's `role`).
     pub label: String,
+    /// The bundle experiment whose kernel it is: two experiments of one bundle may give one
+    /// role name to different builds, which must never be merged. `None` for a campaign.
+    pub experiment: Option<String>,
     /// The releases its boots proved (`uname -r`), distinct; the recipe's when none is done.
     pub releases: Vec<String>,
-    /// Build identities, distinct: `config <sha256>` from the environment records, or a
-    /// bundle's `commit`.
-    pub builds: Vec<String>,
+    /// Build identities, distinct, each of its kind (only a kind is compared with itself).
+    pub builds: Vec<BuildId>,
+    /// The preemption model a bundle records (`source-identity.tsv`'s `preemption`).
+    pub preemption: Vec<String>,
+    /// The compiler a bundle records (`source-identity.tsv`'s `compiler`).
+    pub compilers: Vec<String>,
     /// `/proc/version` of its boots, distinct (compiler and build stamp).
     pub versions: Vec<String>,
     /// Parameters requested for it beyond `[boot] cmdline`.
     pub cmdline: Vec<String>,
+}
+
+/// One identity of a kernel build, typed: a git commit is only ever compared with a git
+/// commit and a config hash with a config hash of the same kind, so a faithful reproduction
+/// is never told its build "differs" because the two sides recorded different things.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+pub enum BuildId {
+    /// A git commit: the tree's `git rev-parse HEAD`, or a bundle's `commit`/`git_commit`.
+    GitCommit(String),
+    /// SHA-256 of the kernel's `.config` file as aba records it (`config_sha256`).
+    ConfigSha256(String),
+    /// A bundle's `canonical_config_sha256`: the hash of a config normalised in a way the
+    /// bundle defines, not the file's own hash, so never compared with [`Self::ConfigSha256`].
+    CanonicalConfigSha256(String),
+}
+
+impl BuildId {
+    /// Whether `other` names the same build: `None` when they are of different kinds. Git
+    /// commits agree when one abbreviates the other (at least 7 hex digits).
+    #[must_use]
+    pub fn same_as(&self, other: &BuildId) -> Option<bool> {
+        match (self, other) {
+            (BuildId::GitCommit(a), BuildId::GitCommit(b)) => {
+                let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+                let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+                Some(short.len() >= 7 && long.starts_with(&short))
+            }
+            (BuildId::ConfigSha256(a), BuildId::ConfigSha256(b))
+            | (BuildId::CanonicalConfigSha256(a), BuildId::CanonicalConfigSha256(b)) => {
+                Some(a.eq_ignore_ascii_case(b))
+            }
+            _ => None,
+        }
+    }
+
+    /// What kind of identity it is, in words.
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BuildId::GitCommit(_) => "git commit",
+            BuildId::ConfigSha256(_) => "config SHA-256",
+            BuildId::CanonicalConfigSha256(_) => "canonical config SHA-256",
+        }
+    }
+}
+
+impl std::fmt::Display for BuildId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildId::GitCommit(v) => write!(f, "commit {v}"),
+            BuildId::ConfigSha256(v) => write!(f, "config {v}"),
+            BuildId::CanonicalConfigSha256(v) => write!(f, "canonical config {v}"),
+        }
+    }
 }

@@ -8,6 +8,7 @@
 //! report layer renders. Pure apart from reading the two sides: nothing here writes or prints.
 
 pub mod bundle;
+pub mod bundle_audit;
 pub mod campaign;
 pub mod compare;
 pub mod copy;
@@ -17,6 +18,7 @@ pub mod evidence;
 pub mod matching;
 pub mod model;
 pub mod source;
+pub mod table;
 
 pub use compare::compare;
 pub use copy::copy_reference;

@@ -173,6 +173,9 @@ pub enum Agreement {
     Differs,
     /// One side does not record it.
     Unknown,
+    /// Both record it, but as different kinds of thing (a git commit on one side, a config
+    /// hash on the other): nothing can be said.
+    NotComparable,
 }
 
 /// One fact of the environment on both sides.

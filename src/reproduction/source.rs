@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::{
     reproduction::{
-        bundle::{from_bundle, points_files},
+        bundle::{from_bundle, locate},
         campaign::from_results,
         compare::compare,
         copy::reference_files,
@@ -36,7 +36,7 @@ pub fn kind(path: &Path) -> Result<Kind, ReproductionError> {
     if meta.is_dir() && ResultsDir::open(path).journal_path().is_file() {
         return Ok(Kind::Results);
     }
-    if !points_files(path).is_empty() {
+    if locate(path)?.is_some() {
         return Ok(Kind::Bundle);
     }
     Err(ReproductionError::NotEvidence {

@@ -86,8 +86,9 @@ pub struct Limits {
     pub gate_pct: f64,
     /// `drift_margin`.
     pub drift_margin: f64,
-    /// `max_drift_pct`.
-    pub max_drift_pct: f64,
+    /// `max_drift_pct`, when the recipe sets it (older aba recorded its default, 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_drift_pct: Option<f64>,
     /// `max_cv_pct`.
     pub max_cv_pct: f64,
     /// The limits `[[workload]]` and `[[workload.metric]]` tables set, in recipe order;

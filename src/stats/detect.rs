@@ -13,6 +13,7 @@
 //! ν = 2, by simulation.) bench/profiles.rs checks, through aba's own analysis, how often a
 //! true change of that size is resolved.
 
+use serde::Serialize;
 use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
 
 use crate::stats::interval::t_quantile;
@@ -48,6 +49,62 @@ pub fn minimal_detectable_pct(
     let share = 1.0 / baseline_boots as f64 + 1.0 / candidate_boots as f64;
     let pct = 100.0 * standardized_effect(dof)? * (rel_var * share).sqrt();
     pct.is_finite().then_some(pct)
+}
+
+/// The smallest change in percent `cmp` could have detected with [`POWER`] at its own
+/// measured noise: its boot-level variance (floored and pooled as its interval uses it) and
+/// its boots; `None` without a boot-level variance or with a baseline mean of 0.
+#[must_use]
+pub fn detectable_at_measured_noise(cmp: &crate::stats::Comparison) -> Option<f64> {
+    let boot = cmp.boot_variance.as_ref()?;
+    let rel_var = relative(boot.used, cmp.baseline_mean)?;
+    minimal_detectable_pct(rel_var, cmp.baseline_boots, cmp.candidate_boots, boot.dof)
+}
+
+/// A longer campaign of the same alternation that would detect `target_pct` with [`POWER`]
+/// at `cmp`'s measured noise.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LongerDesign {
+    /// Boots of the two compared kernels, the campaign's own included.
+    pub boots: usize,
+    /// Boots of the baseline.
+    pub baseline_boots: usize,
+    /// Boots of the candidate.
+    pub candidate_boots: usize,
+    /// The change that design detects, percent (≤ the target).
+    pub detectable_pct: f64,
+}
+
+/// The most pairs [`longer_design`] adds before it gives up: 40 boots more than a night
+/// holds.
+const MAX_MORE_PAIRS: usize = 20;
+
+/// The fewest baseline/candidate pairs appended to `cmp`'s campaign (A/B/A → A/B/A/B/A → …,
+/// each pair adding two degrees of freedom to the boot variance) whose detectable change at
+/// the measured noise is at most `target_pct`; `None` when no such design of up to
+/// [`MAX_MORE_PAIRS`] more pairs exists or the noise is unknown. The measured variance is
+/// taken as the truth: a projection, as the printed words say.
+#[must_use]
+pub fn longer_design(cmp: &crate::stats::Comparison, target_pct: f64) -> Option<LongerDesign> {
+    let boot = cmp.boot_variance.as_ref()?;
+    let rel_var = relative(boot.used, cmp.baseline_mean)?;
+    let own_boots = cmp.baseline_boots + cmp.candidate_boots;
+    (1..=MAX_MORE_PAIRS).find_map(|k| {
+        let (a, c) = (cmp.baseline_boots + k, cmp.candidate_boots + k);
+        let pct = minimal_detectable_pct(rel_var, a, c, boot.dof + 2.0 * k as f64)?;
+        (pct <= target_pct).then_some(LongerDesign {
+            boots: own_boots + 2 * k,
+            baseline_boots: a,
+            candidate_boots: c,
+            detectable_pct: pct,
+        })
+    })
+}
+
+/// `variance / mean²`; `None` at a mean of 0 or a variance that is not finite.
+fn relative(variance: f64, mean: f64) -> Option<f64> {
+    let rel = variance / (mean * mean);
+    (mean != 0.0 && rel.is_finite()).then_some(rel)
 }
 
 /// Points of the χ²_ν/ν distribution at the midpoints of 400 equal-probability slices: the

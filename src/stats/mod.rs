@@ -20,13 +20,17 @@ pub mod sequential;
 pub mod summary;
 #[cfg(test)]
 mod testdata;
+pub mod trend;
 pub mod verdict;
 
 pub use compare::{
     Bracket, Comparison, brackets, change_pct, compare, compare_with, diff, point_change_pct,
     recovery_pct,
 };
-pub use detect::{POWER, boot_mean_rel_var, minimal_detectable_pct};
+pub use detect::{
+    LongerDesign, POWER, boot_mean_rel_var, detectable_at_measured_noise, longer_design,
+    minimal_detectable_pct,
+};
 pub use fsnotify::{FsnotifyKind, FsnotifyParams, classify_fsnotify_v1};
 pub use interval::{
     BootVariance, FLOOR_COVERAGE_EXCESS, IntervalKind, RatioInterval, boot_variance, ci_boot,
@@ -47,7 +51,8 @@ pub use reproduce::{
     Which, change_difference, change_variance, reproduce,
 };
 pub use summary::{SdDenominator, Summary, median, summarize, summarize_with};
+pub use trend::{TREND_ALPHA, TREND_MIN_NU, Trend, trend_test};
 pub use verdict::{
-    Better, Confidence, Direction, Limit, Spread, SpreadMeasure, Verdict, VerdictInput,
-    VerdictLabel, VerdictParams, limit_text, spread_of, verdict,
+    Better, CV_ALPHA, Confidence, CvBasis, Direction, Limit, Spread, SpreadMeasure, Verdict,
+    VerdictInput, VerdictLabel, VerdictParams, limit_text, spread_of, verdict,
 };

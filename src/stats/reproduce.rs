@@ -417,9 +417,14 @@ mod tests {
                 all: &cmp,
                 drop_first: Some(&cmp),
                 kernels: &kernels,
-                max_cv_pct: Some(0.3),
+                max_cv_pct: points
+                    .iter()
+                    .filter_map(|p| Some(100.0 * p.sd? / p.mean))
+                    .reduce(f64::max),
+                cv_basis: None,
                 better: Better::Lower,
                 environment: &[],
+                trend: None,
             },
         );
         (cmp, v)
@@ -487,9 +492,20 @@ mod tests {
             &campaign(base, [104.0, 104.1]),
             Rule::BelowGateApart,
         );
-        // The reference's boots disagree by 3%: UNSTABLE, nothing to reproduce.
+        // The reference's boots disagree by 3%: boot noise, not a broken measurement; both
+        // +20% SIGNALs agree.
         case(
             &campaign([100.0, 103.0, 100.0], [120.0, 120.1]),
+            &quiet_20,
+            Rule::BothSignal,
+        );
+        // The reference's samples scatter by a CV over its limit: UNSTABLE, nothing to
+        // reproduce.
+        case(
+            &campaign([100.0, 100.1, 100.05], [120.0, 120.1])
+                .into_iter()
+                .map(|p| BootPoint { sd: Some(5.0), ..p })
+                .collect::<Vec<_>>(),
             &quiet_20,
             Rule::NoClaim {
                 side: Which::Reference,

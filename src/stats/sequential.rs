@@ -231,7 +231,9 @@ impl ComparisonState {
             VerdictLabel::Signal => ComparisonState::Signal,
             VerdictLabel::Unstable => ComparisonState::Unstable,
             VerdictLabel::BelowGate => ComparisonState::BelowGate,
-            VerdictLabel::NoMaterialSignal | VerdictLabel::Unreplicated => match look_bounds {
+            VerdictLabel::NoMaterialSignal
+            | VerdictLabel::Inconclusive
+            | VerdictLabel::Unreplicated => match look_bounds {
                 Some((lo, hi)) if lo > -gate_pct && hi < gate_pct => ComparisonState::BelowGate,
                 _ => ComparisonState::Undecided,
             },

@@ -16,6 +16,7 @@ use crate::stats::{
     compare::Comparison,
     interval::RatioInterval,
     kernel::{BootEffect, KernelSummary},
+    trend::Trend,
 };
 
 /// Which direction of the metric is an improvement.
@@ -34,20 +35,23 @@ pub struct VerdictParams {
     pub gate_pct: f64,
     /// M: |change| must be at least M times the largest spread of a multi-boot kernel.
     pub drift_margin: f64,
-    /// D: a multi-boot kernel whose spread exceeds this (percent), by more than its samples
-    /// explain, makes the run unstable.
-    pub max_drift_pct: f64,
+    /// D: the recipe's own preregistered drift gate (`max_drift_pct`), `None` when the
+    /// recipe sets none. A compared kernel whose spread exceeds it, by more than its samples
+    /// explain, makes the run unstable. Not aba's statistical judgement: a gate on the
+    /// compared kernels' spread keeps the campaigns whose boots happened to agree
+    /// (docs/statistics.md §5.2), so aba applies one only where the recipe asks for it.
+    pub max_drift_pct: Option<f64>,
     /// C: a point CV above this (percent) makes the run unstable.
     pub max_cv_pct: f64,
 }
 
 impl Default for VerdictParams {
-    /// G = 5%, M = 2, D = 1%, C = 2% (STATISTICS.md 3.6).
+    /// G = 5%, M = 2, no drift gate, C = 2% (docs/statistics.md §5).
     fn default() -> Self {
         Self {
             gate_pct: 5.0,
             drift_margin: 2.0,
-            max_drift_pct: 1.0,
+            max_drift_pct: None,
             max_cv_pct: 2.0,
         }
     }
@@ -62,9 +66,15 @@ pub enum VerdictLabel {
     /// Not material, above the drift margin, and its boot-level 95% interval lies between 0
     /// and the gate: measurable, shown to be under the gate.
     BelowGate,
-    /// Neither of the above: no material change was shown.
+    /// Not a SIGNAL, and the boot-level 95% interval lies inside ±gate: a change as large as
+    /// the gate is ruled out (an equivalence claim).
     NoMaterialSignal,
-    /// A drift or CV limit tripped; the numbers are still reported.
+    /// Neither shown nor ruled out: not a SIGNAL or BELOW_GATE, and the boot-level interval
+    /// reaches past the gate (or is not estimable). More boots would decide it.
+    Inconclusive,
+    /// The measurement itself is broken: a point's CV over its limit, an environment
+    /// difference, a trend over the campaign, a campaign noisier than its noise profile, or
+    /// the recipe's own drift gate exceeded; the numbers are still reported.
     Unstable,
     /// No kernel was booted twice (plain A/B): boot-to-boot variation is unmeasured, so the
     /// change cannot be told from it. Never a SIGNAL or BELOW_GATE.
@@ -77,6 +87,7 @@ impl fmt::Display for VerdictLabel {
             Self::Signal => "SIGNAL",
             Self::BelowGate => "BELOW_GATE",
             Self::NoMaterialSignal => "NO_MATERIAL_SIGNAL",
+            Self::Inconclusive => "INCONCLUSIVE",
             Self::Unstable => "UNSTABLE",
             Self::Unreplicated => "UNREPLICATED",
         })
@@ -173,8 +184,19 @@ impl Spread {
 /// A stability limit that tripped.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Limit {
-    /// A kernel's spread exceeds `max_drift_pct`, beyond what within-boot noise explains.
+    /// A compared kernel's spread exceeds the recipe's own drift gate (`max_drift_pct`),
+    /// beyond what within-boot noise explains.
     Spread(Spread),
+    /// The boot means follow a linear trend over the campaign (F test, ν ≥ 3).
+    Trend(Trend),
+    /// The campaign's boots are noisier than the target's noise profile says (the
+    /// homogeneity test failed): the machine is not the one that was calibrated.
+    NoisierThanProfile {
+        /// F of the homogeneity test.
+        f: f64,
+        /// Its p-value.
+        p_value: f64,
+    },
     /// The largest point CV exceeds `max_cv_pct`.
     Cv {
         /// The CV in percent.
@@ -201,11 +223,51 @@ pub struct VerdictInput<'a> {
     pub kernels: &'a [KernelSummary],
     /// Largest point CV over the comparison's points; `None` when unknown (not checked).
     pub max_cv_pct: Option<f64>,
+    /// What the largest CV was measured from; `None` when unknown, and then a CV over the
+    /// limit trips it as it stands.
+    pub cv_basis: Option<CvBasis>,
     /// Which direction is an improvement.
     pub better: Better,
     /// Differences of the environment fingerprint among the compared kernels' points, in
     /// words; each makes the comparison UNSTABLE.
     pub environment: &'a [String],
+    /// The trend test over the series' points (`None` below ν = 3).
+    pub trend: Option<&'a Trend>,
+}
+
+/// The level of the CV test over a whole comparison: a point's CV over `max_cv_pct` makes
+/// the comparison UNSTABLE when its samples show the true CV above the limit at this level,
+/// Bonferroni-split over the compared points. Without the test a CV limit of twice the true
+/// CV trips in about 9 % of A/B/A/B/A campaigns of 3 samples a point by sampling alone
+/// (P(χ²₂ > 8) = 1.8 % a point): a broken measurement is what the samples show, not what
+/// three of them happen to say (docs/statistics.md §5).
+pub const CV_ALPHA: f64 = 0.02;
+
+/// What the largest point CV of a comparison was measured from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CvBasis {
+    /// Samples of the point with the largest CV.
+    pub samples: usize,
+    /// The compared points that have a CV (the Bonferroni divisor).
+    pub points: usize,
+}
+
+impl CvBasis {
+    /// The p-value of "the true CV is at most `limit`" for an observed `cv` (both percent):
+    /// (n − 1)·(cv/limit)² against χ²(n − 1); `None` below 2 samples.
+    #[must_use]
+    pub fn p_value(self, cv: f64, limit: f64) -> Option<f64> {
+        use statrs::distribution::{ChiSquared, ContinuousCDF};
+        let dof = self.samples.checked_sub(1).filter(|d| *d >= 1)? as f64;
+        let stat = dof * (cv / limit).powi(2);
+        ChiSquared::new(dof).ok().map(|chi| chi.sf(stat))
+    }
+
+    /// The level one point is tested at.
+    #[must_use]
+    pub fn level(self) -> f64 {
+        CV_ALPHA / self.points.max(1) as f64
+    }
 }
 
 /// The verdict and every condition behind it.
@@ -243,6 +305,8 @@ pub struct Verdict {
     pub within_ci_excludes_zero: Option<bool>,
     /// The boot-level 95% interval lies strictly between 0 and ±gate.
     pub under_gate: bool,
+    /// The boot-level 95% interval lies strictly inside (−gate, +gate).
+    pub within_gate: bool,
 }
 
 impl Verdict {
@@ -284,14 +348,17 @@ impl Verdict {
 /// Decides the verdict for `input` under `params`.
 ///
 /// ```text
-/// unstable   := a point CV > C, or a kernel booted ≥ 2 times has |spread| > D and its boots
-///               differ beyond within-boot noise (boot-effect p < 0.05; untestable counts)
+/// unstable   := a point CV > C, an environment difference, a linear trend of the boot
+///               means (F test, ν ≥ 3, p < 0.05), a campaign noisier than its noise profile,
+///               or — only when the recipe sets one — a compared kernel's spread over its own
+///               drift gate D beyond within-boot noise
 /// replicated := a boot-level interval exists (some kernel booted twice: ν ≥ 1)
 /// evidence   := boot-level CI excludes 0 ∧ within-only CI excludes 0 (when it exists)
 /// SIGNAL     := material ∧ margin ∧ bracket ∧ robust ∧ evidence
 /// BELOW_GATE := ¬material ∧ |change| > M·max|spread| ∧ evidence ∧ boot-level CI ⊂ (0, ±G)
+/// NO_MATERIAL_SIGNAL := boot-level CI ⊂ (−G, +G)
 /// verdict    := UNSTABLE | UNREPLICATED (¬replicated) | SIGNAL | BELOW_GATE
-///               | NO_MATERIAL_SIGNAL, the first that holds
+///               | NO_MATERIAL_SIGNAL | INCONCLUSIVE, the first that holds
 /// ```
 #[must_use]
 pub fn verdict(params: &VerdictParams, input: &VerdictInput<'_>) -> Verdict {
@@ -318,8 +385,10 @@ pub fn verdict(params: &VerdictParams, input: &VerdictInput<'_>) -> Verdict {
         VerdictLabel::Signal
     } else if !checks.material && size > checks.needed && evidence && checks.under_gate {
         VerdictLabel::BelowGate
-    } else {
+    } else if checks.within_gate {
         VerdictLabel::NoMaterialSignal
+    } else {
+        VerdictLabel::Inconclusive
     };
     let reasons = match label {
         VerdictLabel::Unstable => tripped.iter().map(|l| limit_text(params, l)).collect(),
@@ -342,6 +411,7 @@ pub fn verdict(params: &VerdictParams, input: &VerdictInput<'_>) -> Verdict {
         boot_ci_excludes_zero: checks.boot_excludes,
         within_ci_excludes_zero: checks.within_excludes,
         under_gate: checks.under_gate,
+        within_gate: checks.within_gate,
     }
 }
 
@@ -359,6 +429,7 @@ struct Checks {
     boot_excludes: bool,
     within_excludes: Option<bool>,
     under_gate: bool,
+    within_gate: bool,
 }
 
 impl Checks {
@@ -386,6 +457,7 @@ impl Checks {
             within_excludes: within_ci.map(excludes),
             under_gate: boot
                 .is_some_and(|(lo, hi)| (lo > 0.0 && hi < gate) || (hi < 0.0 && lo > -gate)),
+            within_gate: boot.is_some_and(|(lo, hi)| lo > -gate && hi < gate),
             spreads,
         }
     }
@@ -419,8 +491,8 @@ pub fn spread_of(k: &KernelSummary) -> Option<Spread> {
     })
 }
 
-/// The stability limits that tripped, and notes on spreads above the limit that within-boot
-/// noise explains.
+/// The stability limits that tripped, and notes on what was measured but does not make the
+/// comparison UNSTABLE (spreads, which widen the interval instead).
 fn tripped_limits(
     params: &VerdictParams,
     input: &VerdictInput<'_>,
@@ -434,73 +506,111 @@ fn tripped_limits(
     let mut notes = Vec::new();
     let pooling = input.all.pooling.as_ref();
     if let Some(test) = pooling.and_then(|p| p.homogeneity.as_ref().filter(|_| !p.pooled)) {
-        notes.push(format!(
-            "noisier than its calibration (F = {:.2}, p = {}): the noise profile's boot \
-             variance is not pooled, the boot-level interval rests on this campaign's boots \
-             alone",
-            test.f,
-            p_text(test.p_value)
-        ));
+        limits.push(Limit::NoisierThanProfile {
+            f: test.f,
+            p_value: test.p_value,
+        });
+    }
+    if let Some(trend) = input.trend.filter(|t| t.significant()) {
+        limits.push(Limit::Trend(trend.clone()));
     }
     let calibrated = pooling.filter(|p| p.pooled);
-    for spread in spreads
-        .iter()
-        .filter(|s| s.pct.abs() > params.max_drift_pct)
-    {
+    for spread in spreads {
         let compared = spread.kernel == input.all.candidate || spread.kernel == input.all.baseline;
-        if !compared {
-            // Another kernel of the sequence: its boots already widen this comparison's
-            // interval through the pooled boot variance, and its margin is checked. Making
-            // the comparison UNSTABLE as well would keep only the runs where every kernel's
-            // boots happen to agree, whose pooled variance is then too small
-            // (docs/statistics.md: P(SIGNAL | stable) of a once-booted centre kernel).
-            notes.push(format!(
-                "{} {} max_drift_pct {}; {} is not compared here, its boots widen the \
-                 boot-level interval through the pooled boot variance",
-                spread_words(spread, params.max_drift_pct),
-                exceed(spread),
-                limit_shown(params.max_drift_pct, spread.pct.abs()),
-                spread.kernel
-            ));
-        } else if let Some(pooling) = calibrated {
-            // The profile measured this machine's boot-to-boot noise over many boots: a
-            // spread it explains is that noise, already in the pooled boot variance, not
-            // instability (a spread beyond it fails the homogeneity test, and the profile
-            // is then not pooled).
-            let explained = pooling.homogeneity.as_ref().map_or_else(
-                || "its boots are the profile's".to_owned(),
-                |t| format!("F = {:.2}, p = {}", t.f, p_text(t.p_value)),
-            );
-            notes.push(format!(
-                "{} {} max_drift_pct {} but the noise profile's boot noise explains it \
-                 ({explained}), so it is not counted as instability",
-                spread_words(spread, params.max_drift_pct),
-                exceed(spread),
-                limit_shown(params.max_drift_pct, spread.pct.abs()),
-            ));
-        } else if spread.beyond_noise() {
-            limits.push(Limit::Spread(spread.clone()));
-        } else {
-            let p = spread.effect.as_ref().map_or(f64::NAN, |e| e.p_value);
-            notes.push(format!(
-                "{} {} max_drift_pct {} but within-boot noise explains it ({} p = {:.3}), so it \
-                 is not counted as instability",
-                spread_words(spread, params.max_drift_pct),
-                exceed(spread),
-                limit_shown(params.max_drift_pct, spread.pct.abs()),
-                test_name(spread),
-                p
-            ));
+        let over_gate = params
+            .max_drift_pct
+            .filter(|gate| compared && spread.pct.abs() > *gate);
+        match over_gate {
+            Some(gate) if calibrated.is_some() => {
+                // The profile measured this machine's boot-to-boot noise over many boots: a
+                // spread it explains is that noise, already in the pooled boot variance (a
+                // spread beyond it fails the homogeneity test, and the profile is then not
+                // pooled).
+                let explained = calibrated.and_then(|p| p.homogeneity.as_ref()).map_or_else(
+                    || "its boots are the profile's".to_owned(),
+                    |t| format!("F = {:.2}, {}", t.f, p_is(t.p_value)),
+                );
+                notes.push(format!(
+                    "{} {} the recipe's drift gate max_drift_pct {} but the noise profile's \
+                     boot noise explains it ({explained}), so the gate does not count it",
+                    spread_words(spread, gate),
+                    exceed(spread),
+                    limit_shown(gate, spread.pct.abs()),
+                ));
+            }
+            Some(_) if spread.beyond_noise() => limits.push(Limit::Spread(spread.clone())),
+            Some(gate) => {
+                let p = spread.effect.as_ref().map_or(f64::NAN, |e| e.p_value);
+                notes.push(format!(
+                    "{} {} the recipe's drift gate max_drift_pct {} but within-boot noise \
+                     explains it ({} p = {:.3}), so the gate does not count it",
+                    spread_words(spread, gate),
+                    exceed(spread),
+                    limit_shown(gate, spread.pct.abs()),
+                    test_name(spread),
+                    p
+                ));
+            }
+            None if spread.beyond_noise() && spread.effect.is_some() => {
+                // The boots differ by more than their samples explain: that is boot-to-boot
+                // noise, which the boot-level interval carries; as a filter it would keep the
+                // campaigns whose boots happened to agree (docs/statistics.md §5.2).
+                notes.push(format!(
+                    "{} beyond within-boot noise ({} {}): boot-to-boot noise, carried by the \
+                     boot-level interval{}",
+                    spread_words_plain(spread),
+                    test_name(spread),
+                    spread
+                        .effect
+                        .as_ref()
+                        .map_or_else(String::new, |e| p_is(e.p_value)),
+                    if compared {
+                        ""
+                    } else {
+                        " through the pooled boot variance"
+                    }
+                ));
+            }
+            None => {}
         }
     }
     if let Some(cv) = input.max_cv_pct {
         // A CV is a ratio to the mean: with a mean ≤ 0 it is not a CV, and a negative value
         // must never pass a limit (the analysis refuses such series before they get here).
-        if cv > params.max_cv_pct || cv < 0.0 {
-            limits.push(Limit::Cv { pct: cv });
+        let limit = params.max_cv_pct;
+        let tested = input
+            .cv_basis
+            .and_then(|b| Some((b, b.p_value(cv, limit)?)));
+        match tested {
+            _ if cv < 0.0 => limits.push(Limit::Cv { pct: cv }),
+            _ if cv <= limit => {}
+            Some((basis, p)) if p >= basis.level() => notes.push(format!(
+                "max point CV {}% is over max_cv_pct {}, but its {} samples do not show the \
+                 true CV above the limit (χ² {} ≥ {}): sampling, not a broken measurement",
+                shown(cv, limit),
+                limit_shown(limit, cv),
+                basis.samples,
+                p_is(p),
+                p_text(basis.level())
+            )),
+            _ => limits.push(Limit::Cv { pct: cv }),
         }
     }
     (limits, notes)
+}
+
+/// `drift of parent -1.93%` / `a's 3 boots differ by 3.18% (RMS over pairs)`: a spread with
+/// no limit beside it.
+fn spread_words_plain(spread: &Spread) -> String {
+    match spread.measure {
+        SpreadMeasure::Drift => format!("drift of {} {}", spread.kernel, plain_signed(spread.pct)),
+        SpreadMeasure::Rms => format!(
+            "{}'s {} boots differ by {} (RMS over pairs)",
+            spread.kernel,
+            spread.boots,
+            unsigned_pct(spread.pct)
+        ),
+    }
 }
 
 /// `drift of parent -1.93%` / `a's 3 boots, which differ by 3.18% (RMS over pairs),`, printed
@@ -555,13 +665,27 @@ pub fn limit_text(params: &VerdictParams, limit: &Limit) -> String {
                     )
                 }
             });
+            let gate = params.max_drift_pct.unwrap_or(f64::NAN);
             format!(
-                "{} {} max_drift_pct {}{why}",
-                spread_words(spread, params.max_drift_pct),
+                "the recipe's drift gate was exceeded: {} {} max_drift_pct {}{why}",
+                spread_words(spread, gate),
                 exceed(spread),
-                limit_shown(params.max_drift_pct, spread.pct.abs()),
+                limit_shown(gate, spread.pct.abs()),
             )
         }
+        Limit::Trend(trend) => format!(
+            "the boot means drift over the campaign: a linear trend of {} per point (F(1, {}) \
+             = {:.2}, {})",
+            plain_signed(trend.slope_pct_per_point),
+            trend.dof,
+            trend.f,
+            p_is(trend.p_value)
+        ),
+        Limit::NoisierThanProfile { f, p_value } => format!(
+            "noisier than its calibration: the boots scatter more than the noise profile's \
+             (F = {f:.2}, {})",
+            p_is(*p_value)
+        ),
         Limit::Environment { text } => format!("the environment differs: {text}"),
         Limit::Cv { pct } if *pct < 0.0 => {
             format!("max point CV {pct:.2}% is negative: the mean is not positive")
@@ -768,6 +892,15 @@ fn plain_signed(value: f64) -> String {
 }
 
 /// `0.004`, `< 0.001`.
+/// `p = 0.004`, `p < 0.001`.
+fn p_is(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".to_owned()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
 fn p_text(p: f64) -> String {
     if p < 0.001 {
         "< 0.001".to_owned()
@@ -787,8 +920,8 @@ fn nu(dof: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::{
-        Better, Confidence, Direction, Limit, SpreadMeasure, Verdict, VerdictInput, VerdictLabel,
-        VerdictParams, verdict,
+        Better, Confidence, CvBasis, Direction, Limit, SpreadMeasure, Verdict, VerdictInput,
+        VerdictLabel, VerdictParams, verdict,
     };
     use crate::stats::{
         compare::compare,
@@ -835,8 +968,10 @@ mod tests {
             drop_first: Some(&df_cmp),
             kernels: &kernels(&all),
             max_cv_pct: max_cv,
+            cv_basis: None,
             better: Better::Lower,
             environment: &[],
+            trend: None,
         };
         verdict(params, &input)
     }
@@ -850,10 +985,41 @@ mod tests {
             drop_first: Some(&all),
             kernels: &kernels(points),
             max_cv_pct: cv,
+            cv_basis: None,
             better: Better::Lower,
             environment: &[],
+            trend: None,
         };
         verdict(&VerdictParams::default(), &input)
+    }
+
+    /// [`judge`] under `params`, CV unknown.
+    fn judge_params(
+        points: &[BootPoint],
+        candidate: &str,
+        baseline: &str,
+        params: &VerdictParams,
+    ) -> Verdict {
+        let all = compare(points, candidate, baseline).expect("present");
+        let input = VerdictInput {
+            all: &all,
+            drop_first: Some(&all),
+            kernels: &kernels(points),
+            max_cv_pct: None,
+            cv_basis: None,
+            better: Better::Lower,
+            environment: &[],
+            trend: None,
+        };
+        verdict(params, &input)
+    }
+
+    /// The default parameters with the recipe's own drift gate `pct`.
+    fn gated(pct: f64) -> VerdictParams {
+        VerdictParams {
+            max_drift_pct: Some(pct),
+            ..VerdictParams::default()
+        }
     }
 
     #[test]
@@ -869,30 +1035,46 @@ mod tests {
     }
 
     #[test]
-    fn pedro_v3_is_unstable_by_default() {
+    fn pedro_v3_is_inconclusive_and_unstable_only_under_a_drift_gate_of_its_own() {
+        // No drift gate: parent's -1.93% is boot-to-boot noise, which widens the interval
+        // (a note), and the interval [-14.25%, +29.96%] neither shows nor rules out 5%.
         let v = raw_case(&PEDRO_V3, &VerdictParams::default());
+        assert_eq!(v.label, VerdictLabel::Inconclusive, "{:?}", v.reasons);
+        assert!(v.tripped.is_empty());
+        assert!(
+            v.notes[0].starts_with("drift of parent -1.93% beyond within-boot noise"),
+            "{:?}",
+            v.notes
+        );
+        // A recipe that preregisters a 1% drift gate gets it, named as its own.
+        let gated = VerdictParams {
+            max_drift_pct: Some(1.0),
+            ..VerdictParams::default()
+        };
+        let v = raw_case(&PEDRO_V3, &gated);
         assert_eq!(v.label, VerdictLabel::Unstable);
         assert_eq!(
             v.reasons,
             vec![
-                "drift of parent -1.93% exceeds max_drift_pct 1.00, beyond within-boot noise \
-                 (Welch p < 0.001)"
+                "the recipe's drift gate was exceeded: drift of parent -1.93% exceeds \
+                 max_drift_pct 1.00, beyond within-boot noise (Welch p < 0.001)"
             ]
         );
         assert!(matches!(&v.tripped[..], [Limit::Spread(s)] if s.kernel == "parent"));
     }
 
     #[test]
-    fn pedro_v3_with_a_2_percent_drift_limit_is_no_signal_at_boot_level() {
+    fn pedro_v3_with_a_2_percent_drift_gate_is_inconclusive_at_boot_level() {
         // 6.20 ≥ 2 × 1.93 and the brackets +5.18 and +7.25 pass the sandwich checks, but the
         // boot-level interval [-14.25%, +29.96%] (ν = 1) includes 0: without it, SIGNAL was
         // wrong 15% of the time among stable A/B/A runs with no change (docs/statistics.md).
         let params = VerdictParams {
-            max_drift_pct: 2.0,
+            max_drift_pct: Some(2.0),
             ..VerdictParams::default()
         };
         let v = raw_case(&PEDRO_V3, &params);
-        assert_eq!(v.label, VerdictLabel::NoMaterialSignal, "{:?}", v.reasons);
+        // Neither a SIGNAL nor an equivalence: the interval reaches past ±5%.
+        assert_eq!(v.label, VerdictLabel::Inconclusive, "{:?}", v.reasons);
         assert!(v.material && v.margin && v.bracket && v.robust);
         assert_eq!(v.confidence, Confidence::BootCiIncludesZero { dof: 1.0 });
         assert!(
@@ -905,15 +1087,18 @@ mod tests {
     }
 
     #[test]
-    fn rt_mail_rr_control_is_no_material_signal() {
-        // −0.83% against a drift of −0.83%: neither material nor above the margin.
+    fn rt_mail_rr_control_is_inconclusive_at_one_control_pair() {
+        // −0.83% against a drift of −0.83%: neither material nor above the margin, and with
+        // ν = 1 the boot-level interval is far wider than ±5%: not shown to be under the gate
+        // (it was NO_MATERIAL_SIGNAL before equivalence had to be earned).
         let points = vec![
             point("original-a", "original", 253.400, None, 0),
             point("patched", "patched", 250.268, None, 0),
             point("original-b", "original", 251.304, None, 0),
         ];
         let v = judge(&points, "patched", "original", Some(0.89));
-        assert_eq!(v.label, VerdictLabel::NoMaterialSignal);
+        assert_eq!(v.label, VerdictLabel::Inconclusive);
+        assert!(!v.within_gate);
         assert_eq!(v.direction, Some(Direction::Better));
         assert!(!v.material && !v.margin && !v.boot_ci_excludes_zero);
     }
@@ -963,7 +1148,7 @@ mod tests {
         ];
         let v = judge(&points, "b", "a", None);
         assert!(v.boot_ci_excludes_zero && !v.under_gate && !v.material);
-        assert_eq!(v.label, VerdictLabel::NoMaterialSignal);
+        assert_eq!(v.label, VerdictLabel::Inconclusive);
         assert!(
             v.reasons
                 .iter()
@@ -988,7 +1173,8 @@ mod tests {
         let (lo, hi) = all.ci_boot.and_then(|ci| ci.bounds).expect("bounded");
         assert!(hi - lo > 1.0, "[{lo}, {hi}]");
         assert_eq!(v.within_ci_excludes_zero, Some(false));
-        assert_eq!(v.label, VerdictLabel::NoMaterialSignal);
+        // Not ruled out either: the interval reaches past the gate.
+        assert_eq!(v.label, VerdictLabel::Inconclusive);
         assert!(
             v.reasons
                 .iter()
@@ -1032,10 +1218,20 @@ mod tests {
             point("a3", "a", 100.1, Some(0.2), 10),
         ];
         let v = judge(&points, "b", "a", None);
+        // Without a drift gate the spread is boot noise carried by the interval: +18.7%
+        // is still a SIGNAL, and the note names the spread.
+        assert_eq!(v.label, VerdictLabel::Signal, "{:?}", v.reasons);
+        assert!(
+            v.notes[0].starts_with("a's 3 boots differ by 3.18% (RMS over pairs) beyond"),
+            "{:?}",
+            v.notes
+        );
+        let v = judge_params(&points, "b", "a", &gated(1.0));
         assert_eq!(v.label, VerdictLabel::Unstable);
         assert!(
             v.reasons[0].starts_with(
-                "a's 3 boots, which differ by 3.18% (RMS over pairs), exceed max_drift_pct 1.00"
+                "the recipe's drift gate was exceeded: a's 3 boots, which differ by 3.18% (RMS \
+                 over pairs), exceed max_drift_pct 1.00"
             ),
             "{:?}",
             v.reasons
@@ -1050,7 +1246,7 @@ mod tests {
             point("b", "b", 120.0, Some(3.0), 10),
             point("a2", "a", 101.5, Some(3.0), 10),
         ];
-        let v = judge(&points, "b", "a", Some(1.5));
+        let v = judge_params(&points, "b", "a", &gated(1.0));
         assert_ne!(v.label, VerdictLabel::Unstable);
         assert!(
             v.notes[0].contains("within-boot noise explains it"),
@@ -1074,24 +1270,29 @@ mod tests {
             point("c2", "c", 110.1, Some(0.2), 10),
             point("p2", "p", 100.1, Some(0.2), 10),
         ];
-        let v = judge(&points, "n", "p", None);
+        let v = judge_params(&points, "n", "p", &gated(1.0));
         assert_ne!(v.label, VerdictLabel::Unstable, "{:?}", v.reasons);
         assert!(!v.margin, "f's 5% drift still sets the margin");
         assert!(
-            v.notes[0]
-                .starts_with("drift of f +5.00% exceeds max_drift_pct 1.00; f is not compared"),
+            v.notes.iter().any(
+                |n| n.starts_with("drift of f +5.00% beyond within-boot noise")
+                    && n.ends_with("through the pooled boot variance")
+            ),
             "{:?}",
             v.notes
         );
-        // f against p: f is compared, so its own drift makes that comparison UNSTABLE.
-        assert_eq!(judge(&points, "f", "p", None).label, VerdictLabel::Unstable);
+        // f against p: f is compared, so under the recipe's drift gate its own drift makes
+        // that comparison UNSTABLE; without one it does not.
+        let gated_f = judge_params(&points, "f", "p", &gated(1.0));
+        assert_eq!(gated_f.label, VerdictLabel::Unstable);
+        assert_ne!(judge(&points, "f", "p", None).label, VerdictLabel::Unstable);
     }
 
     #[test]
     fn cv_just_above_the_limit_fails() {
         let params = VerdictParams {
             max_cv_pct: 15.0,
-            max_drift_pct: 5.0,
+            max_drift_pct: Some(5.0),
             ..VerdictParams::default()
         };
         let points = vec![
@@ -1105,8 +1306,10 @@ mod tests {
             drop_first: None,
             kernels: &kernels(&points),
             max_cv_pct: Some(15.006954),
+            cv_basis: None,
             better: Better::Lower,
             environment: &[],
+            trend: None,
         };
         let v = verdict(&params, &input);
         assert_eq!(v.label, VerdictLabel::Unstable);
@@ -1120,6 +1323,55 @@ mod tests {
             ..input
         };
         assert_eq!(verdict(&params, &input).label, VerdictLabel::Unstable);
+    }
+
+    #[test]
+    fn a_cv_over_its_limit_is_unstable_only_when_its_samples_show_it() {
+        let points = vec![
+            point("a1", "a", 100.0, Some(0.3), 3),
+            point("b", "b", 120.0, Some(0.3), 3),
+            point("a2", "a", 100.1, Some(0.3), 3),
+        ];
+        let all = compare(&points, "b", "a").expect("present");
+        let at = |cv: f64, basis: Option<CvBasis>| {
+            verdict(
+                &VerdictParams::default(),
+                &VerdictInput {
+                    all: &all,
+                    drop_first: Some(&all),
+                    kernels: &kernels(&points),
+                    max_cv_pct: Some(cv),
+                    cv_basis: basis,
+                    better: Better::Lower,
+                    environment: &[],
+                    trend: None,
+                },
+            )
+        };
+        let three = Some(CvBasis {
+            samples: 3,
+            points: 3,
+        });
+        // 2.6% from 3 samples against a 2% limit: χ²₂ = 3.38, p = 0.18; sampling.
+        let v = at(2.6, three);
+        assert_ne!(v.label, VerdictLabel::Unstable);
+        assert!(
+            v.notes.iter().any(|n| n.starts_with(
+                "max point CV 2.60% is over max_cv_pct 2.00, but its 3 samples do not show"
+            )),
+            "{:?}",
+            v.notes
+        );
+        // 8% from 3 samples: χ²₂ = 32, p < 0.001 < 0.02/3: UNSTABLE.
+        assert_eq!(at(8.0, three).label, VerdictLabel::Unstable);
+        // 2.6% from 100 samples: χ²₉₉ = 167, shown.
+        let many = Some(CvBasis {
+            samples: 100,
+            points: 3,
+        });
+        assert_eq!(at(2.6, many).label, VerdictLabel::Unstable);
+        // Unknown basis: the limit as it stands.
+        assert_eq!(at(2.6, None).label, VerdictLabel::Unstable);
     }
 
     /// A/B/A whose baseline boots differ by 3% (the machine's usual boot noise), with a
@@ -1136,6 +1388,7 @@ mod tests {
         points: &[BootPoint],
         prior: Option<&crate::stats::BootPrior>,
         environment: &[String],
+        params: &VerdictParams,
     ) -> Verdict {
         let all = crate::stats::compare_with(points, "b", "a", prior).expect("present");
         let input = VerdictInput {
@@ -1143,23 +1396,29 @@ mod tests {
             drop_first: Some(&all),
             kernels: &kernels(points),
             max_cv_pct: Some(0.3),
+            cv_basis: None,
             better: Better::Lower,
             environment,
+            trend: None,
         };
-        verdict(&VerdictParams::default(), &input)
+        verdict(params, &input)
     }
 
     #[test]
     fn a_spread_the_noise_profile_explains_is_not_instability() {
         let points = noisy_aba();
-        // Alone, a's 3% drift is beyond its within-boot noise: UNSTABLE.
-        assert_eq!(judge_with(&points, None, &[]).label, VerdictLabel::Unstable);
+        // Alone, a's 3% drift is beyond its within-boot noise: under the recipe's 1% drift
+        // gate, UNSTABLE.
+        assert_eq!(
+            judge_with(&points, None, &[], &gated(1.0)).label,
+            VerdictLabel::Unstable
+        );
         // A profile of 10 boots at 2% boot SD explains it: judged, with a note.
         let prior = crate::stats::BootPrior {
             rel_var: 4e-4,
             dof: 9.0,
         };
-        let v = judge_with(&points, Some(&prior), &[]);
+        let v = judge_with(&points, Some(&prior), &[], &gated(1.0));
         assert_eq!(v.label, VerdictLabel::Signal, "{v:?}");
         assert!(
             v.notes
@@ -1175,14 +1434,17 @@ mod tests {
             rel_var: 1e-6,
             dof: 9.0,
         };
-        let v = judge_with(&points, Some(&quiet), &[]);
+        let v = judge_with(&points, Some(&quiet), &[], &VerdictParams::default());
         assert_eq!(v.label, VerdictLabel::Unstable);
         assert!(
-            v.notes
-                .iter()
-                .any(|n| n.starts_with("noisier than its calibration (F = ")),
+            matches!(v.tripped[..], [Limit::NoisierThanProfile { .. }]),
             "{:?}",
-            v.notes
+            v.tripped
+        );
+        assert!(
+            v.reasons[0].starts_with("noisier than its calibration: the boots scatter more"),
+            "{:?}",
+            v.reasons
         );
     }
 
@@ -1195,7 +1457,7 @@ mod tests {
         let diff = vec![
             "microcode revision differs between the boots of a: 0x1 at a-a; 0x2 at a-b".to_owned(),
         ];
-        let v = judge_with(&noisy_aba(), Some(&prior), &diff);
+        let v = judge_with(&noisy_aba(), Some(&prior), &diff, &VerdictParams::default());
         assert_eq!(v.label, VerdictLabel::Unstable);
         assert_eq!(
             v.tripped,

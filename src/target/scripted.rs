@@ -81,6 +81,13 @@ pub struct Scripted {
     pub lose_on: VecDeque<String>,
     /// Every call, in order.
     pub log: Vec<Call>,
+    /// The kernel warning lines every boot logs while it comes up (each boot's dmesg starts
+    /// with these).
+    pub dmesg_at_boot: Vec<String>,
+    /// A kernel warning each workload run logs (numbered, so each line is its own).
+    pub dmesg_per_run: Option<String>,
+    /// The warning lines in this boot's dmesg.
+    dmesg: Vec<String>,
 }
 
 impl Scripted {
@@ -100,6 +107,9 @@ impl Scripted {
             loaded: None,
             lose_on: VecDeque::new(),
             log: Vec::new(),
+            dmesg_at_boot: Vec::new(),
+            dmesg_per_run: None,
+            dmesg: Vec::new(),
         }
     }
 
@@ -120,6 +130,7 @@ impl Scripted {
         if let Some(c) = cmdline {
             self.cmdline = c;
         }
+        self.dmesg.clone_from(&self.dmesg_at_boot);
     }
 
     fn lost(&mut self) -> TransportError {
@@ -144,9 +155,17 @@ impl Scripted {
             )));
         }
         if command.starts_with("echo @@count") {
-            return Ok(printed("@@count\n0\n@@tail\n@@units\n".to_owned()));
+            return Ok(printed(format!(
+                "@@count\n{}\n@@lines\n{}\n@@units\n",
+                self.dmesg.len(),
+                self.dmesg.join("\n")
+            )));
         }
         if is_workload(command) {
+            if let Some(warning) = &self.dmesg_per_run {
+                let line = format!("[{}.0] {warning}", 100 + self.dmesg.len());
+                self.dmesg.push(line);
+            }
             return match self.runs.pop_front().unwrap_or(self.default_run.clone()) {
                 Run::Prints(text) => Ok(printed(text)),
                 Run::Exits(code) => Ok(CommandOutput {

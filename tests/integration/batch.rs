@@ -135,7 +135,7 @@ pub(crate) fn wait_for_batch(tmp: &Path) -> PathBuf {
     }
 }
 
-/// (campaign, target) → (first start, last end) from the batch journal.
+/// (campaign, target) → (counted start, last end) from the batch journal.
 pub(crate) fn spans(batch: &Path) -> BTreeMap<(usize, String), (String, String)> {
     let journal = BatchJournal::read(batch).expect("batch journal");
     journal
@@ -144,7 +144,7 @@ pub(crate) fn spans(batch: &Path) -> BTreeMap<(usize, String), (String, String)>
         .map(|(k, r)| {
             (
                 k,
-                (r.first_start.expect("started"), r.ended.expect("ended").3),
+                (r.counted_start.expect("started"), r.ended.expect("ended").3),
             )
         })
         .collect()

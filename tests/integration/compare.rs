@@ -390,6 +390,101 @@ fn a_results_fixture_against_a_published_bundle_reproduces_its_figures() {
     );
 }
 
+/// Issue 29 item 5: a bundle folder whose two experiments give the role names `parent` and
+/// `child` to different builds: the comparison takes the matched experiment's kernels only,
+/// reads their releases, preemption and semantic failures from `run-audit.tsv` and
+/// `source-identity.tsv`, and lists exactly the files it used and those it did not, with why.
+/// (The layouts of lcf0399/linux-regression-evidence, with this test's own numbers.)
+#[test]
+fn a_bundle_folder_keeps_its_experiments_apart_and_reads_its_side_tables() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    build("mprotect-mechanism", &tmp.path().join("mechanism-again"));
+    let bundle = tmp.path().join("bare-metal");
+    golden_bundle(&bundle, &["mprotect-mechanism"]);
+    // Changes against another candidate than the baseline: nothing aba reads.
+    write(
+        &bundle,
+        "mechanism-comparison.tsv",
+        "analysis\tfastpath_vs_child_pct\nall_15_rounds\t-11.000000\n",
+    );
+    write(
+        &bundle,
+        "other-points.tsv",
+        "order\tpoint\trole\tcommit\tn\tmean_other_ns\tvalues\tsemantic_failures\n\
+         1\tparent-a\tparent\t1111111\t3\t20\t19 20 21\t0\n\
+         2\tchild\tchild\t2222222\t3\t30\t29 30 31\t0\n\
+         3\tparent-b\tparent\t1111111\t3\t20\t20 20 20\t0\n",
+    );
+    let golden = golden_points("mprotect-mechanism");
+    let mut audit = String::from("experiment\tpoint\tkernel_release\tboot_id\tsemantic_failures\n");
+    for (i, p) in golden.iter().enumerate() {
+        let _ = writeln!(audit, "mechanism\t{}\t{}\tboot-{i}\t0", p.label, p.release);
+    }
+    audit.push_str(
+        "other\tparent-a\t9.9-other-p\tboot-x\t0\nother\tchild\t9.9-other-c\tboot-y\t1\n\
+         other\tparent-b\t9.9-other-p\tboot-z\t0\n",
+    );
+    write(&bundle, "run-audit.tsv", &audit);
+    let parent = &golden[0];
+    write(
+        &bundle,
+        "source-identity.tsv",
+        &format!(
+            "experiment\tpoint\tcanonical_config_sha256\tkernel_release\tcompiler\tpreemption\n\
+             mechanism\tparent\tfeedface\t{}\tgcc-99\tdynamic/none\n\
+             other\tparent\tdeadbeef\t9.9-other-p\tgcc-98\tfull\n",
+            parent.release
+        ),
+    );
+    write(&bundle, "README.md", "# a bundle\n");
+    let out = compare(
+        tmp.path(),
+        &["mechanism-again", "bare-metal", "--tsv", "t.tsv"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report = stdout(&out);
+    fits_a_mail(&report);
+    let said = flat(&report);
+    for phrase in [
+        &format!("parent (mechanism) release: {} (the same)", parent.release),
+        "parent (mechanism) preemption: dynamic/none / not recorded",
+        "parent (mechanism) compiler: gcc-99 / not recorded",
+        "Only in the reference: other/other_ns.",
+        "The reference: other: point child records 1 semantic failure (run-audit.tsv:12): it is \
+         left out of the analysis.",
+        "The reference's files not used: mechanism-comparison.tsv (no column gives a \
+         candidate's change against the baseline",
+        "README.md (not a table aba reads as a reference)",
+        "(a published bundle: mechanism-points.tsv, other-points.tsv, run-audit.tsv, \
+         source-identity.tsv)",
+    ] {
+        assert!(
+            said.contains(phrase),
+            "the text does not say {phrase:?}:\n{report}"
+        );
+    }
+    // The other experiment's builds, releases and preemption are never the mechanism's.
+    for other in ["1111111", "9.9-other", "deadbeef", "full", "gcc-98"] {
+        assert!(!report.contains(other), "{other} leaked:\n{report}");
+    }
+    assert!(!said.contains("Differences:"), "{report}");
+    // Issue 34 item 1: the bundle's root (here the folder holding it) is searched one level
+    // down, and the files are named from there.
+    let out = compare(tmp.path(), &["mechanism-again", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = flat(&stdout(&out));
+    assert!(
+        said.contains(
+            "(a published bundle: bare-metal/mechanism-points.tsv, bare-metal/other-points.tsv"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("mechanism-again (a folder: a bundle's tables are read from one folder)"),
+        "{said}"
+    );
+}
+
 #[test]
 fn the_aba_0_1_directory_is_a_reference() {
     let legacy = fixtures_dir()
@@ -651,4 +746,134 @@ fn a_recipe_naming_a_reference_ends_its_run_and_its_report_with_the_comparison()
         "{}",
         text(&gone)
     );
+}
+
+/// Issue 34 item 2: `aba export` writes the published layout, and `aba compare` reads the
+/// export as a statistical reference: the campaign against its own export reproduces every
+/// change exactly; a campaign whose change is gone does not.
+#[test]
+fn an_export_is_a_reference_that_reproduces_its_campaign_exactly() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let workloads = [moving("steady", 1.2), moving("flat", 1.0)];
+    synthetic(&tmp.path().join("first"), "first", &workloads, 0);
+    let out = aba(
+        tmp.path(),
+        &["export", "first", "--to", "published", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["kind"], "export");
+    let published = tmp.path().join("published");
+    for file in [
+        "steady-points.tsv",
+        "steady-comparison.tsv",
+        "flat-points.tsv",
+        "run-audit.tsv",
+        "source-identity.tsv",
+        "README.md",
+        "recipe.toml",
+        "samples.csv",
+    ] {
+        assert!(published.join(file).is_file(), "{file} missing: {doc}");
+    }
+    let points = fs::read_to_string(published.join("steady-points.tsv")).expect("points");
+    assert!(
+        points.starts_with(
+            "order\tpoint\tpoint_name\trole\trelease\tboot_id\tcommit\tn\tmean_steady\tsd\tcv_pct\t\
+             values\tsemantic_failures\tworkload\tcase\tunit\n1\ta-a\ta#1\ta\t"
+        ),
+        "{points}"
+    );
+    let readme = fs::read_to_string(published.join("README.md")).expect("README");
+    for part in [
+        "## Scope",
+        "## Method",
+        "## Machine",
+        "## Caveats",
+        "Target lab1",
+    ] {
+        assert!(readme.contains(part), "{part}: {readme}");
+    }
+
+    // The campaign against its own export: every change the same, REPRODUCED.
+    let out = compare(tmp.path(), &["first", "published", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["counts"]["reproduced"], 2, "{doc}");
+    for s in doc["series"].as_array().expect("series") {
+        assert_eq!(s["matched_by"], "name", "{s}");
+        for c in s["candidates"].as_array().expect("candidates") {
+            assert_eq!(
+                c["reference"]["comparison"]["change_pct"], c["new"]["comparison"]["change_pct"],
+                "{c}"
+            );
+            assert_eq!(c["published"]["agrees"], true, "{c}");
+        }
+    }
+    // Exactly the tables are read; the README and the raw files are named as not used.
+    let ignored: Vec<&str> = doc["reference"]["source"]["ignored"]
+        .as_array()
+        .expect("ignored")
+        .iter()
+        .filter_map(|i| i["file"].as_str())
+        .collect();
+    assert_eq!(
+        ignored,
+        ["README.md", "recipe.toml", "samples.csv"],
+        "{doc}"
+    );
+
+    // A campaign whose change is gone: NOT_REPRODUCED against the export.
+    synthetic(
+        &tmp.path().join("reverted"),
+        "reverted",
+        &[moving("steady", 1.0), moving("flat", 1.0)],
+        1,
+    );
+    let out = compare(tmp.path(), &["reverted", "published", "--tsv", "r.tsv"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let tsv = fs::read_to_string(tmp.path().join("r.tsv")).expect("TSV");
+    assert!(
+        verdicts(&tsv).contains(&("steady".to_owned(), "NOT_REPRODUCED".to_owned())),
+        "{tsv}"
+    );
+
+    // OUT must be new or empty, and never a link.
+    let out = aba(tmp.path(), &["export", "first", "--to", "published"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("published is not empty"),
+        "{}",
+        text(&out)
+    );
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), tmp.path().join("link"))
+        .expect("symlink");
+    let out = aba(tmp.path(), &["export", "first", "--to", "link"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("is a symbolic link"),
+        "{}",
+        text(&out)
+    );
+    assert!(!tmp.path().join("elsewhere").exists());
+}
+
+/// The golden exact-cac1 fixture exported and compared with itself: the published change is
+/// the recomputed one to its six decimals.
+#[test]
+fn the_golden_fixture_reproduces_its_own_export() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    build("mprotect-exact-cac1", &tmp.path().join("exact"));
+    let out = aba(tmp.path(), &["export", "exact", "--to", "out"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = compare(tmp.path(), &["exact", "out"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = flat(&stdout(&out));
+    for phrase in [
+        "1 REPRODUCED",
+        "it publishes 39.773716 (child_vs_parent_pct), which aba's recomputation matches",
+        "No recorded fact differs.",
+    ] {
+        assert!(said.contains(phrase), "{phrase}: {said}");
+    }
 }

@@ -309,6 +309,25 @@ fn unparsable_output_names_the_metric() {
     );
 }
 
+/// A number printed after more than `max_output` of output (issue 37, item 7): the failure
+/// names the cut and says to raise `max_output`, instead of only that the number is missing.
+#[test]
+fn a_number_beyond_max_output_fails_with_the_hint_to_raise_it() {
+    let (stderr, _dir, _tmp) = run_to_failure(&failing_recipe(
+        "yes x | head -c 8192; echo 5",
+        r#"{ name = "ns", number = true, better = "lower" }"#,
+        "max_output = \"4KiB\"",
+    ));
+    assert!(
+        stderr.contains("the output was cut at max_output = 4096 bytes per stream"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("raise the workload's `max_output`"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_timeout_kills_the_run_and_says_so() {
     let started = Instant::now();

@@ -246,3 +246,49 @@ metric = {{ number = true, better = "lower" }}
     );
     assert_verified(&dir);
 }
+
+/// The host-side lock of `local` in `root`, flocked by this test process as a campaign
+/// that started a moment ago holds it, with `record` as what it wrote so far.
+fn hold_local_lock(root: &crate::hostile::Root, record: &str) -> std::fs::File {
+    use std::os::fd::AsRawFd as _;
+    let path = root.write("locks/local.lock", record);
+    let file = std::fs::File::open(&path).expect("open the lock file");
+    // SAFETY: flock(2) on a descriptor this test owns.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(rc, 0, "flock: {}", std::io::Error::last_os_error());
+    file
+}
+
+/// Two campaigns started 5 ms apart (issue 37, item 5): the second finds the first's flock
+/// taken and its record not written yet. The race is made deterministic by holding the flock
+/// with an empty record: `aba run` refuses naming a campaign that is starting, and never
+/// prints `kill 0`, which would signal the user's own process group. A complete record of
+/// pid 0 or 1 (forged, or cut) gets no kill hint either.
+#[test]
+fn a_campaign_refused_by_one_that_is_starting_names_no_process_to_kill() {
+    let root = crate::hostile::Root::new();
+    root.write("recipe/r.toml", crate::hostile::BASE);
+    let held = hold_local_lock(&root, "");
+    let ran = root.refuses(
+        &["run", "recipe/r.toml"],
+        1,
+        &["another aba on this host that is starting", "--wait"],
+    );
+    assert!(!ran.stderr.contains("kill"), "{}", ran.text());
+    assert!(!ran.stderr.contains("pid 0"), "{}", ran.text());
+    drop(held);
+    for pid in [0, 1] {
+        let record = format!(
+            "{{\"campaign\":\"/r/x\",\"host\":{:?},\"user\":\"u\",\"pid\":{pid},\"started\":\"t\",\"recipe\":\"r\",\"target\":\"local\"}}\n",
+            aba::campaign::lock::hostname()
+        );
+        let held = hold_local_lock(&root, &record);
+        let ran = root.refuses(
+            &["run", "recipe/r.toml"],
+            1,
+            &["is in use by campaign /r/x"],
+        );
+        assert!(!ran.stderr.contains("kill"), "pid {pid}: {}", ran.text());
+        drop(held);
+    }
+}

@@ -436,7 +436,7 @@ fn setparam_slice_compares_default_with_a_custom_slice_control() {
     assert_eq!(r.expect[0].change_pct, -73.66);
     assert_eq!(r.expect[0].kernel.as_str(), "revision");
     // Headroom over the mail's own bounds (drift 0.18%, CV 0.30%), not those bounds.
-    assert_eq!(r.analysis.max_drift_pct, 0.5);
+    assert_eq!(r.analysis.max_drift_pct, Some(0.5));
     assert_eq!(r.analysis.max_cv_pct, 1.0);
 
     let custom = r#"{"schema":"aba-setparam-v1","mode":"custom","calls":500000,"policy":0,"slice_ns":3000000,"slice_mode":"custom","base_slice_ns":2800000,"cpu":2,"wall_ns":81345000,"thread_cpu_ns":81300000,"ns_per_call":162.690}"#;

@@ -314,7 +314,17 @@ fn frozen_server_is_declared_dead_and_dropping_does_not_hang() {
     // unanswered for dead_after: at most 9 s after the last answer, plus the loop's tick.
     eprintln!("frozen sshd noticed after {noticed:?}");
     assert!(noticed < 11 * SECOND, "noticed after {noticed:?}");
-    assert!(err.to_string().contains("no answer from sshd"), "{err}");
+    // What is known, not a guess: a frozen VM behind QEMU's user network looks the same, so
+    // the message does not say "sshd hung" (issue 37, item 7).
+    assert!(
+        err.to_string().contains("no byte from the target for"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("or the machine frozen behind such a relay"),
+        "{err}"
+    );
     let dropped = Instant::now();
     ssh.disconnect();
     drop(ssh);

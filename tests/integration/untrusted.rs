@@ -271,8 +271,8 @@ fn report_without_readable_samples_fails_and_keeps_the_reports() {
     let before = std::fs::read(dir.join("report.txt")).expect("report");
     let samples = dir.join("samples.csv");
     let victim = victim(&root);
-    let link = "it is a symbolic link; aba reads a results directory's raw data only from \
-                regular files";
+    let link = "it is a symbolic link; aba reads a results or batch directory's raw data only \
+                from regular files";
     let cases: [(&str, &dyn Fn(), &str); 5] = [
         (
             "a link to the tester's file",
@@ -393,4 +393,55 @@ fn a_found_targets_toml_that_is_a_link_is_refused_without_quoting_its_target() {
         &["targets.toml", "it is a symbolic link", "--targets"],
     );
     assert!(!ran.stderr.contains("hunter2"), "{}", ran.text());
+}
+
+/// A batch plan whose recipe is a link to the tester's 0600 file, or a path out of the plan's
+/// folder to it: `aba batch` refuses it before reading it, so the file's first line is never
+/// quoted by a TOML error (issue 30, the plan's recipe paths).
+#[test]
+fn a_plans_recipe_that_is_a_link_or_outside_its_folder_is_refused_unread() {
+    let root = Root::new();
+    let victim = victim(&root);
+    std::fs::write(&victim, "password = hunter2 is not TOML [\n").expect("write");
+    std::os::unix::fs::symlink(&victim, root.path().join("recipe/linked.toml")).expect("ln");
+    for (recipe, expected) in [
+        ("linked.toml", "is a symbolic link"),
+        ("../outside/victim", "is outside the plan's folder"),
+    ] {
+        root.write(
+            "recipe/plan.toml",
+            &format!("version = 1\n[[campaign]]\nrecipe = \"{recipe}\"\ntargets = [\"local\"]\n"),
+        );
+        let ran = root.refuses(&["batch", "recipe/plan.toml"], 1, &[expected]);
+        assert!(!ran.stderr.contains("hunter2"), "{}", ran.text());
+        assert!(!ran.stdout.contains("hunter2"), "{}", ran.text());
+    }
+}
+
+/// A batch directory whose `batch.jsonl` is a link to the tester's file: `batch status` and
+/// `batch resume` refuse it naming the link, without reading what it names (issue 30: the
+/// batch journal is read like the results journals, never through a link).
+#[test]
+fn a_batch_journal_that_is_a_link_is_refused_unread() {
+    let root = Root::new();
+    let victim = victim(&root);
+    std::fs::write(&victim, "{\"event\":\"hunter2\"}\n").expect("write");
+    root.write(
+        "results/b/plan.toml",
+        "version = 1\n[[campaign]]\nrecipe = \"r.toml\"\ntargets = [\"local\"]\n",
+    );
+    std::os::unix::fs::symlink(&victim, root.path().join("results/b/batch.jsonl")).expect("ln");
+    for command in ["status", "resume"] {
+        let ran = root.refuses(
+            &["batch", command, "results/b"],
+            1,
+            &["batch.jsonl", "it is a symbolic link"],
+        );
+        assert!(!ran.stderr.contains("hunter2"), "{}", ran.text());
+        assert!(!ran.stdout.contains("hunter2"), "{}", ran.text());
+    }
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("read"),
+        "{\"event\":\"hunter2\"}\n"
+    );
 }

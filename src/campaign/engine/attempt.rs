@@ -10,7 +10,7 @@ use super::{
 };
 use crate::{
     campaign::{
-        environment::{Count, Health},
+        environment::{Count, Health, WARNING_LINES, new_warning_lines},
         events::{CampaignEvent, Step, Warning},
         lock::LockError,
     },
@@ -51,6 +51,14 @@ impl Engine<'_> {
         })?;
 
         let boot = self.switch_and_prove(at)?;
+        // Kernel warnings count from the boot: a fresh boot's dmesg from its first line (one
+        // logged while booting, settling, tuning or in setup is the point's), or, on a boot
+        // the points share, from a mark taken now, before anything of this point ran.
+        let before = if self.switches() {
+            Health::fresh_boot()
+        } else {
+            self.with_reconnect(at, &boot, Self::health)?
+        };
         // Every step below is safe to repeat, so a dropped connection costs a reconnect and
         // a boot_id check, not the point.
         self.with_reconnect(at, &boot, Self::claim_marker)?;
@@ -59,7 +67,6 @@ impl Engine<'_> {
         self.with_reconnect(at, &boot, |e| e.tune(at))?;
         self.with_reconnect(at, &boot, |e| e.snapshot(at))?;
         self.with_reconnect(at, &boot, |e| e.prepare_workdir(at))?;
-        let before = self.with_reconnect(at, &boot, Self::health)?;
 
         let total = point.cases.len();
         for (i, case) in point.cases.iter().enumerate() {
@@ -105,8 +112,8 @@ impl Engine<'_> {
         })
     }
 
-    /// The dmesg warning lines that appeared during the point, journaled as a warning; an
-    /// uncountable dmesg is said so rather than counted as none.
+    /// The dmesg warning lines that appeared during the point, journaled as a warning quoting
+    /// exactly those lines; an uncountable dmesg is said so rather than counted as none.
     fn new_kernel_warnings(
         &mut self,
         at: AttemptId<'_>,
@@ -115,12 +122,25 @@ impl Engine<'_> {
     ) -> Result<u32, PointError> {
         let label = &at.point.label;
         let warning = match (&before.dmesg_warnings, &after.dmesg_warnings) {
-            (Count::Counted(b), Count::Counted(a)) if a > b => Warning::Dmesg {
-                point: label.clone(),
-                count: a - b,
-                tail: after.dmesg_tail.clone(),
-            },
-            (Count::Counted(_), Count::Counted(_)) => return Ok(0),
+            (Count::Counted(b), Count::Counted(a)) => {
+                let lines = new_warning_lines(before, after);
+                let listed = u32::try_from(lines.len()).unwrap_or(u32::MAX);
+                // Every new line is listed unless the point added more than the health check
+                // reads; then the counts' difference says how many.
+                let count = if lines.len() < WARNING_LINES {
+                    listed
+                } else {
+                    a.saturating_sub(*b).max(listed)
+                };
+                if count == 0 {
+                    return Ok(0);
+                }
+                Warning::Dmesg {
+                    point: label.clone(),
+                    count,
+                    lines,
+                }
+            }
             (Count::Unreadable(printed), _) | (_, Count::Unreadable(printed)) => {
                 Warning::DmesgUncounted {
                     point: label.clone(),

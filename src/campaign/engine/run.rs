@@ -294,7 +294,7 @@ fn judge(output: &CommandOutput, workload: &Workload, kernel: &str) -> Judged {
             values: vec![None; workload.metrics.len()],
             failure: Some(if dropped > 0 {
                 failure.with_note(format!(
-                    "the output was cut at max_output = {} bytes per stream ({dropped} more bytes were printed)",
+                    "the output was cut at max_output = {} bytes per stream ({dropped} more bytes were printed): what aba looks for may be in the part it did not keep; raise the workload's `max_output` (at most \"1GiB\") to keep it",
                     workload.max_output
                 ))
             } else {

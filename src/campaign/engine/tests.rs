@@ -561,13 +561,7 @@ fn a_samples_write_that_fails_stops_cleanly_and_resumes() {
 /// panic fell back to the default kernel) fails its point, which is redone from a new switch.
 #[test]
 fn a_kexec_campaign_proves_each_boot_and_redoes_a_point_that_booted_another_release() {
-    let target = Target {
-        name: "lab".to_owned(),
-        switch: Switch::Kexec(Kexec),
-        boot_timeout: std::time::Duration::from_secs(30),
-        ..Target::local()
-    };
-    let c = Campaign::new(KEXEC_RECIPE, target);
+    let c = Campaign::new(KEXEC_RECIPE, kexec_lab());
     let mut machine = Scripted::new("6.1.0-47");
     // a-a boots as asked; b's first boot falls back to the default 6.1.0-47; then each boots
     // its own.
@@ -609,6 +603,54 @@ fn a_kexec_campaign_proves_each_boot_and_redoes_a_point_that_booted_another_rele
         Event::BaseCmdline { cmdline } if cmdline == "console=ttyS0 quiet"
     )));
     c.assert_verified();
+}
+
+/// Kernel warnings count from the boot (issue 37, item 1): a WARNING each boot logs while it
+/// comes up is its point's, as is one a run logs; the note quotes exactly the new lines, so
+/// its count is the number of lines it quotes, and no point quotes another boot's line.
+#[test]
+fn kernel_warnings_count_from_the_boot_and_the_note_quotes_exactly_the_new_lines() {
+    let c = Campaign::new(KEXEC_RECIPE, kexec_lab());
+    let mut machine = Scripted::new("6.1.0-47");
+    let at_boot = "[    1.5] WARNING: CPU: 0 PID: 1 at drivers/x.c:10 probe";
+    machine.dmesg_at_boot = vec![at_boot.to_owned()];
+    machine.dmesg_per_run = Some("WARNING: CPU: 1 PID: 99 at mm/y.c:20 run".to_owned());
+    let (outcome, _) = c.run(&mut machine, None);
+    assert_finished(&outcome);
+    let journal = c.events();
+    let counted: Vec<u32> = journal
+        .iter()
+        .filter_map(|e| match e {
+            Event::PointDone { dmesg_warnings, .. } => Some(*dmesg_warnings),
+            _ => None,
+        })
+        .collect();
+    // One boot warning and one per run (samples = 1), at each of the three points.
+    assert_eq!(counted, [2, 2, 2]);
+    let notes: Vec<&str> = journal
+        .iter()
+        .filter_map(|e| match e {
+            Event::Warning { text, .. } if text.contains("in dmesg") => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    for note in notes {
+        assert!(note.starts_with("2 new kernel warning line(s)"), "{note}");
+        assert_eq!(note.matches(at_boot).count(), 1, "{note}");
+        assert_eq!(note.matches("WARNING:").count(), 2, "{note}");
+    }
+    c.assert_verified();
+}
+
+/// A target that switches by kexec, for [`KEXEC_RECIPE`].
+fn kexec_lab() -> Target {
+    Target {
+        name: "lab".to_owned(),
+        switch: Switch::Kexec(Kexec),
+        boot_timeout: std::time::Duration::from_secs(30),
+        ..Target::local()
+    }
 }
 
 /// One engine per target can run in its own thread.

@@ -152,6 +152,11 @@ pub struct Traits {
     /// Whether the old boot still answers for a moment after the trigger (the trigger runs
     /// detached, a second later): the wait for the new boot starts after that moment.
     pub old_boot_lingers: bool,
+    /// Whether the method can make the machine boot a given kernel with given parameters.
+    /// A power target without `set_next` (whose cycle command names no kernel) only cuts
+    /// power: the machine boots what it boots by default, so a recipe of two releases or
+    /// per-kernel parameters cannot run on it.
+    pub chooses_kernel: bool,
     /// Whether the switch itself can bring back a machine that is down before it starts (a
     /// host-side power cycle does).
     pub works_while_down: bool,
@@ -173,6 +178,7 @@ impl Traits {
             builds_cmdline,
             boots_target_files: true,
             old_boot_lingers: true,
+            chooses_kernel: true,
             works_while_down: false,
             boot_estimate,
         }
@@ -198,6 +204,11 @@ pub trait Method: fmt::Debug + Send + Sync {
     /// [`Traits::builds_cmdline`].
     fn builds_cmdline(&self) -> bool {
         self.traits().builds_cmdline
+    }
+
+    /// [`Traits::chooses_kernel`].
+    fn chooses_kernel(&self) -> bool {
+        self.traits().chooses_kernel
     }
 
     /// [`Traits::boots_target_files`].

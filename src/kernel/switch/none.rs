@@ -24,6 +24,7 @@ impl Method for NoSwitch {
             builds_cmdline: false,
             boots_target_files: false,
             old_boot_lingers: false,
+            chooses_kernel: false,
             works_while_down: false,
             boot_estimate: Duration::ZERO,
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Cx, Method, SwitchError, SwitchKind, Traits, host_command_check};
+use super::{Cx, Method, SWITCH_PLACEHOLDERS, SwitchError, SwitchKind, Traits, host_command_check};
 use crate::{
     recipe::Recipe,
     target::{
@@ -53,6 +53,17 @@ impl Power {
     }
 }
 
+/// Whether a host command names the point's kernel (`{release}`, `{kernel}`, `{cmdline}`, …),
+/// so that running it can choose what boots.
+fn names_a_kernel(command: &str) -> bool {
+    let mut named = false;
+    let _ = crate::placeholders::render_template(command, &mut |name| {
+        named |= SWITCH_PLACEHOLDERS.contains(&name);
+        Some(String::new())
+    });
+    named
+}
+
 impl Method for Power {
     fn traits(&self) -> Traits {
         Traits {
@@ -61,6 +72,7 @@ impl Method for Power {
             builds_cmdline: false,
             boots_target_files: false,
             old_boot_lingers: false,
+            chooses_kernel: self.set_next.is_some() || names_a_kernel(&self.cycle),
             works_while_down: true,
             boot_estimate: Duration::from_secs(120),
         }
@@ -107,5 +119,18 @@ mod tests {
         };
         assert!(power.traits().works_while_down);
         assert!(!power.builds_cmdline() && !power.boots_target_files());
+    }
+
+    /// Only `set_next`, or a cycle command that names the kernel, chooses what boots.
+    #[test]
+    fn a_power_target_chooses_its_kernel_only_with_set_next_or_a_named_kernel() {
+        let power = |set_next: Option<&str>, cycle: &str| Power {
+            set_next: set_next.map(str::to_owned),
+            cycle: cycle.to_owned(),
+        };
+        assert!(!power(None, "ipmitool chassis power cycle").chooses_kernel());
+        assert!(!power(None, "pdu cycle ${PORT} {{x}}").chooses_kernel());
+        assert!(power(Some("netboot select {release}"), "pdu cycle").chooses_kernel());
+        assert!(power(None, "bmc boot {release}").chooses_kernel());
     }
 }

@@ -383,8 +383,10 @@ impl<'l, 'a> Waiter<'l, 'a> {
         let sshd_silent = armed.min(heard.data);
         if sshd_silent > sshd_silence_limit(self.link.dead_after) {
             return Err(format!(
-                "no answer from sshd for {sshd_silent:.1?} although SSH keepalives were sent \
-                 and the target's kernel answers (sshd hung or starved of CPU)"
+                "no byte from the target for {sshd_silent:.1?} although SSH keepalives were \
+                 sent, while its TCP connection is still acknowledged (by its kernel, or by a \
+                 relay in front of it: QEMU's user network answers for a frozen VM); sshd may \
+                 be hung or starved of CPU, or the machine frozen behind such a relay"
             ));
         }
         let mut events = libc::POLLIN;
