@@ -102,7 +102,11 @@ pub fn generate(dir: &Path, points: usize, samples: u32) -> std::io::Result<u64>
     let mut journal =
         BufWriter::with_capacity(1 << 20, fs::File::create(dir.join("journal.jsonl"))?);
     let mut csv = BufWriter::with_capacity(1 << 20, fs::File::create(dir.join("samples.csv"))?);
-    writeln!(csv, "{}", HEADER.join(","))?;
+    // The hash chain of the rows, as the writer keeps it (`results::row_chain`).
+    let mut chain = aba::results::row_chain::RowChain::default();
+    let mut row = format!("{}\n", HEADER.join(","));
+    chain.feed(row.as_bytes(), |_, _| {});
+    csv.write_all(row.as_bytes())?;
     line(
         &mut journal,
         &Event::Campaign {
@@ -165,12 +169,16 @@ pub fn generate(dir: &Path, points: usize, samples: u32) -> std::io::Result<u64>
                 second += 1;
                 let value = (mean + rng.normal() * mean * 0.02) * 1000.0;
                 let value = value.round() / 1000.0;
+                row.clear();
                 writeln!(
-                    csv,
+                    row,
                     "{label},{},1,{kernel},{release},{boot_id},w{w},,w{w},sample,{index},0,ok,{value},ns,{}",
                     i + 1,
                     stamp(second)
-                )?;
+                )
+                .map_err(std::io::Error::other)?;
+                chain.feed(row.as_bytes(), |_, _| {});
+                csv.write_all(row.as_bytes())?;
                 line(
                     &mut journal,
                     &Event::Sample {
@@ -187,6 +195,8 @@ pub fn generate(dir: &Path, points: usize, samples: u32) -> std::io::Result<u64>
                         raw: None,
                         leftovers: Vec::new(),
                         dropped_bytes: None,
+                        values: Some([(format!("w{w}"), value)].into()),
+                        rows_sha256: Some(chain.hex()),
                     },
                 )?;
                 rows += 1;

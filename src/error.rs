@@ -49,7 +49,8 @@ pub mod exit_code {
     /// comparison with a reference (`aba compare`, a recipe's `[expect] reference`) is
     /// NOT_REPRODUCED. The reports are still written.
     pub const NOT_REPRODUCED: u8 = 4;
-    /// `aba verify`: the journal and `samples.csv` disagree (a sample is lost or mislabelled).
+    /// `aba verify`: the journal and `samples.csv` disagree (a sample is lost, mislabelled or
+    /// edited); `aba report` refuses such a directory with the same code.
     pub const VERIFY_FAILED: u8 = 5;
     /// Interrupted by Ctrl-C / SIGTERM; the results directory is resumable.
     pub const INTERRUPTED: u8 = 130;
@@ -261,6 +262,17 @@ pub enum Error {
         #[source]
         source: VerifyError,
     },
+    /// `aba report`: the journal and `samples.csv` disagree (a value edited, a row added or
+    /// removed), so no figure computed from the file would be the measured one.
+    #[error("aba report refuses {}: its samples.csv does not match its journal ({count} difference(s)):\n{differences}", dir.display())]
+    SamplesDisagree {
+        /// The directory.
+        dir: PathBuf,
+        /// How many differences.
+        count: usize,
+        /// The first of them, one a line.
+        differences: String,
+    },
     /// `aba preflight` found problems.
     #[error("preflight found {problems} problem(s) on target `{target}`")]
     Preflight {
@@ -353,6 +365,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::CampaignStopped { .. } => exit_code::CAMPAIGN_STOPPED,
+            Error::SamplesDisagree { .. } => exit_code::VERIFY_FAILED,
             Error::Interrupted { .. } => exit_code::INTERRUPTED,
             Error::Recipe(_)
             | Error::Inventory(_)
@@ -508,6 +521,10 @@ impl Error {
             ),
             Error::Analysis(e) => e.hint(),
             Error::Report(e) => e.hint(),
+            Error::SamplesDisagree { dir, .. } => Some(format!(
+                "`aba verify {}` lists every difference; the journal records the values as measured",
+                dir.display()
+            )),
             Error::Compare(e) => e.hint(),
             Error::Recipe(_)
             | Error::Builds(_)

@@ -434,6 +434,8 @@ mod tests {
                     raw: Some("raw/b-2/w-1-0.txt".into()),
                     leftovers: Vec::new(),
                     dropped_bytes: None,
+                    values: None,
+                    rows_sha256: None,
                 },
                 done("b", 2),
                 Event::Warning {

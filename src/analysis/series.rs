@@ -84,16 +84,15 @@ pub fn analyze_series(points: &[SeriesPoint], ctx: &SeriesContext<'_>) -> Series
     let all = stage(AnalysisKind::All, points, ctx);
     // Drop-first needs an SD (hence a CV) at every point, so n ≥ 3: with n = 2 it would run
     // on one sample per point without a CV, and its check would mean nothing.
-    let single: Vec<&str> = points
-        .iter()
-        .filter(|p| p.values_n() == 1)
-        .map(|p| p.label.as_str())
-        .collect();
-    let pairs: Vec<&str> = points
-        .iter()
-        .filter(|p| p.values_n() == 2)
-        .map(|p| p.label.as_str())
-        .collect();
+    // Named as the reports name points (`a#1`), not by their identifiers.
+    let named = |n: usize| -> Vec<String> {
+        points
+            .iter()
+            .filter(|p| p.values_n() == n)
+            .map(|p| crate::point_name::point_name(&p.label, &p.kernel))
+            .collect()
+    };
+    let (single, pairs) = (named(1), named(2));
     let usable = single.is_empty() && pairs.is_empty();
     let drop_first = usable.then(|| stage(AnalysisKind::DropFirst, points, ctx));
     let drop_first_unavailable = (!usable).then(|| {
@@ -410,7 +409,7 @@ mod tests {
         assert_eq!(
             result.drop_first_unavailable.as_deref(),
             Some(
-                "a-a has a single sample, nothing is left after dropping the first; b, a-b \
+                "a#1 has a single sample, nothing is left after dropping the first; b, a#2 \
                  have 2 samples, dropping the first leaves one, with no SD or CV; the \
                  drop-first check could not be made"
             )

@@ -84,8 +84,9 @@ pub enum CampaignEvent {
     PointStarted {
         /// 1-based order.
         order: usize,
-        /// Label.
-        label: PointLabel,
+        /// The point's name as a reader sees it (`a#1`; [`crate::point_name`]), never its
+        /// identifier (`a-a`).
+        name: String,
         /// Kernel label.
         kernel: String,
         /// Attempt.
@@ -108,8 +109,8 @@ pub enum CampaignEvent {
     },
     /// A point finished.
     PointDone {
-        /// Label.
-        label: PointLabel,
+        /// The point's name as a reader sees it.
+        name: String,
         /// Wall time of the point.
         elapsed: Duration,
         /// Remaining ETA, from what was measured so far.
@@ -117,8 +118,8 @@ pub enum CampaignEvent {
     },
     /// A point attempt failed.
     PointFailed {
-        /// Label.
-        label: PointLabel,
+        /// The point's name as a reader sees it.
+        name: String,
         /// Why.
         reason: String,
         /// Whether it will be retried.
@@ -130,7 +131,7 @@ pub enum CampaignEvent {
         look: u32,
         /// The most looks.
         of: u32,
-        /// `extend by b-b, a-c` or `stop`, with why.
+        /// `extend by b#2, a#3` or `stop`, with why.
         text: String,
         /// Points in the plan now.
         points: usize,

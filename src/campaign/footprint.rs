@@ -11,6 +11,7 @@ use std::{io::Read as _, path::PathBuf, time::Duration};
 use sha2::{Digest as _, Sha256};
 
 use crate::{
+    campaign::workload_command::workload_command,
     recipe::{
         Recipe, limits,
         resolved::{FileCopy, Steps},
@@ -92,19 +93,26 @@ pub struct CaseCommand {
 }
 
 impl CaseCommand {
-    /// As a shell reader sees it: `NAME=value taskset -c 2 run`, values quoted when needed.
+    /// As a shell reader sees it, and as it runs once aba has set the work directory and its
+    /// own variables: the command text is [`workload_command`]'s, the one the engine executes
+    /// (`NAME='v' exec taskset -c 2 sh -c 'run'` pinned; `export NAME='v'; run` unpinned, so
+    /// that a compound command sees the variables as it does when it runs).
     #[must_use]
     pub fn command_line(&self) -> String {
-        let mut words: Vec<String> = self
+        let command = workload_command(self.cpu.as_deref(), &self.run);
+        if self.env.is_empty() {
+            return command;
+        }
+        let assignments: Vec<String> = self
             .env
             .iter()
             .map(|(k, v)| format!("{k}={}", sh_quote(v)))
             .collect();
-        if let Some(cpu) = &self.cpu {
-            words.push(format!("taskset -c {cpu}"));
+        match self.cpu {
+            // Assignments before `exec` are in the environment of the program it runs.
+            Some(_) => format!("{} {command}", assignments.join(" ")),
+            None => format!("export {}; {command}", assignments.join(" ")),
         }
-        words.push(self.run.clone());
-        words.join(" ")
     }
 }
 
@@ -285,7 +293,7 @@ metric = { number = true, better = "higher" }
         assert_eq!(f.cases[1].name, "pipe[level=1]");
         assert_eq!(
             f.cases[1].command_line(),
-            "LEVEL='1 deep' taskset -c 2 ./bench --level 1"
+            "LEVEL='1 deep' exec taskset -c 2 sh -c './bench --level 1'"
         );
         assert_eq!(f.boot_cmdline, ["quiet"]);
         assert_eq!(

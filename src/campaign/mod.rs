@@ -17,3 +17,4 @@ pub mod preflight;
 pub mod reservation;
 pub mod restore;
 pub mod tuning;
+pub mod workload_command;

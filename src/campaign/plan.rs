@@ -6,6 +6,8 @@
 
 use std::{fmt, sync::Arc, time::Duration};
 
+use crate::point_name::point_name;
+
 use thiserror::Error;
 
 use crate::{
@@ -61,6 +63,14 @@ pub struct PlannedPoint {
     /// The cases, in run order. Every point runs the same cases, so all points share one
     /// expansion: the plan's memory does not grow with the number of points.
     pub cases: Arc<[PlannedCase]>,
+}
+
+impl PlannedPoint {
+    /// The name a reader sees (`a#1`, `b`): [`crate::point_name::point_name`].
+    #[must_use]
+    pub fn name(&self) -> String {
+        point_name(self.label.as_str(), self.kernel.as_str())
+    }
 }
 
 /// A design that will run but cannot answer the question well.
@@ -251,6 +261,14 @@ pub struct PointSummary {
     pub release: Release,
     /// Every parameter that must appear in `/proc/cmdline`.
     pub cmdline: Vec<String>,
+}
+
+impl PointSummary {
+    /// The name a reader sees (`a#1`, `b`): [`crate::point_name::point_name`].
+    #[must_use]
+    pub fn name(&self) -> String {
+        point_name(self.label.as_str(), self.kernel.as_str())
+    }
 }
 
 /// What a plan costs, computed without expanding a single case: what `aba check` prints, so

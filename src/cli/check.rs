@@ -12,7 +12,7 @@ use crate::{
         footprint::{Footprint, StepCommands},
         judging::Judging,
         lookalikes::lookalikes,
-        plan::{Summary, format_eta},
+        plan::{PointSummary, Summary, format_eta},
     },
     cli::{
         FilesArgs, KernelArgs, TargetArgs,
@@ -20,7 +20,7 @@ use crate::{
     },
     error::{Error, exit_code},
     inventory::Target,
-    json::check::{CheckDoc, DetectSource},
+    json::check::{CheckDoc, DetectSource, KernelJson},
     kernel::binding::BoundKernel,
     profile::select::choose,
     recipe::{
@@ -46,13 +46,9 @@ pub fn check(
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
     let mut recipe = files_args.load(recipe_path, &inventory)?;
-    // Without --target, plan for a machine that switches kernels: a shared recipe is checked
-    // before anyone knows where it will run.
-    let target = match &target_args.target {
-        Some(name) => inventory.target(name)?,
-        None if needs_switch(&recipe) => Target::any_switching(),
-        None => inventory.target(crate::inventory::LOCAL)?,
-    };
+    // The target `aba run` would use (`local` without --target), so that check accepts and
+    // refuses what run does: a plan for some other machine said yes to recipes run refused.
+    let target = target_args.resolve_in(&inventory)?;
     let unbound = recipe.clone();
     let mut kernels = kernel_args.bind(&mut recipe, &target)?;
     let builds = crate::cli::builds::check_lines(kernel_args, &unbound, &target)?;
@@ -84,8 +80,6 @@ pub fn check(
     }
     let advice = if no_profile {
         Detect::Off
-    } else if target.name == crate::inventory::ANY_SWITCHING {
-        Detect::NoTarget
     } else {
         let choice = choose(&target.profiles, &recipe, &target.name).map_err(Error::Profile)?;
         match choice.chosen {
@@ -96,13 +90,12 @@ pub fn check(
     if json {
         let source = match &advice {
             Detect::Off => DetectSource::Off,
-            Detect::NoTarget => DetectSource::NoTarget,
             Detect::None(choice) => DetectSource::None(choice),
             Detect::Profile(advice, candidate) => DetectSource::Profile(advice, &candidate.path),
         };
         let footprint = Footprint::of(&recipe);
         let mut doc = CheckDoc::new(&recipe, &target, &summary, &footprint, &source);
-        doc.kernels = &kernels;
+        doc.kernels = KernelJson::all(&kernels, target.switch.method().switches());
         doc.warnings
             .extend(lookalikes.iter().map(ToString::to_string));
         print!("{}", crate::json::render(&doc));
@@ -136,15 +129,16 @@ pub fn render_plan(
     let footprint = Footprint::of(recipe);
     let mut out = header(recipe, target, kernels);
     let _ = writeln!(out);
-    let label_width = widest(plan.points.iter().map(|p| p.label.as_str()));
+    let names: Vec<String> = plan.points.iter().map(PointSummary::name).collect();
+    let label_width = widest(names.iter().map(String::as_str));
     let kernel_width = widest(plan.points.iter().map(|p| p.kernel.as_str()));
-    for point in &plan.points {
+    for (point, name) in plan.points.iter().zip(&names) {
         let own = &recipe.kernels[&point.kernel].cmdline;
         let _ = writeln!(
             out,
             "point {:<2} {:<label_width$}  kernel {:<kernel_width$} ({}){}",
             point.order,
-            point.label.as_str(),
+            name,
             point.kernel.as_str(),
             point.release,
             if own.is_empty() {
@@ -187,19 +181,12 @@ fn header(recipe: &Recipe, target: &Target, kernels: &[BoundKernel]) -> String {
         "         ",
     ));
     let _ = writeln!(out, "sha256   {}", recipe.sha256);
-    if target.name == crate::inventory::ANY_SWITCHING {
-        let _ = writeln!(
-            out,
-            "target   none given: planned for a target that switches kernels (pass --target NAME)"
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "target   {} (switch: {})",
-            target.name,
-            target.switch.method().kind()
-        );
-    }
+    let _ = writeln!(
+        out,
+        "target   {} (switch: {})",
+        target.name,
+        target.switch.method().kind()
+    );
     for kernel in recipe.kernels.values() {
         let bound = kernels.iter().find(|k| k.label == kernel.label);
         let note = bound
@@ -516,11 +503,6 @@ fn totals(plan: &Summary) -> String {
 /// The width of the longest of `names`, for a column that lines them up.
 fn widest<'a>(names: impl Iterator<Item = &'a str>) -> usize {
     names.map(|n| n.chars().count()).max().unwrap_or(0)
-}
-
-/// True when the recipe boots more than one release, or a real one.
-fn needs_switch(recipe: &Recipe) -> bool {
-    recipe.kernels.values().any(|k| !k.release.is_running())
 }
 
 fn optional_mark(required: bool) -> &'static str {

@@ -23,8 +23,6 @@ use crate::{
 pub enum Detect {
     /// `--no-profile`.
     Off,
-    /// No `--target`: no machine, no profile.
-    NoTarget,
     /// The target has no profile that matches.
     None(Choice),
     /// The advice from the target's profile.
@@ -51,10 +49,6 @@ pub fn render_advice(recipe: &Recipe, target: &Target, detect: &Detect) -> Strin
     let (advice, candidate) = match detect {
         Detect::Off => {
             out.push_str("detect   unknown: planned without a noise profile (--no-profile)\n");
-            return out;
-        }
-        Detect::NoTarget => {
-            out.push_str("detect   unknown: no target, so no noise profile (pass --target NAME)\n");
             return out;
         }
         Detect::None(choice) => {
@@ -93,9 +87,10 @@ pub fn render_advice(recipe: &Recipe, target: &Target, detect: &Detect) -> Strin
 /// Why the detectable change is unknown, and how to measure it.
 fn unknown(recipe: &Recipe, target: &Target, choice: &Choice) -> String {
     let dir = one_line(&choice.dir.to_string_lossy()).into_owned();
-    let mut out = format!(
-        "detect   unknown without a noise profile of target {} ({}): `aba calibrate {} \
-         --target {}` measures one ({DEFAULT_BOOTS} boots of {})\n",
+    // Wrapped: a profile directory under a long home makes it longer than a line.
+    let sentence = format!(
+        "unknown without a noise profile of target {} ({}): `aba calibrate {} \
+         --target {}` measures one ({DEFAULT_BOOTS} boots of {})",
         target.name,
         if choice.not_used.is_empty() {
             format!("none in {dir}")
@@ -105,6 +100,12 @@ fn unknown(recipe: &Recipe, target: &Target, choice: &Choice) -> String {
         one_line(&recipe.path.to_string_lossy()),
         target.name,
         recipe.analysis.baseline
+    );
+    let mut out = crate::report::layout::wrap_hanging(
+        &sentence,
+        crate::cli::check::WIDTH,
+        "detect   ",
+        "         ",
     );
     for why in &choice.not_used {
         let _ = writeln!(out, "         not used: {}", one_line(why));

@@ -392,7 +392,8 @@ pub enum Command {
     },
     /// Cross-check a campaign's journal against its samples.csv: every journaled run has its
     /// rows, no row lacks a run, every finished point has exactly its samples, every valid row
-    /// carries its proven boot.
+    /// carries its proven boot, every value and the hash chain of the rows are the journaled
+    /// ones.
     Verify {
         /// The results directory.
         dir: PathBuf,
@@ -429,7 +430,8 @@ pub enum Command {
         json: bool,
     },
     /// Recompute a campaign's figures from its raw files, write the report files into the
-    /// results directory and print report.txt.
+    /// results directory and print report.txt (refused, exit 5, when samples.csv does not
+    /// match the journal: `aba verify`).
     Report {
         /// The results directory (`results/<name>-<time>/`).
         dir: PathBuf,

@@ -393,6 +393,11 @@ pub(crate) fn combined(
 /// printed; with `json`, the same files written and [`TargetsReportDoc`] printed instead.
 pub fn report(parent: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Error> {
     let manifest = Manifest::read(parent)?;
+    // A target whose samples.csv does not match its journal is refused as `aba report
+    // DIR/<target>` refuses it; one that cannot be checked is shown by its analysis.
+    for (_, dir) in manifest.members(parent) {
+        crate::cli::verify::refuse_if_it_differs(&dir)?;
+    }
     // Each target's reports are rewritten as `aba report DIR/<target>` would, then the
     // combined report is made from the same analyses' inputs.
     let combined = combined(parent, &manifest, options, true)?;

@@ -24,7 +24,7 @@ pub fn new(name: &str, template: Template) -> Result<u8, Error> {
     if template.needs_switching_target() {
         println!(
             "next: edit the kernel releases, the workloads and the target, then\n  \
-             aba check {recipe}\n  aba preflight {recipe} --target box\n  \
+             aba check {recipe} --target box\n  aba preflight {recipe} --target box\n  \
              aba run {recipe} --target box"
         );
     } else {

@@ -17,21 +17,30 @@ use crate::{
 /// `aba report DIR [--accept-edited-limits] [--no-profile] [--json]`: with `json`, the
 /// reports are written all the same and the analysis is printed as JSON (docs/json.md)
 /// instead of report.txt.
+///
+/// A directory whose `samples.csv` does not match its journal (`aba verify`) is refused
+/// before any report is written: a report computed from an edited value would present it
+/// as measured. (The end of `aba run` needs no second check: the engine verified the
+/// directory before journaling it finished.)
 pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Error> {
+    // Checked first, so the check's memory is given back before the analysis takes its own.
+    crate::cli::verify::refuse_if_it_differs(dir)?;
     let results = ResultsDir::open(dir);
+    let analysis = analyze_with(&results, options)?;
     if json {
-        write_and_print_json(&results, options)
+        print_json(&results, &analysis)
     } else {
-        write_and_print_with(&results, options)
+        let written = write_analysed(&results, &analysis, &Voice::Alone)?;
+        print!("{}", written.text);
+        Ok(written.code)
     }
 }
 
-/// [`write_and_print_with`], printing the [`ReportDoc`] instead of the texts; the same files
-/// are written and the same exit code and warnings given.
-fn write_and_print_json(results: &ResultsDir, options: AnalyzeOptions) -> Result<u8, Error> {
-    let analysis = analyze_with(results, options)?;
-    write_reports(results, &analysis)?;
-    let mut code = expects_code(&analysis, &Voice::Alone);
+/// Writes the reports of `analysis` and prints the [`ReportDoc`] instead of the texts; the
+/// same files are written and the same exit code and warnings given.
+fn print_json(results: &ResultsDir, analysis: &crate::analysis::Analysis) -> Result<u8, Error> {
+    write_reports(results, analysis)?;
+    let mut code = expects_code(analysis, &Voice::Alone);
     let reproduction = match analysis.campaign.reference {
         Some(_) => {
             let reproduction = compare_paths(&results.root, &results.reference_dir())?;
@@ -41,7 +50,7 @@ fn write_and_print_json(results: &ResultsDir, options: AnalyzeOptions) -> Result
         }
         None => None,
     };
-    let doc = ReportDoc::new(&analysis, reproduction.as_ref());
+    let doc = ReportDoc::new(analysis, reproduction.as_ref());
     print!("{}", crate::json::render(&doc));
     Ok(code)
 }

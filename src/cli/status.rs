@@ -1,6 +1,6 @@
 //! `aba status DIR`: where a campaign stands, from its journal and raw data alone.
 
-use std::{fmt::Write as _, path::Path};
+use std::{collections::HashMap, fmt::Write as _, path::Path};
 
 use crate::text::printable;
 
@@ -9,6 +9,8 @@ use crate::{
     error::{Error, exit_code},
     inventory::Inventory,
     json::status::StatusDoc,
+    point_name::point_name,
+    recipe::resolved::point_labels,
     results::{
         journal::{CampaignState, Event, Journal},
         layout::ResultsDir,
@@ -25,18 +27,32 @@ pub fn status(dir_path: &Path, json: bool) -> Result<u8, Error> {
     }
     let dir = ResultsDir::open(dir_path);
     let journal = read_journal(dir_path, &dir)?;
+    let kernels = planned_kernels(&dir);
     // A campaign that never got to its first point may have no samples.csv yet; one that
     // cannot be read is said so, never counted as no rows.
     match read_table(dir_path, &dir) {
         Ok(table) => {
-            print!("{}", printable(&render(&journal, table.as_ref())));
+            print!("{}", printable(&render(&journal, table.as_ref(), &kernels)));
             Ok(exit_code::OK)
         }
         Err(e) => {
-            print!("{}", printable(&render(&journal, None)));
+            print!("{}", printable(&render(&journal, None, &kernels)));
             Err(e)
         }
     }
+}
+
+/// The kernel of each planned point (identifier -> kernel), from the campaign's recipe copy,
+/// so that status names points as every other output does (`a#1`); empty when the copy
+/// cannot be read here, and the points show as their identifiers.
+fn planned_kernels(dir: &ResultsDir) -> HashMap<String, String> {
+    let Ok(recipe) = dir.load_recipe() else {
+        return HashMap::new();
+    };
+    point_labels(&recipe.sequence)
+        .into_iter()
+        .zip(recipe.sequence.iter().map(ToString::to_string))
+        .collect()
 }
 
 /// What `aba status --json` is made from, read from one campaign directory.
@@ -111,9 +127,21 @@ fn eta_per_point(dir: &ResultsDir, journal: &Journal) -> Option<f64> {
     Some(plan.eta.as_secs_f64() / points)
 }
 
-/// The status text.
-pub fn render(journal: &Journal, table: Option<&SampleTable>) -> String {
+/// The status text; `kernels` gives the kernel of each planned point (the journal records
+/// those of appended points), for the names a reader sees.
+pub fn render(
+    journal: &Journal,
+    table: Option<&SampleTable>,
+    kernels: &HashMap<String, String>,
+) -> String {
     let state = journal.state();
+    let name = |point: &str| {
+        let appended = state.appended.iter().find(|p| p.label == point);
+        match appended.map(|p| &p.kernel).or_else(|| kernels.get(point)) {
+            Some(kernel) => point_name(point, kernel),
+            None => point.to_owned(),
+        }
+    };
     let mut out = String::new();
     if let Some(Event::Campaign {
         name, target, time, ..
@@ -161,11 +189,11 @@ pub fn render(journal: &Journal, table: Option<&SampleTable>) -> String {
                 p.failures.last().map_or("", |f| f.1.as_str())
             )
         };
-        let _ = writeln!(out, "  {:<24} {what}{failures}", p.label);
+        let _ = writeln!(out, "  {:<24} {what}{failures}", name(&p.label));
     }
     let _ = writeln!(out, "{done}/{} points done", state.points.len());
     if let Some((look, decision)) = state.looks.last() {
-        let labels: Vec<&str> = state.appended.iter().map(|p| p.label.as_str()).collect();
+        let labels: Vec<String> = state.appended.iter().map(|p| name(&p.label)).collect();
         let _ = writeln!(
             out,
             "extended: {} point(s) appended{} over {} look(s); look {look}: {}",

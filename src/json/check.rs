@@ -9,7 +9,7 @@ use crate::{
         footprint::{Footprint, HostCopy, StepCommands},
         plan::{PointSummary, Summary},
     },
-    inventory::{ANY_SWITCHING, Target},
+    inventory::Target,
     json::{FORMAT, Kind},
     kernel::binding::BoundKernel,
     profile::select::Choice,
@@ -30,7 +30,7 @@ pub struct CheckDoc<'a> {
     /// The recipe's kernels as the campaign would boot them, each field with where it came
     /// from (`{"from": "recipe"}`, `{"from": "inventory", "at": "FILE:LINE:COLUMN"}`,
     /// `{"from": "command_line", "option": "--kernel …"}`).
-    pub kernels: &'a [BoundKernel],
+    pub kernels: Vec<KernelJson<'a>>,
     /// The recipe's `[params]` with the value the campaign would use and where it came from
     /// (`from` as for kernels; `{"from": "recipe"}` is the default).
     pub params: Vec<ParamJson<'a>>,
@@ -84,11 +84,10 @@ pub struct RecipeJson<'a> {
 /// Which target.
 #[derive(Debug, Serialize)]
 pub struct TargetJson<'a> {
-    /// Its inventory name; `null` when none was given and the plan is for any target that
-    /// switches kernels.
-    pub name: Option<&'a str>,
-    /// Its switch method (`none`, `kexec`, `grub-reboot`, …); `null` without a target.
-    pub switch: Option<String>,
+    /// Its inventory name (`local` when none was given, as for `aba run`).
+    pub name: &'a str,
+    /// Its switch method (`none`, `kexec`, `grub-reboot`, …).
+    pub switch: String,
 }
 
 /// One `[files]` entry.
@@ -197,8 +196,6 @@ pub struct KnobJson<'a> {
 pub enum DetectJson<'a> {
     /// `--no-profile`.
     Off,
-    /// No `--target`: no machine, no profile.
-    NoTarget,
     /// The target has no noise profile that holds for the recipe.
     NoProfile {
         /// The directory searched.
@@ -267,8 +264,6 @@ pub struct RecommendationJson<'a> {
 pub enum DetectSource<'a> {
     /// `--no-profile`.
     Off,
-    /// No target.
-    NoTarget,
     /// No profile holds.
     None(&'a Choice),
     /// The advice and the profile file it came from.
@@ -290,6 +285,55 @@ pub struct ParamJson<'a> {
     pub from: &'a crate::origin::Origin,
 }
 
+/// One kernel of [`CheckDoc`]: the bound kernel, with `image` and `initrd` (and where they
+/// came from) `null` when no file is booted: a kernel of release `running`, or any kernel on a
+/// target that does not switch, runs on the boot that is up (no made-up
+/// `/boot/vmlinuz-running`).
+#[derive(Debug, Serialize)]
+pub struct KernelJson<'a> {
+    /// The recipe's label.
+    pub label: &'a crate::recipe::ident::KernelLabel,
+    /// What `uname -r` must print.
+    pub release: &'a crate::recipe::ident::Release,
+    /// Where `release` came from.
+    pub release_from: &'a crate::origin::Origin,
+    /// The image booted, when one is.
+    pub image: Option<&'a crate::recipe::ident::TargetPath>,
+    /// Where `image` came from.
+    pub image_from: Option<&'a crate::origin::Origin>,
+    /// The initrd booted, when one is.
+    pub initrd: Option<&'a crate::recipe::ident::TargetPath>,
+    /// Where `initrd` came from.
+    pub initrd_from: Option<&'a crate::origin::Origin>,
+    /// A kernel built on this host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<&'a crate::build::record::KernelBuild>,
+}
+
+impl<'a> KernelJson<'a> {
+    /// `kernels` as they are used on a target that switches kernels or (`switches` false)
+    /// does not.
+    #[must_use]
+    pub fn all(kernels: &'a [BoundKernel], switches: bool) -> Vec<KernelJson<'a>> {
+        kernels
+            .iter()
+            .map(|k| {
+                let booted = switches && !k.release.is_running();
+                KernelJson {
+                    label: &k.label,
+                    release: &k.release,
+                    release_from: &k.release_from,
+                    image: booted.then_some(&k.image),
+                    image_from: booted.then_some(&k.image_from),
+                    initrd: booted.then_some(&k.initrd),
+                    initrd_from: booted.then_some(&k.initrd_from),
+                    build: k.build.as_deref(),
+                }
+            })
+            .collect()
+    }
+}
+
 impl<'a> CheckDoc<'a> {
     /// The document of `plan` for `recipe` on `target`.
     #[must_use]
@@ -300,7 +344,6 @@ impl<'a> CheckDoc<'a> {
         footprint: &'a Footprint,
         detect: &DetectSource<'a>,
     ) -> CheckDoc<'a> {
-        let any = target.name == ANY_SWITCHING;
         CheckDoc {
             format: FORMAT,
             kind: Kind::Check,
@@ -310,10 +353,10 @@ impl<'a> CheckDoc<'a> {
                 sha256: &recipe.sha256,
             },
             target: TargetJson {
-                name: (!any).then_some(target.name.as_str()),
-                switch: (!any).then(|| target.switch.method().kind().to_string()),
+                name: target.name.as_str(),
+                switch: target.switch.method().kind().to_string(),
             },
-            kernels: &[],
+            kernels: Vec::new(),
             params: recipe
                 .params
                 .iter()
@@ -424,7 +467,6 @@ impl<'a> DetectJson<'a> {
     fn new(source: &DetectSource<'a>) -> DetectJson<'a> {
         match source {
             DetectSource::Off => DetectJson::Off,
-            DetectSource::NoTarget => DetectJson::NoTarget,
             DetectSource::None(choice) => DetectJson::NoProfile {
                 dir: choice.dir.to_string_lossy().into_owned(),
                 not_used: &choice.not_used,

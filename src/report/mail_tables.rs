@@ -14,7 +14,7 @@ use crate::{
     report::{
         layout::{Align, Table, WIDTH, column_blocks},
         number::{fixed, mean_decimals, nu, pct, signed_pct},
-        unit_scale::{scale_for_table, with_unit},
+        unit_scale::{display_scale, with_unit},
     },
     stats::{Better, VerdictLabel, kernel_mean},
 };
@@ -125,7 +125,7 @@ fn done_points(analysis: &Analysis) -> Vec<(&str, String)> {
 
 /// Point means side by side in boot order, one block per unit, wrapped into several blocks of
 /// columns when the points do not fit in one. A time unit is scaled for the whole block by
-/// its smallest mean ([`scale_for_table`]): 92008.092 ns/roundtrip reads as 92.008
+/// its smallest mean ([`display_scale`], as the plot is): 92008.092 ns/roundtrip reads as 92.008
 /// µs/roundtrip, while the mails' 8547.294 and 264.575 ns/read stay in ns.
 #[must_use]
 pub fn means(analysis: &Analysis) -> String {
@@ -143,12 +143,7 @@ pub fn means(analysis: &Analysis) -> String {
             .iter()
             .filter(|s| s.unit == unit && !s.points.is_empty())
             .collect();
-        let scale = scale_for_table(
-            unit,
-            group
-                .iter()
-                .flat_map(|s| s.points.iter().map(|p| p.all.mean)),
-        );
+        let scale = display_scale(analysis, unit);
         if !out.is_empty() {
             out.push('\n');
         }

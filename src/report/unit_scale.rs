@@ -115,6 +115,22 @@ pub fn scale_for_table(unit: &str, values: impl IntoIterator<Item = f64>) -> Sca
     scale_for(unit, smallest)
 }
 
+/// The display unit of every series of `analysis` in `unit`: chosen once, by
+/// [`scale_for_table`] over their point means, and used by every output that prints their
+/// values with a unit (report.txt's table of means, the plot's title, axis and means), so a
+/// metric never reads in two units.
+#[must_use]
+pub fn display_scale(analysis: &crate::analysis::Analysis, unit: &str) -> Scale {
+    scale_for_table(
+        unit,
+        analysis
+            .series
+            .iter()
+            .filter(|s| s.unit == unit)
+            .flat_map(|s| s.points.iter().map(|p| p.all.mean)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::{scale_for, scale_for_table, signed_with_unit, with_unit};

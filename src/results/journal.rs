@@ -478,6 +478,16 @@ pub enum Event {
         /// Output bytes beyond `max_output` (stdout and stderr together), counted, not kept.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         dropped_bytes: Option<u64>,
+        /// The value of each metric the run measured, as its row in `samples.csv` holds it
+        /// (empty for a failed run): `aba verify` compares every row with it. Absent in
+        /// journals of older aba, whose rows cannot be verified value by value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<BTreeMap<String, f64>>,
+        /// The link of `samples.csv`'s hash chain after the run's last row
+        /// (`results::row_chain`, hex): witnesses every byte of the file up to there. Absent
+        /// in journals of older aba.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rows_sha256: Option<String>,
     },
     /// The connection dropped; what aba found when it came back.
     ConnectionLost {
@@ -901,6 +911,128 @@ pub fn visit_from(
 ) -> Result<bool, JournalError> {
     visit_lines(path, offset, |number, line| {
         f(parse_line(path, number, line)?);
+        Ok(())
+    })
+}
+
+/// What the verification needs of a `sample` record, borrowed from its line: a journal of a
+/// million runs is checked without a million [`Event`]s (their strings, their maps) in memory.
+#[derive(Debug, Deserialize)]
+pub struct RunRecord<'a> {
+    /// The record's tag, checked when read from a line (empty when made from an [`Event`]).
+    #[serde(rename = "event", default)]
+    pub tag: &'a str,
+    /// Point label.
+    pub point: &'a str,
+    /// Attempt.
+    pub attempt: u32,
+    /// Workload.
+    pub workload: &'a str,
+    /// Case.
+    pub case: &'a str,
+    /// Warm-up or measured.
+    pub phase: Phase,
+    /// Index within the phase.
+    pub index: u32,
+    /// Retry.
+    pub retry: u32,
+    /// Status.
+    pub status: Status,
+    /// Metric -> value, in the record's order; absent in journals of older aba.
+    #[serde(default, borrow, deserialize_with = "value_pairs")]
+    pub values: Option<ValuePairs<'a>>,
+    /// The link of samples.csv's hash chain after the run's rows; absent in older journals.
+    #[serde(default, borrow)]
+    pub rows_sha256: Option<&'a str>,
+}
+
+impl RunRecord<'_> {
+    /// The run of a `sample` event; `None` for any other.
+    #[must_use]
+    pub fn of(event: &Event) -> Option<RunRecord<'_>> {
+        let Event::Sample {
+            point,
+            attempt,
+            workload,
+            case,
+            phase,
+            index,
+            retry,
+            status,
+            values,
+            rows_sha256,
+            ..
+        } = event
+        else {
+            return None;
+        };
+        Some(RunRecord {
+            tag: "",
+            point,
+            attempt: *attempt,
+            workload,
+            case,
+            phase: *phase,
+            index: *index,
+            retry: *retry,
+            status: *status,
+            values: values
+                .as_ref()
+                .map(|v| v.iter().map(|(m, v)| (m.as_str(), *v)).collect()),
+            rows_sha256: rows_sha256.as_deref(),
+        })
+    }
+}
+
+/// A run's (metric, value) pairs.
+pub type ValuePairs<'a> = Vec<(&'a str, f64)>;
+
+/// A `values` map read as (metric, value) pairs borrowed from the line.
+fn value_pairs<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<ValuePairs<'de>>, D::Error> {
+    struct Pairs;
+    impl<'de> serde::de::Visitor<'de> for Pairs {
+        type Value = Vec<(&'de str, f64)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map of metric names to values")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut pairs = Vec::new();
+            while let Some(pair) = map.next_entry::<&'de str, f64>()? {
+                pairs.push(pair);
+            }
+            Ok(pairs)
+        }
+    }
+    d.deserialize_map(Pairs).map(Some)
+}
+
+/// Like [`visit_from`], but `sample` records go to `run` as [`RunRecord`]s, borrowed from
+/// their line (a record that does not read so, a string with escapes say, is read whole and
+/// lent the same way), and every other record to `other`.
+pub fn visit_runs_from(
+    path: &Path,
+    offset: u64,
+    mut run: impl FnMut(&RunRecord<'_>),
+    mut other: impl FnMut(Event),
+) -> Result<bool, JournalError> {
+    visit_lines(path, offset, |number, line| {
+        if line.starts_with(br#"{"event":"sample","#)
+            && let Ok(record) = serde_json::from_slice::<RunRecord<'_>>(line)
+            && record.tag == "sample"
+        {
+            run(&record);
+            return Ok(());
+        }
+        let event = parse_line(path, number, line)?;
+        match RunRecord::of(&event) {
+            Some(record) => run(&record),
+            None => other(event),
+        }
         Ok(())
     })
 }
@@ -1427,6 +1559,8 @@ mod tests {
             raw: None,
             leftovers: Vec::new(),
             dropped_bytes: None,
+            values: Some(std::collections::BTreeMap::from([("m".to_owned(), 1.5)])),
+            rows_sha256: Some("ab".repeat(32)),
         }
     }
 

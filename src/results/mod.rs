@@ -5,5 +5,6 @@ pub mod atomic;
 pub mod journal;
 pub mod layout;
 pub mod manifest;
+pub mod row_chain;
 pub mod samples;
 pub mod verify;

@@ -17,7 +17,7 @@ use std::{
 
 use thiserror::Error;
 
-use crate::results::atomic::truncate_partial_line;
+use crate::results::{atomic::truncate_partial_line, row_chain::RowChain};
 
 /// The header, which doubles as the format version: a reader refuses any other.
 pub const HEADER: [&str; 16] = [
@@ -181,6 +181,8 @@ pub struct SampleWriter {
     /// Bytes and lines in the file (the header included).
     bytes: u64,
     lines: u64,
+    /// The hash chain over the file's records (`row_chain`), continued by every append.
+    chain: RowChain,
     /// Tests: how many more appends succeed before every one fails as on a full disk.
     #[cfg(test)]
     pub(crate) fail_after: Option<usize>,
@@ -199,7 +201,7 @@ impl SampleWriter {
         let mut file =
             crate::results::atomic::open_append(path, true).map_err(|e| io("open", e))?;
         let mut bytes = file.metadata().map_err(|e| io("stat", e))?.len();
-        let mut lines = count_lines(path).map_err(|e| io("read", e))?;
+        let mut chain = RowChain::default();
         if bytes == 0 {
             let mut header = HEADER.join(",");
             header.push('\n');
@@ -207,14 +209,20 @@ impl SampleWriter {
                 .and_then(|()| file.sync_data())
                 .map_err(|e| io("write", e))?;
             bytes = header.len() as u64;
-            lines = 1;
+            chain.feed(header.as_bytes(), |_, _| {});
+        } else {
+            chain
+                .feed_file(path, bytes, |_, _| {})
+                .map_err(|e| io("read", e))?;
         }
+        let lines = chain.lines();
         Ok(SampleWriter {
             file,
             path: path.to_path_buf(),
             buf: Vec::with_capacity(4096),
             bytes,
             lines,
+            chain,
             #[cfg(test)]
             fail_after: None,
         })
@@ -226,8 +234,9 @@ impl SampleWriter {
         (self.bytes, self.lines)
     }
 
-    /// Appends `rows` in one write and makes them durable before returning.
-    pub fn append(&mut self, rows: &[SampleRow<'_>]) -> Result<(), SamplesError> {
+    /// Appends `rows` in one write and makes them durable before returning; returns the link
+    /// of the hash chain after the last of them (hex), which the run's journal record keeps.
+    pub fn append(&mut self, rows: &[SampleRow<'_>]) -> Result<String, SamplesError> {
         #[cfg(test)]
         crate::results::atomic::injected_failure(&mut self.fail_after).map_err(|source| {
             SamplesError::Io {
@@ -277,25 +286,8 @@ impl SampleWriter {
             })?;
         self.bytes += self.buf.len() as u64;
         self.lines += rows.len() as u64;
-        Ok(())
-    }
-}
-
-/// Newlines in `path` (0 when it does not exist).
-fn count_lines(path: &Path) -> std::io::Result<u64> {
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut block = vec![0u8; 1 << 16];
-    let mut lines = 0u64;
-    loop {
-        let n = file.read(&mut block)?;
-        if n == 0 {
-            return Ok(lines);
-        }
-        lines += block[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        self.chain.feed(&self.buf, |_, _| {});
+        Ok(self.chain.hex())
     }
 }
 
@@ -361,16 +353,9 @@ impl SampleTable {
     /// Reads `samples.csv`, streaming: the file is never held in memory whole (a million
     /// rows are about 125 MB of text).
     pub fn read(path: &Path) -> Result<SampleTable, SamplesError> {
-        let io = |source| SamplesError::Io {
-            action: "read",
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = crate::input::open_data(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        let complete = complete_len(&file, len).map_err(io)?;
-        let reader = std::io::BufReader::with_capacity(1 << 20, file.take(complete));
-        SampleTable::parse_complete(path, reader, complete != len, 0)
+        let (complete, truncated_tail) = open_complete(path)?;
+        let reader = std::io::BufReader::with_capacity(1 << 20, complete);
+        SampleTable::parse_complete(path, reader, truncated_tail, 0)
     }
 
     /// Reads the rows appended after byte `offset` (a row boundary: the file's length at some
@@ -677,6 +662,20 @@ fn field_name(i: usize) -> String {
         Some(name) => format!("field `{name}`"),
         None => format!("field {} (past the last of {})", i + 1, HEADER.len()),
     }
+}
+
+/// `path` opened for reading its complete lines (a partial last line left out), and whether
+/// there was a partial last line.
+pub(crate) fn open_complete(path: &Path) -> Result<(std::io::Take<File>, bool), SamplesError> {
+    let io = |source| SamplesError::Io {
+        action: "read",
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = crate::input::open_data(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let complete = complete_len(&file, len).map_err(io)?;
+    Ok((file.take(complete), complete != len))
 }
 
 /// The length of `file` up to and including its last newline (0 without one), read from the

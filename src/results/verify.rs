@@ -23,8 +23,9 @@ use thiserror::Error;
 use crate::{
     recipe::{Recipe, resolved::point_labels},
     results::{
-        journal::{AppendedPoint, Event, JournalError, visit_from},
-        samples::{Phase, Row, SampleTable, SamplesError, Status, Sym},
+        journal::{AppendedPoint, Event, JournalError, RunRecord, visit_runs_from},
+        row_chain::{Link, RowChain, parse_link},
+        samples::{Phase, Row, SampleTable, SamplesError, Status, Sym, open_complete},
     },
 };
 
@@ -130,6 +131,29 @@ pub enum Difference {
         /// Point and attempt.
         attempt: String,
     },
+    /// A row whose value is not the one journaled with its run.
+    ValueDiffers {
+        /// Line in samples.csv.
+        line: u64,
+        /// Which run.
+        run: String,
+        /// The metric.
+        metric: String,
+        /// The row's value (empty: none).
+        row: String,
+        /// The journal's.
+        journal: String,
+    },
+    /// The hash chain of samples.csv's rows up to a run's last row is not the one journaled
+    /// with the run: bytes in or before its rows were edited, added or removed.
+    ChainDiffers {
+        /// First line the difference can lie on (after the last run whose chain agreed).
+        from: u64,
+        /// The run's last row.
+        line: u64,
+        /// Which run.
+        run: String,
+    },
 }
 
 impl fmt::Display for Difference {
@@ -185,6 +209,22 @@ impl fmt::Display for Difference {
                 f,
                 "{attempt} is done, but {series} has valid rows {found}; exactly {expected} expected (indices 1..={expected}, once each)"
             ),
+            Difference::ValueDiffers {
+                line,
+                run,
+                metric,
+                row,
+                journal,
+            } => write!(
+                f,
+                "samples.csv line {line} ({run}) has `{metric}` = {}, the journal recorded {}",
+                value_text(row),
+                value_text(journal)
+            ),
+            Difference::ChainDiffers { from, line, run } => write!(
+                f,
+                "samples.csv lines {from}-{line} are not the bytes journaled with run {run} (the hash chain of its rows differs): a row was edited, added or removed there"
+            ),
             Difference::Unproven { attempt } => {
                 write!(
                     f,
@@ -192,6 +232,15 @@ impl fmt::Display for Difference {
                 )
             }
         }
+    }
+}
+
+/// A value as a difference names it: the number, or `no value`.
+fn value_text(value: &str) -> String {
+    if value.is_empty() {
+        "no value".to_owned()
+    } else {
+        value.to_owned()
     }
 }
 
@@ -207,6 +256,9 @@ pub struct Verification {
     /// Rows of an unfinished attempt written just before the runner was killed, before their
     /// journal record: expected after a kill, never counted.
     pub unjournaled_tail_rows: u64,
+    /// Journaled runs without their values and row hashes (written by an older aba): their
+    /// rows are checked as to which run they belong to, not value by value.
+    pub runs_without_values: u64,
 }
 
 impl Verification {
@@ -307,58 +359,143 @@ pub fn verify(
             ..
         } => (journal_offset, samples_offset, samples_lines),
     };
-    let table = if samples_path.is_file() {
+    // No samples.csv is a campaign before its first row; anything else at that name (a link,
+    // a FIFO, a directory) is read, and refused with its reason.
+    let has_samples = !matches!(
+        std::fs::symlink_metadata(samples_path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound
+    );
+    let table = if has_samples {
         SampleTable::read_from(samples_path, samples_offset, samples_lines)?
     } else {
         SampleTable::default()
     };
+    let mut checker = Checker::new(recipe, &table);
     let mut events = Vec::new();
-    let mut runs_seen = Vec::new();
-    visit_from(journal_path, journal_offset, |event| match event {
-        Event::Sample { .. } => runs_seen.push(event),
-        other => events.push(other),
-    })?;
-    Ok(check(recipe, &table, &events, &runs_seen, scope))
+    // Runs are kept as interned keys as they stream by, never as records.
+    visit_runs_from(
+        journal_path,
+        journal_offset,
+        |run| checker.journaled_run(run),
+        |event| events.push(event),
+    )?;
+    // A tail read from an offset lacks the chain's start: an attempt's rows are checked value
+    // by value, the whole file's also by the chain.
+    let bytes = match scope {
+        Scope::All if has_samples => Some(RowBytes::File(samples_path)),
+        _ => None,
+    };
+    checker.finish(&events, scope, bytes)
+}
+
+/// Where the check reads `samples.csv`'s bytes to hash them.
+#[derive(Clone, Copy, Debug)]
+enum RowBytes<'a> {
+    /// The file.
+    File(&'a Path),
+    /// Tests: its content.
+    #[cfg(test)]
+    Memory(&'a [u8]),
+}
+
+impl RowBytes<'_> {
+    /// Feeds the complete records to `chain`.
+    fn feed(self, chain: &mut RowChain, at_end: impl FnMut(u64, &Link)) -> Result<(), VerifyError> {
+        match self {
+            RowBytes::File(path) => {
+                let (complete, _) = open_complete(path)?;
+                chain
+                    .feed_reader(complete, at_end)
+                    .map_err(|source| SamplesError::Io {
+                        action: "read",
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
+            }
+            #[cfg(test)]
+            RowBytes::Memory(data) => {
+                let end = data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                chain.feed(&data[..end], at_end);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One series at one attempt: (point, attempt, workload, case, metric, phase), interned.
 type SeriesKey = (Sym, u32, Sym, Sym, Sym, Phase);
 
-/// The check itself, over records already read: `events` are the non-sample records in
-/// order, `runs` the `sample` records in order.
+/// The check over records already read: `events` are the non-sample records in order,
+/// `runs` the `sample` records in order; the hash chain is checked when `bytes` are given.
+#[cfg(test)]
 fn check(
     recipe: &Recipe,
     table: &SampleTable,
     events: &[Event],
     runs: &[Event],
     scope: Scope<'_>,
-) -> Verification {
+    bytes: Option<RowBytes<'_>>,
+) -> Result<Verification, VerifyError> {
     let mut checker = Checker::new(recipe, table);
-    if let Scope::Attempt {
-        point,
-        attempt,
-        appended,
-        ..
-    } = scope
-    {
-        let key = (checker.sym(point), attempt);
-        checker.attempts.insert(key, Attempt::new(Outcome::Done));
-        checker.appended(appended);
-    }
-    for event in events {
-        if let Event::Look { appended, .. } = event {
-            checker.appended(appended);
+    for run in runs {
+        if let Some(record) = RunRecord::of(run) {
+            checker.journaled_run(&record);
         }
     }
-    checker.attempts_from(events);
-    checker.journaled_runs(runs);
-    for row in &table.rows {
-        checker.row(row);
+    checker.finish(events, scope, bytes)
+}
+
+impl Checker<'_> {
+    /// The check, once every run is journaled in the checker: `events` are the non-sample
+    /// records in order; the hash chain is checked when `bytes` are given.
+    fn finish(
+        mut self,
+        events: &[Event],
+        scope: Scope<'_>,
+        bytes: Option<RowBytes<'_>>,
+    ) -> Result<Verification, VerifyError> {
+        if let Scope::Attempt {
+            point,
+            attempt,
+            appended,
+            ..
+        } = scope
+        {
+            let key = (self.sym(point), attempt);
+            self.attempts.insert(key, Attempt::new(Outcome::Done));
+            self.appended(appended);
+        }
+        for event in events {
+            if let Event::Look { appended, .. } = event {
+                self.appended(appended);
+            }
+        }
+        self.attempts_from(events);
+        self.runs_of_started_attempts();
+        for row in &self.table.rows {
+            self.row(row);
+        }
+        self.stray_rows();
+        self.rows_of_every_run();
+        self.finished_attempts();
+        if let Some(bytes) = bytes {
+            self.chain(bytes)?;
+        }
+        Ok(self.found)
     }
-    checker.stray_rows();
-    checker.rows_of_every_run();
-    checker.finished_attempts();
-    checker.found
+}
+
+/// What the journal recorded of one run, in a few words: a million runs are held at once.
+#[derive(Debug)]
+struct Journaled {
+    status: Status,
+    /// Where its (metric, value) pairs are in [`Checker::values`]: (start, count); `None` for
+    /// a run an older aba journaled.
+    values: Option<(u32, u32)>,
+    /// Its link's index in [`Checker::links`], when journaled.
+    link: Option<u32>,
+    /// Line of its last row (0: none yet).
+    last_row: u64,
 }
 
 /// The state of one check.
@@ -371,7 +508,11 @@ struct Checker<'a> {
     /// Point label -> (order, kernel), from the recipe.
     points: HashMap<String, (usize, String)>,
     attempts: HashMap<(Sym, u32), Attempt>,
-    journaled: HashMap<RunKey, Status>,
+    journaled: HashMap<RunKey, Journaled>,
+    /// Every run's journaled (metric, value) pairs, one after the other.
+    values: Vec<(Sym, f64)>,
+    /// Every run's journaled link (`None`: not a link).
+    links: Vec<Option<Link>>,
     run_order: Vec<RunKey>,
     rows_of: HashMap<(RunKey, Sym), u32>,
     valid: HashMap<SeriesKey, Vec<u32>>,
@@ -400,6 +541,8 @@ impl<'a> Checker<'a> {
             points,
             attempts: HashMap::new(),
             journaled: HashMap::new(),
+            values: Vec::new(),
+            links: Vec::new(),
             run_order: Vec::new(),
             rows_of: HashMap::new(),
             valid: HashMap::new(),
@@ -482,43 +625,58 @@ impl<'a> Checker<'a> {
     }
 
     /// The journaled runs, each once, of an attempt that started.
-    fn journaled_runs(&mut self, runs: &[Event]) {
-        self.journaled.reserve(runs.len());
-        for event in runs {
-            let Event::Sample {
-                point,
-                attempt,
-                workload,
-                case,
-                phase,
-                index,
-                retry,
-                status,
-                ..
-            } = event
-            else {
-                continue;
-            };
-            let (phase, status) = (*phase, *status);
-            let key = (
-                self.sym(point),
-                *attempt,
-                self.sym(workload),
-                self.sym(case),
-                phase,
-                *index,
-                *retry,
-            );
-            self.found.runs += 1;
-            let describe = || run_name(point, *attempt, workload, case, phase, *index, *retry);
-            if !self.attempts.contains_key(&(key.0, key.1)) {
-                self.differ(Difference::RunWithoutAttempt { run: describe() });
+    fn journaled_run(&mut self, run: &RunRecord<'_>) {
+        let values = run.values.as_ref().map(|values| {
+            let start = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
+            for (metric, value) in values {
+                let metric = self.sym(metric);
+                self.values.push((metric, *value));
             }
-            if self.journaled.insert(key, status).is_some() {
-                self.differ(Difference::RunJournaledTwice { run: describe() });
-            } else {
-                self.run_order.push(key);
-            }
+            (start, u32::try_from(values.len()).unwrap_or(u32::MAX))
+        });
+        if values.is_none() {
+            self.found.runs_without_values += 1;
+        }
+        let link = run.rows_sha256.map(|hex| {
+            self.links.push(parse_link(hex));
+            u32::try_from(self.links.len() - 1).unwrap_or(u32::MAX)
+        });
+        let journaled = Journaled {
+            status: run.status,
+            values,
+            link,
+            last_row: 0,
+        };
+        let key = (
+            self.sym(run.point),
+            run.attempt,
+            self.sym(run.workload),
+            self.sym(run.case),
+            run.phase,
+            run.index,
+            run.retry,
+        );
+        self.found.runs += 1;
+        if self.journaled.insert(key, journaled).is_some() {
+            let run = self.run_key_name(key);
+            self.differ(Difference::RunJournaledTwice { run });
+        } else {
+            self.run_order.push(key);
+        }
+    }
+
+    /// Every journaled run belongs to an attempt that started (known once every record is
+    /// read: the runs are checked as they stream by).
+    fn runs_of_started_attempts(&mut self) {
+        let orphans: Vec<RunKey> = self
+            .run_order
+            .iter()
+            .filter(|k| !self.attempts.contains_key(&(k.0, k.1)))
+            .copied()
+            .collect();
+        for key in orphans {
+            let run = self.run_key_name(key);
+            self.differ(Difference::RunWithoutAttempt { run });
         }
     }
 
@@ -550,7 +708,19 @@ impl<'a> Checker<'a> {
             row.retry,
         );
         *self.rows_of.entry((key, row.metric)).or_insert(0) += 1;
-        let journaled = self.journaled.get(&key).copied();
+        let values = &self.values;
+        let journaled = self.journaled.get_mut(&key).map(|j| {
+            let value = j.values.map(|(start, count)| {
+                values[start as usize..][..count as usize]
+                    .iter()
+                    .find(|(metric, _)| *metric == row.metric)
+                    .map(|(_, v)| *v)
+            });
+            if j.link.is_some() {
+                j.last_row = row.line;
+            }
+            (j.status, value)
+        });
         let run = self.run_of_row(row);
         let Some(attempt) = self.attempts.get_mut(&(row.point, row.attempt)) else {
             self.differ(Difference::RowWithoutRun {
@@ -559,7 +729,7 @@ impl<'a> Checker<'a> {
             });
             return;
         };
-        let Some(status) = journaled else {
+        let Some((status, value)) = journaled else {
             attempt.unjournaled.push((row.line, key, run));
             return;
         };
@@ -572,14 +742,75 @@ impl<'a> Checker<'a> {
         if row.status != status && !legacy_discard {
             self.differ(Difference::StatusDiffers {
                 line: row.line,
-                run,
+                run: run.clone(),
                 row: row.status.as_str().to_owned(),
                 journal: status.as_str().to_owned(),
+            });
+        }
+        if let Some(journal) = value
+            && journal != row.value
+        {
+            let text = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+            self.differ(Difference::ValueDiffers {
+                line: row.line,
+                run,
+                metric: self.table.text(row.metric).to_owned(),
+                row: text(row.value),
+                journal: text(journal),
             });
         }
         if outcome == Outcome::Done && row.status == Status::Ok {
             self.valid_row(row, boot.as_ref());
         }
+    }
+
+    /// Recomputes the hash chain over `bytes` and compares it with every journaled link at
+    /// its run's last row; the first link that differs is reported (every later one differs
+    /// with it).
+    fn chain(&mut self, bytes: RowBytes<'_>) -> Result<(), VerifyError> {
+        let expected: BTreeMap<u64, (RunKey, Option<Link>)> = self
+            .journaled
+            .iter()
+            .filter(|(_, j)| j.last_row > 0)
+            .filter_map(|(key, j)| {
+                let link = *self.links.get(j.link? as usize)?;
+                Some((j.last_row, (*key, link)))
+            })
+            .collect();
+        if expected.is_empty() {
+            return Ok(());
+        }
+        let mut agreed_to = 1;
+        let mut broken: Option<(u64, u64, RunKey)> = None;
+        bytes.feed(&mut RowChain::default(), |line, link| {
+            if broken.is_some() {
+                return;
+            }
+            if let Some((key, journaled)) = expected.get(&line) {
+                if journaled.as_ref() == Some(link) {
+                    agreed_to = line;
+                } else {
+                    broken = Some((agreed_to + 1, line, *key));
+                }
+            }
+        })?;
+        if let Some((from, line, key)) = broken {
+            let run = self.run_key_name(key);
+            self.differ(Difference::ChainDiffers { from, line, run });
+        }
+        Ok(())
+    }
+
+    fn run_key_name(&self, key: RunKey) -> String {
+        run_name(
+            &self.name(key.0),
+            key.1,
+            &self.name(key.2),
+            &self.name(key.3),
+            key.4,
+            key.5,
+            key.6,
+        )
     }
 
     fn row_belongs_to_the_recipe(&mut self, row: &Row) {
@@ -852,11 +1083,12 @@ pub fn rows_per_attempt(table: &SampleTable) -> BTreeMap<(String, u32), u64> {
 mod tests {
     use std::{fmt::Write as _, path::Path};
 
-    use super::{Difference, Scope, check};
+    use super::{Difference, RowBytes, Scope, check};
     use crate::{
         recipe::parse,
         results::{
             journal::Event,
+            row_chain::RowChain,
             samples::{HEADER, Phase, SampleTable, Status},
         },
     };
@@ -918,6 +1150,8 @@ metric = [
                     raw: None,
                     leftovers: Vec::new(),
                     dropped_bytes: None,
+                    values: Some([("m".to_owned(), 1.5)].into()),
+                    rows_sha256: None,
                 });
                 let _ = writeln!(
                     csv,
@@ -933,13 +1167,127 @@ metric = [
                 time: "t".into(),
             });
         }
+        // Each run has one row, on lines 2, 3, …: its link is the chain's after that line.
+        let mut links = Vec::new();
+        RowChain::default().feed(csv.as_bytes(), |_, link| links.push(hex::encode(link)));
+        for (run, link) in runs.iter_mut().zip(links.into_iter().skip(1)) {
+            if let Event::Sample { rows_sha256, .. } = run {
+                *rows_sha256 = Some(link);
+            }
+        }
         (events, runs, csv)
+    }
+
+    /// `runs` without their values and row hashes, as an aba older than them journaled runs.
+    fn as_an_older_aba_journaled(mut runs: Vec<Event>) -> Vec<Event> {
+        for run in &mut runs {
+            if let Event::Sample {
+                values,
+                rows_sha256,
+                ..
+            } = run
+            {
+                *values = None;
+                *rows_sha256 = None;
+            }
+        }
+        runs
+    }
+
+    /// Issue 29 item 4: a value edited in samples.csv, a row added, a row removed are each
+    /// found, naming the line and the run; a journal without values checks as before.
+    #[test]
+    fn an_edited_added_or_removed_row_breaks_the_values_or_the_chain() {
+        let (events, runs, csv) = clean();
+        let edited = csv.replacen("w,,m,sample,1,0,ok,1.5,", "w,,m,sample,1,0,ok,999.0,", 1);
+        assert_eq!(
+            run(&events, &runs, &edited),
+            [
+                Difference::ValueDiffers {
+                    line: 3,
+                    run: "`a` attempt 1 w sample 1".into(),
+                    metric: "m".into(),
+                    row: "999".into(),
+                    journal: "1.5".into(),
+                },
+                Difference::ChainDiffers {
+                    from: 3,
+                    line: 3,
+                    run: "`a` attempt 1 w sample 1".into(),
+                },
+            ]
+        );
+        let said = run(&events, &runs, &edited)[0].to_string();
+        assert_eq!(
+            said,
+            "samples.csv line 3 (`a` attempt 1 w sample 1) has `m` = 999, the journal recorded 1.5"
+        );
+        // The same bytes in another spelling of the same number: only the chain sees it.
+        let respelled = csv.replacen("w,,m,sample,2,0,ok,1.5,", "w,,m,sample,2,0,ok,1.50,", 1);
+        assert_eq!(
+            run(&events, &runs, &respelled),
+            [Difference::ChainDiffers {
+                from: 4,
+                line: 4,
+                run: "`a` attempt 1 w sample 2".into(),
+            }]
+        );
+        // A row added in the middle (a duplicate of a warm-up) and a row removed.
+        let mut lines: Vec<&str> = csv.lines().collect();
+        let warmup = lines[1];
+        lines.insert(2, warmup);
+        let added = lines.join("\n") + "\n";
+        let found = run(&events, &runs, &added);
+        assert!(
+            found.contains(&Difference::ChainDiffers {
+                from: 2,
+                line: 3,
+                run: "`a` attempt 1 w warmup 1".into(),
+            }),
+            "{found:?}"
+        );
+        let mut lines: Vec<&str> = csv.lines().collect();
+        lines.remove(2);
+        let removed = lines.join("\n") + "\n";
+        let found = run(&events, &runs, &removed);
+        assert!(
+            found.contains(&Difference::ChainDiffers {
+                from: 3,
+                line: 3,
+                run: "`a` attempt 1 w sample 2".into(),
+            }),
+            "{found:?}"
+        );
+        // Journaled by an older aba: the edit goes unseen, and the check says it could not look.
+        let old = as_an_older_aba_journaled(runs);
+        let recipe = parse(Path::new("r.toml"), RECIPE).expect("recipe");
+        let table = SampleTable::parse(Path::new("samples.csv"), edited.as_bytes()).expect("csv");
+        let found = check(
+            &recipe,
+            &table,
+            &events,
+            &old,
+            Scope::All,
+            Some(RowBytes::Memory(edited.as_bytes())),
+        )
+        .expect("check");
+        assert_eq!(found.differences, []);
+        assert_eq!(found.runs_without_values, 6);
     }
 
     fn run(events: &[Event], runs: &[Event], csv: &str) -> Vec<Difference> {
         let recipe = parse(Path::new("r.toml"), RECIPE).expect("recipe");
         let table = SampleTable::parse(Path::new("samples.csv"), csv.as_bytes()).expect("csv");
-        check(&recipe, &table, events, runs, Scope::All).differences
+        check(
+            &recipe,
+            &table,
+            events,
+            runs,
+            Scope::All,
+            Some(RowBytes::Memory(csv.as_bytes())),
+        )
+        .expect("check")
+        .differences
     }
 
     #[test]
@@ -1035,12 +1383,14 @@ metric = [
             raw: None,
             leftovers: Vec::new(),
             dropped_bytes: None,
+            values: None,
+            rows_sha256: None,
         });
         csv.push_str("b,2,2,b,rb,id-b2,w,,m,warmup,1,0,ok,1.5,ns,t\n");
         csv.push_str("b,2,2,b,rb,id-b2,w,,m,sample,1,0,ok,1.5,ns,t\n");
         let recipe = parse(Path::new("r.toml"), RECIPE).expect("recipe");
         let table = SampleTable::parse(Path::new("samples.csv"), csv.as_bytes()).expect("csv");
-        let found = check(&recipe, &table, &events, &runs, Scope::All);
+        let found = check(&recipe, &table, &events, &runs, Scope::All, None).expect("check");
         assert_eq!(found.differences, []);
         assert_eq!(found.unjournaled_tail_rows, 1);
         // The same rows in a finished attempt are a difference.
@@ -1051,7 +1401,7 @@ metric = [
             failed_units: vec![],
             time: "t".into(),
         });
-        let found = check(&recipe, &table, &events, &runs, Scope::All);
+        let found = check(&recipe, &table, &events, &runs, Scope::All, None).expect("check");
         assert!(
             found
                 .differences
@@ -1064,6 +1414,7 @@ metric = [
     #[test]
     fn rows_discarded_by_an_older_aba_agree_with_a_failed_attempt() {
         let (mut events, runs, csv) = clean();
+        let runs = as_an_older_aba_journaled(runs);
         let i = events
             .iter()
             .position(|e| matches!(e, Event::PointDone { point, .. } if point == "b"))

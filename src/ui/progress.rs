@@ -147,8 +147,8 @@ impl TargetBar {
                 self.eta = format_eta(*eta);
                 self.log(&format!("results: {dir}"));
             }
-            CampaignEvent::PointStarted { label, .. } => {
-                self.point = format!("point {label}");
+            CampaignEvent::PointStarted { name, .. } => {
+                self.point = format!("point {name}");
                 self.step.clear();
                 self.log(&logged(event).unwrap_or_default());
             }
@@ -160,16 +160,12 @@ impl TargetBar {
                 status,
                 ..
             } => self.step = run_text(phase.word(), *index, *of, *status),
-            CampaignEvent::PointDone {
-                label,
-                elapsed,
-                eta,
-            } => {
+            CampaignEvent::PointDone { name, elapsed, eta } => {
                 self.bar.inc(1);
                 self.eta = format_eta(*eta);
-                self.point = format!("point {label} done");
+                self.point = format!("point {name} done");
                 self.step.clear();
-                self.log(&format!("point {label}: done in {}", format_eta(*elapsed)));
+                self.log(&format!("point {name}: done in {}", format_eta(*elapsed)));
             }
             CampaignEvent::Look { points, .. } => {
                 self.bar.set_length(*points as u64);
@@ -207,7 +203,11 @@ pub struct Bars {
 
 impl Bars {
     fn new() -> Bars {
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        Bars::drawn_to(ProgressDrawTarget::stderr())
+    }
+
+    fn drawn_to(target: ProgressDrawTarget) -> Bars {
+        let multi = MultiProgress::with_draw_target(target);
         let campaign = multi.add(ProgressBar::new(0));
         campaign.set_style(
             ProgressStyle::with_template(
@@ -248,8 +248,8 @@ impl Bars {
                 self.campaign.set_message(format_eta(*eta));
                 self.log(&format!("results: {dir}"));
             }
-            CampaignEvent::PointStarted { order, label, .. } => {
-                self.point.set_prefix(format!("point {order} {label}"));
+            CampaignEvent::PointStarted { order, name, .. } => {
+                self.point.set_prefix(format!("point {order} {name}"));
                 self.log(&logged(event).unwrap_or_default());
             }
             CampaignEvent::Step(step) => {
@@ -269,14 +269,10 @@ impl Bars {
                     run_text(phase.word(), *index, *of, *status)
                 ));
             }
-            CampaignEvent::PointDone {
-                label,
-                elapsed,
-                eta,
-            } => {
+            CampaignEvent::PointDone { name, elapsed, eta } => {
                 self.campaign.inc(1);
                 self.campaign.set_message(format_eta(*eta));
-                self.log(&format!("point {label}: done in {}", format_eta(*elapsed)));
+                self.log(&format!("point {name}: done in {}", format_eta(*elapsed)));
             }
             CampaignEvent::Look { points, .. } => {
                 self.campaign.set_length(*points as u64);
@@ -300,7 +296,7 @@ fn logged(event: &CampaignEvent) -> Option<String> {
     match event {
         CampaignEvent::PointStarted {
             order,
-            label,
+            name,
             kernel,
             attempt,
         } => {
@@ -309,15 +305,15 @@ fn logged(event: &CampaignEvent) -> Option<String> {
             } else {
                 String::new()
             };
-            Some(format!("point {order} {label}: kernel {kernel}{again}"))
+            Some(format!("point {order} {name}: kernel {kernel}{again}"))
         }
         CampaignEvent::PointFailed {
-            label,
+            name,
             reason,
             retry,
         } => {
             let next = if *retry { "; redoing the point" } else { "" };
-            Some(format!("point {label} failed: {reason}{next}"))
+            Some(format!("point {name} failed: {reason}{next}"))
         }
         CampaignEvent::Info(text) => Some(text.clone()),
         CampaignEvent::Look {
@@ -335,9 +331,11 @@ fn logged(event: &CampaignEvent) -> Option<String> {
 }
 
 impl Drop for Bars {
+    /// The campaign's bar stays where the campaign got to: `abandon`, not `finish`, which
+    /// would move it to its length and show an interrupted campaign as "5/5 points".
     fn drop(&mut self) {
         self.point.finish_and_clear();
-        self.campaign.finish();
+        self.campaign.abandon();
     }
 }
 
@@ -377,8 +375,8 @@ impl Plain {
                 "campaign: {done}/{points} points done, ETA {}; results in {dir}",
                 format_eta(*eta)
             )),
-            CampaignEvent::PointStarted { label, .. } => {
-                self.label = label.to_string();
+            CampaignEvent::PointStarted { name, .. } => {
+                self.label.clone_from(name);
                 self.last = None;
                 self.line(&logged(event).unwrap_or_default());
             }
@@ -403,12 +401,8 @@ impl Plain {
                     self.line(&format!("point {}: {phase} {index} failed", self.label));
                 }
             }
-            CampaignEvent::PointDone {
-                label,
-                elapsed,
-                eta,
-            } => self.line(&format!(
-                "point {label}: done in {}; ETA {}",
+            CampaignEvent::PointDone { name, elapsed, eta } => self.line(&format!(
+                "point {name}: done in {}; ETA {}",
                 format_eta(*elapsed),
                 format_eta(*eta)
             )),
@@ -417,5 +411,37 @@ impl Plain {
             | CampaignEvent::Info(_)
             | CampaignEvent::Warning(_) => self.line(&logged(event).unwrap_or_default()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use indicatif::ProgressDrawTarget;
+
+    use super::Bars;
+    use crate::campaign::events::CampaignEvent;
+
+    /// Issue 29 item 6: a campaign stopped after one of five points (Ctrl-C) leaves its bar at
+    /// 1/5, not at "5/5 points".
+    #[test]
+    fn an_interrupted_campaign_leaves_its_bar_where_it_got_to() {
+        let mut bars = Bars::drawn_to(ProgressDrawTarget::hidden());
+        bars.event(&CampaignEvent::Started {
+            points: 5,
+            done: 0,
+            eta: Duration::from_secs(60),
+            dir: "results/x".to_owned(),
+        });
+        bars.event(&CampaignEvent::PointDone {
+            name: "a#1".to_owned(),
+            elapsed: Duration::from_secs(12),
+            eta: Duration::from_secs(48),
+        });
+        let campaign = bars.campaign.clone();
+        drop(bars);
+        assert_eq!((campaign.position(), campaign.length()), (1, Some(5)));
+        assert!(campaign.is_finished());
     }
 }

@@ -62,6 +62,23 @@ fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A target that switches kernels by kexec, for the recipes here that boot two kernels:
+/// without `--target`, `aba check` plans for `local` as `aba run` does, and refuses them.
+const LAB_TARGETS: &str = r#"[targets.lab]
+host = "lab.example"
+host_key = "SHA256:bGFiLWhvc3Qta2V5LWZvci10ZXN0cw"
+switch = "kexec"
+"#;
+
+/// `aba check ARGS… --target lab` in `dir`, with [`LAB_TARGETS`] as its `targets.toml`.
+fn check_on_lab(dir: &Path, args: &[&str]) -> std::process::Output {
+    write(dir, "targets.toml", LAB_TARGETS);
+    let mut all = vec!["check"];
+    all.extend(args);
+    all.extend(["--target", "lab"]);
+    aba(dir, &all)
+}
+
 /// The shared recipe in `dir`, with its program.
 fn shared(dir: &Path) -> std::path::PathBuf {
     write(dir, "recipes/shared/bench.c", BENCH);
@@ -72,7 +89,7 @@ fn shared(dir: &Path) -> std::path::PathBuf {
 fn a_shared_recipe_lists_what_it_copies_runs_and_changes() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let recipe = shared(tmp.path());
-    let out = aba(tmp.path(), &["check", "recipes/shared.toml"]);
+    let out = check_on_lab(tmp.path(), &["recipes/shared.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let said = stdout(&out);
     for line in said.lines() {
@@ -112,8 +129,8 @@ fn a_shared_recipe_lists_what_it_copies_runs_and_changes() {
              that: no estimate)",
             "      cc -O2 -o bench bench.c",
             "    2 cases at every point (warm-ups+samples, then the command):",
-            "      pipe[level=root]  1+3  LEVEL='root deep' taskset -c 2 ./bench --level root",
-            "      pipe[level=1]     1+3  LEVEL='1 deep' taskset -c 2 ./bench --level 1",
+            "      pipe[level=root]  1+3  LEVEL='root deep' exec taskset -c 2 sh -c './bench --level root'",
+            "      pipe[level=1]     1+3  LEVEL='1 deep' exec taskset -c 2 sh -c './bench --level 1'",
             "    teardown: each command within 10s, counted as ~1s in the ETA (a tenth of \
              that: no estimate)",
             "      rm -f bench",
@@ -139,7 +156,7 @@ fn a_shared_recipe_lists_what_it_copies_runs_and_changes() {
         "{said}"
     );
 
-    let out = aba(tmp.path(), &["check", "recipes/shared.toml", "--json"]);
+    let out = check_on_lab(tmp.path(), &["recipes/shared.toml", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["format"], 1);
@@ -226,7 +243,7 @@ fn a_correctness_check_is_listed_as_pass_fail_and_untimed() {
     let recipe =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/001-sched-setparam-slice.toml");
     let recipe = recipe.to_str().expect("utf-8 path");
-    let out = aba(tmp.path(), &["check", recipe]);
+    let out = check_on_lab(tmp.path(), &[recipe]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let said = stdout(&out);
     let line = said
@@ -243,7 +260,7 @@ fn a_correctness_check_is_listed_as_pass_fail_and_untimed() {
             .all(|l| !l.contains("(check:")),
         "{said}"
     );
-    let out = aba(tmp.path(), &["check", recipe, "--json"]);
+    let out = check_on_lab(tmp.path(), &[recipe, "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let json: Value = serde_json::from_str(&stdout(&out)).expect("json");
     let checks: Vec<(&str, bool)> = json["commands"]["cases"]
@@ -283,7 +300,7 @@ fn an_extended_recipe_shows_its_maximum_plan_and_both_etas() {
          name = \"w\"\nrun = \"./bench\"\nestimate = \"10s\"\n\
          metric = { number = true, better = \"lower\" }\n",
     );
-    let out = aba(tmp.path(), &["check", "ext.toml"]);
+    let out = check_on_lab(tmp.path(), &["ext.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let said = stdout(&out);
     // 10 leaves room for 3 units of b-a: 9 points at most, 4 looks.
@@ -301,7 +318,7 @@ fn an_extended_recipe_shows_its_maximum_plan_and_both_etas() {
         said.contains("ETA max  ~9m 00s if every look extends (~3m 00s as planned)"),
         "{said}"
     );
-    let out = aba(tmp.path(), &["check", "ext.toml", "--json"]);
+    let out = check_on_lab(tmp.path(), &["ext.toml", "--json"]);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["extend"]["points"], 9);
     assert_eq!(doc["extend"]["looks"], 4);
@@ -319,7 +336,7 @@ fn the_plan_says_how_each_metric_check_and_expectation_is_judged() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/002-dl-server-nohz-full.toml");
     let recipe = recipe.to_str().expect("utf-8 path");
-    let out = aba(tmp.path(), &["check", recipe]);
+    let out = check_on_lab(tmp.path(), &[recipe]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let said = stdout(&out);
     let lines: Vec<&str> = said.lines().collect();
@@ -372,7 +389,7 @@ fn the_plan_says_how_each_metric_check_and_expectation_is_judged() {
         assert!(line.chars().count() <= 100, "over 100 columns: {line}");
     }
 
-    let out = aba(tmp.path(), &["check", recipe, "--json"]);
+    let out = check_on_lab(tmp.path(), &[recipe, "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let judged = &doc["judged"];
@@ -405,6 +422,38 @@ fn the_plan_says_how_each_metric_check_and_expectation_is_judged() {
 /// `line` with its wrapping undone: runs of spaces as one.
 fn fit(line: &str) -> String {
     line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `aba check --json` names the files a kernel boots only when one is booted (issue 29 item
+/// 8): the quickstart's `running` kernel on `local` has no image or initrd, where a
+/// made-up `/boot/vmlinuz-running` stood; a kernel booted by kexec on a target has its own.
+#[test]
+fn check_json_names_no_image_for_a_kernel_that_boots_none() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let quickstart = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/quickstart.toml");
+    let out = aba(
+        tmp.path(),
+        &["check", quickstart.to_str().expect("utf-8"), "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["target"]["name"], "local", "{doc:#}");
+    let kernels = doc["kernels"].as_array().expect("kernels");
+    assert!(!kernels.is_empty(), "{doc:#}");
+    for kernel in kernels {
+        for field in ["image", "image_from", "initrd", "initrd_from"] {
+            assert_eq!(kernel[field], Value::Null, "{field}: {kernel:#}");
+        }
+        assert_eq!(kernel["release"], "running", "{kernel:#}");
+    }
+    shared(tmp.path());
+    let out = check_on_lab(tmp.path(), &["recipes/shared.toml", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        doc["kernels"][0]["image"], "/boot/vmlinuz-6.1.0-47-cloud-amd64",
+        "{doc:#}"
+    );
 }
 
 /// A power target without `set_next` can only cut power: the machine boots its default kernel.

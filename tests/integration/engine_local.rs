@@ -117,7 +117,7 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     let status = aba(tmp.path(), &["status", dir.to_str().expect("utf-8")]);
     assert!(status.status.success(), "{}", text(&status));
     let status_text = String::from_utf8_lossy(&status.stdout).into_owned();
-    assert!(status_text.contains("this-a"), "{status_text}");
+    assert!(status_text.contains("\n  this#1 "), "{status_text}");
     assert!(
         status_text.contains("in progress or interrupted (attempt 1"),
         "{status_text}"
@@ -932,7 +932,7 @@ fn an_extended_campaign_killed_mid_extension_resumes_the_same_plan() {
     let status = aba(tmp.path(), &["status", dir.to_str().expect("utf-8")]);
     let status_text = String::from_utf8_lossy(&status.stdout).into_owned();
     assert!(
-        status_text.contains("extended: 2 point(s) appended (b-b, a-c) over 1 look(s)"),
+        status_text.contains("extended: 2 point(s) appended (b#2, a#3) over 1 look(s)"),
         "{status_text}"
     );
 
@@ -1106,4 +1106,135 @@ fn on_the_local_target_aba_keeps_itself_off_a_pinned_cpu() {
     assert_eq!(values, [Some(1.0), Some(1.0), Some(2.0), Some(2.0)]);
     let journal = std::fs::read_to_string(dir.join("journal.jsonl")).expect("journal");
     assert!(!journal.contains("could not keep itself off"), "{journal}");
+}
+
+/// Issue 29 item 4: every journaled run carries its values and the hash chain of its rows, so
+/// a value edited in samples.csv (777.41 -> 999.0), a row added or a row removed makes `aba
+/// verify` fail naming the line and the run, and `aba report` refuse the directory.
+#[test]
+fn an_edited_added_or_removed_sample_fails_verify_and_report() {
+    let recipe = r#"
+version = 1
+name = "tamper"
+description = "one point of the running kernel, a constant value"
+sequence = ["this"]
+warmup = 0
+samples = 3
+
+[kernels.this]
+release = "running"
+
+[[workload]]
+name = "constant"
+run = "echo 777.41"
+metric = { number = true, unit = "ms", better = "lower" }
+"#;
+    let (_, dir, tmp) = run_expecting(recipe, 0);
+    let samples = dir.join("samples.csv");
+    let original = std::fs::read_to_string(&samples).expect("samples.csv");
+    assert_eq!(original.matches(",777.41,").count(), 3, "{original}");
+    let check = |content: &str, what: &str, says: &[&str]| {
+        std::fs::write(&samples, content).expect("write samples.csv");
+        let verify = aba(tmp.path(), &["verify", dir.to_str().expect("utf-8")]);
+        let said = text(&verify);
+        assert_eq!(verify.status.code(), Some(5), "{what}: {said}");
+        for words in says {
+            assert!(said.contains(words), "{what}: `{words}` not in {said}");
+        }
+        let report = aba(tmp.path(), &["report", dir.to_str().expect("utf-8")]);
+        let said = text(&report);
+        assert_eq!(report.status.code(), Some(5), "{what}: {said}");
+        assert!(
+            said.contains("aba report refuses") && said.contains("does not match its journal"),
+            "{what}: {said}"
+        );
+    };
+    let edited = original.replacen(",777.41,", ",999.0,", 1);
+    check(
+        &edited,
+        "an edited value",
+        &[
+            "samples.csv line 2 (`this` attempt 1 constant sample 1) has `constant` = 999, the journal recorded 777.41",
+            "samples.csv lines 2-2 are not the bytes journaled with run `this` attempt 1 constant sample 1",
+        ],
+    );
+    let mut lines: Vec<&str> = original.lines().collect();
+    let added_row = lines[2].replace(",sample,2,", ",sample,4,");
+    lines.insert(3, &added_row);
+    check(
+        &(lines.join("\n") + "\n"),
+        "an added row",
+        &[
+            "samples.csv line 4 (`this` attempt 1 constant sample 4) belongs to no run in the journal",
+        ],
+    );
+    let mut lines: Vec<&str> = original.lines().collect();
+    lines.remove(2);
+    check(
+        &(lines.join("\n") + "\n"),
+        "a removed row",
+        &[
+            "the journal records run `this` attempt 1 constant sample 2, but samples.csv has no row for its metric `constant`",
+            "samples.csv lines 3-3 are not the bytes journaled with run `this` attempt 1 constant sample 3",
+        ],
+    );
+    // The file as measured verifies and reports again.
+    std::fs::write(&samples, &original).expect("write samples.csv");
+    assert_verified(&dir);
+    let report = aba(tmp.path(), &["report", dir.to_str().expect("utf-8")]);
+    assert!(report.status.success(), "{}", text(&report));
+}
+
+/// Issue 29 item 7: for `["a", "b", "a"]`, `aba check`, the progress of `aba run` and `aba
+/// status` name the points `a#1`, `b`, `a#2` as the reports do, never by their identifiers
+/// `a-a`, `a-b` (which stay the data's: journal, samples.csv).
+#[test]
+fn check_progress_and_status_name_points_as_the_reports_do() {
+    let recipe = r#"
+version = 1
+name = "names"
+description = "two kernels of the running release"
+sequence = ["a", "b", "a"]
+warmup = 0
+samples = 2
+
+[kernels.a]
+release = "running"
+[kernels.b]
+release = "running"
+
+[[workload]]
+name = "tick"
+run = "echo 1"
+metric = { number = true, unit = "n", better = "lower" }
+"#;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = write(tmp.path(), "r.toml", recipe);
+    let path = path.to_str().expect("utf-8");
+    let check = text(&aba(tmp.path(), &["check", path, "--target", "local"]));
+    for line in [
+        "point 1  a#1  kernel a",
+        "point 2  b    kernel b",
+        "point 3  a#2  kernel a",
+    ] {
+        assert!(check.contains(line), "`{line}` not in {check}");
+    }
+    let run = aba(
+        tmp.path(),
+        &["run", path, "--target", "local", "--results", "results"],
+    );
+    let said = text(&run);
+    assert!(run.status.success(), "{said}");
+    assert!(said.contains("point 3 a#2: kernel a"), "{said}");
+    assert!(said.contains("point a#2: done in"), "{said}");
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let status = text(&aba(tmp.path(), &["status", dir.to_str().expect("utf-8")]));
+    assert!(status.contains("\n  a#2 "), "{status}");
+    for said in [&check, &said, &status] {
+        assert!(!said.contains("a-a") && !said.contains("a-b"), "{said}");
+    }
+    // The identifiers stay the data's.
+    let samples = std::fs::read_to_string(dir.join("samples.csv")).expect("samples.csv");
+    assert!(samples.contains("\na-b,3,1,a,"), "{samples}");
+    assert_verified(&dir);
 }

@@ -38,6 +38,14 @@ fn an_aba_0_1_directory_reports_the_same_figures_and_verifies() {
         let status = aba(tmp.path(), &["status", dir.to_str().expect("utf-8")]);
         assert!(status.status.success(), "{}", text(&status));
     }
+    // Its journal holds no values: verify says what it could not check.
+    let said = text(&aba(tmp.path(), &["verify", old.to_str().expect("utf-8")]));
+    assert!(
+        said.contains(
+            "note: the journal records no values: samples.csv cannot be verified value by value (written by an older aba)"
+        ),
+        "{said}"
+    );
     for file in [
         "points.tsv",
         "comparison.tsv",

@@ -606,10 +606,10 @@ fn on_a_terminal_each_target_has_a_progress_line_of_its_own() {
             bar.is_match(&drawn),
             "no progress line of {name} in:\n{drawn}"
         );
-        let last = format!("[{name}] 3/3 points; last: point a-b done");
+        let last = format!("[{name}] 3/3 points; last: point a#2 done");
         assert!(drawn.contains(&last), "no `{last}` in:\n{drawn}");
         assert!(
-            drawn.contains(&format!("[{name}] point 1 a-a: kernel a")),
+            drawn.contains(&format!("[{name}] point 1 a#1: kernel a")),
             "{drawn}"
         );
     }

@@ -22,7 +22,7 @@ fn new_in(dir: &Path, name: &str, template: &str) {
 }
 
 #[test]
-fn every_switching_template_passes_check_with_and_without_the_stub_target() {
+fn every_switching_template_passes_check_on_its_target_and_is_refused_like_run_without_one() {
     for template in SWITCHING {
         let tmp = tempfile::tempdir().expect("tempdir");
         new_in(tmp.path(), "exp", template);
@@ -30,13 +30,31 @@ fn every_switching_template_passes_check_with_and_without_the_stub_target() {
         assert!(recipe.contains("name = \"exp\""), "{template}: {recipe}");
         assert!(recipe.contains("release = "), "{template}");
         assert!(tmp.path().join("targets.toml").is_file(), "{template}");
-        let out = aba(tmp.path(), &["check", "exp.toml"]);
-        assert!(out.status.success(), "{template}: {}", text(&out));
         let out = aba(tmp.path(), &["check", "exp.toml", "--target", "box"]);
         assert!(out.status.success(), "{template} on box: {}", text(&out));
-        // They compare two kernels: the built-in target cannot run them.
-        let out = aba(tmp.path(), &["check", "exp.toml", "--target", "local"]);
-        assert_eq!(out.status.code(), Some(1), "{template}: {}", text(&out));
+        // They compare two kernels: the built-in target cannot run them, and without
+        // --target check plans for it as run does (issue 29 item 8), refusing with run's words.
+        let refusal = "error: cannot plan this recipe: target `local` cannot switch kernels";
+        for args in [
+            &["check", "exp.toml", "--target", "local"][..],
+            &["check", "exp.toml"],
+            &["check", "exp.toml", "--json"],
+            &["run", "exp.toml", "--results", "results"],
+        ] {
+            let out = aba(tmp.path(), args);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{template} {args:?}: {}",
+                text(&out)
+            );
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains(refusal),
+                "{template} {args:?}: {}",
+                text(&out)
+            );
+        }
+        assert!(!tmp.path().join("results").exists(), "run started nothing");
     }
 }
 
@@ -53,7 +71,7 @@ fn the_sequences_are_the_ones_named() {
         assert!(recipe.contains(sequence), "{template}: {recipe}");
     }
     new_in(tmp.path(), "m", "matrix");
-    let out = aba(tmp.path(), &["check", "m.toml"]);
+    let out = aba(tmp.path(), &["check", "m.toml", "--target", "box"]);
     let plan = String::from_utf8_lossy(&out.stdout);
     assert!(plan.contains("5 cases"), "{}", text(&out));
 }

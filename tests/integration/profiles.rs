@@ -109,12 +109,14 @@ fn stderr(out: &std::process::Output) -> String {
 #[test]
 fn calibrate_on_local_writes_a_run_to_run_profile_that_check_and_the_next_campaign_use() {
     let bench = Bench::new(RECIPE);
-    // Without a profile, the detectable change is unknown, and check says how to get one.
+    // Without a profile, the detectable change is unknown, and check says how to get one
+    // (wrapped at 100 columns: words compared).
     let out = bench.aba("check", &[]);
     assert!(out.status.success(), "{}", text(&out));
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        stdout(&out).contains(&format!(
-            "detect   unknown without a noise profile of target local (none in {}): `aba \
+        words(&stdout(&out)).contains(&format!(
+            "detect unknown without a noise profile of target local (none in {}): `aba \
              calibrate {} --target local` measures one (6 boots of a)",
             bench.dir().join("prof/local").display(),
             bench.recipe.display()

@@ -276,11 +276,16 @@ fn every_recipe_passes_aba_check() {
 #[test]
 fn kernels_only_a_builds_file_tells_apart_are_warned_about_without_it() {
     let dir = tempfile::tempdir().expect("a temporary directory");
+    let targets = dir.path().join("targets.toml");
+    fs::write(&targets, TARGETS).expect("write targets.toml");
     let check = |recipe: &str, extra: &[&str]| {
         let out = aba(dir.path())
             .current_dir(dir.path())
             .arg("check")
             .arg(root().join("recipes").join(recipe))
+            .arg("--targets")
+            .arg(&targets)
+            .args(["--target", "lab"])
             .args(extra)
             .output()
             .expect("aba runs");

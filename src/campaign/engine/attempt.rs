@@ -40,7 +40,7 @@ impl Engine<'_> {
         let point = at.point;
         self.observer.event(&CampaignEvent::PointStarted {
             order: point.order,
-            label: point.label.clone(),
+            name: point.name(),
             kernel: point.kernel.to_string(),
             attempt: at.attempt,
         });

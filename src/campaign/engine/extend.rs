@@ -61,7 +61,10 @@ impl Engine<'_> {
         self.plan
             .append(self.recipe, &appended)
             .expect("invariant: the unit's kernels are the recipe's");
-        let labels: Vec<&str> = appended.iter().map(|p| p.label.as_str()).collect();
+        let labels: Vec<String> = appended
+            .iter()
+            .map(|p| crate::point_name::point_name(&p.label, &p.kernel))
+            .collect();
         let text = if appended.is_empty() {
             format!("stop: {}", decision.why())
         } else {

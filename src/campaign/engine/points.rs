@@ -78,7 +78,7 @@ impl Engine<'_> {
                     self.point_times.push(started.elapsed());
                     let remaining = self.plan.points.len() - self.done;
                     self.observer.event(&CampaignEvent::PointDone {
-                        label: point.label.clone(),
+                        name: point.name(),
                         elapsed: started.elapsed(),
                         eta: self.remaining_eta(remaining),
                     });
@@ -130,7 +130,7 @@ impl Engine<'_> {
             return Some(Stop::Journal(e));
         }
         self.observer.event(&CampaignEvent::PointFailed {
-            label: point.label.clone(),
+            name: point.name(),
             reason,
             retry: !give_up,
         });

@@ -196,7 +196,13 @@ impl Engine<'_> {
                 processes: output.leftovers.clone(),
             });
         }
-        self.append_rows(at, boot, run, workload, &judged, &time)?;
+        let rows_sha256 = self.append_rows(at, boot, run, workload, &judged, &time)?;
+        let values = workload
+            .metrics
+            .iter()
+            .zip(&judged.values)
+            .filter_map(|(metric, value)| Some((metric.name.to_string(), (*value)?)))
+            .collect();
         self.journal.append(&Event::Sample {
             point: at.point.label.to_string(),
             attempt: at.attempt,
@@ -211,6 +217,8 @@ impl Engine<'_> {
             raw: raw.clone(),
             leftovers: output.leftovers.clone(),
             dropped_bytes: (judged.dropped > 0).then_some(judged.dropped),
+            values: Some(values),
+            rows_sha256: Some(rows_sha256),
         })?;
         self.observer.event(&CampaignEvent::Run {
             phase: run.phase,
@@ -231,7 +239,8 @@ impl Engine<'_> {
         }))
     }
 
-    /// One row per metric, with the proven boot's facts.
+    /// One row per metric, with the proven boot's facts; returns the link of `samples.csv`'s
+    /// hash chain after them.
     fn append_rows(
         &mut self,
         at: AttemptId<'_>,
@@ -240,7 +249,7 @@ impl Engine<'_> {
         workload: &Workload,
         judged: &Judged,
         time: &str,
-    ) -> Result<(), PointError> {
+    ) -> Result<String, PointError> {
         let point = at.point;
         let rows: Vec<SampleRow<'_>> = workload
             .metrics
@@ -265,8 +274,7 @@ impl Engine<'_> {
                 time,
             })
             .collect();
-        self.samples.append(&rows)?;
-        Ok(())
+        Ok(self.samples.append(&rows)?)
     }
 }
 

@@ -2,7 +2,10 @@
 //! directory, the `ABA_*` variables and the case's environment, every value quoted.
 
 use super::{AttemptId, Engine};
-use crate::{campaign::plan::PlannedCase, target::quote::sh_quote};
+use crate::{
+    campaign::{plan::PlannedCase, workload_command::workload_command},
+    target::quote::sh_quote,
+};
 
 impl Engine<'_> {
     /// `export ABA_POINT=… ABA_KERNEL=… …` for a command of attempt `at` in `phase`
@@ -47,9 +50,10 @@ impl Engine<'_> {
 /// ends the shell before `run` is read.
 pub(super) fn run_command(workdir: &str, exports: &str, cpu: Option<&str>, run: &str) -> String {
     let setup = format!("cd {} && {exports}", sh_quote(workdir));
+    let command = workload_command(cpu, run);
     match cpu {
-        Some(cpu) => format!("{setup} && exec taskset -c {cpu} sh -c {}", sh_quote(run)),
-        None => format!("{setup} || exit\n{run}"),
+        Some(_) => format!("{setup} && {command}"),
+        None => format!("{setup} || exit\n{command}"),
     }
 }
 
@@ -71,6 +75,48 @@ mod tests {
             String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
+    }
+
+    /// Issue 29 item 3: `aba check` shows a workload's command as the engine runs it. A pinned
+    /// compound command is shown as `exec taskset -c 0 sh -c '…'`, the tail of the text the
+    /// engine executes, and it runs as shown, pinned, with the case's variables; an unpinned
+    /// one is the executed text's last line.
+    #[test]
+    fn check_shows_the_command_that_runs() {
+        use crate::campaign::footprint::CaseCommand;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let workdir = dir.path().to_str().expect("utf-8").to_owned();
+        let run = r#"i=0; t0=$(date +%s); echo "$i $LEVEL $(taskset -cp $$ | sed 's/.*: //')""#;
+        let case = |cpu: Option<&str>, env: &[(&str, &str)]| CaseCommand {
+            name: "w".to_owned(),
+            run: run.to_owned(),
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            cpu: cpu.map(str::to_owned),
+            warmup: 0,
+            samples: 1,
+            check: false,
+        };
+        let pinned = case(Some("0"), &[]);
+        let shown = pinned.command_line();
+        assert_eq!(
+            shown,
+            format!("exec taskset -c 0 sh -c {}", sh_quote(run)),
+            "not `taskset -c 0 i=0; …`"
+        );
+        let executed = run_command(&workdir, "export 'LEVEL=x'", Some("0"), run);
+        assert!(executed.ends_with(&format!(" && {shown}")), "{executed}");
+        let unpinned = case(None, &[]).command_line();
+        let executed = run_command(&workdir, "export 'LEVEL=x'", None, run);
+        assert!(executed.ends_with(&format!("\n{unpinned}")), "{executed}");
+        // As shown, with the case's variables, it is valid shell and runs pinned.
+        let (code, out, err) = sh(&case(Some("0"), &[("LEVEL", "1 deep")]).command_line());
+        assert_eq!((code, out.as_str()), (0, "0 1 deep 0\n"), "{err}");
+        let (code, out, err) = sh(&case(None, &[("LEVEL", "1 deep")]).command_line());
+        assert_eq!(code, 0, "{err}");
+        assert!(out.starts_with("0 1 deep "), "{out}");
     }
 
     /// The run text sees the work directory and the exported variables, its exit status is

@@ -907,11 +907,12 @@ fn a_campaign_killed_mid_extension_resumes_the_same_extended_plan() {
     let status = crate::cli::status::render(
         &Journal::read(&c.dir.journal_path()).expect("readable"),
         None,
+        &std::collections::HashMap::new(),
     );
     assert!(status.contains("3/5 points done"), "{status}");
     assert!(
         status.contains(
-            "extended: 2 point(s) appended (b-b, a-c) over 1 look(s); look 1: a comparison is \
+            "extended: 2 point(s) appended (b#2, a#3) over 1 look(s); look 1: a comparison is \
              undecided and the budget allows another unit"
         ),
         "{status}"

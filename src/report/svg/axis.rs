@@ -3,10 +3,7 @@
 //! rather than `22385000` ns. Non-finite values never reach it, and it never makes more than
 //! [`MAX_TICKS`] ticks whatever the input.
 
-use crate::report::{
-    number::fixed,
-    unit_scale::{Scale, scale_for},
-};
+use crate::report::{number::fixed, unit_scale::Scale};
 
 /// Ticks one axis may carry at most (about five are asked for).
 pub const MAX_TICKS: usize = 12;
@@ -78,10 +75,10 @@ fn tick_label(value: f64, step: f64) -> String {
     fixed(value, decimals)
 }
 
-/// The axis from `lo` to `hi` (recipe unit) for values in `unit`.
+/// The axis from `lo` to `hi` (recipe unit), labelled in `scale`: the metric's display unit
+/// ([`crate::report::unit_scale::display_scale`]), the one its title and report.txt use.
 #[must_use]
-pub fn axis(lo: f64, hi: f64, unit: &str) -> Axis {
-    let scale = scale_for(unit, lo.abs().max(hi.abs()));
+pub fn axis(lo: f64, hi: f64, scale: Scale) -> Axis {
     let (slo, shi) = (scale.apply(lo), scale.apply(hi));
     let mut ticks = Vec::new();
     if let Some(step) = tick_step(shi - slo) {
@@ -101,9 +98,15 @@ pub fn axis(lo: f64, hi: f64, unit: &str) -> Axis {
 #[cfg(test)]
 mod tests {
     use super::{MAX_TICKS, axis, padded_range, tick_step};
+    use crate::report::unit_scale::scale_for;
+
+    /// The axis of `lo` to `hi` in the scale their own magnitude asks for.
+    fn axis_of(lo: f64, hi: f64, unit: &str) -> super::Axis {
+        axis(lo, hi, scale_for(unit, lo.abs().max(hi.abs())))
+    }
 
     fn labels(lo: f64, hi: f64, unit: &str) -> (Vec<String>, String) {
-        let a = axis(lo, hi, unit);
+        let a = axis_of(lo, hi, unit);
         (a.ticks.into_iter().map(|(_, l)| l).collect(), a.scale.unit)
     }
 
@@ -156,8 +159,8 @@ mod tests {
         let (l, _) = labels(0.0, 4e12, "grants");
         assert_eq!(l, ["0", "1e12", "2e12", "3e12", "4e12"]);
         // Degenerate ranges make no ticks and never loop.
-        assert!(axis(1.0, 1.0, "ns").ticks.is_empty());
-        assert!(axis(f64::NAN, 1.0, "ns").ticks.is_empty());
-        assert!(axis(-f64::MAX, f64::MAX, "").ticks.len() <= MAX_TICKS);
+        assert!(axis_of(1.0, 1.0, "ns").ticks.is_empty());
+        assert!(axis_of(f64::NAN, 1.0, "ns").ticks.is_empty());
+        assert!(axis_of(-f64::MAX, f64::MAX, "").ticks.len() <= MAX_TICKS);
     }
 }

@@ -28,6 +28,7 @@ use crate::{
         layout::wrap,
         mail_tables::baseline_reference,
         number::{fixed, mean_decimals, signed_pct},
+        unit_scale::display_scale,
         verdict_text::{confidence, headline, level},
     },
     stats::kernel_mean,
@@ -105,10 +106,11 @@ fn verdict_lines<'a>(analysis: &'a Analysis, series: &Series) -> Vec<&'a Verdict
 /// (`child is 39.77% slower than the parent midpoint (SIGNAL; boot-level 95% CI […]
 /// excludes 0)`), wrapped to the figure's width.
 fn heading(analysis: &Analysis, series: &Series) -> Vec<String> {
-    let mut lines = vec![if series.unit.is_empty() {
+    let unit = display_scale(analysis, &series.unit).unit;
+    let mut lines = vec![if unit.is_empty() {
         series.label.clone()
     } else {
-        format!("{} ({}, {})", series.label, series.unit, better(series))
+        format!("{} ({unit}, {})", series.label, better(series))
     }];
     let reference = baseline_reference(analysis);
     let shared = analysis.audit.shared_boot.is_some();
@@ -294,7 +296,7 @@ fn panel(
         lo,
         hi,
     };
-    let axis = axis(lo, hi, &series.unit);
+    let axis = axis(lo, hi, display_scale(analysis, &series.unit));
 
     for (i, line) in heading.iter().enumerate() {
         let weight = if i == 0 { r#" font-weight="bold""# } else { "" };
@@ -828,6 +830,39 @@ mod tests {
         }
         let svg = String::from_utf8(render(&analysis)).expect("utf-8");
         assert!(svg.contains(">ms</text>"), "unit label in ms");
+    }
+
+    /// Issue 29 item 2: one display unit per metric. Means of about 550 µs in ns with one
+    /// sample of 1.6 ms: report.txt's table, the panel's title and its axis all read in µs
+    /// (the title said the recipe's ns and the axis, scaled by the largest sample, ms).
+    #[test]
+    fn the_title_the_axis_and_report_txt_use_one_unit() {
+        let mut analysis = fixture("mprotect-pedro-v3");
+        let series = &mut analysis.series[0];
+        series.unit = "ns".to_owned();
+        for p in &mut series.points {
+            for v in p.values.iter_mut().chain(&mut p.warmups) {
+                *v *= 1e4;
+            }
+            p.all.mean *= 1e4;
+        }
+        series.points[0].values[0] = 1.6e6;
+        let svg = String::from_utf8(render(&analysis)).expect("utf-8");
+        let label = &analysis.series[0].label;
+        assert!(
+            svg.contains(&format!("{} (µs, ", escape(label))),
+            "title in µs"
+        );
+        assert!(svg.contains(">µs</text>"), "axis in µs");
+        assert!(
+            !svg.contains(">ms</text>") && !svg.contains("(ns, "),
+            "{svg}"
+        );
+        let table = crate::report::mail_tables::means(&analysis);
+        assert!(
+            table.contains("µs") && !table.contains(" ms") && !table.contains(" ns"),
+            "{table}"
+        );
     }
 
     /// Hostile labels and units are escaped, and non-finite values never reach the file.

@@ -769,7 +769,8 @@ impl Campaign {
         for (i, value) in values.iter().enumerate() {
             let index = u32::try_from(i + 1).expect("small");
             let time = self.now();
-            self.samples
+            let rows_sha256 = self
+                .samples
                 .append(&[SampleRow {
                     point: at.point,
                     order: at.order,
@@ -803,6 +804,8 @@ impl Campaign {
                 raw: None,
                 leftovers: Vec::new(),
                 dropped_bytes: None,
+                values: Some([(metric.to_owned(), *value)].into()),
+                rows_sha256: Some(rows_sha256),
             });
         }
     }
@@ -840,6 +843,8 @@ impl Campaign {
             .open(&self.samples_path)
             .expect("open samples.csv");
         std::io::Write::write_all(&mut file, line.as_bytes()).expect("append");
+        // The writer continues the file's hash chain from what it holds now.
+        self.reopen_samples();
     }
 
     /// The journal record of one measured run: ok, or failed with (error, raw output).
@@ -869,6 +874,9 @@ impl Campaign {
             raw: failure.map(|(_, r)| r.to_owned()),
             leftovers: Vec::new(),
             dropped_bytes: None,
+            // Rows written as text are not hashed here: these runs read as an older aba's.
+            values: None,
+            rows_sha256: None,
         });
     }
 
