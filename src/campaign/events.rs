@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::eta::Eta;
 use crate::{
     recipe::ident::PointLabel,
     results::samples::{Phase, Status},
@@ -75,8 +76,9 @@ pub enum CampaignEvent {
         points: usize,
         /// Points already done (resume).
         done: usize,
-        /// Estimated remaining time.
-        eta: Duration,
+        /// The time left: unknown until a point of this run is done (the plan's estimate is
+        /// a guess, not a measurement).
+        eta: Eta,
         /// Results directory.
         dir: String,
     },
@@ -106,6 +108,8 @@ pub enum CampaignEvent {
         status: Status,
         /// Its wall time.
         elapsed: Duration,
+        /// The time left, counted down within the point.
+        eta: Eta,
     },
     /// A point finished.
     PointDone {
@@ -113,8 +117,8 @@ pub enum CampaignEvent {
         name: String,
         /// Wall time of the point.
         elapsed: Duration,
-        /// Remaining ETA, from what was measured so far.
-        eta: Duration,
+        /// The time left, from the points measured so far.
+        eta: Eta,
     },
     /// A point attempt failed.
     PointFailed {

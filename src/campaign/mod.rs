@@ -5,6 +5,7 @@ pub mod amend;
 pub mod calibrate;
 pub mod engine;
 pub mod environment;
+pub mod eta;
 pub mod events;
 pub mod extract;
 pub mod footprint;
