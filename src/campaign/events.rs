@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::eta::Eta;
+use super::{eta::Eta, load::Overload};
 use crate::{
     recipe::ident::PointLabel,
     results::samples::{Phase, Status},
@@ -219,6 +219,9 @@ pub enum Warning {
     NotJournaled(String),
     /// The interim reports could not be written (the campaign goes on).
     InterimReports(String),
+    /// Before the first workload of this run, more tasks wanted a CPU than the target has
+    /// online (read from the environment record).
+    Loaded(Overload),
     /// A notification command failed.
     Notification(String),
     /// The inventory's `release` command failed: the lab scheduler may still hold the machine.
@@ -306,6 +309,9 @@ impl std::fmt::Display for Warning {
             ),
             Warning::NotJournaled(e) => write!(f, "not journaled: {e}"),
             Warning::InterimReports(e) => write!(f, "interim reports not written: {e}"),
+            Warning::Loaded(overload) => {
+                write!(f, "before the first workload of this run, {overload}")
+            }
             Warning::Notification(e) => write!(f, "notification command failed: {e}"),
             Warning::ReleaseFailed(e) => write!(
                 f,

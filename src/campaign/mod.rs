@@ -11,6 +11,7 @@ pub mod extract;
 pub mod footprint;
 pub mod judging;
 pub mod ledger;
+pub mod load;
 pub mod lock;
 pub mod lookalikes;
 pub mod plan;

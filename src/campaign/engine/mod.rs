@@ -196,6 +196,8 @@ pub struct Engine<'a> {
     kernel_failures: failure::KernelFailures,
     /// The points' measured durations, the ETA's only source.
     clock: PointClock,
+    /// This run's first environment record was checked for a loaded machine.
+    load_read: bool,
     done: usize,
     /// The points' state when this run began (fresh, or replayed from the journal on resume).
     start: CampaignState,
@@ -321,6 +323,7 @@ impl<'a> Engine<'a> {
             tuning_saved_boot: None,
             kernel_failures: failure::KernelFailures::default(),
             clock: PointClock::default(),
+            load_read: false,
             done: 0,
             start,
         }

@@ -1010,3 +1010,44 @@ fn the_eta_is_unknown_until_a_point_is_measured_then_counts_down_within_points()
     );
     assert_eq!(etas[6].1, Eta::Left(Duration::ZERO), "{etas:?}");
 }
+
+/// Issue 29: a campaign started on a machine busier than its CPUs says so, once (the run's
+/// first environment record), as a warning shown and journaled with the point; a quiet
+/// machine gets none.
+#[test]
+fn a_machine_busier_than_its_cpus_at_the_start_is_warned_about_once() {
+    let loaded = |loadavg: &str| {
+        let c = Campaign::new(&null_recipe(0, 0), Target::local());
+        let mut machine = Scripted::new("6.1.0-47");
+        machine.cpus_online = "0-1".to_owned();
+        machine.loadavg = loadavg.to_owned();
+        let (outcome, events) = c.run(&mut machine, None);
+        assert_finished(&outcome);
+        let shown: Vec<String> = events
+            .0
+            .iter()
+            .filter_map(|e| match e {
+                CampaignEvent::Warning(w @ Warning::Loaded(_)) => Some(w.to_string()),
+                _ => None,
+            })
+            .collect();
+        let journaled: Vec<(Option<String>, String)> = c
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Warning { point, text } if text.contains("load average") => {
+                    Some((point, text))
+                }
+                _ => None,
+            })
+            .collect();
+        (shown, journaled)
+    };
+    let (shown, journaled) = loaded("3.10 2.00 1.50 5/127 30274");
+    let text = "before the first workload of this run, the load average of the last minute \
+                was 3.10 with 2 CPUs online: more tasks wanted a CPU than there were, and \
+                work competing with the workloads adds to their noise";
+    assert_eq!(shown, [text]);
+    assert_eq!(journaled, [(Some("a-a".to_owned()), text.to_owned())]);
+    assert_eq!(loaded("1.99 2.00 1.50 5/127 30274"), (vec![], vec![]));
+}
