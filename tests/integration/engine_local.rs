@@ -1238,3 +1238,61 @@ metric = { number = true, unit = "n", better = "lower" }
     assert!(samples.contains("\na-b,3,1,a,"), "{samples}");
     assert_verified(&dir);
 }
+
+/// Issue 29: the mail names the machine as its environment record read it back: this
+/// machine's CPU model from /proc/cpuinfo and its count of CPUs online. It fails on main,
+/// whose report.txt names neither.
+#[test]
+fn the_report_names_the_machine_as_read_back() {
+    let recipe = r#"
+version = 1
+name = "machine"
+description = "one point"
+sequence = ["a"]
+warmup = 0
+samples = 1
+
+[kernels.a]
+release = "running"
+
+[[workload]]
+name = "tick"
+run = "echo 1"
+metric = { number = true, unit = "n", better = "lower" }
+"#;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = write(tmp.path(), "r.toml", recipe);
+    let run = aba(
+        tmp.path(),
+        &[
+            "run",
+            path.to_str().expect("utf-8"),
+            "--target",
+            "local",
+            "--results",
+            "results",
+        ],
+    );
+    assert!(run.status.success(), "{}", text(&run));
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
+    let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
+        .map(|(_, m)| m.split_whitespace().collect::<Vec<_>>().join(" "));
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").expect("cpu online");
+    let online = online.trim();
+    let expected = match model {
+        Some(model) => format!("Machine, as read back at point a: {model}; "),
+        // Some architectures' /proc/cpuinfo has no `model name`: then the sentence starts
+        // with the CPUs.
+        None => "Machine, as read back at point a: ".to_owned(),
+    };
+    assert!(flat.contains(&expected), "`{expected}` not in {report}");
+    assert!(
+        flat.contains(&format!(" online ({online})")),
+        "{online} not in {report}"
+    );
+}
