@@ -1108,12 +1108,8 @@ fn on_the_local_target_aba_keeps_itself_off_a_pinned_cpu() {
     assert!(!journal.contains("could not keep itself off"), "{journal}");
 }
 
-/// Issue 29 item 4: every journaled run carries its values and the hash chain of its rows, so
-/// a value edited in samples.csv (777.41 -> 999.0), a row added or a row removed makes `aba
-/// verify` fail naming the line and the run, and `aba report` refuse the directory.
-#[test]
-fn an_edited_added_or_removed_sample_fails_verify_and_report() {
-    let recipe = r#"
+/// One point of the running kernel on `local`, three samples of a constant value.
+const ONE_CONSTANT_POINT: &str = r#"
 version = 1
 name = "tamper"
 description = "one point of the running kernel, a constant value"
@@ -1129,7 +1125,13 @@ name = "constant"
 run = "echo 777.41"
 metric = { number = true, unit = "ms", better = "lower" }
 "#;
-    let (_, dir, tmp) = run_expecting(recipe, 0);
+
+/// Issue 29 item 4: every journaled run carries its values and the hash chain of its rows, so
+/// a value edited in samples.csv (777.41 -> 999.0), a row added or a row removed makes `aba
+/// verify` fail naming the line and the run, and `aba report` refuse the directory.
+#[test]
+fn an_edited_added_or_removed_sample_fails_verify_and_report() {
+    let (_, dir, tmp) = run_expecting(ONE_CONSTANT_POINT, 0);
     let samples = dir.join("samples.csv");
     let original = std::fs::read_to_string(&samples).expect("samples.csv");
     assert_eq!(original.matches(",777.41,").count(), 3, "{original}");
@@ -1244,37 +1246,7 @@ metric = { number = true, unit = "n", better = "lower" }
 /// whose report.txt names neither.
 #[test]
 fn the_report_names_the_machine_as_read_back() {
-    let recipe = r#"
-version = 1
-name = "machine"
-description = "one point"
-sequence = ["a"]
-warmup = 0
-samples = 1
-
-[kernels.a]
-release = "running"
-
-[[workload]]
-name = "tick"
-run = "echo 1"
-metric = { number = true, unit = "n", better = "lower" }
-"#;
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let path = write(tmp.path(), "r.toml", recipe);
-    let run = aba(
-        tmp.path(),
-        &[
-            "run",
-            path.to_str().expect("utf-8"),
-            "--target",
-            "local",
-            "--results",
-            "results",
-        ],
-    );
-    assert!(run.status.success(), "{}", text(&run));
-    let dir = campaign_dir(&tmp.path().join("results"));
+    let (_, dir, _tmp) = run_expecting(ONE_CONSTANT_POINT, 0);
     let report = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
     let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
@@ -1285,10 +1257,10 @@ metric = { number = true, unit = "n", better = "lower" }
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").expect("cpu online");
     let online = online.trim();
     let expected = match model {
-        Some(model) => format!("Machine, as read back at point a: {model}; "),
+        Some(model) => format!("Machine, as read back at point this: {model}; "),
         // Some architectures' /proc/cpuinfo has no `model name`: then the sentence starts
         // with the CPUs.
-        None => "Machine, as read back at point a: ".to_owned(),
+        None => "Machine, as read back at point this: ".to_owned(),
     };
     assert!(flat.contains(&expected), "`{expected}` not in {report}");
     assert!(
