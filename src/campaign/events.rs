@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::{eta::Eta, load::Overload};
 use crate::{
     recipe::ident::PointLabel,
     results::samples::{Phase, Status},
@@ -75,8 +76,9 @@ pub enum CampaignEvent {
         points: usize,
         /// Points already done (resume).
         done: usize,
-        /// Estimated remaining time.
-        eta: Duration,
+        /// The time left: unknown until a point of this run is done (the plan's estimate is
+        /// a guess, not a measurement).
+        eta: Eta,
         /// Results directory.
         dir: String,
     },
@@ -106,6 +108,8 @@ pub enum CampaignEvent {
         status: Status,
         /// Its wall time.
         elapsed: Duration,
+        /// The time left, counted down within the point.
+        eta: Eta,
     },
     /// A point finished.
     PointDone {
@@ -113,8 +117,8 @@ pub enum CampaignEvent {
         name: String,
         /// Wall time of the point.
         elapsed: Duration,
-        /// Remaining ETA, from what was measured so far.
-        eta: Duration,
+        /// The time left, from the points measured so far.
+        eta: Eta,
     },
     /// A point attempt failed.
     PointFailed {
@@ -215,6 +219,9 @@ pub enum Warning {
     NotJournaled(String),
     /// The interim reports could not be written (the campaign goes on).
     InterimReports(String),
+    /// Before the first workload of this run, more tasks wanted a CPU than the target has
+    /// online (read from the environment record).
+    Loaded(Overload),
     /// A notification command failed.
     Notification(String),
     /// The inventory's `release` command failed: the lab scheduler may still hold the machine.
@@ -302,6 +309,9 @@ impl std::fmt::Display for Warning {
             ),
             Warning::NotJournaled(e) => write!(f, "not journaled: {e}"),
             Warning::InterimReports(e) => write!(f, "interim reports not written: {e}"),
+            Warning::Loaded(overload) => {
+                write!(f, "before the first workload of this run, {overload}")
+            }
             Warning::Notification(e) => write!(f, "notification command failed: {e}"),
             Warning::ReleaseFailed(e) => write!(
                 f,

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 pub use crate::target::check::{CheckItem, CheckStatus};
 use crate::{
+    campaign::load::Load,
     inventory::Target,
     kernel::{proof::read_facts, switch::host_command_check},
     recipe::Recipe,
@@ -106,6 +107,7 @@ fn run_checks(
             Some("aba needs /proc/sys/kernel/random/boot_id, uname and /proc/cmdline"),
         )),
     }
+    items.push(load_check(transport)?);
     for tool in [
         "sh", "setsid", "cat", "mkdir", "chmod", "mv", "kill", "uname",
     ] {
@@ -153,6 +155,46 @@ fn run_checks(
     }
     knob_checks(recipe, transport, items)?;
     files_and_setup(recipe, transport, workdir, items)
+}
+
+/// The load of the last minute against the CPUs online: a warning when other work would
+/// compete with the workloads. It does not stop a campaign (the work may end before it
+/// starts), but the noise it brings should not first show in the report.
+fn load_check(transport: &mut dyn Transport) -> Result<CheckItem, TransportError> {
+    let found = probe(
+        transport,
+        "cat /proc/loadavg && cat /sys/devices/system/cpu/online",
+    )?;
+    let read = match &found {
+        Probe::Passed(text) => {
+            let mut lines = text.lines();
+            Load::read(lines.next().unwrap_or(""), lines.next().unwrap_or(""))
+        }
+        Probe::Failed(_) => None,
+    };
+    let hint = "wait for the other work on the target to end, or stop it, before the campaign";
+    Ok(match read {
+        Some(load) => match load.clone().overload() {
+            Some(overload) => {
+                CheckItem::new(CheckStatus::Warn, "load", overload.to_string(), Some(hint))
+            }
+            None => CheckItem::ok(
+                "load",
+                format!(
+                    "the load average of the last minute, {}, is within the {} CPU(s) online",
+                    load.load, load.cpus
+                ),
+            ),
+        },
+        None => CheckItem::new(
+            CheckStatus::Warn,
+            "load",
+            "/proc/loadavg and /sys/devices/system/cpu/online could not be read: whether \
+             other work competes for the CPUs is unknown"
+                .to_owned(),
+            Some("aba reads both files on the target: mount /proc and /sys there"),
+        ),
+    })
 }
 
 fn switch_checks(
@@ -381,4 +423,66 @@ fn copy_and_setup(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{CheckItem, CheckStatus, Workdir, preflight};
+    use crate::{inventory::Target, recipe::parse, target::scripted::Scripted};
+
+    const RECIPE: &str = r#"
+version = 1
+name = "p"
+description = "d"
+sequence = ["a"]
+[kernels.a]
+release = "running"
+[[workload]]
+name = "w"
+run = "echo 1"
+metric = { number = true, better = "lower" }
+"#;
+
+    fn load_item(loadavg: &str, cpus_online: &str) -> CheckItem {
+        let recipe = parse(Path::new("r.toml"), RECIPE).expect("valid recipe");
+        let mut machine = Scripted::new("6.1.0-47");
+        machine.loadavg = loadavg.to_owned();
+        machine.cpus_online = cpus_online.to_owned();
+        let items = preflight(
+            &recipe,
+            &Target::local(),
+            &mut machine,
+            Workdir::Given("/w"),
+        );
+        items
+            .into_iter()
+            .find(|i| i.what == "load")
+            .expect("a load check")
+    }
+
+    /// Issue 29: a load above the CPUs online is a warning of preflight, with what to do;
+    /// within them, a passed check that says both numbers.
+    #[test]
+    fn a_machine_busier_than_its_cpus_is_a_warning() {
+        let busy = load_item("3.10 2.00 1.50 5/127 30274", "0-1");
+        assert_eq!(busy.status, CheckStatus::Warn, "{busy:?}");
+        assert!(
+            busy.detail
+                .starts_with("the load average of the last minute was 3.10 with 2 CPUs online"),
+            "{busy:?}"
+        );
+        assert!(busy.hint.is_some(), "{busy:?}");
+        let quiet = load_item("0.87 1.46 1.31 5/127 30274", "0-1");
+        assert_eq!(
+            quiet,
+            CheckItem::ok(
+                "load",
+                "the load average of the last minute, 0.87, is within the 2 CPU(s) online"
+            )
+        );
+        let unknown = load_item("", "");
+        assert_eq!(unknown.status, CheckStatus::Warn, "{unknown:?}");
+    }
 }

@@ -242,6 +242,9 @@ pub fn setup(analysis: &Analysis) -> String {
             c.params.join("; ")
         );
     }
+    if let Some(machine) = super::machine_line::machine_sentence(&analysis.environment) {
+        let _ = write!(text, " {machine}");
+    }
     wrap(&text, WIDTH, "")
 }
 

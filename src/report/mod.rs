@@ -15,6 +15,7 @@ pub mod context;
 pub mod error;
 pub mod export;
 pub mod layout;
+pub mod machine_line;
 pub mod mail_prose;
 pub mod mail_tables;
 pub mod markdown;

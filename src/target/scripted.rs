@@ -88,6 +88,10 @@ pub struct Scripted {
     pub dmesg_per_run: Option<String>,
     /// The warning lines in this boot's dmesg.
     dmesg: Vec<String>,
+    /// What `/sys/devices/system/cpu/online` says.
+    pub cpus_online: String,
+    /// What `/proc/loadavg` says.
+    pub loadavg: String,
 }
 
 impl Scripted {
@@ -110,6 +114,8 @@ impl Scripted {
             dmesg_at_boot: Vec::new(),
             dmesg_per_run: None,
             dmesg: Vec::new(),
+            cpus_online: "0-3".to_owned(),
+            loadavg: "0.10 0.05 0.01 1/100 123".to_owned(),
         }
     }
 
@@ -150,9 +156,12 @@ impl Scripted {
         }
         if command.starts_with("echo @@uname") {
             return Ok(printed(format!(
-                "@@release\n{}\n@@boot_id\n{}\n",
-                self.release, self.boot_id
+                "@@release\n{}\n@@boot_id\n{}\n@@cpus_online\n{}\n@@loadavg\n{}\n",
+                self.release, self.boot_id, self.cpus_online, self.loadavg
             )));
+        }
+        if command.starts_with("cat /proc/loadavg") {
+            return Ok(printed(format!("{}\n{}\n", self.loadavg, self.cpus_online)));
         }
         if command.starts_with("echo @@count") {
             return Ok(printed(format!(

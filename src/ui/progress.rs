@@ -1,5 +1,5 @@
-//! Showing a running campaign: two indicatif bars on a terminal (the campaign: points done and
-//! an ETA that counts boots; the point: its step and run j/M), log lines printed above them;
+//! Showing a running campaign: two indicatif bars on a terminal (the campaign: points done, the
+//! time elapsed and an ETA from the points' measured durations ([`crate::campaign::eta`]); the point: its step and run j/M), log lines printed above them;
 //! plain timestamped lines when stderr is not a terminal (CI logs, `nohup`, `tee`). In a
 //! multi-target run on a terminal each target has one line of its own (points done, the
 //! point's step and run, the ETA), all drawn by one display shared by the targets' threads.
@@ -105,9 +105,11 @@ impl TargetBar {
     fn new(display: &MultiProgress, target: &str) -> TargetBar {
         let bar = display.add(ProgressBar::new(0));
         bar.set_style(
-            ProgressStyle::with_template("{prefix:.bold} [{bar:20.cyan/blue}] {pos}/{len}  {msg}")
-                .expect("invariant: valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix:.bold} [{bar:20.cyan/blue}] {pos}/{len}  {elapsed_precise}  {msg}",
+            )
+            .expect("invariant: valid template")
+            .progress_chars("=> "),
         );
         bar.set_prefix(format!("[{target}]"));
         bar.enable_steady_tick(Duration::from_millis(500));
@@ -144,7 +146,7 @@ impl TargetBar {
             } => {
                 self.bar.set_length(*points as u64);
                 self.bar.set_position(*done as u64);
-                self.eta = format_eta(*eta);
+                self.eta = eta.to_string();
                 self.log(&format!("results: {dir}"));
             }
             CampaignEvent::PointStarted { name, .. } => {
@@ -158,11 +160,15 @@ impl TargetBar {
                 index,
                 of,
                 status,
+                eta,
                 ..
-            } => self.step = run_text(phase.word(), *index, *of, *status),
+            } => {
+                self.step = run_text(phase.word(), *index, *of, *status);
+                self.eta = eta.to_string();
+            }
             CampaignEvent::PointDone { name, elapsed, eta } => {
                 self.bar.inc(1);
-                self.eta = format_eta(*eta);
+                self.eta = eta.to_string();
                 self.point = format!("point {name} done");
                 self.step.clear();
                 self.log(&format!("point {name}: done in {}", format_eta(*elapsed)));
@@ -211,12 +217,14 @@ impl Bars {
         let campaign = multi.add(ProgressBar::new(0));
         campaign.set_style(
             ProgressStyle::with_template(
-                "{prefix:.bold} [{bar:30.cyan/blue}] {pos}/{len} points  ETA {msg}",
+                "{prefix:.bold} [{bar:30.cyan/blue}] {pos}/{len} points  {elapsed_precise} elapsed  ETA {msg}",
             )
             .expect("invariant: valid template")
             .progress_chars("=> "),
         );
         campaign.set_prefix("campaign");
+        // The elapsed time moves between events too.
+        campaign.enable_steady_tick(Duration::from_secs(1));
         let point = multi.add(ProgressBar::new(0));
         point.set_style(
             ProgressStyle::with_template("{prefix:.bold} {spinner} {msg}")
@@ -245,7 +253,7 @@ impl Bars {
             } => {
                 self.campaign.set_length(*points as u64);
                 self.campaign.set_position(*done as u64);
-                self.campaign.set_message(format_eta(*eta));
+                self.campaign.set_message(eta.to_string());
                 self.log(&format!("results: {dir}"));
             }
             CampaignEvent::PointStarted { order, name, .. } => {
@@ -261,8 +269,10 @@ impl Bars {
                 index,
                 of,
                 status,
+                eta,
                 ..
             } => {
+                self.campaign.set_message(eta.to_string());
                 self.point.set_message(format!(
                     "{}: {}",
                     self.step,
@@ -271,7 +281,7 @@ impl Bars {
             }
             CampaignEvent::PointDone { name, elapsed, eta } => {
                 self.campaign.inc(1);
-                self.campaign.set_message(format_eta(*eta));
+                self.campaign.set_message(eta.to_string());
                 self.log(&format!("point {name}: done in {}", format_eta(*elapsed)));
             }
             CampaignEvent::Look { points, .. } => {
@@ -372,8 +382,7 @@ impl Plain {
                 eta,
                 dir,
             } => self.line(&format!(
-                "campaign: {done}/{points} points done, ETA {}; results in {dir}",
-                format_eta(*eta)
+                "campaign: {done}/{points} points done, ETA {eta}; results in {dir}"
             )),
             CampaignEvent::PointStarted { name, .. } => {
                 self.label.clone_from(name);
@@ -402,9 +411,8 @@ impl Plain {
                 }
             }
             CampaignEvent::PointDone { name, elapsed, eta } => self.line(&format!(
-                "point {name}: done in {}; ETA {}",
-                format_eta(*elapsed),
-                format_eta(*eta)
+                "point {name}: done in {}; ETA {eta}",
+                format_eta(*elapsed)
             )),
             CampaignEvent::PointFailed { .. }
             | CampaignEvent::Look { .. }
@@ -421,7 +429,7 @@ mod tests {
     use indicatif::ProgressDrawTarget;
 
     use super::Bars;
-    use crate::campaign::events::CampaignEvent;
+    use crate::campaign::{eta::Eta, events::CampaignEvent};
 
     /// Issue 29 item 6: a campaign stopped after one of five points (Ctrl-C) leaves its bar at
     /// 1/5, not at "5/5 points".
@@ -431,13 +439,13 @@ mod tests {
         bars.event(&CampaignEvent::Started {
             points: 5,
             done: 0,
-            eta: Duration::from_secs(60),
+            eta: Eta::Unknown,
             dir: "results/x".to_owned(),
         });
         bars.event(&CampaignEvent::PointDone {
             name: "a#1".to_owned(),
             elapsed: Duration::from_secs(12),
-            eta: Duration::from_secs(48),
+            eta: Eta::Left(Duration::from_secs(48)),
         });
         let campaign = bars.campaign.clone();
         drop(bars);

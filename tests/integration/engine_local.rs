@@ -1108,12 +1108,8 @@ fn on_the_local_target_aba_keeps_itself_off_a_pinned_cpu() {
     assert!(!journal.contains("could not keep itself off"), "{journal}");
 }
 
-/// Issue 29 item 4: every journaled run carries its values and the hash chain of its rows, so
-/// a value edited in samples.csv (777.41 -> 999.0), a row added or a row removed makes `aba
-/// verify` fail naming the line and the run, and `aba report` refuse the directory.
-#[test]
-fn an_edited_added_or_removed_sample_fails_verify_and_report() {
-    let recipe = r#"
+/// One point of the running kernel on `local`, three samples of a constant value.
+const ONE_CONSTANT_POINT: &str = r#"
 version = 1
 name = "tamper"
 description = "one point of the running kernel, a constant value"
@@ -1129,7 +1125,13 @@ name = "constant"
 run = "echo 777.41"
 metric = { number = true, unit = "ms", better = "lower" }
 "#;
-    let (_, dir, tmp) = run_expecting(recipe, 0);
+
+/// Issue 29 item 4: every journaled run carries its values and the hash chain of its rows, so
+/// a value edited in samples.csv (777.41 -> 999.0), a row added or a row removed makes `aba
+/// verify` fail naming the line and the run, and `aba report` refuse the directory.
+#[test]
+fn an_edited_added_or_removed_sample_fails_verify_and_report() {
+    let (_, dir, tmp) = run_expecting(ONE_CONSTANT_POINT, 0);
     let samples = dir.join("samples.csv");
     let original = std::fs::read_to_string(&samples).expect("samples.csv");
     assert_eq!(original.matches(",777.41,").count(), 3, "{original}");
@@ -1237,4 +1239,32 @@ metric = { number = true, unit = "n", better = "lower" }
     let samples = std::fs::read_to_string(dir.join("samples.csv")).expect("samples.csv");
     assert!(samples.contains("\na-b,3,1,a,"), "{samples}");
     assert_verified(&dir);
+}
+
+/// Issue 29: the mail names the machine as its environment record read it back: this
+/// machine's CPU model from /proc/cpuinfo and its count of CPUs online. It fails on main,
+/// whose report.txt names neither.
+#[test]
+fn the_report_names_the_machine_as_read_back() {
+    let (_, dir, _tmp) = run_expecting(ONE_CONSTANT_POINT, 0);
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
+    let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
+        .map(|(_, m)| m.split_whitespace().collect::<Vec<_>>().join(" "));
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").expect("cpu online");
+    let online = online.trim();
+    let expected = match model {
+        Some(model) => format!("Machine, as read back at point this: {model}; "),
+        // Some architectures' /proc/cpuinfo has no `model name`: then the sentence starts
+        // with the CPUs.
+        None => "Machine, as read back at point this: ".to_owned(),
+    };
+    assert!(flat.contains(&expected), "`{expected}` not in {report}");
+    assert!(
+        flat.contains(&format!(" online ({online})")),
+        "{online} not in {report}"
+    );
 }

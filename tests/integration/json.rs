@@ -143,6 +143,7 @@ fn preflight_on_local_lists_its_checks_and_claims_no_host_key() {
     for expected in [
         "connect",
         "boot",
+        "load",
         "switch",
         "workdir",
         "file preadloop.c",
@@ -150,7 +151,9 @@ fn preflight_on_local_lists_its_checks_and_claims_no_host_key() {
     ] {
         assert!(what.contains(&expected), "{expected} missing: {what:?}");
     }
-    for c in checks {
+    // The load check warns when this (shared) machine is busier than its CPUs: a fact of the
+    // moment, not of the recipe.
+    for c in checks.iter().filter(|c| c["what"] != "load") {
         assert_eq!(c["status"], "ok", "{c:#}");
         assert_eq!(c["fix"], Value::Null, "{c:#}");
         assert!(

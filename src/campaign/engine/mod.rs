@@ -49,6 +49,7 @@ pub use failure::{Console, Failure, KernelReport, Outcome, PastFailure, Stop};
 
 use crate::{
     campaign::{
+        eta::PointClock,
         events::{CampaignEvent, Observer, Step, Warning},
         ledger::{CampaignKey, Ledger},
         lock::TargetLock,
@@ -193,7 +194,10 @@ pub struct Engine<'a> {
     /// journal aba's values as the machine's.
     tuning_saved_boot: Option<String>,
     kernel_failures: failure::KernelFailures,
-    point_times: Vec<Duration>,
+    /// The points' measured durations, the ETA's only source.
+    clock: PointClock,
+    /// This run's first environment record was checked for a loaded machine.
+    load_read: bool,
     done: usize,
     /// The points' state when this run began (fresh, or replayed from the journal on resume).
     start: CampaignState,
@@ -318,7 +322,8 @@ impl<'a> Engine<'a> {
             campaign,
             tuning_saved_boot: None,
             kernel_failures: failure::KernelFailures::default(),
-            point_times: Vec::new(),
+            clock: PointClock::default(),
+            load_read: false,
             done: 0,
             start,
         }
@@ -330,11 +335,10 @@ impl<'a> Engine<'a> {
             return self.finish(Outcome::Stopped(Stop::Journal(e)));
         }
         let state = std::mem::take(&mut self.start);
-        let remaining = self.plan.points.len() - self.done;
         self.observer.event(&CampaignEvent::Started {
             points: self.plan.points.len(),
             done: self.done,
-            eta: self.remaining_eta(remaining),
+            eta: self.remaining_eta(),
             dir: self.dir.root.display().to_string(),
         });
         let outcome = self.run_points(&state);

@@ -11,6 +11,7 @@ use super::{
 };
 use crate::{
     campaign::{
+        eta::Eta,
         events::{CampaignEvent, Step},
         plan::PlannedPoint,
     },
@@ -71,16 +72,15 @@ impl Engine<'_> {
     fn run_attempts(&mut self, point: &PlannedPoint, mut attempt: u32) -> PointEnd {
         loop {
             attempt += 1;
-            let started = Instant::now();
+            self.clock.point_started();
             let failure = match self.run_point(AttemptId { point, attempt }) {
                 Ok(()) => {
                     self.done += 1;
-                    self.point_times.push(started.elapsed());
-                    let remaining = self.plan.points.len() - self.done;
+                    let elapsed = self.clock.point_done();
                     self.observer.event(&CampaignEvent::PointDone {
                         name: point.name(),
-                        elapsed: started.elapsed(),
-                        eta: self.remaining_eta(remaining),
+                        elapsed,
+                        eta: self.remaining_eta(),
                     });
                     return PointEnd::Done;
                 }
@@ -169,15 +169,10 @@ impl Engine<'_> {
         }
     }
 
-    pub(super) fn remaining_eta(&self, remaining: usize) -> Duration {
-        let per_point = if self.point_times.is_empty() {
-            let n = u32::try_from(self.plan.points.len().max(1)).unwrap_or(1);
-            self.plan.eta / n
-        } else {
-            let total: Duration = self.point_times.iter().sum();
-            total / u32::try_from(self.point_times.len()).unwrap_or(1)
-        };
-        per_point * u32::try_from(remaining).unwrap_or(u32::MAX)
+    /// The time left for the points not done yet, from the points this run measured.
+    pub(super) fn remaining_eta(&self) -> Eta {
+        self.clock
+            .remaining(self.plan.points.len().saturating_sub(self.done))
     }
 
     /// Connects before the first point and, for a method that builds the kernel's command

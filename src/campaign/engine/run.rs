@@ -226,6 +226,7 @@ impl Engine<'_> {
             of: run.of,
             status: judged.status,
             elapsed: output.elapsed,
+            eta: self.remaining_eta(),
         });
         Ok(judged.failure.map(|failure| Failure::Run {
             run: run.name(at),

@@ -12,8 +12,8 @@ use super::{
 use crate::{
     campaign::{
         environment::{self, Health},
-        events::Step,
-        restore,
+        events::{Step, Warning},
+        load, restore,
         tuning::{self, Saved},
     },
     results::{
@@ -136,6 +136,14 @@ impl Engine<'_> {
             path,
             source,
         })?;
+        // Only the run's first record: later ones on a machine that is not rebooted count
+        // aba's own workloads of the points before in their load.
+        if !std::mem::replace(&mut self.load_read, true) {
+            let fact = |name: &str| facts.get(name).map_or("", String::as_str);
+            if let Some(overload) = load::overload(fact("loadavg"), fact("cpus_online")) {
+                self.warn(Some(&at.point.label), Warning::Loaded(overload))?;
+            }
+        }
         Ok(())
     }
 

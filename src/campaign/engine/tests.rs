@@ -3,11 +3,12 @@
 //! open attempt, and journal and samples.csv writes that fail. The same paths run against a
 //! real sshd and the QEMU lab in the integration tests.
 
-use std::path::Path;
+use std::{path::Path, time::Duration};
 
 use super::{Engine, Failure, Job, Outcome, Start, Stop};
 use crate::{
     campaign::{
+        eta::Eta,
         events::{CampaignEvent, Recorder, Warning},
         lock::TargetLock,
         plan::Plan,
@@ -966,4 +967,87 @@ fn a_campaign_killed_mid_extension_resumes_the_same_extended_plan() {
             .all(|(p, o)| (p == "b-b" && *o == 4) || (p == "a-c" && *o == 5)),
         "{orders:?}"
     );
+}
+
+/// Issue 29 item 6: the progress ETA is measured, never guessed. Before a point of the run is
+/// done it is unknown (the plan's estimate stood there: a setup command without `estimate`
+/// counted 12 s a point); every run of a later point carries it again, counted down within
+/// the point; the last point done leaves nothing.
+#[test]
+fn the_eta_is_unknown_until_a_point_is_measured_then_counts_down_within_points() {
+    let c = Campaign::new(&null_recipe(0, 0), Target::local());
+    assert!(
+        !c.plan.eta.is_zero(),
+        "the plan has an estimate the ETA must not use"
+    );
+    let mut machine = Scripted::new("6.1.0-47");
+    let (outcome, events) = c.run(&mut machine, None);
+    assert_finished(&outcome);
+    let etas: Vec<(&str, Eta)> = events
+        .0
+        .iter()
+        .filter_map(|e| match e {
+            CampaignEvent::Started { eta, .. } => Some(("started", *eta)),
+            CampaignEvent::Run { eta, .. } => Some(("run", *eta)),
+            CampaignEvent::PointDone { eta, .. } => Some(("done", *eta)),
+            _ => None,
+        })
+        .collect();
+    let kinds: Vec<&str> = etas.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        kinds,
+        ["started", "run", "run", "done", "run", "run", "done"],
+        "{etas:?}"
+    );
+    assert!(
+        etas[..3].iter().all(|(_, eta)| *eta == Eta::Unknown),
+        "{etas:?}"
+    );
+    assert!(matches!(etas[3].1, Eta::Left(_)), "{etas:?}");
+    assert!(
+        etas[4..6].iter().all(|(_, eta)| *eta != Eta::Unknown),
+        "{etas:?}"
+    );
+    assert_eq!(etas[6].1, Eta::Left(Duration::ZERO), "{etas:?}");
+}
+
+/// Issue 29: a campaign started on a machine busier than its CPUs says so, once (the run's
+/// first environment record), as a warning shown and journaled with the point; a quiet
+/// machine gets none.
+#[test]
+fn a_machine_busier_than_its_cpus_at_the_start_is_warned_about_once() {
+    let loaded = |loadavg: &str| {
+        let c = Campaign::new(&null_recipe(0, 0), Target::local());
+        let mut machine = Scripted::new("6.1.0-47");
+        machine.cpus_online = "0-1".to_owned();
+        machine.loadavg = loadavg.to_owned();
+        let (outcome, events) = c.run(&mut machine, None);
+        assert_finished(&outcome);
+        let shown: Vec<String> = events
+            .0
+            .iter()
+            .filter_map(|e| match e {
+                CampaignEvent::Warning(w @ Warning::Loaded(_)) => Some(w.to_string()),
+                _ => None,
+            })
+            .collect();
+        let journaled: Vec<(Option<String>, String)> = c
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Warning { point, text } if text.contains("load average") => {
+                    Some((point, text))
+                }
+                _ => None,
+            })
+            .collect();
+        (shown, journaled)
+    };
+    let (shown, journaled) = loaded("3.10 2.00 1.50 5/127 30274");
+    let text = "before the first workload of this run, the load average of the last minute \
+                was 3.10 with 2 CPUs online: more tasks wanted a CPU than there were, and \
+                work competing with the workloads adds to their noise";
+    assert_eq!(shown, [text]);
+    assert_eq!(journaled, [(Some("a-a".to_owned()), text.to_owned())]);
+    assert_eq!(loaded("1.99 2.00 1.50 5/127 30274"), (vec![], vec![]));
 }
