@@ -551,7 +551,7 @@ fn kernels_only_a_builds_file_tells_apart_are_warned_about_without_one() {
     );
     let warning = "kernels `a`, `b` have the same release (6.1.0-aba), image, initrd and command \
                    line: without --builds nothing at a boot tells them apart";
-    let out = aba(tmp.path(), &["check", "alike.toml"]);
+    let out = check_on_lab(tmp.path(), &["alike.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -561,7 +561,7 @@ fn kernels_only_a_builds_file_tells_apart_are_warned_about_without_one() {
         text(&out)
     );
     assert!(err.contains(&format!("warning: {warning}")), "{err}");
-    let out = aba(tmp.path(), &["check", "alike.toml", "--json"]);
+    let out = check_on_lab(tmp.path(), &["alike.toml", "--json"]);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let warned: Vec<&str> = doc["warnings"]
         .as_array()
@@ -580,10 +580,7 @@ fn kernels_only_a_builds_file_tells_apart_are_warned_about_without_one() {
         "builds.toml",
         "version = 1\n[kernels.a]\nimage = \"image-a\"\n[kernels.b]\nimage = \"image-b\"\n",
     );
-    let out = aba(
-        tmp.path(),
-        &["check", "alike.toml", "--builds", "builds.toml"],
-    );
+    let out = check_on_lab(tmp.path(), &["alike.toml", "--builds", "builds.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
         !String::from_utf8_lossy(&out.stderr).contains("have the same release"),
