@@ -13,7 +13,6 @@ use crate::recipe::{
         RemoteFileName, SysctlName, TargetPath, WorkloadName,
     },
     model::{BetterSpec, Role, Stream, TuningKnob},
-    scoped_limits::LimitOverrides,
 };
 
 /// A recipe that passed validation.
@@ -61,7 +60,7 @@ pub struct Recipe {
     /// `[params]` with the values in effect (already substituted everywhere they are used).
     pub params: Vec<crate::recipe::params::Param>,
     /// How `[files]` were read, for reading the recipe again with bound parameters.
-    pub files_source: crate::recipe::load::FilesSource,
+    pub files_source: FilesSource,
 }
 
 /// Where a results directory keeps its copy of the recipe's reference: `<results>/reference/`.
@@ -172,6 +171,36 @@ impl Tuning {
         }
         out
     }
+}
+
+/// The limits one table sets (`[analysis]`, a `[[workload]]` or one of its metrics; which
+/// one judges a series is `scoped_limits`' business); `None` where it leaves them to the
+/// enclosing table.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LimitOverrides {
+    /// `gate_pct`.
+    pub gate_pct: Option<f64>,
+    /// `max_drift_pct`.
+    pub max_drift_pct: Option<f64>,
+    /// `max_cv_pct`.
+    pub max_cv_pct: Option<f64>,
+}
+
+impl LimitOverrides {
+    /// True when the table sets no limit.
+    pub fn is_empty(&self) -> bool {
+        *self == LimitOverrides::default()
+    }
+}
+
+/// Where a recipe's `[files]` were read from (the loader's `FilesFrom`, owned), kept in it so
+/// that binding its parameters (`load::rebind`) reads them again the same way.
+#[derive(Clone, Debug)]
+pub enum FilesSource {
+    /// Relative to the recipe file, inside its folder or one of these folders.
+    RecipeDir(Vec<PathBuf>),
+    /// A results directory's copies.
+    Copied(PathBuf),
 }
 
 /// A file to copy into the work directory.

@@ -8,7 +8,7 @@ use crate::recipe::{
     diagnostic::ticked,
     ident::{KernelLabel, check_cmdline_param},
     limits, params,
-    scoped_limits::LimitOverrides,
+    resolved::LimitOverrides,
 };
 
 use super::Checker;

@@ -22,7 +22,7 @@ use crate::recipe::{
     limits,
     model::RecipeFile,
     params::{BoundParam, Param},
-    resolved::{FileCopy, Recipe},
+    resolved::{FileCopy, FilesSource, Recipe},
 };
 
 mod analysis;
@@ -102,28 +102,18 @@ pub enum FilesFrom<'a> {
     Copied(&'a Path),
 }
 
-/// [`FilesFrom`], owned: how a recipe was read, kept in it so that binding its parameters
-/// ([`rebind`]) reads it again the same way.
-#[derive(Clone, Debug)]
-pub enum FilesSource {
-    /// [`FilesFrom::RecipeDir`].
-    RecipeDir(Vec<PathBuf>),
-    /// [`FilesFrom::Copied`].
-    Copied(PathBuf),
-}
-
-impl FilesSource {
-    fn borrowed(&self) -> FilesFrom<'_> {
-        match self {
+impl<'a> From<&'a FilesSource> for FilesFrom<'a> {
+    fn from(source: &'a FilesSource) -> FilesFrom<'a> {
+        match source {
             FilesSource::RecipeDir(extra) => FilesFrom::RecipeDir(extra),
             FilesSource::Copied(dir) => FilesFrom::Copied(dir),
         }
     }
 }
 
-impl FilesFrom<'_> {
-    fn owned(self) -> FilesSource {
-        match self {
+impl From<FilesFrom<'_>> for FilesSource {
+    fn from(from: FilesFrom<'_>) -> FilesSource {
+        match from {
             FilesFrom::RecipeDir(extra) => FilesSource::RecipeDir(extra.to_vec()),
             FilesFrom::Copied(dir) => FilesSource::Copied(dir.to_path_buf()),
         }
@@ -138,7 +128,7 @@ pub fn rebind(recipe: &Recipe, bound: &[BoundParam]) -> Result<Recipe, RecipeErr
     parse_bound(
         &recipe.path,
         &recipe.source,
-        recipe.files_source.borrowed(),
+        (&recipe.files_source).into(),
         bound,
     )
 }

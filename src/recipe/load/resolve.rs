@@ -96,7 +96,7 @@ impl Checker<'_> {
             expect,
             reference,
             params: std::mem::take(&mut self.params),
-            files_source: self.files.owned(),
+            files_source: self.files.into(),
         }
     }
 
