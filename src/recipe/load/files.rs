@@ -203,7 +203,7 @@ impl Checker<'_> {
 #[cfg(test)]
 mod tests {
     use crate::recipe::load::testkit::MINIMAL;
-    use crate::recipe::load::{FilesFrom, RecipeError, parse, parse_with};
+    use crate::recipe::load::{FilesFrom, Loader, RecipeError, parse};
 
     #[test]
     fn an_expect_table_names_a_reference_inside_the_recipe_folder() {
@@ -221,8 +221,12 @@ mod tests {
         assert!(r.expect.is_empty());
         // A results directory's copy reads its own copy of the reference.
         let copies = dir.path().join("results/r-1/files");
-        let copied =
-            parse_with(&recipe, &with("published"), FilesFrom::Copied(&copies)).expect("valid");
+        let copied = Loader {
+            files: FilesFrom::Copied(&copies),
+            params: &[],
+        }
+        .parse(&recipe, &with("published"))
+        .expect("valid");
         assert_eq!(
             copied.reference.expect("a reference").path,
             dir.path().join("results/r-1/reference")

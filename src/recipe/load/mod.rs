@@ -133,58 +133,79 @@ pub fn rebind(recipe: &Recipe, bound: &[BoundParam]) -> Result<Recipe, RecipeErr
     )
 }
 
-/// Reads and validates the recipe at `path`; `[files]` sources must lie in its folder.
-pub fn load(path: &Path) -> Result<Recipe, RecipeError> {
-    load_with(path, FilesFrom::RecipeDir(&[]))
+/// How a recipe is read: where its `[files]` come from and which parameter values are bound
+/// over its defaults. Every way of reading a recipe goes through it, so that a recipe being
+/// authored, one being run with a tester's values and a results directory's copy are checked
+/// alike.
+#[derive(Clone, Copy, Debug)]
+pub struct Loader<'a> {
+    /// Where `[files]` are read from.
+    pub files: FilesFrom<'a>,
+    /// Parameter values over the defaults (as [`params::bind`] returns them, or as a journal
+    /// recorded them); empty: the recipe's defaults.
+    pub params: &'a [BoundParam],
 }
 
-/// Reads and validates the recipe at `path`, allowing `[files]` sources in its folder and in
-/// the folders `allow_outside` (the tester's opt-in).
-pub fn load_allowing(path: &Path, allow_outside: &[PathBuf]) -> Result<Recipe, RecipeError> {
-    load_with(path, FilesFrom::RecipeDir(allow_outside))
-}
-
-/// Reads and validates the recipe at `path`, taking `[files]` from `files`. The file must be
-/// a regular file of at most [`limits::FILE_BYTES`]: a FIFO or a device is refused before a
-/// byte is read.
-pub fn load_with(path: &Path, files: FilesFrom<'_>) -> Result<Recipe, RecipeError> {
-    // A results directory's recipe.toml is aba's own copy, never a link: one planted there
-    // could name any file of this machine, and a parse error would quote its first line.
-    if matches!(files, FilesFrom::Copied(_))
-        && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-    {
-        return Err(RecipeError::Read {
-            path: path.to_path_buf(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "it is a symbolic link; a results directory's recipe copy is a regular file",
-            ),
-        });
-    }
-    let source = crate::input::read_text(path, limits::FILE_BYTES, "recipe").map_err(|source| {
-        RecipeError::Read {
-            path: path.to_path_buf(),
-            source,
+impl Default for Loader<'_> {
+    /// The recipe alone: `[files]` from its own folder, its parameters' defaults.
+    fn default() -> Self {
+        Loader {
+            files: FilesFrom::RecipeDir(&[]),
+            params: &[],
         }
-    })?;
-    parse_with(path, &source, files)
+    }
 }
 
-/// Validates recipe text as if it were read from `path` (which names the file in errors and
-/// anchors relative `[files]` paths).
+impl Loader<'_> {
+    /// Reads and validates the recipe at `path`. The file must be a regular file of at most
+    /// [`limits::FILE_BYTES`]: a FIFO or a device is refused before a byte is read.
+    pub fn load(&self, path: &Path) -> Result<Recipe, RecipeError> {
+        // A results directory's recipe.toml is aba's own copy, never a link: one planted there
+        // could name any file of this machine, and a parse error would quote its first line.
+        if matches!(self.files, FilesFrom::Copied(_))
+            && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(RecipeError::Read {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "it is a symbolic link; a results directory's recipe copy is a regular file",
+                ),
+            });
+        }
+        let source =
+            crate::input::read_text(path, limits::FILE_BYTES, "recipe").map_err(|source| {
+                RecipeError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
+        self.parse(path, &source)
+    }
+
+    /// Validates recipe text as if it were read from `path` (which names the file in errors
+    /// and anchors relative `[files]` paths). With parameter values, the text is checked with
+    /// its defaults first: a shared recipe must hold on its own, whoever binds it later.
+    pub fn parse(&self, path: &Path, source: &str) -> Result<Recipe, RecipeError> {
+        let recipe = parse_bound(path, source, self.files, &[])?;
+        if self.params.is_empty() {
+            Ok(recipe)
+        } else {
+            parse_bound(path, source, self.files, self.params)
+        }
+    }
+}
+
+/// Validates recipe text as if it were read from `path`, `[files]` from its folder and its
+/// parameters' defaults: [`Loader::default`], for text that has no file (tests, fuzzing).
 pub fn parse(path: &Path, source: &str) -> Result<Recipe, RecipeError> {
-    parse_with(path, source, FilesFrom::RecipeDir(&[]))
-}
-
-/// Validates recipe text, taking `[files]` from `files`; parameters take their defaults.
-pub fn parse_with(path: &Path, source: &str, files: FilesFrom<'_>) -> Result<Recipe, RecipeError> {
-    parse_bound(path, source, files, &[])
+    Loader::default().parse(path, source)
 }
 
 /// Validates recipe text, taking `[files]` from `files` and parameter values from `bound`
 /// (over the defaults; a name the recipe does not declare is ignored, [`params::bind`]
 /// having reported it).
-pub fn parse_bound(
+fn parse_bound(
     path: &Path,
     source: &str,
     files: FilesFrom<'_>,
