@@ -5,6 +5,10 @@
 //! the checks that relate two places of the file (a sequence label and the kernels table, a
 //! `{placeholder}` and the matrix, an `[[expect]]` and the workloads). They are all run, and
 //! every problem is reported at once with its own position, so a recipe is fixed in one pass.
+//!
+//! [`Loader`] is the way in. The checks are one `Checker`, its methods in one file per recipe
+//! section (`kernels`, `files`, `workload`, `metrics`, `analysis`, `cases`, `expect`,
+//! `parameters`), `resolve` assembling them and `common` holding what several share.
 
 use std::{
     collections::HashSet,
@@ -121,9 +125,10 @@ impl From<FilesFrom<'_>> for FilesSource {
 }
 
 /// Reads `recipe` again with its parameters bound to `bound` (as [`params::bind`] returns
-/// them, or as a journal recorded them): every use is validated for its place, at the
-/// recipe's line and column, and the hash stays the recipe's (it covers the text, which
-/// binding does not change).
+/// them): every use is validated for its place, at the recipe's line and column, and the hash
+/// stays the recipe's (it covers the text, which binding does not change). Only for values
+/// known after the recipe was read: the target whose `[targets.NAME.params]` apply is chosen
+/// once the recipe is valid. Values known before go to [`Loader::params`].
 pub fn rebind(recipe: &Recipe, bound: &[BoundParam]) -> Result<Recipe, RecipeError> {
     parse_bound(
         &recipe.path,
