@@ -2,7 +2,7 @@
 //! cross-references checked, regexes compiled, cases expandable. No spans, no options that
 //! have a default.
 
-use std::{path::PathBuf, time::Duration};
+use std::{fmt, path::PathBuf, sync::Arc, time::Duration};
 
 use indexmap::IndexMap;
 use regex::Regex;
@@ -204,12 +204,31 @@ pub enum FilesSource {
 }
 
 /// A file to copy into the work directory.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct FileCopy {
     /// Path under the work directory.
     pub remote: RemoteFileName,
     /// Absolute local path.
     pub local: PathBuf,
+    /// The bytes read from `local` when the recipe was loaded (at most
+    /// [`limits::FILE_SOURCE_BYTES`](crate::recipe::limits::FILE_SOURCE_BYTES), all sources
+    /// together at most [`limits::FILES_TOTAL_BYTES`](crate::recipe::limits::FILES_TOTAL_BYTES)).
+    /// The recipe's hash and each series' definition hash are taken over them, so that
+    /// analysis, documented as pure, hashes what was loaded and never reads the disk again;
+    /// shared, so that a cloned recipe does not copy them.
+    pub content: Arc<[u8]>,
+}
+
+impl fmt::Debug for FileCopy {
+    /// The content's length, not its bytes: a recipe in an error or a test failure stays
+    /// readable.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileCopy")
+            .field("remote", &self.remote)
+            .field("local", &self.local)
+            .field("content_bytes", &self.content.len())
+            .finish()
+    }
 }
 
 impl FileCopy {

@@ -1,7 +1,10 @@
 //! `[files]` and `[expect] reference`: sources inside the recipe's folder (or a folder the
 //! tester allows), or a results directory's copies.
 
-use std::path::{Path, PathBuf};
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use toml::Spanned;
 
@@ -92,6 +95,9 @@ impl Checker<'_> {
                     out.push(FileCopy {
                         remote: remote.clone(),
                         local: resolved,
+                        // Read once the whole recipe holds (`fingerprint`): a recipe with
+                        // errors reads no file.
+                        content: Arc::from([]),
                     });
                 }
                 Ok(_) => {

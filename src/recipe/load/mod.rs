@@ -196,6 +196,9 @@ impl Loader<'_> {
         if self.params.is_empty() {
             Ok(recipe)
         } else {
+            // The defaults' recipe only had to hold; its `[files]` bytes go before the bound
+            // one reads them again.
+            drop(recipe);
             parse_bound(path, source, self.files, self.params)
         }
     }
@@ -241,16 +244,18 @@ fn parse_bound(
     }
     if checker.diags.is_empty() {
         let mut recipe = recipe;
-        recipe.sha256 = fingerprint(source, &recipe.files)?;
+        recipe.sha256 = fingerprint(source, &mut recipe.files)?;
         Ok(recipe)
     } else {
         Err(RecipeError::Invalid(Diagnostics(checker.diags)))
     }
 }
 
-/// SHA-256 over the recipe text and every file it copies, so that a changed workload program
-/// counts as a changed experiment.
-fn fingerprint(source: &str, files: &[FileCopy]) -> Result<String, RecipeError> {
+/// Reads every `[files]` source once, keeps its bytes in its [`FileCopy`] (what the series
+/// definition hashes are taken over, so analysis never reads them again), and returns the
+/// SHA-256 over the recipe text and those bytes, so that a changed workload program counts as
+/// a changed experiment.
+fn fingerprint(source: &str, files: &mut [FileCopy]) -> Result<String, RecipeError> {
     let mut hasher = Sha256::new();
     hasher.update(source.as_bytes());
     for file in files {
@@ -262,6 +267,7 @@ fn fingerprint(source: &str, files: &[FileCopy]) -> Result<String, RecipeError> 
         hasher.update([0]);
         hasher.update((data.len() as u64).to_le_bytes());
         hasher.update(&data);
+        file.content = data.into();
     }
     Ok(hex::encode(hasher.finalize()))
 }
