@@ -171,9 +171,23 @@ pub struct FilesArgs {
 impl FilesArgs {
     /// Loads the recipe at `path` with the folders this tester allows.
     pub fn load(&self, path: &std::path::Path, inventory: &Inventory) -> Result<Recipe, Error> {
+        self.load_bound(path, inventory, &[])
+    }
+
+    /// [`FilesArgs::load`], with `params` bound over the recipe's defaults.
+    pub fn load_bound(
+        &self,
+        path: &std::path::Path,
+        inventory: &Inventory,
+        params: &[crate::recipe::params::BoundParam],
+    ) -> Result<Recipe, Error> {
         let mut allowed = self.allow_files_outside.clone();
         allowed.extend(inventory.allow_files_outside.iter().cloned());
-        Ok(recipe::load_allowing(path, &allowed)?)
+        Ok(recipe::Loader {
+            files: recipe::FilesFrom::RecipeDir(&allowed),
+            params,
+        }
+        .load(path)?)
     }
 }
 

@@ -545,14 +545,13 @@ fn execute(
     records: &[Event],
     voice: &Voice,
 ) -> Result<u8, Error> {
-    let mut recipe = dir.load_recipe()?;
     // A new campaign's journal has no header yet: its parameters and kernels come with its
     // first records.
-    if let Some(Event::Params { params }) =
-        records.iter().find(|e| matches!(e, Event::Params { .. }))
-    {
-        recipe = crate::recipe::load::rebind(&recipe, params)?;
-    }
+    let params = records.iter().find_map(|e| match e {
+        Event::Params { params } => Some(params.as_slice()),
+        _ => None,
+    });
+    let mut recipe = dir.load_recipe_with(params)?;
     if let Some(Event::Kernels { kernels }) =
         records.iter().find(|e| matches!(e, Event::Kernels { .. }))
     {
@@ -639,7 +638,9 @@ pub fn resume_one(
     say_recorded_kernels(&journal, &target, voice);
     say_recorded_params(&journal, &target, voice);
     if let Some(path) = amend {
-        amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path, voice)?;
+        let params = journal.params().unwrap_or_default();
+        let new = files.load_bound(path, &inventory, params)?;
+        amend_recipe(&dir, &journal, &new, path, voice)?;
     }
     let mut transport = transport_for(&target).map_err(target_error(&target))?;
     let lock = take_lock(&target, &dir, transport.as_mut(), &options, Some(&journal))?;
@@ -709,12 +710,9 @@ fn amend_recipe(
 ) -> Result<(), Error> {
     let old = dir.load_recipe()?;
     // The recorded bindings stay: compared unbound, every bound kernel or parameter would
-    // read as changed. A parameter the amended recipe adds takes its default, as
-    // `load_recipe` will read it.
-    let mut new = match journal.params() {
-        Some(params) => crate::recipe::load::rebind(new, params)?,
-        None => new.clone(),
-    };
+    // read as changed. `new` was read with the recorded parameters; one the amended recipe
+    // adds takes its default, as `load_recipe` will read it.
+    let mut new = new.clone();
     if let Some(kernels) = journal.kernels() {
         apply(&mut new, kernels);
     }
