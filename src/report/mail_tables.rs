@@ -349,7 +349,8 @@ pub fn recovery(analysis: &Analysis) -> String {
             }
             let means = kernel_mean(&all.points, &r.gap.0).zip(kernel_mean(&all.points, &r.gap.1));
             let span = means.map_or_else(String::new, |(a, b)| {
-                format!(", {} -> {}", with_unit(a, &s.unit), with_unit(b, &s.unit))
+                let scale = display_scale(analysis, &s.unit);
+                format!(", {} -> {}", with_unit(a, &scale), with_unit(b, &scale))
             });
             out.push_str(&crate::report::layout::wrap(
                 &format!(
