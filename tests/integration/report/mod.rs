@@ -10,6 +10,8 @@ use std::{
 
 use assert_cmd::Command;
 
+use crate::support::report_oracle;
+
 pub mod golden_results;
 
 use golden_results::{FIXTURES, build, fixtures_dir};
@@ -114,6 +116,10 @@ fn report(name: &str) -> Run {
         "aba report {name} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Every word true (issue 29): each number, unit and bound of what it wrote is held to
+    // points.tsv and comparison.tsv.
+    let tally = report_oracle::check_dir(&dir);
+    eprintln!("report oracle on {name}: {tally:?}");
     Run {
         _tmp: tmp,
         dir,
