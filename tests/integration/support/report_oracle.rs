@@ -117,13 +117,21 @@ struct Data {
 
 /// Quantities of comparison.tsv that are percentages.
 fn is_pct_quantity(quantity: &str) -> bool {
+    // A case comparison's rows are the series' quantities prefixed `case_`.
+    let quantity = quantity.strip_prefix("case_").unwrap_or(quantity);
     quantity.contains("pct")
         || (quantity.starts_with("ci95_")
             && (quantity.ends_with("_lo") || quantity.ends_with("_hi")))
 }
 
 /// Quantities of comparison.tsv that are values in the series' unit.
-const UNIT_QUANTITIES: [&str; 3] = ["mean", "kernel_mean", "diff"];
+const UNIT_QUANTITIES: [&str; 5] = [
+    "mean",
+    "kernel_mean",
+    "diff",
+    "case_control_mean",
+    "case_treatment_mean",
+];
 
 /// Columns of points.tsv that hold values in the series' unit, and the percentage column.
 const POINT_UNIT_COLUMNS: [&str; 6] = ["mean", "sd", "min", "max", "median", "mad"];
@@ -335,9 +343,9 @@ struct Printed {
     text: String,
     /// The unit (`%`, `ns/read`).
     unit: String,
-    /// Up to 48 characters before the number, whitespace collapsed.
+    /// Up to 64 characters before the number, whitespace collapsed.
     before: String,
-    /// Up to 24 characters after the unit, whitespace collapsed.
+    /// Up to 40 characters after the unit, whitespace collapsed.
     after: String,
 }
 
@@ -429,11 +437,11 @@ fn scan(segment: &Segment, units: &[String]) -> (Vec<Printed>, Vec<(usize, Strin
             let from = text[..chars[start].0]
                 .char_indices()
                 .rev()
-                .nth(47)
+                .nth(63)
                 .map_or(0, |(b, _)| b);
             let to = text[unit_end..]
                 .char_indices()
-                .nth(24)
+                .nth(40)
                 .map_or(text.len(), |(b, _)| unit_end + b);
             printed.push(Printed {
                 line: line_at(chars[start].0),
@@ -453,7 +461,7 @@ fn scan(segment: &Segment, units: &[String]) -> (Vec<Printed>, Vec<(usize, Strin
 /// Constant wording that prints a number with `%` not taken from the data, recognised by its
 /// context. Each entry: (text just before the number, the number, text just after `%`).
 /// Keep this short: a number that only fits by its value must come from the TSV files.
-const CONSTANTS: [(&str, &str, &str); 4] = [
+const CONSTANTS: [(&str, &str, &str); 7] = [
     // The confidence level of every interval: "boot-level 95% CI", "within-boot 95% CI".
     ("", "95", "CI"),
     // The power of the detectable-change statement (verdict_text: "80 % power").
@@ -462,13 +470,18 @@ const CONSTANTS: [(&str, &str, &str); 4] = [
     ("boot SD 0-", "10", "). The"),
     // The same range where the statement ends a paragraph or the text.
     ("boot SD 0-", "10", ")"),
+    // An extended campaign's error budget: "(the 5% is spent over the looks)", "(α = 0.0124
+    // of the 5% spent over the looks), not 95%", "not the 95% ones printed".
+    ("the", "5", "is spent over the looks"),
+    ("of the", "5", "spent over the looks"),
+    ("spent over the looks), not", "95", ""),
 ];
 
 /// Whether `p` is a constant of aba's wording (see [`CONSTANTS`]), or the simulator's stated
 /// worst rate ("SIGNAL in at most 5.5 % of campaigns without a change": a property of the
 /// verdict rules, docs/statistics.md §10, not of this campaign's data), or an expectation
 /// the user wrote in the recipe ("expected +39.77% ± 0.005").
-fn constant(p: &Printed, recipe: &str) -> bool {
+fn constant(p: &Printed, recipe: &str, alphas: &[f64]) -> bool {
     if p.unit != "%" {
         return false;
     }
@@ -480,6 +493,19 @@ fn constant(p: &Printed, recipe: &str) -> bool {
     }
     if p.before.ends_with("in at most") && p.after.starts_with("of campaigns") {
         return true;
+    }
+    if p.before.ends_with("spent over the looks), not the") && p.after.starts_with("ones printed") {
+        return true;
+    }
+    // An extended campaign's level at its last look, "their evidence needs 98.76 %
+    // intervals": 100 (1 - α) of the look's α as the same text prints it ("Look 2 of 3 (α =
+    // 0.0124)"), a property of the sequential design, not of the data.
+    if (p.before.ends_with("needs") || p.before.ends_with("judged with"))
+        && p.after.starts_with("intervals")
+    {
+        return alphas
+            .iter()
+            .any(|a| format!("{:.2}", 100.0 * (1.0 - a)) == number);
     }
     // The limits as README.md states them ("gate 5.0%, …, max CV 2.0%"): the recipe's
     // value where it sets one, else aba's default (docs/statistics.md: gate 5 %, CV 2 %).
@@ -734,6 +760,11 @@ pub fn check(
     let mut tally = Tally::default();
     let mut out = Vec::new();
     for (name, text) in texts {
+        // The α of each look of an extended campaign, as printed ("Look 2 of 3 (α = 0.0124)").
+        let alphas: Vec<f64> = number_after(&collapse(text), "α = ")
+            .into_iter()
+            .map(|(_, a)| a)
+            .collect();
         let segments = if name.ends_with(".svg") {
             svg_segments(text)
         } else {
@@ -765,8 +796,16 @@ pub fn check(
                 }
             }
             for p in &printed {
-                if constant(p, recipe) {
+                if constant(p, recipe, &alphas) {
                     tally.constants += 1;
+                } else if p.unit == "%" && !p.text.contains('.') {
+                    // aba prints every percentage of the data with decimals; a whole one is
+                    // wording, and must be in the allow-list, not matched by chance.
+                    out.push(format!(
+                        "{name}:{}: {}% is a whole percentage that no allow-list entry names \
+                         (…{} [{}%] {}…)",
+                        p.line, p.text, p.before, p.text, p.after
+                    ));
                 } else if sourced(p, &data) {
                     tally.numbers += 1;
                 } else {
