@@ -115,6 +115,9 @@ struct Data {
     display: Vec<(String, String)>,
 }
 
+/// The unit of a difference of two percentages (`differ by -0.10 points`).
+const POINTS: &str = "points";
+
 /// Quantities of comparison.tsv that are percentages.
 fn is_pct_quantity(quantity: &str) -> bool {
     // A case comparison's rows are the series' quantities prefixed `case_`.
@@ -197,7 +200,14 @@ fn parse_data(points: &str, comparison: &str) -> Data {
                 value,
             ));
         }
-        if is_pct_quantity(quantity) {
+        if quantity.starts_with("difference_") && quantity != "difference_nu" {
+            // aba compare's difference of two changes, in percentage points.
+            values.push(Value {
+                unit: POINTS.to_owned(),
+                pct: false,
+                value,
+            });
+        } else if is_pct_quantity(quantity) {
             values.push(Value {
                 unit: c[3].to_owned(),
                 pct: true,
@@ -212,6 +222,27 @@ fn parse_data(points: &str, comparison: &str) -> Data {
         }
     }
     let mut display = Vec::new();
+    if values.iter().any(|v| v.unit == POINTS) {
+        display.push((POINTS.to_owned(), POINTS.to_owned()));
+    }
+    // aba compare's TSV has no points.tsv: its point means are its `mean` rows.
+    let means_of = if points.is_empty() {
+        comparison
+            .lines()
+            .map(|l| {
+                let c: Vec<&str> = l.split('\t').collect();
+                if c.len() > 7 && c[5] == "mean" {
+                    [c[0], c[1], c[2], c[3], "all", "", "", "", "", c[7]].join("\t")
+                } else {
+                    String::new()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        points.to_owned()
+    };
+    let points = means_of.as_str();
     for line in points.lines().skip(1) {
         let unit = line.split('\t').nth(3).unwrap_or_default().to_owned();
         if unit.is_empty() || display.iter().any(|(u, _)| *u == unit) {
@@ -461,9 +492,14 @@ fn scan(segment: &Segment, units: &[String]) -> (Vec<Printed>, Vec<(usize, Strin
 /// Constant wording that prints a number with `%` not taken from the data, recognised by its
 /// context. Each entry: (text just before the number, the number, text just after `%`).
 /// Keep this short: a number that only fits by its value must come from the TSV files.
-const CONSTANTS: [(&str, &str, &str); 7] = [
+const CONSTANTS: [(&str, &str, &str); 9] = [
     // The confidence level of every interval: "boot-level 95% CI", "within-boot 95% CI".
     ("", "95", "CI"),
+    // aba compare's interval of the difference of two changes: "differ by -0.10 points, 99%
+    // CI [-0.72, +0.52]".
+    ("points,", "99", "CI"),
+    // Its rule, said once: "Two changes agree when the 99% interval of their difference …".
+    ("agree when the", "99", "interval"),
     // The power of the detectable-change statement (verdict_text: "80 % power").
     ("", "80", "power"),
     // The verdict simulator's range of boot noise (docs/statistics.md §10).
@@ -735,6 +771,20 @@ fn check_bounds(
     checked
 }
 
+/// `aba compare`'s text (reproduction.txt) against its `--tsv` file: the same checks, with
+/// the reproduction TSV as the only source.
+pub fn check_reproduction(text: &str, tsv: &str) -> Tally {
+    let texts = [("reproduction.txt", text.to_owned())];
+    let (tally, findings) = check(&texts, "", tsv, "");
+    assert!(
+        findings.is_empty(),
+        "the report oracle disagrees with aba compare's text ({} findings):\n{}",
+        findings.len(),
+        findings.join("\n")
+    );
+    tally
+}
+
 /// The oracle on texts `(file name, content)` against the TSV files and the recipe: what it
 /// checked and every finding, each naming the file, line and number.
 pub fn check(
@@ -819,6 +869,33 @@ pub fn check(
         }
         if !name.ends_with(".svg") {
             tally.bounds += check_bounds(name, text, &data, &control, &mut out);
+        }
+        // "differ by -0.10 points, 99% CI [-0.72, +0.52]": the bounds are points too.
+        for (at, _) in text.match_indices("points, 99% CI") {
+            let Some(open) = text[at..].find('[').map(|o| at + o + 1) else {
+                continue;
+            };
+            let Some(close) = text[open..].find(']').map(|c| open + c) else {
+                continue;
+            };
+            let line = 1 + text[..open].matches('\n').count();
+            for bound in text[open..close].split(',') {
+                let bound = collapse(bound);
+                let p = Printed {
+                    line,
+                    text: bound.clone(),
+                    unit: POINTS.to_owned(),
+                    before: String::new(),
+                    after: String::new(),
+                };
+                if sourced(&p, &data) {
+                    tally.numbers += 1;
+                } else {
+                    out.push(format!(
+                        "{name}:{line}: {bound} points (an interval's bound) is in no TSV"
+                    ));
+                }
+            }
         }
     }
     (tally, out)
