@@ -44,6 +44,7 @@ pub fn check_dir(dir: &Path) -> Tally {
     let comparison = read("comparison.tsv").expect("the oracle needs comparison.tsv");
     let recipe = read("recipe.toml").unwrap_or_default();
     let (tally, findings) = check(&texts, &points, &comparison, &recipe);
+    eprintln!("report oracle on {}: {tally:?}", dir.display());
     assert!(
         findings.is_empty(),
         "the report oracle disagrees with {} ({} findings):\n{}",
@@ -776,6 +777,7 @@ fn check_bounds(
 pub fn check_reproduction(text: &str, tsv: &str) -> Tally {
     let texts = [("reproduction.txt", text.to_owned())];
     let (tally, findings) = check(&texts, "", tsv, "");
+    eprintln!("report oracle on aba compare's text: {tally:?}");
     assert!(
         findings.is_empty(),
         "the report oracle disagrees with aba compare's text ({} findings):\n{}",
@@ -994,6 +996,25 @@ mod tests {
                 .any(|f| f.contains("drift_pct of kernel parent")),
             "{found:#?}"
         );
+    }
+
+    #[test]
+    fn a_reproduction_is_held_to_its_tsv() {
+        let tsv = "workload\tcase\tmetric\tunit\tside\tquantity\targs\tvalue\n\
+            steady\t\tsteady\tns\treference\tmean\ta-a\t100.000000\n\
+            steady\t\tsteady\tns\tnew\tchange_pct\tb,a\t19.910045\n\
+            steady\t\tsteady\tns\tboth\tdifference_pp\tb,a\t-0.099953\n\
+            steady\t\tsteady\tns\tboth\tdifference_lo\tb,a\t-0.720642\n\
+            steady\t\tsteady\tns\tboth\tdifference_hi\tb,a\t0.520735\n";
+        let text = "  steady (ns, lower is better)\nThis campaign +19.91%, SIGNAL. The changes \
+            differ by -0.10 points, 99% CI\n[-0.72, +0.52] (ν = 5.9): REPRODUCED.\n";
+        let (tally, found) = check(&[("reproduction.txt", text.to_owned())], "", tsv, "");
+        assert!(found.is_empty(), "{found:#?}");
+        // Units: the heading's ns and the difference's points.
+        assert_eq!((tally.numbers, tally.constants, tally.units), (4, 1, 2));
+        let wrong = text.replace("+0.52]", "+0.53]").replace("(ns,", "(µs,");
+        let (_, found) = check(&[("reproduction.txt", wrong)], "", tsv, "");
+        assert_eq!(found.len(), 2, "{found:#?}");
     }
 
     #[test]
