@@ -772,6 +772,49 @@ fn check_bounds(
     checked
 }
 
+/// The table under "Mean results in UNIT were:" (report.txt, README.md): every number in
+/// its rows is a point mean in UNIT as printed; returns how many were checked.
+fn check_means_table(name: &str, text: &str, data: &Data, out: &mut Vec<String>) -> usize {
+    let mut checked = 0;
+    let mut unit: Option<String> = None;
+    for (i, line) in text.lines().enumerate() {
+        if let Some(rest) = line.strip_prefix("Mean results in ") {
+            unit = rest.strip_suffix(" were:").map(str::to_owned);
+            continue;
+        }
+        let Some(u) = &unit else { continue };
+        if !line.is_empty() && !line.starts_with(' ') {
+            unit = None;
+            continue;
+        }
+        if line.trim_start().starts_with("workload") {
+            continue;
+        }
+        // The row's label is its first word; the means follow.
+        for cell in line.split_whitespace().skip(1) {
+            if cell == "-" || cell.parse::<f64>().is_err() {
+                continue;
+            }
+            let p = Printed {
+                line: i + 1,
+                text: cell.to_owned(),
+                unit: u.clone(),
+                before: String::new(),
+                after: String::new(),
+            };
+            if sourced(&p, data) {
+                checked += 1;
+            } else {
+                out.push(format!(
+                    "{name}:{}: mean {cell} {u} of the table of means is no point mean",
+                    i + 1
+                ));
+            }
+        }
+    }
+    checked
+}
+
 /// `aba compare`'s text (reproduction.txt) against its `--tsv` file: the same checks, with
 /// the reproduction TSV as the only source.
 pub fn check_reproduction(text: &str, tsv: &str) -> Tally {
@@ -847,6 +890,16 @@ pub fn check(
                     ));
                 }
             }
+            // A value that does not exist printed as a number would be (`max drift None%`).
+            for word in ["None", "none", "NaN", "nan", "inf", "null"] {
+                for suffix in ["%", " %"] {
+                    let said = format!("{word}{suffix}");
+                    for (at, _) in segment.text.match_indices(&said) {
+                        let line = segment.line + segment.text[..at].matches('\n').count();
+                        out.push(format!("{name}:{line}: {said} printed as a number"));
+                    }
+                }
+            }
             for p in &printed {
                 if constant(p, recipe, &alphas) {
                     tally.constants += 1;
@@ -872,6 +925,7 @@ pub fn check(
         if !name.ends_with(".svg") {
             tally.bounds += check_bounds(name, text, &data, &control, &mut out);
         }
+        tally.numbers += check_means_table(name, text, &data, &mut out);
         // "differ by -0.10 points, 99% CI [-0.72, +0.52]": the bounds are points too.
         for (at, _) in text.match_indices("points, 99% CI") {
             let Some(open) = text[at..].find('[').map(|o| at + o + 1) else {
@@ -976,6 +1030,33 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:#?}");
         assert!(
             found[0].starts_with("samples.svg:2: unit ms/page"),
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn a_table_of_means_is_held_to_the_point_means() {
+        let table = "Mean results in ns/page were:\n\n  workload     parent#1   child  parent#2\n  \
+            ns_per_page    38.133  53.533    38.467\n\nWithin-boot CV per point:\n";
+        let (tally, found) = check(&[("report.txt", table.to_owned())], POINTS, COMPARISON, "");
+        assert!(found.is_empty(), "{found:#?}");
+        assert_eq!(tally.numbers, 3);
+        let found = findings(&table.replace("53.533", "53.534"), SVG);
+        assert_eq!(
+            found,
+            ["report.txt:4: mean 53.534 ns/page of the table of means is no point mean"]
+        );
+    }
+
+    #[test]
+    fn a_missing_value_printed_as_a_percentage_is_caught() {
+        let found = findings(
+            &format!("{TRUE}gate 5.0%, max drift None%, max CV 2.0%\n"),
+            SVG,
+        );
+        assert_eq!(
+            found,
+            ["report.txt:6: None% printed as a number"],
             "{found:#?}"
         );
     }
