@@ -299,10 +299,12 @@ pub fn changes(analysis: &Analysis) -> String {
             // A check has no metric, so no series.
             (Role::Check, _) => ", check",
         };
+        // The display unit, as the table of means above says it (issue 29: one metric, one
+        // unit): `(µs, lower is better)` under "Mean results in µs", never the recipe's ns.
         let unit = if s.unit.is_empty() {
             String::new()
         } else {
-            format!("{}, ", s.unit)
+            format!("{}, ", display_scale(analysis, &s.unit).unit)
         };
         if i > 0 {
             table.span("");
