@@ -55,6 +55,14 @@ pub fn check_dir(dir: &Path) -> Tally {
     tally
 }
 
+/// report.txt of results directory `dir`, after the oracle has held it, README.md and
+/// samples.svg to the directory's TSV files.
+#[track_caller]
+pub fn checked_report(dir: &Path) -> String {
+    check_dir(dir);
+    fs::read_to_string(dir.join("report.txt")).expect("report.txt")
+}
+
 /// One row's number from a TSV file, with what it measures.
 #[derive(Clone, Debug)]
 struct Value {
@@ -884,8 +892,9 @@ pub fn check(
                     .collect();
                 if !family.iter().any(|(_, d)| *d == unit) {
                     let shown: Vec<&str> = family.iter().map(|(_, d)| d.as_str()).collect();
+                    let said = text.lines().nth(line - 1).unwrap_or_default().trim();
                     out.push(format!(
-                        "{name}:{line}: unit {unit} is not the display unit ({})",
+                        "{name}:{line}: unit {unit} is not the display unit ({}): {said:?}",
                         shown.join(", ")
                     ));
                 }
