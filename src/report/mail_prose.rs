@@ -20,7 +20,7 @@ use crate::{
         layout::{WIDTH, keep_together, wrap, wrap_hanging},
         mail_tables::{baseline_reference, design},
         number::{as_written, ceil2, fixed, nu, pct, signed_pct, significant},
-        unit_scale::{signed_with_unit, with_unit},
+        unit_scale::{display_scale, signed_with_unit, with_unit},
         verdict_text::{calibration, confidence, few_boots, headline, level},
     },
     stats::{
@@ -264,7 +264,12 @@ fn runs(warmup: u32, samples: u32) -> String {
 /// …), … and nofolio +4.64%, +1.80 ns/page (NO_MATERIAL_SIGNAL: …; …).` A comparison that
 /// cannot support a direction and size reads `b vs kernel a (…): +21.10%, …, not
 /// interpretable: …`.
-fn verdict_sentences(lines: &[VerdictLine], reference: &str, shared_boot: bool) -> String {
+fn verdict_sentences(
+    analysis: &Analysis,
+    lines: &[VerdictLine],
+    reference: &str,
+    shared_boot: bool,
+) -> String {
     let mut text = String::new();
     let mut rest = lines;
     while let Some(first) = rest.first() {
@@ -276,18 +281,30 @@ fn verdict_sentences(lines: &[VerdictLine], reference: &str, shared_boot: bool) 
                 text,
                 "{}: {}. ",
                 line.series,
-                headline(line, reference, shared_boot, true)
+                headline(
+                    line,
+                    &display_scale(analysis, &line.unit),
+                    reference,
+                    shared_boot,
+                    true
+                )
             );
         } else {
             let parts: Vec<String> = group
                 .iter()
-                .map(|l| headline(l, reference, shared_boot, false))
+                .map(|l| {
+                    let scale = display_scale(analysis, &l.unit);
+                    headline(l, &scale, reference, shared_boot, false)
+                })
                 .collect();
             let _ = write!(
                 text,
                 "{}, against {reference} ({}): {}. ",
                 first.series,
-                keep_together(&with_unit(first.baseline_mean, &first.unit)),
+                keep_together(&with_unit(
+                    first.baseline_mean,
+                    &display_scale(analysis, &first.unit)
+                )),
                 and_list(&parts)
             );
         }
@@ -320,7 +337,12 @@ pub fn summary(analysis: &Analysis) -> String {
         );
     }
     let shared = analysis.audit.shared_boot.is_some();
-    text.push_str(&verdict_sentences(&s.verdicts, &reference, shared));
+    text.push_str(&verdict_sentences(
+        analysis,
+        &s.verdicts,
+        &reference,
+        shared,
+    ));
     for series in &analysis.series {
         let Some(all) = &series.all else { continue };
         if series.aux || !all.comparisons.is_empty() || all.not_compared.is_empty() {
@@ -500,14 +522,20 @@ pub fn summary(analysis: &Analysis) -> String {
             "ALERT: the control {}: {}; a control should show NO_MATERIAL_SIGNAL, so check \
              the setup before trusting the other results. ",
             alert.series,
-            headline(alert, &reference, shared, true)
+            headline(
+                alert,
+                &display_scale(analysis, &alert.unit),
+                &reference,
+                shared,
+                true
+            )
         );
     }
     if !s.aux.is_empty() {
         let _ = write!(
             text,
             "Auxiliary (not part of the conclusion): {}",
-            verdict_sentences(&s.aux, &reference, shared)
+            verdict_sentences(analysis, &s.aux, &reference, shared)
         );
     }
     match s.expects_reproduced {
@@ -712,8 +740,14 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
         "{} {} ({} against {}): {label}.",
         c.candidate,
         signed_pct(cmp.change_pct),
-        keep_together(&signed_with_unit(cmp.diff, &s.unit)),
-        keep_together(&with_unit(cmp.baseline_mean, &s.unit))
+        keep_together(&signed_with_unit(
+            cmp.diff,
+            &display_scale(analysis, &s.unit)
+        )),
+        keep_together(&with_unit(
+            cmp.baseline_mean,
+            &display_scale(analysis, &s.unit)
+        ))
     );
     if let Some(ci) = &cmp.ci_boot {
         let level = level(shared);

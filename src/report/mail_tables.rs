@@ -299,10 +299,12 @@ pub fn changes(analysis: &Analysis) -> String {
             // A check has no metric, so no series.
             (Role::Check, _) => ", check",
         };
+        // The display unit, as the table of means above says it (issue 29: one metric, one
+        // unit): `(µs, lower is better)` under "Mean results in µs", never the recipe's ns.
         let unit = if s.unit.is_empty() {
             String::new()
         } else {
-            format!("{}, ", s.unit)
+            format!("{}, ", display_scale(analysis, &s.unit).unit)
         };
         if i > 0 {
             table.span("");
@@ -349,7 +351,8 @@ pub fn recovery(analysis: &Analysis) -> String {
             }
             let means = kernel_mean(&all.points, &r.gap.0).zip(kernel_mean(&all.points, &r.gap.1));
             let span = means.map_or_else(String::new, |(a, b)| {
-                format!(", {} -> {}", with_unit(a, &s.unit), with_unit(b, &s.unit))
+                let scale = display_scale(analysis, &s.unit);
+                format!(", {} -> {}", with_unit(a, &scale), with_unit(b, &scale))
             });
             out.push_str(&crate::report::layout::wrap(
                 &format!(

@@ -13,6 +13,7 @@ use crate::{
         layout::{Align, Table, WIDTH, column_blocks},
         mail_tables::better_text,
         number::{fixed, mean_decimals, signed_pct},
+        unit_scale::{Scale, scale_for_table},
     },
     reproduction::model::{Reproduction, SeriesReproduction},
 };
@@ -20,10 +21,28 @@ use crate::{
 /// The row names of the two sides.
 const SIDES: [&str; 2] = ["reference", "new"];
 
-/// `mprotect (ns/page, lower is better, control)`: what a series heading says.
-fn heading(s: &SeriesReproduction) -> String {
+/// The display unit of series `s`: as `report.txt`'s (`display_scale`), chosen once per
+/// unit by the smallest point mean of every series in it, here on both sides, so a metric
+/// reads in one unit in the report and the reproduction (92008 ns/roundtrip as 92.008
+/// µs/roundtrip in both).
+fn display(reproduction: &Reproduction, s: &SeriesReproduction) -> Option<Scale> {
+    let unit = s.unit.as_deref()?;
+    Some(scale_for_table(
+        unit,
+        reproduction
+            .series
+            .iter()
+            .filter(|other| other.unit.as_deref() == Some(unit))
+            .flat_map(|other| other.reference.points.iter().chain(&other.new.points))
+            .map(|p| p.mean),
+    ))
+}
+
+/// `mprotect (ns/page, lower is better, control)`: what a series heading says, in the
+/// series' display unit.
+fn heading(s: &SeriesReproduction, scale: Option<&Scale>) -> String {
     let mut what: Vec<String> = Vec::new();
-    what.extend(s.unit.clone());
+    what.extend(scale.map(|scale| scale.unit.clone()));
     what.extend(s.better.map(|b| better_text(b).to_owned()));
     if s.role == Some(Role::Control) {
         what.push("control".to_owned());
@@ -43,7 +62,7 @@ pub fn means(reproduction: &Reproduction) -> String {
     let mut out = String::from("Point means in boot order, the reference above this campaign:\n");
     for s in &reproduction.series {
         out.push('\n');
-        out.push_str(&means_of(s));
+        out.push_str(&means_of(s, display(reproduction, s).as_ref()));
     }
     out
 }
@@ -51,10 +70,11 @@ pub fn means(reproduction: &Reproduction) -> String {
 /// One series' point means in boot order. Each side's row is headed by its own point names
 /// when they differ (a column holds the n-th boot of each side, whatever its kernel), so a
 /// reference's `fastpath#1` is never shown under the new campaign's `parent#2`.
-fn means_of(s: &SeriesReproduction) -> String {
+fn means_of(s: &SeriesReproduction, scale: Option<&Scale>) -> String {
     let (r, n) = (&s.reference.points, &s.new.points);
     let count = r.len().max(n.len());
-    let decimals = mean_decimals(r.iter().chain(n).map(|p| p.mean));
+    let shown = |mean: f64| scale.map_or(mean, |scale| scale.apply(mean));
+    let decimals = mean_decimals(r.iter().chain(n).map(|p| shown(p.mean)));
     let names = |points: &[crate::stats::BootPoint]| -> Vec<String> {
         (0..count)
             .map(|i| {
@@ -71,7 +91,7 @@ fn means_of(s: &SeriesReproduction) -> String {
             .map(|i| {
                 points
                     .get(i)
-                    .map_or_else(|| "-".to_owned(), |p| fixed(p.mean, decimals))
+                    .map_or_else(|| "-".to_owned(), |p| fixed(shown(p.mean), decimals))
             })
             .collect()
     };
@@ -95,7 +115,7 @@ fn means_of(s: &SeriesReproduction) -> String {
         .collect();
     let first = 2 + SIDES.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out = String::new();
-    let title = heading(s);
+    let title = heading(s, scale);
     out.push_str(&format!("  {title}\n"));
     for (from, to) in column_blocks(first, &widths) {
         let mut aligns = vec![Align::Left];
@@ -134,7 +154,7 @@ pub fn changes(reproduction: &Reproduction) -> String {
         if i > 0 {
             table.span("");
         }
-        let title = heading(s);
+        let title = heading(s, display(reproduction, s).as_ref());
         if title.chars().count() + 2 > WIDTH {
             table.span(s.label.clone());
             table.span(format!("  {}", title.trim_start_matches(&s.label).trim()));

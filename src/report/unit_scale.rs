@@ -69,14 +69,15 @@ pub fn scale_for(unit: &str, magnitude: f64) -> Scale {
     }
 }
 
-/// `value` in `unit`, scaled for prose: `22.39 ms`, `454.00 ns/read`, `-8.28 µs/read`; a unit
-/// that is not a time keeps the recipe's spelling and the decimals of the mails' tables
-/// (`1234.500 ops/s`), and an empty unit prints the number alone.
+/// `value` (in the recipe's unit) printed in `scale`, its series' one display unit
+/// ([`display_scale`]), so prose reads in the unit of the table and the plot (issue 29: one
+/// metric, one unit): `22.39 ms`, `454.00 ns/read`, `-8282.72 ns/read`; a unit that is not a
+/// time keeps the recipe's spelling and the decimals of the mails' tables (`1234.500
+/// ops/s`), and an empty unit prints the number alone.
 #[must_use]
-pub fn with_unit(value: f64, unit: &str) -> String {
-    let scale = scale_for(unit, value);
+pub fn with_unit(value: f64, scale: &Scale) -> String {
     let shown = scale.apply(value);
-    let time = time_exponent(unit.split('/').next().unwrap_or("")).is_some();
+    let time = time_exponent(scale.unit.split('/').next().unwrap_or("")).is_some();
     let number = if time {
         fixed(shown, 2)
     } else {
@@ -91,8 +92,8 @@ pub fn with_unit(value: f64, unit: &str) -> String {
 
 /// `with_unit` with an explicit sign: `+0.65 ns/read`, `-454.00 ns`.
 #[must_use]
-pub fn signed_with_unit(value: f64, unit: &str) -> String {
-    let text = with_unit(value, unit);
+pub fn signed_with_unit(value: f64, scale: &Scale) -> String {
+    let text = with_unit(value, scale);
     let number = text.split(' ').next().unwrap_or("");
     if text.starts_with('-') || number.bytes().all(|b| b == b'0' || b == b'.') {
         text
@@ -136,15 +137,19 @@ mod tests {
     use super::{scale_for, scale_for_table, signed_with_unit, with_unit};
 
     #[test]
-    fn prose_values_carry_their_scaled_unit() {
-        assert_eq!(with_unit(22_387_915.0, "ns"), "22.39 ms");
-        assert_eq!(with_unit(8_561.8, "ns/read"), "8.56 µs/read");
-        assert_eq!(with_unit(454.0, "ns"), "454.00 ns");
-        assert_eq!(signed_with_unit(0.65, "ns"), "+0.65 ns");
-        assert_eq!(signed_with_unit(-8_283.0, "ns/read"), "-8.28 µs/read");
-        assert_eq!(signed_with_unit(0.0, "ns"), "0.00 ns");
-        assert_eq!(with_unit(1234.5, "ops/s"), "1234.500 ops/s");
-        assert_eq!(with_unit(2.5, ""), "2.500");
+    fn prose_values_carry_their_display_unit() {
+        let at = |value: f64, unit: &str| scale_for(unit, value);
+        assert_eq!(with_unit(22_387_915.0, &at(22_387_915.0, "ns")), "22.39 ms");
+        assert_eq!(with_unit(454.0, &at(454.0, "ns")), "454.00 ns");
+        assert_eq!(signed_with_unit(0.65, &at(0.65, "ns")), "+0.65 ns");
+        assert_eq!(signed_with_unit(0.0, &at(0.0, "ns")), "0.00 ns");
+        assert_eq!(with_unit(1234.5, &at(1234.5, "ops/s")), "1234.500 ops/s");
+        assert_eq!(with_unit(2.5, &at(2.5, "")), "2.500");
+        // The mail's sysctl reads: its table stays in ns (264.575 ns would read 0.265 µs), so
+        // the prose does too, where a per-value scale said 8.56 µs/read beside it.
+        let table = scale_for_table("ns/read", [8547.294, 264.575]);
+        assert_eq!(with_unit(8_561.8, &table), "8561.80 ns/read");
+        assert_eq!(signed_with_unit(-8_283.0, &table), "-8283.00 ns/read");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::{
     report::{
         layout::keep_together,
         number::{nu, pct, signed_pct},
-        unit_scale::{signed_with_unit, with_unit},
+        unit_scale::{Scale, signed_with_unit, with_unit},
     },
     stats::{Confidence, Limit, RatioInterval, Spread, SpreadMeasure, VerdictLabel},
 };
@@ -150,11 +150,18 @@ fn not_interpretable(tripped: &[Limit]) -> String {
 /// `single`: the only candidate of its series (`child is 14.17 ns/page (39.77%) slower than
 /// 35.62 ns/page, the midpoint of kernel parent (…)`); otherwise the shorter list form
 /// (`child 14.17 ns/page (36.51%) slower (…)`), the reference value said once before it.
+/// Values read in `scale`, the series' display unit.
 #[must_use]
-pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: bool) -> String {
+pub fn headline(
+    line: &VerdictLine,
+    scale: &Scale,
+    reference: &str,
+    shared_boot: bool,
+    single: bool,
+) -> String {
     let change = signed_pct(line.change_pct);
-    let midpoint = keep_together(&with_unit(line.baseline_mean, &line.unit));
-    let diff = keep_together(&signed_with_unit(line.diff, &line.unit));
+    let midpoint = keep_together(&with_unit(line.baseline_mean, scale));
+    let diff = keep_together(&signed_with_unit(line.diff, scale));
     let statement = confidence(
         line.confidence,
         line.ci_boot.as_ref(),
@@ -169,7 +176,7 @@ pub fn headline(line: &VerdictLine, reference: &str, shared_boot: bool, single: 
     } else {
         format!("{} {change}, {diff}", line.candidate)
     };
-    let size = keep_together(&with_unit(line.diff.abs(), &line.unit));
+    let size = keep_together(&with_unit(line.diff.abs(), scale));
     let boot_bounded = line.ci_boot.as_ref().is_some_and(|ci| ci.bounds.is_some());
     match line.verdict {
         // The interval is still shown: UNSTABLE says the measurement is suspect, not that

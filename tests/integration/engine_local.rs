@@ -20,6 +20,7 @@ use crate::support::{
         samples_since_start_of, text, wait_for_journal, write,
     },
     cpus::{OWN, pinning_recipe, split_cpus},
+    report_oracle,
 };
 
 const THREE_POINTS: &str = r#"
@@ -98,7 +99,7 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     child.kill().expect("SIGKILL");
     let _ = child.wait();
     // Reports are rewritten after every finished point, so point 1 is already readable.
-    let interim = std::fs::read_to_string(dir.join("report.txt")).expect("interim report.txt");
+    let interim = report_oracle::checked_report(&dir);
     assert!(interim.contains("this#1"), "{interim}");
 
     // A changed recipe is a different experiment: resume refuses it.
@@ -678,7 +679,7 @@ metric = {{ number = true, unit = "n", better = "lower" }}
     );
     let audit = std::fs::read_to_string(dir.join("run-audit.tsv")).expect("audit");
     assert!(audit.contains(&format!("sleep {marker}")), "{audit}");
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let report = report_oracle::checked_report(&dir);
     let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("left behind when the run exited"), "{report}");
     let raw = dir.join("raw/this-1/daemon-sample1-try0/command.txt");
@@ -812,7 +813,7 @@ fn a_campaign_stopped_by_its_recipe_continues_with_an_amended_one() {
         &["--amend", fixed.to_str().expect("utf-8")],
     );
     assert!(out.status.success(), "{}", text(&out));
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let report = report_oracle::checked_report(&dir);
     let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("Amended on"), "{report}");
     assert!(flat.contains("the workloads"), "{report}");
@@ -855,7 +856,7 @@ fn a_check_that_must_fail_passes_the_run_when_it_fails_and_fails_it_when_it_pass
     let (_, dir, _tmp) = run_expecting(&check_recipe("echo RESULT: FAIL"), 0);
     let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
     assert!(table.rows.is_empty(), "a check has no metric, so no row");
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let report = report_oracle::checked_report(&dir);
     let report = report.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         report.contains(
@@ -962,7 +963,7 @@ fn an_extended_campaign_killed_mid_extension_resumes_the_same_plan() {
             "{point}: {counts:?}"
         );
     }
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
+    let report = report_oracle::checked_report(&dir);
     let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         flat.contains("3 points planned, 2 appended (b-b, a-c)"),
@@ -1003,7 +1004,7 @@ treatment = "level=6"
 #[test]
 fn a_case_comparison_is_judged_and_reported_in_every_format() {
     let (_, dir, _tmp) = run_expecting(CASES, 0);
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let report = report_oracle::checked_report(&dir);
     assert!(
         report.contains("Case comparisons within each kernel")
             && report.contains("pipe[level=6]\n")
@@ -1070,7 +1071,7 @@ fn a_case_comparison_is_judged_and_reported_in_every_format() {
         r#"sequence = ["this"]"#,
     );
     let (_, dir, _tmp) = run_expecting(&one, 0);
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let report = report_oracle::checked_report(&dir);
     assert!(
         report.contains("UNREPLICATED") && report.contains("no boot-level CI (ν = 0), booted once"),
         "{report}"
@@ -1247,7 +1248,7 @@ metric = { number = true, unit = "n", better = "lower" }
 #[test]
 fn the_report_names_the_machine_as_read_back() {
     let (_, dir, _tmp) = run_expecting(ONE_CONSTANT_POINT, 0);
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
+    let report = report_oracle::checked_report(&dir);
     let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
     let model = cpuinfo

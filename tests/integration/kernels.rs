@@ -169,7 +169,7 @@ fn a_bound_release_is_proven_journaled_reported_and_kept_by_resume() {
         "{err}"
     );
 
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
+    let report = crate::support::report_oracle::checked_report(&dir);
     assert!(
         report.contains(&format!("bound by the command line (--kernel {option})")),
         "{report}"

@@ -193,7 +193,7 @@ fn calibrate_on_local_writes_a_run_to_run_profile_that_check_and_the_next_campai
         Event::Profile { sha256: Some(s), file: Some(f), .. }
             if *s == sha && Path::new(f) == bench.profile()
     )));
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let report = crate::support::report_oracle::checked_report(&dir);
     let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         flat.contains(&format!(
@@ -234,10 +234,7 @@ fn calibrate_on_local_writes_a_run_to_run_profile_that_check_and_the_next_campai
     let typed = dir.strip_prefix(bench.dir()).expect("under the bench");
     let out = aba(bench.dir(), &["report", typed.to_str().expect("utf-8")]);
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(
-        std::fs::read_to_string(dir.join("report.txt")).expect("report"),
-        report
-    );
+    assert_eq!(crate::support::report_oracle::checked_report(&dir), report);
     // And it can be judged without it.
     let out = aba(
         bench.dir(),
@@ -342,7 +339,7 @@ fn a_mismatched_profile_is_reported_and_not_used() {
     assert!(out.status.success(), "{}", text(&out));
     let dir = campaign_dir(&bench.dir().join("results"));
     assert!(!dir.join("profile.toml").exists());
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let report = crate::support::report_oracle::checked_report(&dir);
     let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         flat.contains("No noise profile: noise.toml (")
@@ -362,7 +359,7 @@ fn a_mismatched_profile_is_reported_and_not_used() {
     assert!(out.status.success(), "{}", text(&out));
     let dir = campaign_dir(&bench.dir().join("other"));
     assert!(dir.join("profile.toml").is_file(), "chosen statically");
-    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let report = crate::support::report_oracle::checked_report(&dir);
     let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         flat.contains("Noise profile noise.toml (")

@@ -106,7 +106,8 @@ fn verdict_lines<'a>(analysis: &'a Analysis, series: &Series) -> Vec<&'a Verdict
 /// (`child is 39.77% slower than the parent midpoint (SIGNAL; boot-level 95% CI […]
 /// excludes 0)`), wrapped to the figure's width.
 fn heading(analysis: &Analysis, series: &Series) -> Vec<String> {
-    let unit = display_scale(analysis, &series.unit).unit;
+    let scale = display_scale(analysis, &series.unit);
+    let unit = scale.unit.clone();
     let mut lines = vec![if unit.is_empty() {
         series.label.clone()
     } else {
@@ -115,7 +116,7 @@ fn heading(analysis: &Analysis, series: &Series) -> Vec<String> {
     let reference = baseline_reference(analysis);
     let shared = analysis.audit.shared_boot.is_some();
     for line in verdict_lines(analysis, series) {
-        let text = headline(line, &reference, shared, true);
+        let text = headline(line, &scale, &reference, shared, true);
         lines.extend(wrap(&text, HEADING_CHARS, "").lines().map(str::to_owned));
     }
     if let Some(all) = &series.all {
