@@ -18,7 +18,10 @@ mod write;
 mod tests;
 
 pub use event::{AppendedPoint, Event, Facts, LookComparison, ReservationAction, SavedValue};
-pub use history::{CampaignState, PendingRestore, PointState, ProvenBoot};
+pub use history::{
+    At, AttemptHistory, Boot, CampaignState, End, History, PendingRestore, PointState, ProvenBoot,
+    RunRemark, Step,
+};
 pub use limits::{Limits, ScopedLimits};
 pub use read::{
     Journal, JournalError, RECORD_BYTES, RunRecord, ValuePairs, first_line_of, recorded_kernels,
