@@ -23,7 +23,7 @@ use thiserror::Error;
 use crate::{
     recipe::{Recipe, resolved::point_labels},
     results::{
-        journal::{AppendedPoint, Event, JournalError, RunRecord, visit_runs_from},
+        journal::{AppendedPoint, End, Event, History, JournalError, RunRecord, visit_runs_from},
         row_chain::{Link, RowChain, parse_link},
         samples::{Phase, Row, SampleTable, SamplesError, Status, Sym, open_complete},
     },
@@ -465,12 +465,9 @@ impl Checker<'_> {
             self.attempts.insert(key, Attempt::new(Outcome::Done));
             self.appended(appended);
         }
-        for event in events {
-            if let Event::Look { appended, .. } = event {
-                self.appended(appended);
-            }
-        }
-        self.attempts_from(events);
+        let history = History::of(events);
+        self.appended(&history.campaign.appended);
+        self.attempts_from(&history);
         self.runs_of_started_attempts();
         for row in &self.table.rows {
             self.row(row);
@@ -584,42 +581,31 @@ impl<'a> Checker<'a> {
         self.found.differences.push(difference);
     }
 
-    /// Attempts and their outcomes, from the non-sample records.
-    fn attempts_from(&mut self, events: &[Event]) {
-        for event in events {
-            match event {
-                Event::PointStarted { point, attempt, .. } => {
-                    let key = (self.sym(point), *attempt);
-                    self.attempts
-                        .entry(key)
-                        .or_insert_with(|| Attempt::new(Outcome::Open));
-                }
-                Event::BootProven {
-                    point,
-                    attempt,
-                    boot_id,
-                    release,
-                    ..
-                } => {
-                    let key = (self.sym(point), *attempt);
-                    if let Some(a) = self.attempts.get_mut(&key) {
-                        a.boot = Some((release.clone(), boot_id.clone()));
-                    }
-                }
-                Event::PointDone { point, attempt, .. } => {
-                    let key = (self.sym(point), *attempt);
-                    if let Some(a) = self.attempts.get_mut(&key) {
-                        a.outcome = Outcome::Done;
-                    }
-                }
-                Event::PointFailed { point, attempt, .. }
-                | Event::PointDiscarded { point, attempt, .. } => {
-                    let key = (self.sym(point), *attempt);
-                    if let Some(a) = self.attempts.get_mut(&key) {
-                        a.outcome = Outcome::NotCounted;
-                    }
-                }
-                _ => {}
+    /// Attempts and their outcomes, from the non-sample records: an attempt counts from its
+    /// first start on (the attempt checked as done, from the first record read), and only
+    /// what came after that is its boot and its end.
+    fn attempts_from(&mut self, history: &History) {
+        for h in &history.attempts {
+            let key = (self.sym(&h.point), h.attempt);
+            let since = if self.attempts.contains_key(&key) {
+                None
+            } else if let Some(&start) = h.starts.first() {
+                Some(start)
+            } else {
+                continue;
+            };
+            let (boot, end) = h.after(since);
+            let a = self
+                .attempts
+                .entry(key)
+                .or_insert_with(|| Attempt::new(Outcome::Open));
+            if let Some(boot) = boot {
+                a.boot = Some((boot.release.clone(), boot.boot_id.clone()));
+            }
+            match end {
+                Some(End::Done { .. }) => a.outcome = Outcome::Done,
+                Some(End::Failed { .. } | End::Discarded) => a.outcome = Outcome::NotCounted,
+                None => {}
             }
         }
     }
