@@ -304,7 +304,10 @@ mod tests {
     use crate::{
         analysis::model::AttemptOutcome,
         results::{
-            journal::{Event, Journal},
+            journal::{
+                Event, Journal,
+                testkit::{done, proven},
+            },
             samples::{HEADER, SampleTable},
         },
     };
@@ -319,30 +322,6 @@ mod tests {
                 kernel: l.split('-').next().expect("label").to_owned(),
             })
             .collect()
-    }
-
-    fn proven(point: &str, attempt: u32, boot: &str) -> Event {
-        Event::BootProven {
-            point: point.into(),
-            attempt,
-            boot_id: boot.into(),
-            release: "6.1".into(),
-            cmdline: "quiet".into(),
-            switch_s: 0.0,
-            login_s: 0.0,
-            proof_s: None,
-            proven_at: None,
-        }
-    }
-
-    fn done(point: &str, attempt: u32) -> Event {
-        Event::PointDone {
-            point: point.into(),
-            attempt,
-            dmesg_warnings: 0,
-            failed_units: vec![],
-            time: "t".into(),
-        }
     }
 
     #[test]

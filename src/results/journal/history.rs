@@ -25,6 +25,44 @@ impl Journal {
         self.history().campaign
     }
 
+    /// The campaign record.
+    pub fn header(&self) -> Option<&Event> {
+        self.events.first()
+    }
+
+    /// The kernels recorded when the campaign started; `None` for a campaign nothing bound,
+    /// or written by an aba older than bindings: the recipe's kernels, as written.
+    pub fn kernels(&self) -> Option<&[crate::kernel::binding::BoundKernel]> {
+        self.events.iter().find_map(|e| match e {
+            Event::Kernels { kernels } => Some(kernels.as_slice()),
+            _ => None,
+        })
+    }
+
+    /// The parameter values recorded when the campaign started; `None` for a recipe without
+    /// `[params]`, or a journal older than them.
+    pub fn params(&self) -> Option<&[crate::recipe::params::BoundParam]> {
+        self.events.iter().find_map(|e| match e {
+            Event::Params { params } => Some(params.as_slice()),
+            _ => None,
+        })
+    }
+
+    /// The SHA-256 the recipe copy must have now: the last amendment's, else the header's.
+    pub fn recipe_sha256(&self) -> Option<&str> {
+        self.events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::Amended { sha256, .. } => Some(sha256.as_str()),
+                _ => None,
+            })
+            .or_else(|| match self.header() {
+                Some(Event::Campaign { recipe_sha256, .. }) => Some(recipe_sha256.as_str()),
+                _ => None,
+            })
+    }
+
     /// Replays the records once into everything the readers of a campaign ask of them.
     pub fn history(&self) -> History {
         History::of(&self.events)
@@ -594,29 +632,10 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::{End, History, Step};
-    use crate::results::journal::Event;
-
-    fn started(point: &str, attempt: u32) -> Event {
-        Event::PointStarted {
-            point: point.into(),
-            attempt,
-            time: "t".into(),
-        }
-    }
-
-    fn proven(point: &str, attempt: u32, boot: &str) -> Event {
-        Event::BootProven {
-            point: point.into(),
-            attempt,
-            boot_id: boot.into(),
-            release: "6.1".into(),
-            cmdline: "quiet".into(),
-            switch_s: 0.0,
-            login_s: 0.0,
-            proof_s: None,
-            proven_at: None,
-        }
-    }
+    use crate::results::journal::{
+        Event,
+        testkit::{proven, started},
+    };
 
     fn header(points: &[&str]) -> Event {
         Event::Campaign {

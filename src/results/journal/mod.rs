@@ -15,6 +15,8 @@ mod read;
 mod write;
 
 #[cfg(test)]
+pub(crate) mod testkit;
+#[cfg(test)]
 mod tests;
 
 pub use event::{AppendedPoint, Event, Facts, LookComparison, ReservationAction, SavedValue};

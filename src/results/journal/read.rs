@@ -138,44 +138,6 @@ impl Journal {
             }),
         }
     }
-
-    /// The campaign record.
-    pub fn header(&self) -> Option<&Event> {
-        self.events.first()
-    }
-
-    /// The kernels recorded when the campaign started; `None` for a campaign nothing bound,
-    /// or written by an aba older than bindings: the recipe's kernels, as written.
-    pub fn kernels(&self) -> Option<&[crate::kernel::binding::BoundKernel]> {
-        self.events.iter().find_map(|e| match e {
-            Event::Kernels { kernels } => Some(kernels.as_slice()),
-            _ => None,
-        })
-    }
-
-    /// The parameter values recorded when the campaign started; `None` for a recipe without
-    /// `[params]`, or a journal older than them.
-    pub fn params(&self) -> Option<&[crate::recipe::params::BoundParam]> {
-        self.events.iter().find_map(|e| match e {
-            Event::Params { params } => Some(params.as_slice()),
-            _ => None,
-        })
-    }
-
-    /// The SHA-256 the recipe copy must have now: the last amendment's, else the header's.
-    pub fn recipe_sha256(&self) -> Option<&str> {
-        self.events
-            .iter()
-            .rev()
-            .find_map(|e| match e {
-                Event::Amended { sha256, .. } => Some(sha256.as_str()),
-                _ => None,
-            })
-            .or_else(|| match self.header() {
-                Some(Event::Campaign { recipe_sha256, .. }) => Some(recipe_sha256.as_str()),
-                _ => None,
-            })
-    }
 }
 
 /// Calls `f` with every complete record from byte `offset` on, in order, without keeping them:
