@@ -311,7 +311,17 @@ impl History {
             } => {
                 let a = self.attempt_mut(point, *attempt);
                 a.step = Some((at, Step::Run(*phase)));
-                a.last_run = Some((at, (workload.clone(), case.clone(), *index)));
+                // Reuses the strings' buffers: a journal of a million runs is replayed
+                // without a million copies of their names.
+                match &mut a.last_run {
+                    Some((last_at, (last_workload, last_case, last_index))) => {
+                        *last_at = at;
+                        last_workload.clone_from(workload);
+                        last_case.clone_from(case);
+                        *last_index = *index;
+                    }
+                    None => a.last_run = Some((at, (workload.clone(), case.clone(), *index))),
+                }
                 let remarkable = *status == Status::Failed
                     || *retry > 0
                     || !leftovers.is_empty()
@@ -699,6 +709,38 @@ mod tests {
         let a = h.campaign.point("a").expect("planned");
         assert_eq!((a.attempts, a.open, a.failures.len()), (2, Some(2), 1));
         assert!(h.attempt("b", 1).is_none());
+    }
+
+    /// The last run of an attempt is the last one recorded, whichever workload it was.
+    #[test]
+    fn the_last_run_is_the_last_recorded() {
+        let run = |at_workload: &str, phase, index| Event::Sample {
+            point: "a".into(),
+            attempt: 1,
+            workload: at_workload.into(),
+            case: String::new(),
+            phase,
+            index,
+            retry: 0,
+            status: crate::results::samples::Status::Ok,
+            elapsed_s: 1.0,
+            error: None,
+            raw: None,
+            leftovers: Vec::new(),
+            dropped_bytes: None,
+            values: None,
+            rows_sha256: None,
+        };
+        use crate::results::samples::Phase;
+        let h = History::of(&[
+            started("a", 1),
+            run("long-name", Phase::Warmup, 1),
+            run("w", Phase::Sample, 2),
+        ]);
+        let a = h.attempt("a", 1).expect("named");
+        assert_eq!(a.last_run, Some((2, ("w".to_owned(), String::new(), 2))));
+        assert_eq!(a.step, Some((2, Step::Run(Phase::Sample))));
+        assert!(a.remarkable_runs.is_empty());
     }
 
     /// The open attempt of each point is set aside with the rows counted for it.
