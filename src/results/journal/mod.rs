@@ -4,9 +4,10 @@
 //! A runner killed mid-write leaves at most one partial last line; readers skip it (and say so)
 //! and writers cut it off before appending, so the journal always stays parseable.
 //!
-//! One concern per file: [`event`] the records, [`limits`] the verdict limits a header records,
-//! [`read`] reading them back (every limit and error an untrusted journal meets), [`write`]
-//! appending them, and [`history`] the one replay every reader of a campaign's state uses.
+//! One concern per file: `event.rs` the records, `limits.rs` the verdict limits a header
+//! records, `read.rs` reading them back (every limit and error an untrusted journal meets),
+//! `write.rs` appending them, and `history.rs` the one replay ([`History`]) every reader of a
+//! campaign's state uses.
 
 mod event;
 mod history;
