@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::{
     analysis::model::{AttemptAudit, AttemptOutcome, Audit, RejectedRow, RunIssue, SharedBoot},
     results::{
-        journal::{Event, Journal},
+        journal::{End, History, Journal},
         samples::{Phase, SampleTable, Status, Sym},
     },
 };
@@ -45,11 +45,9 @@ pub struct AuditInput<'a> {
 /// Builds the audit.
 #[must_use]
 pub fn audit(input: &AuditInput<'_>) -> Audit {
+    let history = input.journal.history();
     let mut book = Book::new(input.plan);
-    let mut warnings = Vec::new();
-    for event in &input.journal.events {
-        book.apply(event, &mut warnings);
-    }
+    book.record(&history);
     book.count_rows(input.table);
     let mut attempts: Vec<AttemptAudit> = book.attempts.into_values().collect();
     for a in &mut attempts {
@@ -94,11 +92,11 @@ pub fn audit(input: &AuditInput<'_>) -> Audit {
                 reason: reason.clone(),
             })
             .collect(),
-        warnings,
+        warnings: history.warnings,
         duplicate_rows: input.duplicate_rows,
         journal_truncated: input.journal.truncated_tail,
         samples_truncated: input.table.truncated_tail,
-        base_cmdline: input.journal.state().base_cmdline,
+        base_cmdline: history.campaign.base_cmdline,
         attempts,
     }
 }
@@ -121,8 +119,6 @@ fn shared_boot(attempts: &[AttemptAudit]) -> Option<SharedBoot> {
 struct Book<'a> {
     plan: HashMap<&'a str, &'a PlannedPoint>,
     attempts: BTreeMap<(String, u32), AttemptAudit>,
-    /// Latest attempt per point, for warnings that name only the point.
-    latest: HashMap<String, u32>,
 }
 
 impl<'a> Book<'a> {
@@ -130,14 +126,11 @@ impl<'a> Book<'a> {
         Book {
             plan: plan.iter().map(|p| (p.label.as_str(), p)).collect(),
             attempts: BTreeMap::new(),
-            latest: HashMap::new(),
         }
     }
 
     fn entry(&mut self, point: &str, attempt: u32) -> &mut AttemptAudit {
         let planned = self.plan.get(point);
-        let latest = self.latest.entry(point.to_owned()).or_insert(attempt);
-        *latest = (*latest).max(attempt);
         self.attempts
             .entry((point.to_owned(), attempt))
             .or_insert_with(|| AttemptAudit {
@@ -172,138 +165,83 @@ impl<'a> Book<'a> {
             })
     }
 
-    fn apply(&mut self, event: &Event, campaign_warnings: &mut Vec<String>) {
-        match event {
-            Event::PointStarted { point, attempt, .. } => {
-                self.entry(point, *attempt);
+    /// What the journal's replay says of every attempt it names.
+    fn record(&mut self, history: &History) {
+        for h in &history.attempts {
+            let a = self.entry(&h.point, h.attempt);
+            if let Some(boot) = h.boot() {
+                a.boot_id = Some(boot.boot_id.clone());
+                a.release = Some(boot.release.clone());
+                a.cmdline = Some(boot.cmdline.clone());
+                a.switch_s = Some(boot.switch_s);
+                a.login_s = Some(boot.login_s);
             }
-            Event::BootProven {
-                point,
-                attempt,
-                boot_id,
-                release,
-                cmdline,
-                switch_s,
-                login_s,
-                ..
-            } => {
-                let a = self.entry(point, *attempt);
-                a.boot_id = Some(boot_id.clone());
-                a.release = Some(release.clone());
-                a.cmdline = Some(cmdline.clone());
-                a.switch_s = Some(*switch_s);
-                a.login_s = Some(*login_s);
-            }
-            Event::BuildProven {
-                point,
-                attempt,
-                proof,
-            } => {
-                self.entry(point, *attempt).build = Some(proof.clone());
-            }
-            Event::Tuned {
-                point,
-                attempt,
-                settings,
-                skipped,
-            } => {
-                let a = self.entry(point, *attempt);
+            a.build.clone_from(&h.build);
+            if let Some((settings, skipped)) = &h.tuning {
                 a.tuning.clone_from(settings);
                 a.skipped_knobs.clone_from(skipped);
             }
-            Event::Sample {
-                point,
-                attempt,
-                workload,
-                case,
-                phase,
-                index,
-                retry,
-                status,
-                error,
-                raw,
-                leftovers,
-                dropped_bytes,
-                ..
-            } => {
+            for r in &h.remarkable_runs {
                 let run = format!(
-                    "{workload}{} {phase} {index}",
-                    if case.is_empty() {
+                    "{}{} {} {}",
+                    r.workload,
+                    if r.case.is_empty() {
                         String::new()
                     } else {
-                        format!("[{case}]")
-                    }
+                        format!("[{}]", r.case)
+                    },
+                    r.phase,
+                    r.index
                 );
-                let a = self.entry(point, *attempt);
                 a.left_behind
-                    .extend(leftovers.iter().map(|p| format!("{run}: {p}")));
-                if let Some(n) = dropped_bytes {
+                    .extend(r.leftovers.iter().map(|p| format!("{run}: {p}")));
+                if let Some(n) = r.dropped_bytes {
                     a.output_cut.push(format!("{run}: {n} bytes dropped"));
                 }
                 let issue = RunIssue {
-                    workload: workload.clone(),
-                    case: case.clone(),
-                    phase: phase.as_str().to_owned(),
-                    index: *index,
-                    retry: *retry,
-                    error: error.clone(),
-                    raw: raw.clone(),
+                    workload: r.workload.clone(),
+                    case: r.case.clone(),
+                    phase: r.phase.as_str().to_owned(),
+                    index: r.index,
+                    retry: r.retry,
+                    error: r.error.clone(),
+                    raw: r.raw.clone(),
                 };
-                let a = self.entry(point, *attempt);
-                if *status == Status::Failed {
+                if r.status == Status::Failed {
                     a.failed_runs.push(issue);
-                } else if *retry > 0 {
+                } else if r.retry > 0 {
                     a.retried_runs.push(issue);
                 }
             }
-            Event::ConnectionLost {
-                point,
-                attempt,
-                reason,
-                same_boot,
-            } => {
-                let after = match same_boot {
-                    Some(true) => "same boot after reconnecting",
-                    Some(false) => "a different boot after reconnecting",
-                    None => "could not reconnect",
-                };
-                self.entry(point, *attempt)
-                    .connection_lost
-                    .push(format!("{reason} ({after})"));
-            }
-            Event::PointDone {
-                point,
-                attempt,
-                dmesg_warnings,
-                failed_units,
-                ..
-            } => {
-                let a = self.entry(point, *attempt);
-                a.outcome = AttemptOutcome::Done;
-                a.dmesg_warnings = Some(*dmesg_warnings);
-                a.failed_units.clone_from(failed_units);
-            }
-            Event::PointFailed {
-                point,
-                attempt,
-                reason,
-                ..
-            } => {
-                let a = self.entry(point, *attempt);
-                a.outcome = AttemptOutcome::Failed;
-                a.reason = Some(reason.clone());
-            }
-            Event::PointDiscarded { point, attempt, .. } => {
-                self.entry(point, *attempt).outcome = AttemptOutcome::Discarded;
-            }
-            Event::Warning { point, text } => match point {
-                Some(p) => {
-                    let attempt = self.latest.get(p).copied().unwrap_or(1);
-                    self.entry(p, attempt).warnings.push(text.clone());
+            a.connection_lost
+                .extend(h.connection_lost.iter().map(|(reason, same_boot)| {
+                    let after = match same_boot {
+                        Some(true) => "same boot after reconnecting",
+                        Some(false) => "a different boot after reconnecting",
+                        None => "could not reconnect",
+                    };
+                    format!("{reason} ({after})")
+                }));
+            // The last end decides; a failure's reason and a done's remarks stay with the
+            // attempt whichever came last.
+            for (_, end) in &h.ends {
+                match end {
+                    End::Done {
+                        dmesg_warnings,
+                        failed_units,
+                    } => {
+                        a.outcome = AttemptOutcome::Done;
+                        a.dmesg_warnings = Some(*dmesg_warnings);
+                        a.failed_units.clone_from(failed_units);
+                    }
+                    End::Failed { reason } => {
+                        a.outcome = AttemptOutcome::Failed;
+                        a.reason = Some(reason.clone());
+                    }
+                    End::Discarded => a.outcome = AttemptOutcome::Discarded,
                 }
-                None => campaign_warnings.push(text.clone()),
-            },
-            _ => {}
+            }
+            a.warnings.clone_from(&h.warnings);
         }
     }
 
@@ -366,7 +304,10 @@ mod tests {
     use crate::{
         analysis::model::AttemptOutcome,
         results::{
-            journal::{Event, Journal},
+            journal::{
+                Event, Journal,
+                testkit::{done, proven},
+            },
             samples::{HEADER, SampleTable},
         },
     };
@@ -381,30 +322,6 @@ mod tests {
                 kernel: l.split('-').next().expect("label").to_owned(),
             })
             .collect()
-    }
-
-    fn proven(point: &str, attempt: u32, boot: &str) -> Event {
-        Event::BootProven {
-            point: point.into(),
-            attempt,
-            boot_id: boot.into(),
-            release: "6.1".into(),
-            cmdline: "quiet".into(),
-            switch_s: 0.0,
-            login_s: 0.0,
-            proof_s: None,
-            proven_at: None,
-        }
-    }
-
-    fn done(point: &str, attempt: u32) -> Event {
-        Event::PointDone {
-            point: point.into(),
-            attempt,
-            dmesg_warnings: 0,
-            failed_units: vec![],
-            time: "t".into(),
-        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::{
     json::{FORMAT, Kind},
     results::{
-        journal::{CampaignState, Event, Journal, PointState},
+        journal::{CampaignState, Event, Journal, PointState, Step},
         samples::{Phase, SampleTable, Status},
     },
 };
@@ -31,7 +31,7 @@ pub struct StatusDoc<'a> {
     /// Points planned.
     pub total: usize,
     /// The step the open attempt last reached; `null` when no attempt is open.
-    pub current: Option<CurrentStep<'a>>,
+    pub current: Option<CurrentStep>,
     /// Estimated seconds left: the plan's estimate (as `aba check` prints it) for the points
     /// not done; `null` when the recipe copy or the target cannot be read here.
     pub eta_s: Option<f64>,
@@ -107,17 +107,17 @@ pub struct Failure<'a> {
 
 /// The step an open attempt last journaled.
 #[derive(Debug, Serialize)]
-pub struct CurrentStep<'a> {
+pub struct CurrentStep {
     /// Point label.
-    pub point: &'a str,
+    pub point: String,
     /// Attempt.
     pub attempt: u32,
     /// `started`, `switching`, `booted` (boot proven), `tuned`, `warmup` or `sample`.
     pub phase: StepPhase,
     /// The workload of the last run (`warmup`, `sample`); `null` before the first run.
-    pub workload: Option<&'a str>,
+    pub workload: Option<String>,
     /// Its case (empty without a matrix).
-    pub case: Option<&'a str>,
+    pub case: Option<String>,
     /// The last run's 1-based index within its phase.
     pub index: Option<u32>,
 }
@@ -257,67 +257,32 @@ impl<'a> PointJson<'a> {
     }
 }
 
-/// The last step of the attempt that started last, unless it ended (done, failed, discarded).
-fn current_step(journal: &Journal) -> Option<CurrentStep<'_>> {
-    let mut current: Option<CurrentStep<'_>> = None;
-    let is_current = |c: &Option<CurrentStep<'_>>, point: &str, attempt: u32| {
-        c.as_ref()
-            .is_some_and(|c| c.point == point && c.attempt == attempt)
-    };
-    for event in &journal.events {
-        let (point, attempt, phase, run) = match event {
-            Event::PointStarted { point, attempt, .. } => {
-                current = Some(CurrentStep {
-                    point,
-                    attempt: *attempt,
-                    phase: StepPhase::Started,
-                    workload: None,
-                    case: None,
-                    index: None,
-                });
-                continue;
-            }
-            Event::PointDone { point, attempt, .. }
-            | Event::PointFailed { point, attempt, .. }
-            | Event::PointDiscarded { point, attempt, .. } => {
-                if is_current(&current, point, *attempt) {
-                    current = None;
-                }
-                continue;
-            }
-            Event::Switching { point, attempt, .. } => {
-                (point, *attempt, StepPhase::Switching, None)
-            }
-            Event::BootProven { point, attempt, .. } => (point, *attempt, StepPhase::Booted, None),
-            Event::Tuned { point, attempt, .. } => (point, *attempt, StepPhase::Tuned, None),
-            Event::Sample {
-                point,
-                attempt,
-                workload,
-                case,
-                phase,
-                index,
-                ..
-            } => {
-                let step = match phase {
-                    Phase::Warmup => StepPhase::Warmup,
-                    Phase::Sample => StepPhase::Sample,
-                };
-                (point, *attempt, step, Some((workload, case, *index)))
-            }
-            _ => continue,
-        };
-        if !is_current(&current, point, attempt) {
-            continue;
-        }
-        if let Some(c) = current.as_mut() {
-            c.phase = phase;
-            if let Some((workload, case, index)) = run {
-                c.workload = Some(workload);
-                c.case = Some(case);
-                c.index = Some(index);
-            }
-        }
+/// The last step of the attempt that started last, unless it ended (done, failed, discarded)
+/// since.
+fn current_step(journal: &Journal) -> Option<CurrentStep> {
+    let history = journal.history();
+    let a = history.attempts.get(history.last_started?)?;
+    let start = *a.starts.last()?;
+    if a.ends.iter().any(|(at, _)| *at > start) {
+        return None;
     }
-    current
+    let phase = match a.step {
+        Some((at, step)) if at > start => match step {
+            Step::Switching => StepPhase::Switching,
+            Step::Booted => StepPhase::Booted,
+            Step::Tuned => StepPhase::Tuned,
+            Step::Run(Phase::Warmup) => StepPhase::Warmup,
+            Step::Run(Phase::Sample) => StepPhase::Sample,
+        },
+        _ => StepPhase::Started,
+    };
+    let run = a.last_run.as_ref().filter(|(at, _)| *at > start);
+    Some(CurrentStep {
+        point: a.point.clone(),
+        attempt: a.attempt,
+        phase,
+        workload: run.map(|(_, (workload, _, _))| workload.clone()),
+        case: run.map(|(_, (_, case, _))| case.clone()),
+        index: run.map(|(_, (_, _, index))| *index),
+    })
 }

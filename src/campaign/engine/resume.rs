@@ -148,17 +148,8 @@ fn discard_open_attempts(
     } else {
         BTreeMap::new()
     };
-    for point in &state.points {
-        if let Some(attempt) = point.open {
-            journal.append(&Event::PointDiscarded {
-                point: point.label.to_string(),
-                attempt,
-                rows: rows
-                    .get(&(point.label.to_string(), attempt))
-                    .copied()
-                    .unwrap_or(0),
-            })?;
-        }
+    for discard in state.discards(&rows) {
+        journal.append(&discard)?;
     }
     Ok(())
 }

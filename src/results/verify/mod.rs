@@ -12,9 +12,14 @@
 //! The check streams the journal and keeps one small key per run and per row, so it stays
 //! linear in the size of the files.
 
+mod difference;
+#[cfg(test)]
+mod tests;
+
+pub use difference::{Difference, Verification};
+
 use std::{
     collections::{BTreeMap, HashMap},
-    fmt,
     path::Path,
 };
 
@@ -23,14 +28,12 @@ use thiserror::Error;
 use crate::{
     recipe::{Recipe, resolved::point_labels},
     results::{
-        journal::{AppendedPoint, Event, JournalError, RunRecord, visit_runs_from},
+        journal::{AppendedPoint, End, Event, History, JournalError, RunRecord, visit_runs_from},
         row_chain::{Link, RowChain, parse_link},
         samples::{Phase, Row, SampleTable, SamplesError, Status, Sym, open_complete},
     },
 };
-
-/// How many differences are listed one by one; the rest are counted.
-const LISTED: usize = 20;
+use difference::{index_list, run_name};
 
 /// Why the check could not be made at all.
 #[derive(Debug, Error)]
@@ -41,249 +44,6 @@ pub enum VerifyError {
     /// `samples.csv` could not be read.
     #[error(transparent)]
     Samples(#[from] SamplesError),
-}
-
-/// One difference between the journal and `samples.csv`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Difference {
-    /// A journaled run lacks the row of one of its metrics.
-    MissingRow {
-        /// Which run.
-        run: String,
-        /// The metric without a row.
-        metric: String,
-    },
-    /// A run's metric has more than one row.
-    DuplicateRow {
-        /// Which run.
-        run: String,
-        /// The metric.
-        metric: String,
-        /// How many rows.
-        rows: u32,
-    },
-    /// A row that no journaled run accounts for.
-    RowWithoutRun {
-        /// Line in samples.csv.
-        line: u64,
-        /// Which run the row claims to be.
-        run: String,
-    },
-    /// A run journaled twice.
-    RunJournaledTwice {
-        /// Which run.
-        run: String,
-    },
-    /// A journaled run of an attempt that was never started.
-    RunWithoutAttempt {
-        /// Which run.
-        run: String,
-    },
-    /// A row whose status is not what the journal recorded for its run.
-    StatusDiffers {
-        /// Line in samples.csv.
-        line: u64,
-        /// Which run.
-        run: String,
-        /// The row's status.
-        row: String,
-        /// The journal's.
-        journal: String,
-    },
-    /// A row whose metric the workload does not have, or whose workload the recipe lacks.
-    UnknownSeries {
-        /// Line in samples.csv.
-        line: u64,
-        /// What the row names.
-        what: String,
-    },
-    /// A row whose kernel or order is not its point's.
-    WrongPoint {
-        /// Line in samples.csv.
-        line: u64,
-        /// What differs.
-        what: String,
-    },
-    /// A valid row whose release or boot_id is not the one its attempt proved.
-    WrongBoot {
-        /// Line in samples.csv.
-        line: u64,
-        /// Point and attempt.
-        attempt: String,
-        /// What the row says.
-        row: String,
-        /// What the proof said.
-        proven: String,
-    },
-    /// A finished point without exactly its warm-ups and samples for a case and metric.
-    WrongCount {
-        /// Point and attempt.
-        attempt: String,
-        /// Series and phase.
-        series: String,
-        /// Valid rows found, by index.
-        found: String,
-        /// How many there must be.
-        expected: u32,
-    },
-    /// A finished point whose proof is missing.
-    Unproven {
-        /// Point and attempt.
-        attempt: String,
-    },
-    /// A row whose value is not the one journaled with its run.
-    ValueDiffers {
-        /// Line in samples.csv.
-        line: u64,
-        /// Which run.
-        run: String,
-        /// The metric.
-        metric: String,
-        /// The row's value (empty: none).
-        row: String,
-        /// The journal's.
-        journal: String,
-    },
-    /// The hash chain of samples.csv's rows up to a run's last row is not the one journaled
-    /// with the run: bytes in or before its rows were edited, added or removed.
-    ChainDiffers {
-        /// First line the difference can lie on (after the last run whose chain agreed).
-        from: u64,
-        /// The run's last row.
-        line: u64,
-        /// Which run.
-        run: String,
-    },
-}
-
-impl fmt::Display for Difference {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Difference::MissingRow { run, metric } => write!(
-                f,
-                "the journal records run {run}, but samples.csv has no row for its metric `{metric}`"
-            ),
-            Difference::DuplicateRow { run, metric, rows } => {
-                write!(
-                    f,
-                    "run {run} has {rows} rows for metric `{metric}`; one expected"
-                )
-            }
-            Difference::RowWithoutRun { line, run } => write!(
-                f,
-                "samples.csv line {line} ({run}) belongs to no run in the journal"
-            ),
-            Difference::RunJournaledTwice { run } => write!(f, "run {run} is journaled twice"),
-            Difference::RunWithoutAttempt { run } => write!(
-                f,
-                "run {run} is journaled but its point attempt never started"
-            ),
-            Difference::StatusDiffers {
-                line,
-                run,
-                row,
-                journal,
-            } => write!(
-                f,
-                "samples.csv line {line} ({run}) says `{row}`, the journal says `{journal}`"
-            ),
-            Difference::UnknownSeries { line, what } => {
-                write!(f, "samples.csv line {line}: {what}")
-            }
-            Difference::WrongPoint { line, what } => write!(f, "samples.csv line {line}: {what}"),
-            Difference::WrongBoot {
-                line,
-                attempt,
-                row,
-                proven,
-            } => write!(
-                f,
-                "samples.csv line {line} ({attempt}) is labelled {row}, but the attempt proved {proven}"
-            ),
-            Difference::WrongCount {
-                attempt,
-                series,
-                found,
-                expected,
-            } => write!(
-                f,
-                "{attempt} is done, but {series} has valid rows {found}; exactly {expected} expected (indices 1..={expected}, once each)"
-            ),
-            Difference::ValueDiffers {
-                line,
-                run,
-                metric,
-                row,
-                journal,
-            } => write!(
-                f,
-                "samples.csv line {line} ({run}) has `{metric}` = {}, the journal recorded {}",
-                value_text(row),
-                value_text(journal)
-            ),
-            Difference::ChainDiffers { from, line, run } => write!(
-                f,
-                "samples.csv lines {from}-{line} are not the bytes journaled with run {run} (the hash chain of its rows differs): a row was edited, added or removed there"
-            ),
-            Difference::Unproven { attempt } => {
-                write!(
-                    f,
-                    "{attempt} is done, but the journal holds no proof of its boot"
-                )
-            }
-        }
-    }
-}
-
-/// A value as a difference names it: the number, or `no value`.
-fn value_text(value: &str) -> String {
-    if value.is_empty() {
-        "no value".to_owned()
-    } else {
-        value.to_owned()
-    }
-}
-
-/// What the check found.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Verification {
-    /// Every difference, in the order found.
-    pub differences: Vec<Difference>,
-    /// Journaled runs checked.
-    pub runs: u64,
-    /// Rows checked.
-    pub rows: u64,
-    /// Rows of an unfinished attempt written just before the runner was killed, before their
-    /// journal record: expected after a kill, never counted.
-    pub unjournaled_tail_rows: u64,
-    /// Journaled runs without their values and row hashes (written by an older aba): their
-    /// rows are checked as to which run they belong to, not value by value.
-    pub runs_without_values: u64,
-}
-
-impl Verification {
-    /// No difference.
-    pub fn is_clean(&self) -> bool {
-        self.differences.is_empty()
-    }
-
-    /// The differences as a list for a message: the first [`LISTED`] and a count of the rest.
-    pub fn describe(&self) -> String {
-        let mut text = self
-            .differences
-            .iter()
-            .take(LISTED)
-            .map(|d| format!("  - {d}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        if self.differences.len() > LISTED {
-            text.push_str(&format!(
-                "\n  … and {} more difference(s)",
-                self.differences.len() - LISTED
-            ));
-        }
-        text
-    }
 }
 
 /// What part of a campaign is checked.
@@ -465,12 +225,9 @@ impl Checker<'_> {
             self.attempts.insert(key, Attempt::new(Outcome::Done));
             self.appended(appended);
         }
-        for event in events {
-            if let Event::Look { appended, .. } = event {
-                self.appended(appended);
-            }
-        }
-        self.attempts_from(events);
+        let history = History::of(events);
+        self.appended(&history.campaign.appended);
+        self.attempts_from(&history);
         self.runs_of_started_attempts();
         for row in &self.table.rows {
             self.row(row);
@@ -584,42 +341,31 @@ impl<'a> Checker<'a> {
         self.found.differences.push(difference);
     }
 
-    /// Attempts and their outcomes, from the non-sample records.
-    fn attempts_from(&mut self, events: &[Event]) {
-        for event in events {
-            match event {
-                Event::PointStarted { point, attempt, .. } => {
-                    let key = (self.sym(point), *attempt);
-                    self.attempts
-                        .entry(key)
-                        .or_insert_with(|| Attempt::new(Outcome::Open));
-                }
-                Event::BootProven {
-                    point,
-                    attempt,
-                    boot_id,
-                    release,
-                    ..
-                } => {
-                    let key = (self.sym(point), *attempt);
-                    if let Some(a) = self.attempts.get_mut(&key) {
-                        a.boot = Some((release.clone(), boot_id.clone()));
-                    }
-                }
-                Event::PointDone { point, attempt, .. } => {
-                    let key = (self.sym(point), *attempt);
-                    if let Some(a) = self.attempts.get_mut(&key) {
-                        a.outcome = Outcome::Done;
-                    }
-                }
-                Event::PointFailed { point, attempt, .. }
-                | Event::PointDiscarded { point, attempt, .. } => {
-                    let key = (self.sym(point), *attempt);
-                    if let Some(a) = self.attempts.get_mut(&key) {
-                        a.outcome = Outcome::NotCounted;
-                    }
-                }
-                _ => {}
+    /// Attempts and their outcomes, from the non-sample records: an attempt counts from its
+    /// first start on (the attempt checked as done, from the first record read), and only
+    /// what came after that is its boot and its end.
+    fn attempts_from(&mut self, history: &History) {
+        for h in &history.attempts {
+            let key = (self.sym(&h.point), h.attempt);
+            let since = if self.attempts.contains_key(&key) {
+                None
+            } else if let Some(&start) = h.starts.first() {
+                Some(start)
+            } else {
+                continue;
+            };
+            let (boot, end) = h.after(since);
+            let a = self
+                .attempts
+                .entry(key)
+                .or_insert_with(|| Attempt::new(Outcome::Open));
+            if let Some(boot) = boot {
+                a.boot = Some((boot.release.clone(), boot.boot_id.clone()));
+            }
+            match end {
+                Some(End::Done { .. }) => a.outcome = Outcome::Done,
+                Some(End::Failed { .. } | End::Discarded) => a.outcome = Outcome::NotCounted,
+                None => {}
             }
         }
     }
@@ -1014,60 +760,6 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// `[1, 2, 3, 5]` as `1-3, 5` (or `none`).
-fn index_list(indices: &[u32]) -> String {
-    if indices.is_empty() {
-        return "none".to_owned();
-    }
-    let mut parts: Vec<String> = Vec::new();
-    let mut start = indices[0];
-    let mut prev = indices[0];
-    for &i in &indices[1..] {
-        if i == prev + 1 {
-            prev = i;
-            continue;
-        }
-        parts.push(range(start, prev));
-        start = i;
-        prev = i;
-    }
-    parts.push(range(start, prev));
-    parts.join(", ")
-}
-
-fn range(a: u32, b: u32) -> String {
-    if a == b {
-        a.to_string()
-    } else {
-        format!("{a}-{b}")
-    }
-}
-
-fn run_name(
-    point: &str,
-    attempt: u32,
-    workload: &str,
-    case: &str,
-    phase: Phase,
-    index: u32,
-    retry: u32,
-) -> String {
-    let case = if case.is_empty() {
-        String::new()
-    } else {
-        format!("[{case}]")
-    };
-    let retry = if retry == 0 {
-        String::new()
-    } else {
-        format!(" retry {retry}")
-    };
-    format!(
-        "`{point}` attempt {attempt} {workload}{case} {} {index}{retry}",
-        phase.as_str()
-    )
-}
-
 /// Rows per (point, attempt) in a table, for the journal's `point_discarded` record.
 pub fn rows_per_attempt(table: &SampleTable) -> BTreeMap<(String, u32), u64> {
     let mut counts: BTreeMap<(String, u32), u64> = BTreeMap::new();
@@ -1077,368 +769,4 @@ pub fn rows_per_attempt(table: &SampleTable) -> BTreeMap<(String, u32), u64> {
             .or_default() += 1;
     }
     counts
-}
-
-#[cfg(test)]
-mod tests {
-    use std::{fmt::Write as _, path::Path};
-
-    use super::{Difference, RowBytes, Scope, check};
-    use crate::{
-        recipe::parse,
-        results::{
-            journal::Event,
-            row_chain::RowChain,
-            samples::{HEADER, Phase, SampleTable, Status},
-        },
-    };
-
-    const RECIPE: &str = r#"
-version = 1
-name = "v"
-description = "verification"
-sequence = ["a", "b"]
-warmup = 1
-samples = 2
-[kernels.a]
-release = "ra"
-[kernels.b]
-release = "rb"
-[[workload]]
-name = "w"
-run = "x"
-metric = [
-    { name = "m", number = true, better = "lower" },
-]
-"#;
-
-    /// Journal records and CSV rows of a clean two-point campaign, each point done at
-    /// attempt 1 with one warm-up and two samples.
-    fn clean() -> (Vec<Event>, Vec<Event>, String) {
-        let mut events = Vec::new();
-        let mut runs = Vec::new();
-        let mut csv = format!("{}\n", HEADER.join(","));
-        for (order, (point, kernel)) in [("a", "a"), ("b", "b")].iter().enumerate() {
-            events.push(Event::PointStarted {
-                point: (*point).into(),
-                attempt: 1,
-                time: "t".into(),
-            });
-            events.push(Event::BootProven {
-                point: (*point).into(),
-                attempt: 1,
-                boot_id: format!("id-{point}"),
-                release: format!("r{kernel}"),
-                cmdline: String::new(),
-                switch_s: 0.0,
-                login_s: 0.0,
-                proof_s: None,
-                proven_at: None,
-            });
-            for (phase, index) in [(Phase::Warmup, 1), (Phase::Sample, 1), (Phase::Sample, 2)] {
-                runs.push(Event::Sample {
-                    point: (*point).into(),
-                    attempt: 1,
-                    workload: "w".into(),
-                    case: String::new(),
-                    phase,
-                    index,
-                    retry: 0,
-                    status: Status::Ok,
-                    elapsed_s: 0.1,
-                    error: None,
-                    raw: None,
-                    leftovers: Vec::new(),
-                    dropped_bytes: None,
-                    values: Some([("m".to_owned(), 1.5)].into()),
-                    rows_sha256: None,
-                });
-                let _ = writeln!(
-                    csv,
-                    "{point},{},1,{kernel},r{kernel},id-{point},w,,m,{phase},{index},0,ok,1.5,ns,t",
-                    order + 1
-                );
-            }
-            events.push(Event::PointDone {
-                point: (*point).into(),
-                attempt: 1,
-                dmesg_warnings: 0,
-                failed_units: vec![],
-                time: "t".into(),
-            });
-        }
-        // Each run has one row, on lines 2, 3, …: its link is the chain's after that line.
-        let mut links = Vec::new();
-        RowChain::default().feed(csv.as_bytes(), |_, link| links.push(hex::encode(link)));
-        for (run, link) in runs.iter_mut().zip(links.into_iter().skip(1)) {
-            if let Event::Sample { rows_sha256, .. } = run {
-                *rows_sha256 = Some(link);
-            }
-        }
-        (events, runs, csv)
-    }
-
-    /// `runs` without their values and row hashes, as an aba older than them journaled runs.
-    fn as_an_older_aba_journaled(mut runs: Vec<Event>) -> Vec<Event> {
-        for run in &mut runs {
-            if let Event::Sample {
-                values,
-                rows_sha256,
-                ..
-            } = run
-            {
-                *values = None;
-                *rows_sha256 = None;
-            }
-        }
-        runs
-    }
-
-    /// Issue 29 item 4: a value edited in samples.csv, a row added, a row removed are each
-    /// found, naming the line and the run; a journal without values checks as before.
-    #[test]
-    fn an_edited_added_or_removed_row_breaks_the_values_or_the_chain() {
-        let (events, runs, csv) = clean();
-        let edited = csv.replacen("w,,m,sample,1,0,ok,1.5,", "w,,m,sample,1,0,ok,999.0,", 1);
-        assert_eq!(
-            run(&events, &runs, &edited),
-            [
-                Difference::ValueDiffers {
-                    line: 3,
-                    run: "`a` attempt 1 w sample 1".into(),
-                    metric: "m".into(),
-                    row: "999".into(),
-                    journal: "1.5".into(),
-                },
-                Difference::ChainDiffers {
-                    from: 3,
-                    line: 3,
-                    run: "`a` attempt 1 w sample 1".into(),
-                },
-            ]
-        );
-        let said = run(&events, &runs, &edited)[0].to_string();
-        assert_eq!(
-            said,
-            "samples.csv line 3 (`a` attempt 1 w sample 1) has `m` = 999, the journal recorded 1.5"
-        );
-        // The same bytes in another spelling of the same number: only the chain sees it.
-        let respelled = csv.replacen("w,,m,sample,2,0,ok,1.5,", "w,,m,sample,2,0,ok,1.50,", 1);
-        assert_eq!(
-            run(&events, &runs, &respelled),
-            [Difference::ChainDiffers {
-                from: 4,
-                line: 4,
-                run: "`a` attempt 1 w sample 2".into(),
-            }]
-        );
-        // A row added in the middle (a duplicate of a warm-up) and a row removed.
-        let mut lines: Vec<&str> = csv.lines().collect();
-        let warmup = lines[1];
-        lines.insert(2, warmup);
-        let added = lines.join("\n") + "\n";
-        let found = run(&events, &runs, &added);
-        assert!(
-            found.contains(&Difference::ChainDiffers {
-                from: 2,
-                line: 3,
-                run: "`a` attempt 1 w warmup 1".into(),
-            }),
-            "{found:?}"
-        );
-        let mut lines: Vec<&str> = csv.lines().collect();
-        lines.remove(2);
-        let removed = lines.join("\n") + "\n";
-        let found = run(&events, &runs, &removed);
-        assert!(
-            found.contains(&Difference::ChainDiffers {
-                from: 3,
-                line: 3,
-                run: "`a` attempt 1 w sample 2".into(),
-            }),
-            "{found:?}"
-        );
-        // Journaled by an older aba: the edit goes unseen, and the check says it could not look.
-        let old = as_an_older_aba_journaled(runs);
-        let recipe = parse(Path::new("r.toml"), RECIPE).expect("recipe");
-        let table = SampleTable::parse(Path::new("samples.csv"), edited.as_bytes()).expect("csv");
-        let found = check(
-            &recipe,
-            &table,
-            &events,
-            &old,
-            Scope::All,
-            Some(RowBytes::Memory(edited.as_bytes())),
-        )
-        .expect("check");
-        assert_eq!(found.differences, []);
-        assert_eq!(found.runs_without_values, 6);
-    }
-
-    fn run(events: &[Event], runs: &[Event], csv: &str) -> Vec<Difference> {
-        let recipe = parse(Path::new("r.toml"), RECIPE).expect("recipe");
-        let table = SampleTable::parse(Path::new("samples.csv"), csv.as_bytes()).expect("csv");
-        check(
-            &recipe,
-            &table,
-            events,
-            runs,
-            Scope::All,
-            Some(RowBytes::Memory(csv.as_bytes())),
-        )
-        .expect("check")
-        .differences
-    }
-
-    #[test]
-    fn a_clean_campaign_has_no_difference() {
-        let (events, runs, csv) = clean();
-        assert_eq!(run(&events, &runs, &csv), []);
-    }
-
-    /// The loss of issue 19: rows journaled but never in samples.csv.
-    #[test]
-    fn journaled_runs_without_rows_are_found() {
-        let (events, runs, csv) = clean();
-        let kept: String =
-            csv.lines()
-                .filter(|l| !l.starts_with("b,"))
-                .fold(String::new(), |mut out, l| {
-                    out.push_str(l);
-                    out.push('\n');
-                    out
-                });
-        let found = run(&events, &runs, &kept);
-        assert_eq!(
-            found
-                .iter()
-                .filter(|d| matches!(d, Difference::MissingRow { .. }))
-                .count(),
-            3,
-            "{found:?}"
-        );
-        assert!(found.iter().any(|d| matches!(
-            d,
-            Difference::WrongCount { attempt, expected: 2, .. } if attempt == "point `b` attempt 1"
-        )));
-    }
-
-    #[test]
-    fn a_row_without_a_run_a_duplicate_and_a_wrong_boot_are_found() {
-        let (events, runs, mut csv) = clean();
-        csv.push_str("a,1,1,a,ra,id-a,w,,m,sample,3,0,ok,1.5,ns,t\n");
-        csv.push_str("b,2,1,b,rb,id-b,w,,m,sample,2,0,ok,1.5,ns,t\n");
-        let csv = csv.replace(
-            "a,1,1,a,ra,id-a,w,,m,sample,1,",
-            "a,1,1,a,ra,id-x,w,,m,sample,1,",
-        );
-        let found = run(&events, &runs, &csv);
-        assert!(
-            found
-                .iter()
-                .any(|d| matches!(d, Difference::RowWithoutRun { line: 8, .. })),
-            "{found:?}"
-        );
-        assert!(
-            found
-                .iter()
-                .any(|d| matches!(d, Difference::DuplicateRow { rows: 2, .. })),
-            "{found:?}"
-        );
-        assert!(
-            found
-                .iter()
-                .any(|d| matches!(d, Difference::WrongBoot { line: 3, .. })),
-            "{found:?}"
-        );
-        assert!(
-            found
-                .iter()
-                .any(|d| matches!(d, Difference::WrongCount { .. })),
-            "{found:?}"
-        );
-    }
-
-    /// A runner killed between a run's rows and its journal record leaves rows without a
-    /// record at the tail of an attempt that never finished: expected, and never counted.
-    #[test]
-    fn unjournaled_rows_at_the_tail_of_an_unfinished_attempt_are_expected() {
-        let (mut events, mut runs, mut csv) = clean();
-        events.push(Event::PointStarted {
-            point: "b".into(),
-            attempt: 2,
-            time: "t".into(),
-        });
-        runs.push(Event::Sample {
-            point: "b".into(),
-            attempt: 2,
-            workload: "w".into(),
-            case: String::new(),
-            phase: Phase::Warmup,
-            index: 1,
-            retry: 0,
-            status: Status::Ok,
-            elapsed_s: 0.1,
-            error: None,
-            raw: None,
-            leftovers: Vec::new(),
-            dropped_bytes: None,
-            values: None,
-            rows_sha256: None,
-        });
-        csv.push_str("b,2,2,b,rb,id-b2,w,,m,warmup,1,0,ok,1.5,ns,t\n");
-        csv.push_str("b,2,2,b,rb,id-b2,w,,m,sample,1,0,ok,1.5,ns,t\n");
-        let recipe = parse(Path::new("r.toml"), RECIPE).expect("recipe");
-        let table = SampleTable::parse(Path::new("samples.csv"), csv.as_bytes()).expect("csv");
-        let found = check(&recipe, &table, &events, &runs, Scope::All, None).expect("check");
-        assert_eq!(found.differences, []);
-        assert_eq!(found.unjournaled_tail_rows, 1);
-        // The same rows in a finished attempt are a difference.
-        events.push(Event::PointDone {
-            point: "b".into(),
-            attempt: 2,
-            dmesg_warnings: 0,
-            failed_units: vec![],
-            time: "t".into(),
-        });
-        let found = check(&recipe, &table, &events, &runs, Scope::All, None).expect("check");
-        assert!(
-            found
-                .differences
-                .iter()
-                .any(|d| matches!(d, Difference::RowWithoutRun { .. }))
-        );
-    }
-
-    /// aba 0.1 rewrote a failed attempt's rows as `discarded`: still agrees with the journal.
-    #[test]
-    fn rows_discarded_by_an_older_aba_agree_with_a_failed_attempt() {
-        let (mut events, runs, csv) = clean();
-        let runs = as_an_older_aba_journaled(runs);
-        let i = events
-            .iter()
-            .position(|e| matches!(e, Event::PointDone { point, .. } if point == "b"))
-            .expect("b done");
-        events[i] = Event::PointFailed {
-            point: "b".into(),
-            attempt: 1,
-            kernel: "b".into(),
-            reason: "x".into(),
-            time: "t".into(),
-        };
-        let csv = csv.replace(
-            "b,2,1,b,rb,id-b,w,,m,sample,2,0,ok,",
-            "b,2,1,b,rb,id-b,w,,m,sample,2,0,discarded,",
-        );
-        assert_eq!(run(&events, &runs, &csv), []);
-        // In a done attempt the same rewrite is a difference.
-        let (events, runs, _) = clean();
-        let found = run(&events, &runs, &csv);
-        assert!(
-            found
-                .iter()
-                .any(|d| matches!(d, Difference::StatusDiffers { .. })),
-            "{found:?}"
-        );
-    }
 }
