@@ -192,6 +192,9 @@ pub fn render(
         let _ = writeln!(out, "  {:<24} {what}{failures}", name(&p.label));
     }
     let _ = writeln!(out, "{done}/{} points done", state.points.len());
+    if let Some(held) = crate::json::status::ReservationJson::of(journal) {
+        let _ = writeln!(out, "{}", held.line());
+    }
     if let Some((look, decision)) = state.looks.last() {
         let labels: Vec<String> = state.appended.iter().map(|p| name(&p.label)).collect();
         let _ = writeln!(

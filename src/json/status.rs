@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::{
     json::{FORMAT, Kind},
     results::{
-        journal::{CampaignState, Event, Journal, PointState, Step},
+        journal::{CampaignState, Event, Journal, PointState, ReservationAction, Step},
         samples::{Phase, SampleTable, Status},
     },
 };
@@ -39,6 +39,81 @@ pub struct StatusDoc<'a> {
     pub journal_truncated: bool,
     /// `samples.csv`'s rows; `null` when it does not exist yet.
     pub samples_csv: Option<RowCounts>,
+    /// The lab scheduler's hold on the machine (`reserve`/`release` or a labgrid place), as
+    /// the journal last recorded it; `null` when the target has none.
+    pub reservation: Option<ReservationJson>,
+}
+
+/// The last `reservation` record of the journal: whether the campaign holds the machine.
+#[derive(Debug, PartialEq, Eq, Serialize)]
+pub struct ReservationJson {
+    /// The machine is held (the last record is a reservation with no release after it; a
+    /// runner killed since still holds it).
+    pub held: bool,
+    /// When that record was written.
+    pub since: String,
+    /// The labgrid place, when the record names one (the client's `acquired place P`,
+    /// `released place P`, or aba's `place P is still held …`).
+    pub place: Option<String>,
+    /// The labgrid reservation's token, when the record names one.
+    pub token: Option<String>,
+    /// The command's error, when the last one failed (a release that may have left the
+    /// machine held).
+    pub error: Option<String>,
+}
+
+impl ReservationJson {
+    /// From the journal's last `reservation` record; `None` when there is none.
+    #[must_use]
+    pub fn of(journal: &Journal) -> Option<ReservationJson> {
+        journal.events.iter().rev().find_map(|e| match e {
+            Event::Reservation {
+                action,
+                output,
+                error,
+                time,
+                ..
+            } => Some(ReservationJson {
+                held: *action == ReservationAction::Reserve || error.is_some(),
+                since: time.clone(),
+                place: output.lines().find_map(|l| {
+                    let rest = l
+                        .strip_prefix("acquired place ")
+                        .or_else(|| l.strip_prefix("released place "))
+                        .or_else(|| l.strip_prefix("place "))?;
+                    Some(rest.split_whitespace().next()?.to_owned())
+                }),
+                token: crate::labgrid::token_of(output),
+                error: error.clone(),
+            }),
+            _ => None,
+        })
+    }
+
+    /// One line for `aba status`.
+    #[must_use]
+    pub fn line(&self) -> String {
+        let place = match (&self.place, &self.token) {
+            (Some(p), Some(t)) => format!(" (labgrid place {p}, reservation {t})"),
+            (Some(p), None) => format!(" (labgrid place {p})"),
+            (None, Some(t)) => format!(" (labgrid reservation {t})"),
+            (None, None) => String::new(),
+        };
+        match (&self.error, self.held) {
+            (Some(e), _) => format!(
+                "lab scheduler: the last reservation command failed at {}{place}: {e}",
+                self.since
+            ),
+            (None, true) => format!(
+                "lab scheduler: holds the machine since {}{place}",
+                self.since
+            ),
+            (None, false) => format!(
+                "lab scheduler: gave the machine back at {}{place}",
+                self.since
+            ),
+        }
+    }
 }
 
 /// What the journal's first record says.
@@ -214,6 +289,7 @@ impl<'a> StatusDoc<'a> {
                     .filter(|r| r.status == Status::Discarded)
                     .count(),
             }),
+            reservation: ReservationJson::of(journal),
         }
     }
 }

@@ -15,7 +15,9 @@ use std::{
 use aba::results::journal::{Event, Journal, ReservationAction};
 
 use crate::support::{
-    cli::{assert_verified, campaign_dir, resume, spawn_run_on, text, wait_for_journal, write},
+    cli::{
+        aba, assert_verified, campaign_dir, resume, spawn_run_on, text, wait_for_journal, write,
+    },
     skip::skip,
     sshd::{Sshd, free_port, signal},
 };
@@ -243,6 +245,14 @@ fn two_campaigns_on_one_labgrid_place_queue_in_the_coordinator_and_a_killed_one_
     let _ = three.wait_with_output();
     let shown = lab.show("box");
     assert!(!shown.contains("acquired: None"), "still held: {shown}");
+    // `aba status` says who holds the machine, from the journal.
+    let status = aba(killed.path(), &["status", dir_3.to_str().expect("utf-8")]);
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        said.contains("lab scheduler: holds the machine since")
+            && said.contains("(labgrid place box, reservation "),
+        "{said}"
+    );
     let out = resume(killed.path(), &dir_3, Some(&targets_3), &[]);
     assert!(out.status.success(), "{}", text(&out));
     let held_3 = reservations(&journal(&dir_3));
@@ -258,4 +268,11 @@ fn two_campaigns_on_one_labgrid_place_queue_in_the_coordinator_and_a_killed_one_
     assert!(shown.contains("acquired: None"), "{shown}");
     assert!(!shown.contains("reservation:"), "{shown}");
     assert_verified(&dir_3);
+    let status = aba(killed.path(), &["status", dir_3.to_str().expect("utf-8")]);
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        said.contains("lab scheduler: gave the machine back at")
+            && said.contains("(labgrid place box"),
+        "{said}"
+    );
 }
