@@ -7,14 +7,10 @@ use std::path::Path;
 use crate::{
     error::{Error, exit_code},
     report::{ReportError, Templates, render_reproduction},
-    reproduction::{Reproduction, compare_paths},
+    reproduction::compare_paths,
     results::atomic::write_atomic,
+    session::conclude::{NOT_REPRODUCED_WARNING, exit_code_of},
 };
-
-/// What `aba compare`, `aba run`, `aba resume` and `aba report` say on stderr when a
-/// comparison with a reference is NOT_REPRODUCED.
-pub const NOT_REPRODUCED_WARNING: &str =
-    "warning: a result of the reference was not reproduced (NOT_REPRODUCED)";
 
 /// What `aba compare` writes besides its text.
 #[derive(Clone, Copy, Debug, Default)]
@@ -54,15 +50,4 @@ pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Res
         eprintln!("{NOT_REPRODUCED_WARNING}");
     }
     Ok(code)
-}
-
-/// The exit code of a comparison: [`exit_code::NOT_REPRODUCED`] when any comparison is
-/// NOT_REPRODUCED (DIFFERENT and INCONCLUSIVE are reported, not failed).
-#[must_use]
-pub fn exit_code_of(reproduction: &Reproduction) -> u8 {
-    if reproduction.counts.not_reproduced > 0 {
-        exit_code::NOT_REPRODUCED
-    } else {
-        exit_code::OK
-    }
 }

@@ -13,7 +13,6 @@ mod man;
 mod multi;
 mod new;
 mod preflight;
-mod private_dir;
 mod report;
 mod restore;
 mod run;
@@ -31,11 +30,18 @@ use crate::{
     campaign::engine::RunOptions,
     error::Error,
     inventory::{Inventory, LOCAL, Target},
-    kernel::binding::{self, BoundKernel, KernelBinding},
-    recipe::params::ParamBinding,
-    recipe::{self, Recipe},
+    kernel::binding::{BoundKernel, KernelBinding},
+    recipe::{Recipe, params::ParamBinding},
     results::manifest::Manifest,
+    session::{
+        Bindings, Sources,
+        launch::{Destination, Launch},
+    },
 };
+
+/// Lines of `aba check`'s text (its plan and its detection advice) are at most this wide: it
+/// is read in a terminal, beside the recipe, before anything runs.
+pub const WIDTH: usize = 100;
 
 /// Run Linux kernel A-B-A performance experiments and report them.
 #[derive(Debug, Parser)]
@@ -136,24 +142,19 @@ pub struct KernelArgs {
 }
 
 impl KernelArgs {
-    /// Binds `recipe`'s parameters (reading it again with their values) and its kernels: the
-    /// target's inventory entries, then these options.
-    pub fn bind(&self, recipe: &mut Recipe, target: &Target) -> Result<Vec<BoundKernel>, Error> {
-        let params: Vec<ParamBinding> = target.params.iter().chain(&self.params).cloned().collect();
-        let bound = crate::recipe::params::bind(&recipe.params, &params)?;
-        if bound
-            .iter()
-            .any(|b| b.from != crate::origin::Origin::Recipe)
-        {
-            *recipe = crate::recipe::load::rebind(recipe, &bound)?;
+    /// These options as the library takes them.
+    pub fn bindings(&self) -> Bindings {
+        Bindings {
+            kernels: self.bindings.clone(),
+            params: self.params.clone(),
+            builds: self.builds.clone(),
+            no_build: self.no_build,
         }
-        let all: Vec<KernelBinding> = target
-            .kernels
-            .iter()
-            .chain(&self.bindings)
-            .cloned()
-            .collect();
-        Ok(binding::bind(recipe, &all)?)
+    }
+
+    /// Binds `recipe`'s parameters and kernels ([`Bindings::bind`]).
+    pub fn bind(&self, recipe: &mut Recipe, target: &Target) -> Result<Vec<BoundKernel>, Error> {
+        self.bindings().bind(recipe, target)
     }
 }
 
@@ -169,11 +170,16 @@ pub struct FilesArgs {
 }
 
 impl FilesArgs {
-    /// Loads the recipe at `path` with the folders this tester allows.
+    /// These options as the library takes them.
+    pub fn sources(&self) -> Sources {
+        Sources {
+            allow_files_outside: self.allow_files_outside.clone(),
+        }
+    }
+
+    /// Loads the recipe at `path` with the folders this tester allows ([`Sources::load`]).
     pub fn load(&self, path: &std::path::Path, inventory: &Inventory) -> Result<Recipe, Error> {
-        let mut allowed = self.allow_files_outside.clone();
-        allowed.extend(inventory.allow_files_outside.iter().cloned());
-        Ok(recipe::load_allowing(path, &allowed)?)
+        self.sources().load(path, inventory)
     }
 }
 
@@ -522,9 +528,9 @@ pub struct LaunchArgs {
 }
 
 impl LaunchArgs {
-    fn launch(&self) -> run::Launch<'_> {
-        run::Launch {
-            results: run::Destination::Under(&self.results),
+    fn launch(&self) -> Launch<'_> {
+        Launch {
+            results: Destination::Under(&self.results),
             yes: self.yes,
             no_profile: self.no_profile,
         }
@@ -591,13 +597,13 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 launch.launch(),
                 run.options(),
             ),
-            None => multi::run(
-                &multi::MultiRun {
+            None => crate::session::multi::run(
+                &crate::session::multi::MultiRun {
                     recipe: &recipe,
                     targets: &target.target,
                     inventory: target.targets.as_deref(),
-                    files: &files,
-                    kernels: &kernels,
+                    files: &files.sources(),
+                    kernels: &kernels.bindings(),
                 },
                 launch.launch(),
                 run.options(),
@@ -647,22 +653,9 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                     files,
                 }),
                 _,
-            ) => batch::resume(
-                &dir,
-                &batch::BatchContext {
-                    inventory: targets.as_deref(),
-                    files: &files,
-                },
-            ),
+            ) => batch::resume(&dir, targets.as_deref(), &files),
             (Some(BatchAction::Status { dir }), _) => batch::status(&dir),
-            (None, Some(plan)) => batch::run(
-                &plan,
-                &results,
-                &batch::BatchContext {
-                    inventory: targets.as_deref(),
-                    files: &files,
-                },
-            ),
+            (None, Some(plan)) => batch::run(&plan, &results, targets.as_deref(), &files),
             (None, None) => unreachable!("clap requires FILE without a subcommand"),
         },
         Command::Restore { dir, targets } => restore::restore(&dir, targets.as_ref()),
