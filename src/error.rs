@@ -33,7 +33,7 @@ use crate::{
 };
 
 /// Exit codes, documented in the README; scripts around overnight campaigns rely on them.
-/// A multi-target run exits with the worst of its targets' codes (`cli::multi`: 130, then 1,
+/// A multi-target run exits with the worst of its targets' codes (`session::multi`: 130, then 1,
 /// 3, 4, 0).
 pub mod exit_code {
     /// Everything worked (for `run`/`resume`: the campaign finished).

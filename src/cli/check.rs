@@ -14,10 +14,7 @@ use crate::{
         lookalikes::lookalikes,
         plan::{PointSummary, Summary, format_eta},
     },
-    cli::{
-        FilesArgs, KernelArgs, TargetArgs, WIDTH,
-        detect::{Detect, render_advice},
-    },
+    cli::{FilesArgs, KernelArgs, TargetArgs},
     error::{Error, exit_code},
     inventory::Target,
     json::check::{CheckDoc, DetectSource, KernelJson},
@@ -32,6 +29,10 @@ use crate::{
     report::layout::{fit_width, wrap},
     reproduction::open_reference,
     text::{bytes, cut, one_line},
+    ui::{
+        WIDTH,
+        detect::{Detect, render_advice},
+    },
 };
 
 /// Validates `recipe_path`, plans it on the selected target and prints the plan (as JSON with

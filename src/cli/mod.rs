@@ -7,10 +7,8 @@ mod calibrate;
 mod check;
 mod compare;
 mod completions;
-mod detect;
 mod export;
 mod man;
-mod multi;
 mod new;
 mod preflight;
 mod report;
@@ -38,10 +36,6 @@ use crate::{
         launch::{Destination, Launch},
     },
 };
-
-/// Lines of `aba check`'s text (its plan and its detection advice) are at most this wide: it
-/// is read in a terminal, beside the recipe, before anything runs.
-pub const WIDTH: usize = 100;
 
 /// Run Linux kernel A-B-A performance experiments and report them.
 #[derive(Debug, Parser)]
@@ -668,9 +662,11 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             logs,
         } => builds::build(&recipe, &target, &files, &file, no_build, &logs),
         Command::Clean { dir, targets } => builds::clean(&dir, targets.as_ref()),
-        Command::Status { dir, json } if Manifest::is_parent(&dir) => multi::status(&dir, json),
+        Command::Status { dir, json } if Manifest::is_parent(&dir) => {
+            status::status_parent(&dir, json)
+        }
         Command::Status { dir, json } => status::status(&dir, json),
-        Command::Verify { dir } if Manifest::is_parent(&dir) => multi::verify(&dir),
+        Command::Verify { dir } if Manifest::is_parent(&dir) => verify::verify_parent(&dir),
         Command::Verify { dir } => verify::verify(&dir),
         Command::Unlock { target } => unlock::unlock(&target),
         Command::Compare {
@@ -692,7 +688,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             accept_edited_limits,
             no_profile,
             json,
-        } if Manifest::is_parent(&dir) => multi::report(
+        } if Manifest::is_parent(&dir) => report::report_parent(
             &dir,
             AnalyzeOptions {
                 accept_edited_limits,

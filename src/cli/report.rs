@@ -8,12 +8,16 @@ use crate::{
     analysis::{AnalyzeOptions, analyze_with},
     error::Error,
     json::report::ReportDoc,
+    json::targets::{MemberReport, TargetsReportDoc},
     report::{write_reports, write_reproduction},
     reproduction::compare_paths,
     results::layout::ResultsDir,
+    results::manifest::Manifest,
     session::{
-        Voice,
         conclude::{expects_code, reproduction_code, write_analysed},
+        multi::combined,
+        observer::Voice,
+        verify::refuse_if_it_differs,
     },
 };
 
@@ -27,7 +31,7 @@ use crate::{
 /// directory before journaling it finished.)
 pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Error> {
     // Checked first, so the check's memory is given back before the analysis takes its own.
-    crate::cli::verify::refuse_if_it_differs(dir)?;
+    refuse_if_it_differs(dir)?;
     let results = ResultsDir::open(dir);
     let analysis = analyze_with(&results, options)?;
     if json {
@@ -56,4 +60,40 @@ fn print_json(results: &ResultsDir, analysis: &crate::analysis::Analysis) -> Res
     let doc = ReportDoc::new(analysis, reproduction.as_ref());
     print!("{}", crate::json::render(&doc));
     Ok(code)
+}
+
+/// `aba report PARENT`: every target's reports rewritten, the combined report written and
+/// printed; with `json`, the same files written and [`TargetsReportDoc`] printed instead.
+pub fn report_parent(parent: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Error> {
+    let manifest = Manifest::read(parent)?;
+    // A target whose samples.csv does not match its journal is refused as `aba report
+    // DIR/<target>` refuses it; one that cannot be checked is shown by its analysis.
+    for (_, dir) in manifest.members(parent) {
+        refuse_if_it_differs(&dir)?;
+    }
+    // Each target's reports are rewritten as `aba report DIR/<target>` would, then the
+    // combined report is made from the same analyses' inputs.
+    let combined = combined(parent, &manifest, options, true)?;
+    if !json {
+        print!("{}", combined.text);
+        return Ok(combined.code);
+    }
+    // The comparison with a recipe's reference, as `aba report DIR --json` prints it: the
+    // one each target's rewritten reports were made from.
+    let targets = combined
+        .inputs
+        .iter()
+        .zip(&combined.reproductions)
+        .map(|(input, reproduction)| MemberReport {
+            target: &input.target,
+            report: input
+                .analysis
+                .as_ref()
+                .ok()
+                .map(|a| ReportDoc::new(a, reproduction.as_ref())),
+        })
+        .collect();
+    let doc = TargetsReportDoc::new(&combined.analysis, targets);
+    print!("{}", crate::json::render(&doc));
+    Ok(combined.code)
 }

@@ -20,6 +20,7 @@ pub mod observer;
 pub mod prepare;
 pub mod private_dir;
 pub mod resume;
+pub mod verify;
 
 pub use builds::HostBuilds;
 pub use inputs::{Bindings, Sources};

@@ -102,7 +102,7 @@ fn unknown(recipe: &Recipe, target: &Target, choice: &Choice) -> String {
         recipe.analysis.baseline
     );
     let mut out =
-        crate::report::layout::wrap_hanging(&sentence, crate::cli::WIDTH, "detect   ", "         ");
+        crate::report::layout::wrap_hanging(&sentence, super::WIDTH, "detect   ", "         ");
     for why in &choice.not_used {
         let _ = writeln!(out, "         not used: {}", one_line(why));
     }
