@@ -56,6 +56,59 @@ pub mod exit_code {
     pub const INTERRUPTED: u8 = 130;
 }
 
+/// How one campaign ended, read back from its exit code: what a multi-target run says of each
+/// target, ordered from the best to the worst (interrupted is the worst: nothing after it
+/// ran). The only mapping from exit codes back to outcomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CampaignEnd {
+    /// [`exit_code::OK`].
+    Finished,
+    /// [`exit_code::NOT_REPRODUCED`]: finished, a published result not reproduced.
+    NotReproduced,
+    /// [`exit_code::CAMPAIGN_STOPPED`]: resumable.
+    Stopped,
+    /// Any other code: an error.
+    Failed,
+    /// [`exit_code::INTERRUPTED`]: resumable.
+    Interrupted,
+}
+
+impl CampaignEnd {
+    /// The outcome an exit code says.
+    #[must_use]
+    pub fn of(code: u8) -> CampaignEnd {
+        match code {
+            exit_code::OK => CampaignEnd::Finished,
+            exit_code::NOT_REPRODUCED => CampaignEnd::NotReproduced,
+            exit_code::CAMPAIGN_STOPPED => CampaignEnd::Stopped,
+            exit_code::INTERRUPTED => CampaignEnd::Interrupted,
+            _ => CampaignEnd::Failed,
+        }
+    }
+
+    /// How a multi-target run's last line says it (`targets: a finished, b stopped`).
+    #[must_use]
+    pub fn word(self) -> &'static str {
+        match self {
+            CampaignEnd::Finished => "finished",
+            CampaignEnd::NotReproduced => "finished, not reproduced",
+            CampaignEnd::Stopped => "stopped",
+            CampaignEnd::Interrupted => "interrupted",
+            CampaignEnd::Failed => "failed",
+        }
+    }
+}
+
+/// The worst of `codes` (by [`CampaignEnd`]: interrupted, then an error, then stopped, then
+/// not reproduced, then success); success when there are none.
+#[must_use]
+pub fn worst(codes: impl IntoIterator<Item = u8>) -> u8 {
+    codes
+        .into_iter()
+        .max_by_key(|c| CampaignEnd::of(*c))
+        .unwrap_or(exit_code::OK)
+}
+
 /// An error shown inline after what was being done (`invalid recipe: …`), its own causes
 /// following as the chain: the error's message is printed once, in the first line.
 #[derive(Debug)]
@@ -682,5 +735,19 @@ mod tests {
             .exit_code(),
             exit_code::INTERRUPTED
         );
+    }
+}
+
+#[cfg(test)]
+mod worst_tests {
+    use super::{exit_code, worst};
+
+    #[test]
+    fn the_worst_code_wins_interrupted_first() {
+        assert_eq!(worst([]), exit_code::OK);
+        assert_eq!(worst([0, 4, 0]), exit_code::NOT_REPRODUCED);
+        assert_eq!(worst([4, 3]), exit_code::CAMPAIGN_STOPPED);
+        assert_eq!(worst([3, 1, 4]), exit_code::ERROR);
+        assert_eq!(worst([1, 130, 3]), exit_code::INTERRUPTED);
     }
 }

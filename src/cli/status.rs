@@ -7,7 +7,7 @@ use crate::text::printable;
 use crate::{
     analysis::targets::TargetState,
     campaign::plan::Summary,
-    error::{Error, exit_code},
+    error::{Error, exit_code, worst},
     inventory::Inventory,
     json::status::StatusDoc,
     json::targets::{MemberStatus, TargetsStatusDoc},
@@ -20,10 +20,7 @@ use crate::{
         manifest::Manifest,
         samples::{Phase, SampleTable, Status},
     },
-    session::{
-        multi::{finish, worst},
-        observer::Voice,
-    },
+    session::{multi::finish, observer::Voice},
 };
 
 /// Prints the state of every point (as JSON with `json`: docs/json.md).

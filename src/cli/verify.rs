@@ -5,13 +5,9 @@ use std::path::Path;
 
 use crate::{
     analysis::targets::TargetState,
-    error::{Error, exit_code},
+    error::{Error, exit_code, worst},
     results::{manifest::Manifest, verify::Verification},
-    session::{
-        multi::{finish, worst},
-        observer::Voice,
-        verify::check_dir,
-    },
+    session::{multi::finish, observer::Voice, verify::check_dir},
 };
 
 /// `aba verify DIR`.

@@ -22,7 +22,7 @@ use crate::{
         targets::{TargetInput, TargetState, TargetsAnalysis},
     },
     campaign::engine::RunOptions,
-    error::{Error, exit_code},
+    error::{CampaignEnd, Error, exit_code, worst},
     interrupt,
     inventory::Inventory,
     report::targets::write_targets_report,
@@ -44,27 +44,6 @@ use crate::{
     },
     target::connect::machine_key,
 };
-
-/// How bad an exit code is, for the worst of several targets: interrupted, then an error,
-/// then stopped, then not reproduced, then success.
-fn severity(code: u8) -> u8 {
-    match code {
-        exit_code::OK => 0,
-        exit_code::NOT_REPRODUCED => 1,
-        exit_code::CAMPAIGN_STOPPED => 2,
-        exit_code::INTERRUPTED => 4,
-        _ => 3,
-    }
-}
-
-/// The worst of `codes` ([`severity`]); success when there are none.
-#[must_use]
-pub fn worst(codes: impl IntoIterator<Item = u8>) -> u8 {
-    codes
-        .into_iter()
-        .max_by_key(|c| severity(*c))
-        .unwrap_or(exit_code::OK)
-}
 
 /// What one target's thread ended with: its exit code (an error already said, prefixed).
 pub fn finish(voice: &Voice, result: Result<u8, Error>) -> u8 {
@@ -269,7 +248,7 @@ fn conclude(parent: &Path, manifest: &Manifest, codes: &[(String, u8)]) -> Resul
     };
     let said: Vec<String> = codes
         .iter()
-        .map(|(target, code)| format!("{target} {}", outcome_word(*code)))
+        .map(|(target, code)| format!("{target} {}", CampaignEnd::of(*code).word()))
         .collect();
     eprintln!("targets: {}", said.join(", "));
     let code = worst(codes.iter().map(|(_, c)| *c).chain([report]));
@@ -283,16 +262,6 @@ fn conclude(parent: &Path, manifest: &Manifest, codes: &[(String, u8)]) -> Resul
         );
     }
     Ok(code)
-}
-
-fn outcome_word(code: u8) -> &'static str {
-    match code {
-        exit_code::OK => "finished",
-        exit_code::NOT_REPRODUCED => "finished, not reproduced",
-        exit_code::CAMPAIGN_STOPPED => "stopped",
-        exit_code::INTERRUPTED => "interrupted",
-        _ => "failed",
-    }
 }
 
 /// The combined report of a multi-target directory, as [`combined`] wrote it.
@@ -375,19 +344,4 @@ pub fn combined(
         analysis,
         reproductions,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::worst;
-    use crate::error::exit_code;
-
-    #[test]
-    fn the_worst_code_wins_interrupted_first() {
-        assert_eq!(worst([]), exit_code::OK);
-        assert_eq!(worst([0, 4, 0]), exit_code::NOT_REPRODUCED);
-        assert_eq!(worst([4, 3]), exit_code::CAMPAIGN_STOPPED);
-        assert_eq!(worst([3, 1, 4]), exit_code::ERROR);
-        assert_eq!(worst([1, 130, 3]), exit_code::INTERRUPTED);
-    }
 }
