@@ -35,14 +35,15 @@ pub struct HostBuilds {
 
 impl HostBuilds {
     /// Reads `--builds` (nothing without it), checks it against `recipe` and every target,
-    /// runs the build steps unless `--no-build`, and records every build.
+    /// runs the build steps unless `--no-build`, and records every build. The builds run
+    /// once for every target of the command, before any target's campaign: they speak as
+    /// the command itself ([`Voice::Alone`]).
     pub fn prepare(
         args: &Bindings,
         recipe: &Recipe,
         targets: &[&Target],
-        voice: &Voice,
     ) -> Result<Option<HostBuilds>, Error> {
-        HostBuilds::read(args, recipe, targets, voice, !args.no_build)
+        HostBuilds::read(args, recipe, targets, !args.no_build)
     }
 
     /// [`HostBuilds::prepare`] without the build steps: the files as they are now (`aba
@@ -52,16 +53,16 @@ impl HostBuilds {
         recipe: &Recipe,
         targets: &[&Target],
     ) -> Result<Option<HostBuilds>, Error> {
-        HostBuilds::read(args, recipe, targets, &Voice::Alone, false)
+        HostBuilds::read(args, recipe, targets, false)
     }
 
     fn read(
         args: &Bindings,
         recipe: &Recipe,
         targets: &[&Target],
-        voice: &Voice,
         run_steps: bool,
     ) -> Result<Option<HostBuilds>, Error> {
+        let voice = Voice::Alone;
         let Some(path) = &args.builds else {
             return Ok(None);
         };
@@ -106,13 +107,12 @@ impl HostBuilds {
         files: &Sources,
         args: &Bindings,
         targets: &[&Target],
-        voice: &Voice,
     ) -> Result<Option<std::sync::Arc<HostBuilds>>, Error> {
         if args.builds.is_none() {
             return Ok(None);
         }
         let recipe = files.load(recipe_path, inventory)?;
-        Ok(HostBuilds::prepare(args, &recipe, targets, voice)?.map(std::sync::Arc::new))
+        Ok(HostBuilds::prepare(args, &recipe, targets)?.map(std::sync::Arc::new))
     }
 
     /// Binds the builds to `recipe`'s kernels for `target` (see [`prepare::bind`]).

@@ -36,7 +36,7 @@ pub fn calibrate(
 ) -> Result<u8, Error> {
     let mut recipe = sources.load(recipe_path, inventory)?;
     let target = inventory.target(target)?;
-    let host = HostBuilds::prepare(bindings, &recipe, &[&target], &Voice::Alone)?;
+    let host = HostBuilds::prepare(bindings, &recipe, &[&target])?;
     let mut kernels = bindings.bind(&mut recipe, &target)?;
     if let Some(host) = &host {
         host.bind(&mut recipe, &mut kernels, &target)?;

@@ -47,3 +47,46 @@ pub fn run_lanes<T: Sync, R: Send>(
             .collect()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{LaneEnd, run_lanes};
+
+    #[test]
+    fn every_lane_ends_in_the_order_given_and_a_panic_is_its_lane_s_alone() {
+        let lanes = vec![
+            ("a".to_owned(), vec![1, 2]),
+            ("b".to_owned(), vec![]),
+            ("c".to_owned(), vec![3]),
+        ];
+        let ends = run_lanes("aba-test-", &lanes, |target, items: &Vec<i32>| {
+            assert_eq!(
+                std::thread::current().name(),
+                Some(format!("aba-test-{target}").as_str())
+            );
+            if target == "b" {
+                std::panic::panic_any("lane b fails");
+            }
+            items.iter().sum::<i32>()
+        });
+        let said: Vec<(String, Option<i32>)> = ends
+            .into_iter()
+            .map(|(t, end)| {
+                let value = match end {
+                    LaneEnd::Done(v) => Some(v),
+                    LaneEnd::Panicked => None,
+                    LaneEnd::NotStarted(e) => panic!("{t} not started: {e}"),
+                };
+                (t, value)
+            })
+            .collect();
+        assert_eq!(
+            said,
+            vec![
+                ("a".to_owned(), Some(3)),
+                ("b".to_owned(), None),
+                ("c".to_owned(), Some(3)),
+            ]
+        );
+    }
+}

@@ -133,7 +133,6 @@ pub fn run(request: &MultiRun<'_>, launch: Launch<'_>, options: RunOptions) -> R
         request.files,
         request.kernels,
         &targets.iter().collect::<Vec<_>>(),
-        &Voice::Alone,
     )?;
     let mut prepared: Vec<(String, (Prepared, String))> = Vec::new();
     for (target, dir) in targets.into_iter().zip(dirs) {

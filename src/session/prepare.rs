@@ -146,14 +146,7 @@ pub fn run(
     launch: Launch<'_>,
     options: RunOptions,
 ) -> Result<u8, Error> {
-    let host = HostBuilds::for_run(
-        recipe_path,
-        inventory,
-        sources,
-        bindings,
-        &[&target],
-        &Voice::Alone,
-    )?;
+    let host = HostBuilds::for_run(recipe_path, inventory, sources, bindings, &[&target])?;
     let prepared = Prepared::new(
         recipe_path,
         inventory,
