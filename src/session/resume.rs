@@ -56,10 +56,17 @@ pub fn resume_one(
     }
     let inventory = Inventory::discover(targets.map(PathBuf::as_path))?;
     let target = inventory.target(&target_name)?;
-    say_recorded_kernels(&journal, &target, voice);
-    say_recorded_params(&journal, &target, voice);
+    for line in recorded_kernels(&journal, &target)
+        .into_iter()
+        .chain(recorded_params(&journal, &target))
+    {
+        voice.say(&line);
+    }
     if let Some(path) = amend {
-        amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path, voice)?;
+        let changes = amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path)?;
+        for change in &changes {
+            voice.say(&format!("amended: {change}"));
+        }
     }
     let mut transport = transport_for(&target).map_err(target_error(&target))?;
     let lock = take_lock(&target, &dir, transport.as_mut(), &options, Some(&journal))?;
@@ -75,58 +82,62 @@ pub fn resume_one(
     )
 }
 
-/// Says that a resumed campaign uses the parameter values its journal recorded at the start
-/// ([`ResultsDir::load_recipe`] reads the recipe with them), never the inventory's of now.
-fn say_recorded_params(journal: &Journal, target: &Target, voice: &Voice) {
+/// The lines that say a resumed campaign uses the parameter values its journal recorded at
+/// the start ([`ResultsDir::load_recipe`] reads the recipe with them), never the inventory's
+/// of now.
+fn recorded_params(journal: &Journal, target: &Target) -> Vec<String> {
     match journal.params() {
-        Some(params) => {
-            for p in params.iter().filter(|p| p.from != Origin::Recipe) {
-                voice.say(&format!(
+        Some(params) => params
+            .iter()
+            .filter(|p| p.from != Origin::Recipe)
+            .map(|p| {
+                format!(
                     "parameter {} = {} (recorded when the campaign started: bound by {})",
                     p.name, p.value, p.from
-                ));
-            }
-        }
-        None if !target.params.is_empty() => voice.say(&format!(
+                )
+            })
+            .collect(),
+        None if !target.params.is_empty() => vec![format!(
             "parameters: as the recipe says; the campaign started without the inventory's              [targets.{}.params], which resume does not apply",
             target.name
-        )),
-        None => {}
+        )],
+        None => Vec::new(),
     }
 }
 
-/// Says that a resumed campaign boots the kernels its journal recorded at the start
+/// The lines that say a resumed campaign boots the kernels its journal recorded at the start
 /// ([`ResultsDir::load_recipe`] applies them), never the inventory's of now.
-fn say_recorded_kernels(journal: &Journal, target: &Target, voice: &Voice) {
+fn recorded_kernels(journal: &Journal, target: &Target) -> Vec<String> {
     match journal.kernels() {
-        Some(kernels) => {
-            for k in kernels.iter().filter(|k| k.is_bound()) {
-                voice.say(&format!(
+        Some(kernels) => kernels
+            .iter()
+            .filter(|k| k.is_bound())
+            .map(|k| {
+                format!(
                     "kernel {}: {} (recorded when the campaign started: {})",
                     k.label,
                     k.release,
                     k.note().unwrap_or_default()
-                ));
-            }
-        }
-        None if !target.kernels.is_empty() => voice.say(&format!(
+                )
+            })
+            .collect(),
+        None if !target.kernels.is_empty() => vec![format!(
             "kernels: as the recipe says; the campaign started without the inventory's \
              [targets.{}.kernels], which resume does not apply",
             target.name
-        )),
-        None => {}
+        )],
+        None => Vec::new(),
     }
 }
 
 /// Replaces the campaign's recipe copy with `new` when only unfinished points use what
-/// changed, and journals the amendment.
+/// changed, and journals the amendment; returns the changes, for the caller to say.
 fn amend_recipe(
     dir: &ResultsDir,
     journal: &Journal,
     new: &crate::recipe::Recipe,
     path: &Path,
-    voice: &Voice,
-) -> Result<(), Error> {
+) -> Result<Vec<String>, Error> {
     let old = dir.load_recipe()?;
     // The recorded bindings stay: compared unbound, every bound kernel or parameter would
     // read as changed. A parameter the amended recipe adds takes its default, as
@@ -163,8 +174,5 @@ fn amend_recipe(
             })
         })
         .map_err(|e| failed(AmendFailure::Journal(e)))?;
-    for change in &changes {
-        voice.say(&format!("amended: {change}"));
-    }
-    Ok(())
+    Ok(changes)
 }
