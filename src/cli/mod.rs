@@ -1,5 +1,8 @@
 //! The command line: clap definitions, turned into typed requests, dispatched to one module per
-//! subcommand. Only this layer prints; everything below returns values or emits events.
+//! subcommand; a module imports from the library and from this one, never from another
+//! command's. Only this layer prints, besides a running campaign's progress, which speaks
+//! through its [`Voice`](crate::session::Voice) (`aba::session`); everything else below
+//! returns values or emits events.
 
 mod batch;
 mod builds;
