@@ -64,8 +64,8 @@ pub fn calibrate(
             host.keep_logs(dir)?;
         }
         Ok(std::iter::once(record)
-            .chain(params_record(&calibration, &Voice::Alone))
-            .chain(kernels_record(&kernels, &Voice::Alone))
+            .chain(params_record(&calibration).say(&Voice::Alone))
+            .chain(kernels_record(&kernels).say(&Voice::Alone))
             .collect())
     })
 }

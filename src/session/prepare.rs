@@ -65,11 +65,11 @@ impl Prepared {
         } else {
             Some(choose(&target.profiles, &recipe, &target.name).map_err(Error::Profile)?)
         };
-        let record = profile_record(&target, choice.as_ref(), &voice);
+        let record = profile_record(&target, choice.as_ref()).say(&voice);
         let profile = choice.and_then(|c| c.chosen).map(|c| c.bytes);
         let records = std::iter::once(record)
-            .chain(params_record(&recipe, &voice))
-            .chain(kernels_record(&kernels, &voice))
+            .chain(params_record(&recipe).say(&voice))
+            .chain(kernels_record(&kernels).say(&voice))
             .collect();
         Ok(Prepared {
             recipe,
@@ -162,73 +162,109 @@ pub fn run(
 
 /// The journal's record of the kernels a new campaign boots, when something bound one (none
 /// means "as the recipe said"); each bound kernel is said before the campaign starts.
-pub fn kernels_record(kernels: &[BoundKernel], voice: &Voice) -> Option<Event> {
-    let bound: Vec<&BoundKernel> = kernels.iter().filter(|k| k.is_bound()).collect();
-    for k in &bound {
-        voice.say(&format!(
-            "kernel {}: {} ({})",
-            k.label,
-            k.release,
-            k.note().unwrap_or_default()
-        ));
+pub fn kernels_record(kernels: &[BoundKernel]) -> Said<Option<Event>> {
+    let lines: Vec<String> = kernels
+        .iter()
+        .filter(|k| k.is_bound())
+        .map(|k| {
+            format!(
+                "kernel {}: {} ({})",
+                k.label,
+                k.release,
+                k.note().unwrap_or_default()
+            )
+        })
+        .collect();
+    Said {
+        record: (!lines.is_empty()).then(|| Event::Kernels {
+            kernels: kernels.to_vec(),
+        }),
+        lines,
     }
-    (!bound.is_empty()).then(|| Event::Kernels {
-        kernels: kernels.to_vec(),
-    })
 }
 
 /// The journal's record of the parameter values a new campaign uses, when the recipe declares
 /// any; each bound one is said before the campaign starts.
-pub fn params_record(recipe: &Recipe, voice: &Voice) -> Option<Event> {
-    for p in recipe.params.iter().filter(|p| p.from != Origin::Recipe) {
-        voice.say(&format!("parameter {}", p.line()));
+pub fn params_record(recipe: &Recipe) -> Said<Option<Event>> {
+    Said {
+        record: (!recipe.params.is_empty()).then(|| Event::Params {
+            params: recipe.params.iter().map(BoundParam::from).collect(),
+        }),
+        lines: recipe
+            .params
+            .iter()
+            .filter(|p| p.from != Origin::Recipe)
+            .map(|p| format!("parameter {}", p.line()))
+            .collect(),
     }
-    (!recipe.params.is_empty()).then(|| Event::Params {
-        params: recipe.params.iter().map(BoundParam::from).collect(),
-    })
 }
 
 /// The journal's record of which noise profile a new campaign uses, and the line that says
 /// it before the campaign starts.
-fn profile_record(target: &Target, choice: Option<&Choice>, voice: &Voice) -> Event {
+fn profile_record(target: &Target, choice: Option<&Choice>) -> Said<Event> {
     let dir = target.profiles.display().to_string();
     let Some(choice) = choice else {
-        voice.say("noise profile: none (--no-profile)");
-        return Event::Profile {
-            dir,
-            file: None,
-            sha256: None,
-            not_used: Vec::new(),
-            disabled: true,
+        return Said {
+            record: Event::Profile {
+                dir,
+                file: None,
+                sha256: None,
+                not_used: Vec::new(),
+                disabled: true,
+            },
+            lines: vec!["noise profile: none (--no-profile)".to_owned()],
         };
     };
-    match &choice.chosen {
-        Some(c) => voice.say(&format!(
+    let first = match &choice.chosen {
+        Some(c) => format!(
             "noise profile: {} (created {}, {} boots)",
             c.path.display(),
             c.profile.created,
             c.profile.boots
-        )),
+        ),
         None if choice.not_used.is_empty() => {
-            voice.say(&format!(
-                "noise profile: none in {dir} (`aba calibrate` makes one)"
-            ));
+            format!("noise profile: none in {dir} (`aba calibrate` makes one)")
         }
-        None => voice.say(&format!(
-            "noise profile: none of {dir} matches this campaign"
-        )),
+        None => format!("noise profile: none of {dir} matches this campaign"),
+    };
+    let lines = std::iter::once(first)
+        .chain(
+            choice
+                .not_used
+                .iter()
+                .map(|why| format!("  not used: {why}")),
+        )
+        .collect();
+    Said {
+        record: Event::Profile {
+            dir,
+            file: choice.chosen.as_ref().map(|c| c.path.display().to_string()),
+            sha256: choice
+                .chosen
+                .as_ref()
+                .map(|c| hex::encode(Sha256::digest(&c.bytes))),
+            not_used: choice.not_used.clone(),
+            disabled: false,
+        },
+        lines,
     }
-    for why in &choice.not_used {
-        voice.say(&format!("  not used: {why}"));
-    }
-    Event::Profile {
-        dir,
-        file: choice.chosen.as_ref().map(|c| c.path.display().to_string()),
-        sha256: choice
-            .chosen
-            .as_ref()
-            .map(|c| hex::encode(Sha256::digest(&c.bytes))),
-        not_used: choice.not_used.clone(),
-        disabled: false,
+}
+
+/// A record for a new campaign's journal and the lines that say it before the campaign
+/// starts: the lines are the caller's to say, as the campaign's voice.
+pub struct Said<T> {
+    /// The record.
+    pub record: T,
+    /// What says it, one line each.
+    pub lines: Vec<String>,
+}
+
+impl<T> Said<T> {
+    /// Says the lines as `voice` and returns the record.
+    pub fn say(self, voice: &Voice) -> T {
+        for line in &self.lines {
+            voice.say(line);
+        }
+        self.record
     }
 }
