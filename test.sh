@@ -46,6 +46,7 @@ phase install
 lab/build-target.sh --check >/dev/null 2>&1 || lab/build-target.sh
 lab/distro/build.sh --check >/dev/null 2>&1 || lab/distro/build.sh
 lab/kernel/build.sh --check >/dev/null 2>&1 || lab/kernel/build.sh
+lab/labgrid/install.sh
 phase lab-build
 cargo test --locked --no-run "$@"
 phase build

@@ -157,6 +157,10 @@ struct TargetSpec {
     grub: Option<GrubTable>,
     #[serde(default)]
     bls: Option<BlsTable>,
+    /// A place of a labgrid coordinator that holds the machine for each campaign
+    /// ([`crate::labgrid`]); instead of `reserve` and `release`.
+    #[serde(default)]
+    labgrid: Option<crate::labgrid::LabgridTable>,
     /// This target's noise profile directory (instead of `<profiles>/<target>/`).
     #[serde(default)]
     profiles: Option<String>,
@@ -259,8 +263,11 @@ pub struct Target {
     pub reserve: Option<String>,
     /// Host-side command that gives the reservation back.
     pub release: Option<String>,
-    /// How long `reserve` may take.
+    /// How long `reserve` may take (and a labgrid reservation may wait in the queue).
     pub reserve_timeout: Duration,
+    /// The labgrid place that holds the machine for each campaign, instead of `reserve` and
+    /// `release` ([`crate::labgrid`]).
+    pub labgrid: Option<crate::labgrid::Place>,
     /// Directory host-side commands run in (the inventory's).
     pub base_dir: PathBuf,
     /// Where this target's noise profiles live (`aba calibrate` writes there, campaigns read
@@ -305,6 +312,7 @@ impl Target {
             reserve: None,
             release: None,
             reserve_timeout: DEFAULT_RESERVE_TIMEOUT,
+            labgrid: None,
             base_dir: PathBuf::from("."),
             profiles: default_profiles_dir(LOCAL),
             kernels: Vec::new(),
@@ -665,6 +673,21 @@ fn resolve_target(
     {
         check_placeholders(cmd, crate::campaign::reservation::RESERVATION_PLACEHOLDERS)?;
     }
+    if spec.labgrid.is_some()
+        && let Some(hook) = spec.reserve.as_ref().or(spec.release.as_ref())
+    {
+        return Err((
+            Some(hook.span()),
+            "a target with `[targets.NAME.labgrid]` is reserved through the coordinator: remove `reserve` and `release`".to_owned(),
+        ));
+    }
+    let labgrid = match spec.labgrid {
+        Some(table) => Some(
+            crate::labgrid::Place::from_table(table, rel)
+                .map_err(|(span, message)| (Some(span), message))?,
+        ),
+        None => None,
+    };
     let kind = *spec.switch.get_ref();
     let at_switch = |message: String| (Some(spec.switch.span()), message);
     let switch = match kind {
@@ -747,6 +770,7 @@ fn resolve_target(
         reserve_timeout: spec
             .reserve_timeout
             .map_or(DEFAULT_RESERVE_TIMEOUT, |d| d.get()),
+        labgrid,
         base_dir: base.to_path_buf(),
         profiles: match (&spec.profiles, profiles) {
             (Some(own), _) => rel(own),

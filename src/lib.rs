@@ -18,6 +18,7 @@ pub mod interrupt;
 pub mod inventory;
 pub mod json;
 pub mod kernel;
+pub mod labgrid;
 pub mod origin;
 pub mod placeholders;
 pub mod point_name;

@@ -2,7 +2,8 @@
 //! recompute everything from them.
 //!
 //! [`analyze`] does the reading; [`analyze_inputs`] is the pure part, which unit tests drive
-//! with in-memory journals and sample tables. Nothing is cached between runs and nothing here
+//! with in-memory journals and sample tables. The recipe's `[files]` copies are read once, by
+//! the loader, and a series' definition hash is taken over those bytes. Nothing is cached between runs and nothing here
 //! prints.
 
 use std::{

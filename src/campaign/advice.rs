@@ -308,8 +308,7 @@ mod tests {
         let recipe = parse(Path::new("r.toml"), LAB_RECIPE).expect("valid");
         let mut p = profile();
         let w = &recipe.workloads[0];
-        p.series[0].definition_sha256 =
-            definition_sha256(&recipe, w, &w.case_at(0), &w.metrics[0]).expect("hash");
+        p.series[0].definition_sha256 = definition_sha256(&recipe, w, &w.case_at(0), &w.metrics[0]);
         let target = Target::any_switching();
         let advice = advise(&recipe, &target, &p).expect("plannable");
         let SeriesNoise::Known {

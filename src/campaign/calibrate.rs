@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::recipe::{FilesFrom, Recipe, RecipeError, load::parse_bound, params::BoundParam};
+use crate::recipe::{FilesFrom, Loader, Recipe, RecipeError, params::BoundParam};
 
 /// Boots of a calibration unless `--boots` says otherwise: 6, the fewest that give the
 /// profile ν = 5 and the bounds of docs/profiles.md.
@@ -87,8 +87,12 @@ pub fn calibration_recipe(
     );
     // The calibration measures the machine the recipe's parameters were bound for.
     let bound: Vec<BoundParam> = recipe.params.iter().map(BoundParam::from).collect();
-    parse_bound(&recipe.path, &text, FilesFrom::RecipeDir(allowed), &bound)
-        .map_err(CalibrateError::Invalid)
+    Loader {
+        files: FilesFrom::RecipeDir(allowed),
+        params: &bound,
+    }
+    .parse(&recipe.path, &text)
+    .map_err(CalibrateError::Invalid)
 }
 
 #[cfg(test)]
@@ -157,8 +161,8 @@ tolerance = 1.0
             assert_eq!((w.warmup, w.samples), (cw.warmup, cw.samples));
             for (case, ccase) in w.cases().iter().zip(cw.cases()) {
                 assert_eq!(
-                    definition_sha256(&recipe, w, case, &w.metrics[0]).expect("hash"),
-                    definition_sha256(&calibration, cw, &ccase, &cw.metrics[0]).expect("hash")
+                    definition_sha256(&recipe, w, case, &w.metrics[0]),
+                    definition_sha256(&calibration, cw, &ccase, &cw.metrics[0])
                 );
             }
         }

@@ -249,7 +249,7 @@ mod tests {
             multiply: 1.0,
             unit: "ns".into(),
             better: BetterSpec::Lower,
-            limits: crate::recipe::scoped_limits::LimitOverrides::default(),
+            limits: crate::recipe::resolved::LimitOverrides::default(),
         }
     }
 

@@ -12,14 +12,22 @@
 //! must accept a machine its user already holds (labgrid's `acquire` does, with
 //! `--allow-unmatched`/`-k` as the team needs; docs/targets.md says so).
 
-use std::{path::PathBuf, sync::Mutex, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    sync::Mutex,
+    time::{Duration, Instant},
+};
 
 use crate::{
     inventory::Target,
-    results::journal::{Event, ReservationAction, now_rfc3339},
+    labgrid::{Place, shown, token_of},
+    results::journal::{Event, Journal, ReservationAction, now_rfc3339},
     target::host::{HostCommandError, run_host},
     text::{cut, last_lines},
 };
+
+/// How long one labgrid client command but `wait` may take.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Placeholders of `reserve` and `release`.
 pub const RESERVATION_PLACEHOLDERS: &[&str] = &["target", "host", "port", "dir"];
@@ -66,6 +74,8 @@ impl HookRun {
 #[derive(Debug)]
 pub struct Reservation {
     release: Option<String>,
+    /// The labgrid place and the token of the reservation that holds it.
+    labgrid: Option<(Place, Mutex<Option<String>>)>,
     vars: Vec<(&'static str, String)>,
     base_dir: PathBuf,
     /// The `reserve` run, journaled once by the engine; then `None`.
@@ -78,7 +88,7 @@ impl Reservation {
     /// Runs the target's `reserve` for the campaign in `campaign`; `None` when the inventory
     /// names neither command.
     pub fn take(target: &Target, campaign: &str) -> Result<Option<Reservation>, HostCommandError> {
-        if target.reserve.is_none() && target.release.is_none() {
+        if target.reserve.is_none() && target.release.is_none() && target.labgrid.is_none() {
             return Ok(None);
         }
         let ssh = target.ssh.as_ref();
@@ -95,6 +105,7 @@ impl Reservation {
         ];
         let reservation = Reservation {
             release: target.release.clone(),
+            labgrid: target.labgrid.clone().map(|p| (p, Mutex::new(None))),
             vars,
             base_dir: target.base_dir.clone(),
             reserved: Mutex::new(None),
@@ -106,6 +117,15 @@ impl Reservation {
                 return Err(error);
             }
             *lock(&reservation.reserved) = Some(run.record);
+        }
+        if let Some((place, token)) = &reservation.labgrid {
+            let previous = own_token(Path::new(campaign));
+            let steps =
+                reservation.labgrid_take(place, previous.as_deref(), target.reserve_timeout);
+            // A refusal is the command's error (the engine has no journal yet to record it).
+            let (ran, got) = steps?;
+            *lock(token) = Some(got);
+            *lock(&reservation.reserved) = Some(ran);
         }
         *lock(&reservation.held) = true;
         Ok(Some(reservation))
@@ -123,13 +143,90 @@ impl Reservation {
         if !std::mem::replace(&mut *held, false) {
             return None;
         }
-        let command = self.release.as_ref()?;
         // Giving the machine back runs after a Ctrl-C too (that is when it matters most); a
         // second Ctrl-C stops it.
+        if let Some((place, token)) = &self.labgrid {
+            let token = lock(token).take();
+            return Some(crate::interrupt::set_aside(|| {
+                self.labgrid_release(place, token.as_deref())
+            }));
+        }
+        let command = self.release.as_ref()?;
         Some(crate::interrupt::set_aside(|| {
             self.run(ReservationAction::Release, command, RELEASE_TIMEOUT)
                 .record
         }))
+    }
+
+    /// Takes the labgrid place: the place this campaign's own reservation `previous` still
+    /// holds (a run that was killed), or a new reservation queued, waited for and acquired.
+    /// One record of every step; on failure the error, after the reservation was cancelled
+    /// so it does not hold the place from the next in the queue.
+    fn labgrid_take(
+        &self,
+        place: &Place,
+        previous: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(HookRun, String), HostCommandError> {
+        let mut steps = Steps::new(ReservationAction::Reserve);
+        let show = steps.run(self, place.show(), CLIENT_TIMEOUT)?;
+        let now = shown(&show);
+        if let Some(previous) = previous
+            && now.acquired.is_some()
+            && now.reservation.as_deref() == Some(previous)
+        {
+            steps.note(format!(
+                "place {} is still held by this campaign's reservation {previous}",
+                place.place
+            ));
+            return Ok((steps.done(), previous.to_owned()));
+        }
+        let answer = steps.run(self, place.reserve(), CLIENT_TIMEOUT)?;
+        let Some(token) = token_of(&answer) else {
+            return Err(HostCommandError::Failed {
+                command: place.reserve().unwrap_or_default(),
+                outcome: "exit status 0".to_owned(),
+                stderr: format!("no reservation token in its answer: {}", cut(&answer, 200)),
+            });
+        };
+        // The answer's `export LG_TOKEN=…` stays in the record: resume reads it back.
+        let queued = Instant::now();
+        let waited = steps.run(self, place.wait(&token), timeout).map(|_| ());
+        let acquired = waited.and_then(|()| {
+            steps.note(format!(
+                "reservation {token} allocated after {} s",
+                queued.elapsed().as_secs()
+            ));
+            steps
+                .run(self, place.acquire(&token), CLIENT_TIMEOUT)
+                .map(|_| ())
+        });
+        if let Err(error) = acquired {
+            // Leave the queue: an abandoned reservation would keep the place from the next.
+            let _ = steps.run(self, place.cancel(&token), CLIENT_TIMEOUT);
+            return Err(error);
+        }
+        steps.note(format!("acquired place {}", place.place));
+        Ok((steps.done(), token))
+    }
+
+    /// Releases the labgrid place and cancels the reservation (`token`, or the one `show`
+    /// says is allocated to the place when the campaign never learnt it).
+    fn labgrid_release(&self, place: &Place, token: Option<&str>) -> HookRun {
+        let mut steps = Steps::new(ReservationAction::Release);
+        let token = token.map(str::to_owned).or_else(|| {
+            let show = steps.run(self, place.show(), CLIENT_TIMEOUT).ok()?;
+            shown(&show).reservation
+        });
+        let released = steps.run(self, place.release(), CLIENT_TIMEOUT);
+        let cancelled = match &token {
+            Some(t) => steps.run(self, place.cancel(t), CLIENT_TIMEOUT).map(|_| ()),
+            None => Ok(()),
+        };
+        match released.map(|_| ()).and(cancelled) {
+            Ok(()) => steps.done(),
+            Err(e) => steps.failed(&e),
+        }
     }
 
     fn run(&self, action: ReservationAction, command: &str, timeout: Duration) -> Ran {
@@ -166,6 +263,82 @@ impl Drop for Reservation {
             }
         }
     }
+}
+
+/// The labgrid client commands of one reservation action, journaled as one record: the
+/// commands joined by `; `, each one's last lines and aba's own notes.
+struct Steps {
+    action: ReservationAction,
+    commands: Vec<String>,
+    output: Vec<String>,
+}
+
+impl Steps {
+    fn new(action: ReservationAction) -> Steps {
+        Steps {
+            action,
+            commands: Vec::new(),
+            output: Vec::new(),
+        }
+    }
+
+    /// Runs `command` (already expanded) and returns its stdout.
+    fn run(
+        &mut self,
+        reservation: &Reservation,
+        command: Result<String, HostCommandError>,
+        timeout: Duration,
+    ) -> Result<String, HostCommandError> {
+        let command = command?;
+        self.commands.push(command.clone());
+        let out = run_host(&command, &[], &reservation.base_dir, timeout)?;
+        let text = out.stdout_text();
+        // `wait` prints the reservation once a second: its last lines are enough.
+        let kept = tail(&last_lines(&text, 3).join("\n"), "");
+        if !kept.is_empty() {
+            self.output.push(kept);
+        }
+        Ok(text)
+    }
+
+    fn note(&mut self, line: String) {
+        self.output.push(line);
+    }
+
+    fn record(&self, error: Option<String>) -> HookRun {
+        HookRun {
+            action: self.action,
+            command: self.commands.join("; "),
+            output: last_lines(&self.output.join("\n"), 2 * OUTPUT_LINES).join("\n"),
+            error,
+            time: now_rfc3339(),
+        }
+    }
+
+    fn done(&self) -> HookRun {
+        self.record(None)
+    }
+
+    fn failed(&self, error: &HostCommandError) -> HookRun {
+        let text = cut(&crate::causes::one_line(error), 20 * LINE_CHARS).into_owned();
+        self.record(Some(text))
+    }
+}
+
+/// The token of the labgrid reservation this campaign's journal says it took last and did
+/// not give back (a resumed run); `None` for a new campaign or a journal that cannot be read.
+fn own_token(campaign: &Path) -> Option<String> {
+    let journal = Journal::read(&campaign.join("journal.jsonl")).ok()?;
+    let mut token = None;
+    for event in &journal.events {
+        if let Event::Reservation { action, output, .. } = event {
+            token = match action {
+                ReservationAction::Reserve => token_of(output),
+                ReservationAction::Release => None,
+            };
+        }
+    }
+    token
 }
 
 /// One command's record and, when it failed, the error itself (for `reserve`'s refusal).

@@ -38,15 +38,6 @@ pub enum BuildError {
     /// No series could be profiled.
     #[error("no series of the calibration can be profiled: {}", .0.join("; "))]
     NoSeries(Vec<String>),
-    /// A series' definition could not be hashed (a copied file is unreadable).
-    #[error("cannot hash the definition of {series}")]
-    Definition {
-        /// The series label.
-        series: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 /// What a calibration campaign is, besides its analysis.
@@ -110,13 +101,7 @@ pub fn build(c: &Calibration<'_>) -> Result<Built, BuildError> {
             .iter()
             .find(|m| m.name.as_str() == s.metric)
             .expect("invariant: a series comes from a metric of its workload");
-        let definition =
-            definition_sha256(c.recipe, workload, &case, metric).map_err(|source| {
-                BuildError::Definition {
-                    series: s.label.clone(),
-                    source,
-                }
-            })?;
+        let definition = definition_sha256(c.recipe, workload, &case, metric);
         series.push(SeriesProfile {
             workload: s.workload.clone(),
             case: s.case.clone(),

@@ -57,12 +57,18 @@ pub fn tuning_seen(
 /// SHA-256 of what defines one series' measurement: the case's command, environment and CPU
 /// list, the metric's extraction, the recipe's setup commands and the content of the files
 /// it copies. A profile of another command or another program is another benchmark.
+///
+/// The files' content is the bytes the loader read ([`FileCopy::content`]), not the disk:
+/// analysis stays pure, and the hash is the one a profile recorded for an unchanged file.
+///
+/// [`FileCopy::content`]: crate::recipe::resolved::FileCopy::content
+#[must_use]
 pub fn definition_sha256(
     recipe: &Recipe,
     workload: &Workload,
     case: &Case,
     metric: &Metric,
-) -> std::io::Result<String> {
+) -> String {
     let mut h = Sha256::new();
     let mut field = |name: &str, value: &[u8]| {
         h.update(name.as_bytes());
@@ -96,9 +102,9 @@ pub fn definition_sha256(
     }
     for file in &recipe.files {
         field("file", file.remote.as_str().as_bytes());
-        field("content", &crate::recipe::load::read_source(&file.local)?);
+        field("content", &file.content);
     }
-    Ok(hex::encode(h.finalize()))
+    hex::encode(h.finalize())
 }
 
 /// Why `profile` cannot hold for campaigns of `recipe` on `target`, from the recipe alone:
@@ -171,13 +177,13 @@ pub fn series_match<'p>(
             s.warmup, workload.warmup
         ));
     }
-    match definition_sha256(recipe, workload, case, metric) {
-        Ok(sha) if sha == s.definition_sha256 => Ok(s),
-        Ok(_) => Err(format!(
+    if definition_sha256(recipe, workload, case, metric) == s.definition_sha256 {
+        Ok(s)
+    } else {
+        Err(format!(
             "`series[{i}].definition_sha256` differs: the command, its environment, the \
              metric's extraction, the setup or a copied file changed"
-        )),
-        Err(e) => Err(format!("its definition cannot be hashed: {e}")),
+        ))
     }
 }
 
@@ -297,11 +303,58 @@ fn map_text(map: &BTreeMap<String, String>) -> String {
 mod tests {
     use std::{collections::BTreeMap, path::Path};
 
-    use super::{BootSeen, normalize_cmdline, runtime_mismatches, series_match, static_mismatches};
+    use super::{
+        BootSeen, definition_sha256, normalize_cmdline, runtime_mismatches, series_match,
+        static_mismatches,
+    };
     use crate::{
         profile::testdata::{LAB_RECIPE, profile},
-        recipe::parse,
+        recipe::{FilesFrom, Loader, parse},
     };
+
+    #[test]
+    fn a_definition_hashes_the_files_as_loaded_and_never_reads_them_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bench = dir.path().join("bench.sh");
+        let program = "#!/bin/sh\necho '{\"wall_ns\": 1}'\n";
+        std::fs::write(&bench, program).expect("write");
+        let path = dir.path().join("r.toml");
+        let text = format!("{LAB_RECIPE}[files]\n\"bench.sh\" = \"bench.sh\"\n");
+        std::fs::write(&path, &text).expect("write");
+        let recipe = Loader::default().load(&path).expect("valid");
+        let w = &recipe.workloads[0];
+        let case = w.case_at(0);
+        let hash = |r: &crate::recipe::Recipe| definition_sha256(r, w, &case, &w.metrics[0]);
+        // What the hash read from the disk gave for this file before the loader kept its
+        // bytes: the profiles written then still hold.
+        const BEFORE: &str = "cb7c5956291254a279043426b07501fe773f4a31a9f252049a213955d874eedb";
+        assert_eq!(hash(&recipe), BEFORE);
+        // A results directory's copy of the file hashes alike.
+        let copies = dir.path().join("results/files");
+        std::fs::create_dir_all(&copies).expect("mkdir");
+        std::fs::write(copies.join("bench.sh"), program).expect("write");
+        let copied = Loader {
+            files: FilesFrom::Copied(&copies),
+            params: &[],
+        }
+        .parse(&dir.path().join("results/recipe.toml"), &text)
+        .expect("valid");
+        assert_eq!(hash(&copied), BEFORE);
+        // The file changed after loading: the loaded recipe keeps what it read, and only a
+        // recipe loaded again sees the change.
+        std::fs::write(&bench, "#!/bin/sh\necho changed\n").expect("write");
+        assert_eq!(hash(&recipe), BEFORE);
+        let reloaded = Loader::default().load(&path).expect("valid");
+        assert_ne!(hash(&reloaded), BEFORE);
+        // Removed, it is not read either.
+        std::fs::remove_file(&bench).expect("remove");
+        std::fs::remove_file(copies.join("bench.sh")).expect("remove");
+        assert_eq!(hash(&recipe), BEFORE);
+        assert_eq!(hash(&copied), BEFORE);
+        let mut held = profile();
+        held.series[0].definition_sha256 = BEFORE.to_owned();
+        assert!(series_match(&held, &recipe, w, &case, &w.metrics[0]).is_ok());
+    }
 
     #[test]
     fn a_profile_of_the_same_baseline_matches_statically_and_a_changed_one_says_why() {

@@ -38,7 +38,8 @@ pub const FILES: usize = 256;
 /// Size of one `[files]` source (they are hashed, kept in the results directory and copied
 /// to the target after every boot).
 pub const FILE_SOURCE_BYTES: u64 = 64 << 20;
-/// All `[files]` sources together.
+/// All `[files]` sources together (a loaded recipe holds their bytes, so that analysis
+/// hashes what was loaded without reading the disk again).
 pub const FILES_TOTAL_BYTES: u64 = 256 << 20;
 /// Characters of `description`.
 pub const DESCRIPTION_CHARS: usize = 4000;

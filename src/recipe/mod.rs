@@ -10,7 +10,5 @@ pub mod range;
 pub mod resolved;
 pub mod scoped_limits;
 
-pub use load::{
-    Diagnostics, FilesFrom, RecipeError, load, load_allowing, load_with, parse, parse_with,
-};
+pub use load::{Diagnostics, FilesFrom, Loader, RecipeError, parse};
 pub use resolved::{Case, Kernel, Metric, Recipe, Workload};

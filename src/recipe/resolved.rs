@@ -2,7 +2,7 @@
 //! cross-references checked, regexes compiled, cases expandable. No spans, no options that
 //! have a default.
 
-use std::{path::PathBuf, time::Duration};
+use std::{fmt, path::PathBuf, sync::Arc, time::Duration};
 
 use indexmap::IndexMap;
 use regex::Regex;
@@ -13,7 +13,6 @@ use crate::recipe::{
         RemoteFileName, SysctlName, TargetPath, WorkloadName,
     },
     model::{BetterSpec, Role, Stream, TuningKnob},
-    scoped_limits::LimitOverrides,
 };
 
 /// A recipe that passed validation.
@@ -61,7 +60,7 @@ pub struct Recipe {
     /// `[params]` with the values in effect (already substituted everywhere they are used).
     pub params: Vec<crate::recipe::params::Param>,
     /// How `[files]` were read, for reading the recipe again with bound parameters.
-    pub files_source: crate::recipe::load::FilesSource,
+    pub files_source: FilesSource,
 }
 
 /// Where a results directory keeps its copy of the recipe's reference: `<results>/reference/`.
@@ -174,13 +173,62 @@ impl Tuning {
     }
 }
 
-/// A file to copy into the work directory.
+/// The limits one table sets (`[analysis]`, a `[[workload]]` or one of its metrics; which
+/// one judges a series is `scoped_limits`' business); `None` where it leaves them to the
+/// enclosing table.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LimitOverrides {
+    /// `gate_pct`.
+    pub gate_pct: Option<f64>,
+    /// `max_drift_pct`.
+    pub max_drift_pct: Option<f64>,
+    /// `max_cv_pct`.
+    pub max_cv_pct: Option<f64>,
+}
+
+impl LimitOverrides {
+    /// True when the table sets no limit.
+    pub fn is_empty(&self) -> bool {
+        *self == LimitOverrides::default()
+    }
+}
+
+/// Where a recipe's `[files]` were read from (the loader's `FilesFrom`, owned), kept in it so
+/// that binding its parameters (`load::rebind`) reads them again the same way.
 #[derive(Clone, Debug)]
+pub enum FilesSource {
+    /// Relative to the recipe file, inside its folder or one of these folders.
+    RecipeDir(Vec<PathBuf>),
+    /// A results directory's copies.
+    Copied(PathBuf),
+}
+
+/// A file to copy into the work directory.
+#[derive(Clone)]
 pub struct FileCopy {
     /// Path under the work directory.
     pub remote: RemoteFileName,
     /// Absolute local path.
     pub local: PathBuf,
+    /// The bytes read from `local` when the recipe was loaded (at most
+    /// [`limits::FILE_SOURCE_BYTES`](crate::recipe::limits::FILE_SOURCE_BYTES), all sources
+    /// together at most [`limits::FILES_TOTAL_BYTES`](crate::recipe::limits::FILES_TOTAL_BYTES)).
+    /// The recipe's hash and each series' definition hash are taken over them, so that
+    /// analysis, documented as pure, hashes what was loaded and never reads the disk again;
+    /// shared, so that a cloned recipe does not copy them.
+    pub content: Arc<[u8]>,
+}
+
+impl fmt::Debug for FileCopy {
+    /// The content's length, not its bytes: a recipe in an error or a test failure stays
+    /// readable.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileCopy")
+            .field("remote", &self.remote)
+            .field("local", &self.local)
+            .field("content_bytes", &self.content.len())
+            .finish()
+    }
 }
 
 impl FileCopy {

@@ -8,25 +8,10 @@
 
 use serde::Serialize;
 
+/// The limits one table sets: the resolved recipe's type, named here too because this is
+/// where readers of limits look for it.
+pub use crate::recipe::resolved::LimitOverrides;
 use crate::recipe::resolved::{AnalysisSettings, Metric, Workload};
-
-/// The limits one table sets; `None` where it leaves them to the enclosing table.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LimitOverrides {
-    /// `gate_pct`.
-    pub gate_pct: Option<f64>,
-    /// `max_drift_pct`.
-    pub max_drift_pct: Option<f64>,
-    /// `max_cv_pct`.
-    pub max_cv_pct: Option<f64>,
-}
-
-impl LimitOverrides {
-    /// True when the table sets no limit.
-    pub fn is_empty(&self) -> bool {
-        *self == LimitOverrides::default()
-    }
-}
 
 /// Which table a limit comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -10,7 +10,8 @@
 //! the Kalibera–Jones boot-level component `boot_var`, drift, range and the boot-effect
 //! test's p, and with three boots or more the RMS difference between two boots
 //! `spread_rms_pct`), then per candidate against the baseline (with `ci95_boot_floored` and
-//! the `confidence` statement, and with a noise profile `profile_pooled` and the homogeneity
+//! the `confidence` statement, `detectable_pct` and for an INCONCLUSIVE verdict
+//! `boots_to_decide` (the mail's calibrated statement), and with a noise profile `profile_pooled` and the homogeneity
 //! test's `homogeneity_f` and `homogeneity_p`), then recovery rows. A series of a campaign
 //! with a noise profile also has `profile_file`, `profile_created`, `profile_nu` and
 //! `profile_boot_rel_var` (or `profile_not_used` with why). Numbers have 6 decimals (fewer beyond 9
@@ -26,7 +27,10 @@ use serde::Serialize;
 use crate::{
     analysis::{Analysis, AnalysisKind, Series, SeriesCalibration, SeriesResult},
     report::{number::tsv, tsv::to_tsv},
-    stats::{Confidence, RatioInterval, SpreadMeasure, spread_of},
+    stats::{
+        Confidence, RatioInterval, SpreadMeasure, VerdictLabel, detectable_at_measured_noise,
+        longer_design, spread_of,
+    },
 };
 
 /// The columns.
@@ -222,6 +226,22 @@ fn rows_of<'a>(
             }
             .to_owned(),
         );
+        // The figures behind the mail's calibrated statement (issue 29): the smallest change
+        // this comparison could detect at its measured noise, and for an INCONCLUSIVE one the
+        // boots of the same alternation that would detect the gate (`-` when none would).
+        push(
+            "detectable_pct",
+            pair.clone(),
+            tsv(detectable_at_measured_noise(cmp)),
+        );
+        if c.verdict.label == VerdictLabel::Inconclusive {
+            let longer = longer_design(cmp, series.limits.gate_pct.value);
+            push(
+                "boots_to_decide",
+                pair.clone(),
+                longer.map_or_else(|| "-".to_owned(), |d| d.boots.to_string()),
+            );
+        }
         let reason = if c.verdict.reasons.is_empty() {
             "-".to_owned()
         } else {

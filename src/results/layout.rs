@@ -17,7 +17,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use crate::recipe::{FilesFrom, Recipe, RecipeError, load_with};
+use crate::recipe::{FilesFrom, Loader, Recipe, RecipeError, params::BoundParam};
 
 /// The folder of build logs in a results directory.
 pub const BUILD_DIR: &str = "build";
@@ -142,12 +142,27 @@ impl ResultsDir {
     /// them when the campaign started (bound by the inventory or command line of then, never
     /// of now).
     pub fn load_recipe(&self) -> Result<Recipe, RecipeError> {
-        let mut recipe = load_with(&self.recipe_path(), FilesFrom::Copied(&self.files_dir()))?;
-        // Parameters first: a reading with the recorded values replaces the whole recipe.
-        if let Ok(Some(params)) = crate::results::journal::recorded_params(&self.journal_path()) {
-            recipe = crate::recipe::load::rebind(&recipe, &params)?;
+        self.load_recipe_with(None)
+    }
+
+    /// [`ResultsDir::load_recipe`]; with `params`, a new campaign's (whose journal has no
+    /// header yet), the copied recipe is read with them and without the journal's records.
+    pub fn load_recipe_with(&self, params: Option<&[BoundParam]>) -> Result<Recipe, RecipeError> {
+        let files = FilesFrom::Copied(&self.files_dir());
+        if let Some(params) = params {
+            return Loader { files, params }.load(&self.recipe_path());
         }
+        // Parameters are read with the recipe: the recorded values, over its defaults.
         // An unreadable journal is reported by the journal reader every caller runs next.
+        let recorded = crate::results::journal::recorded_params(&self.journal_path())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let mut recipe = Loader {
+            files,
+            params: &recorded,
+        }
+        .load(&self.recipe_path())?;
         if let Ok(Some(kernels)) = crate::results::journal::recorded_kernels(&self.journal_path()) {
             crate::kernel::binding::apply(&mut recipe, &kernels);
         }

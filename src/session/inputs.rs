@@ -22,9 +22,24 @@ pub struct Sources {
 impl Sources {
     /// Loads the recipe at `path` with the folders this tester allows.
     pub fn load(&self, path: &Path, inventory: &Inventory) -> Result<Recipe, Error> {
+        self.load_bound(path, inventory, &[])
+    }
+
+    /// [`Sources::load`], with `params` bound over the recipe's defaults (one reading: the
+    /// defaults are checked first, then the values).
+    pub fn load_bound(
+        &self,
+        path: &Path,
+        inventory: &Inventory,
+        params: &[recipe::params::BoundParam],
+    ) -> Result<Recipe, Error> {
         let mut allowed = self.allow_files_outside.clone();
         allowed.extend(inventory.allow_files_outside.iter().cloned());
-        Ok(recipe::load_allowing(path, &allowed)?)
+        Ok(recipe::Loader {
+            files: recipe::FilesFrom::RecipeDir(&allowed),
+            params,
+        }
+        .load(path)?)
     }
 }
 

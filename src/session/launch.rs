@@ -262,14 +262,13 @@ pub(crate) fn execute(
     records: &[Event],
     voice: &Voice,
 ) -> Result<u8, Error> {
-    let mut recipe = dir.load_recipe()?;
     // A new campaign's journal has no header yet: its parameters and kernels come with its
     // first records.
-    if let Some(Event::Params { params }) =
-        records.iter().find(|e| matches!(e, Event::Params { .. }))
-    {
-        recipe = crate::recipe::load::rebind(&recipe, params)?;
-    }
+    let params = records.iter().find_map(|e| match e {
+        Event::Params { params } => Some(params.as_slice()),
+        _ => None,
+    });
+    let mut recipe = dir.load_recipe_with(params)?;
     if let Some(Event::Kernels { kernels }) =
         records.iter().find(|e| matches!(e, Event::Kernels { .. }))
     {

@@ -63,7 +63,9 @@ pub fn resume_one(
         voice.say(&line);
     }
     if let Some(path) = amend {
-        let changes = amend_recipe(&dir, &journal, &files.load(path, &inventory)?, path)?;
+        let params = journal.params().unwrap_or_default();
+        let new = files.load_bound(path, &inventory, params)?;
+        let changes = amend_recipe(&dir, &journal, &new, path)?;
         for change in &changes {
             voice.say(&format!("amended: {change}"));
         }
@@ -140,12 +142,9 @@ fn amend_recipe(
 ) -> Result<Vec<String>, Error> {
     let old = dir.load_recipe()?;
     // The recorded bindings stay: compared unbound, every bound kernel or parameter would
-    // read as changed. A parameter the amended recipe adds takes its default, as
-    // `load_recipe` will read it.
-    let mut new = match journal.params() {
-        Some(params) => crate::recipe::load::rebind(new, params)?,
-        None => new.clone(),
-    };
+    // read as changed. `new` was read with the recorded parameters; one the amended recipe
+    // adds takes its default, as `load_recipe` will read it.
+    let mut new = new.clone();
     if let Some(kernels) = journal.kernels() {
         apply(&mut new, kernels);
     }

@@ -17,6 +17,7 @@ mod hostile;
 mod json;
 mod kernels;
 mod lab;
+mod labgrid;
 mod legacy;
 mod multi;
 mod multi_lab;

@@ -101,7 +101,9 @@ fn missing_images(builds: &Path) -> Vec<String> {
 
 fn load(name: &str) -> Recipe {
     let path = root().join("recipes").join(name);
-    recipe::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    recipe::Loader::default()
+        .load(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// `release = "running"` recipes run on the built-in local target; the rest need a switch.
@@ -190,7 +192,9 @@ fn recipes_and_docs_cite_threads_and_point_to_nothing_outside_the_repository() {
 fn every_recipe_parses_and_plans() {
     let kexec = kexec_target();
     for path in recipe_files() {
-        let recipe = recipe::load(&path).unwrap_or_else(|e| panic!("{}:\n{e}", path.display()));
+        let recipe = recipe::Loader::default()
+            .load(&path)
+            .unwrap_or_else(|e| panic!("{}:\n{e}", path.display()));
         let target = if runs_locally(&recipe) {
             Target::local()
         } else {
@@ -230,7 +234,9 @@ fn every_recipe_passes_aba_check() {
     let targets = dir.path().join("targets.toml");
     fs::write(&targets, TARGETS).expect("write targets.toml");
     for path in recipe_files() {
-        let recipe = recipe::load(&path).unwrap_or_else(|e| panic!("{}:\n{e}", path.display()));
+        let recipe = recipe::Loader::default()
+            .load(&path)
+            .unwrap_or_else(|e| panic!("{}:\n{e}", path.display()));
         let mut cmd = aba(dir.path());
         cmd.current_dir(dir.path()).arg("check").arg(&path);
         if !runs_locally(&recipe) {

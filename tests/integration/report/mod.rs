@@ -300,8 +300,13 @@ fn pedro_v3_reproduces_the_change_and_names_the_tripped_limit() {
         &[
             "all\tchange_pct\tchild,parent\t6.204380",
             "all\tdrift_pct\tparent\t-1.927711",
+            // The calibrated statement's figures are rows too (issue 29): the mail's
+            // "could detect … 27.53%" and "7 boots of the same alternation".
+            "all\tdetectable_pct\tchild,parent\t27.534144",
+            "all\tboots_to_decide\tchild,parent\t7",
         ],
     );
+    says(&run, "at its measured boot noise: 27.53%");
     let checked = published_figures_match(&run, "mprotect-pedro-v3", "parent");
     assert!(checked >= 20, "only {checked} published figures checked");
     assert_fits_72(&run, "mprotect-pedro-v3");

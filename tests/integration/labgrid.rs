@@ -1,0 +1,261 @@
+//! aba against a real labgrid coordinator on 127.0.0.1 (issue 36): the place is reserved in
+//! the coordinator's queue, acquired for the campaign and given back (released and its
+//! reservation cancelled) at the end, a second campaign on the same place waits in the queue
+//! and runs after the first, and a campaign killed with SIGKILL takes its place back on
+//! resume. The machine itself is the real sshd of `support::sshd` (a `switch = "none"`
+//! target); labgrid comes from PyPI into lab/out/labgrid (lab/labgrid/install.sh, run by
+//! test.sh).
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use aba::results::journal::{Event, Journal, ReservationAction};
+
+use crate::support::{
+    cli::{assert_verified, campaign_dir, resume, spawn_run_on, text, wait_for_journal, write},
+    skip::skip,
+    sshd::{Sshd, free_port, signal},
+};
+
+const RECIPE: &str = r#"
+version = 1
+name = "labgrid-place"
+description = "slow samples on a labgrid place"
+sequence = ["this", "this", "this"]
+warmup = 0
+samples = 3
+point_retries = 0
+[kernels.this]
+release = "running"
+[[workload]]
+name = "slow"
+run = "sleep 0.5; echo $ABA_SAMPLE"
+retries = 0
+metric = { number = true, unit = "n", better = "lower" }
+"#;
+
+fn venv_bin(program: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("lab/out/labgrid/venv/bin")
+        .join(program)
+}
+
+/// A labgrid coordinator of its own on a free loopback port, with one place, stopped on drop.
+struct Coordinator {
+    child: Child,
+    address: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Coordinator {
+    /// `None` (after a visible skip) when labgrid is not installed.
+    fn start(place: &str) -> Option<Coordinator> {
+        if !venv_bin("labgrid-coordinator").exists() {
+            skip("labgrid is not installed in lab/out/labgrid (run lab/labgrid/install.sh)");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let address = format!("127.0.0.1:{}", free_port());
+        let child = Command::new(venv_bin("labgrid-coordinator"))
+            .args(["-l", &address])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("labgrid-coordinator starts");
+        let coordinator = Coordinator {
+            child,
+            address,
+            _dir: dir,
+        };
+        let started = Instant::now();
+        while !coordinator.client(&["places"]).status.success() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the coordinator did not answer on {}",
+                coordinator.address
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let created = coordinator.client(&["-p", place, "create"]);
+        assert!(created.status.success(), "{}", text(&created));
+        Some(coordinator)
+    }
+
+    fn client(&self, args: &[&str]) -> std::process::Output {
+        Command::new(venv_bin("labgrid-client"))
+            .args(["-x", &self.address])
+            .args(args)
+            .output()
+            .expect("labgrid-client runs")
+    }
+
+    /// What `labgrid-client -p PLACE show` says.
+    fn show(&self, place: &str) -> String {
+        let out = self.client(&["-p", place, "show"]);
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// An inventory in `dir` whose target `box` is the sshd, held through this place.
+    fn inventory(&self, sshd: &Sshd, dir: &Path, place: &str) -> PathBuf {
+        sshd.inventory(
+            dir,
+            &format!(
+                "reserve_timeout = \"5min\"\n[targets.box.labgrid]\ncoordinator = \"{}\"\nplace = \"{place}\"\nclient = \"{}\"\n",
+                self.address,
+                venv_bin("labgrid-client").display()
+            ),
+        )
+    }
+}
+
+impl Drop for Coordinator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The journal's events, its reservation records and the time of the first point.
+fn journal(dir: &Path) -> Vec<Event> {
+    Journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .events
+}
+
+fn reservations(events: &[Event]) -> Vec<(ReservationAction, String, Option<String>, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Reservation {
+                action,
+                output,
+                error,
+                time,
+                ..
+            } => Some((*action, output.clone(), error.clone(), time.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn first_point_time(events: &[Event]) -> String {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::PointStarted { time, .. } => Some(time.clone()),
+            _ => None,
+        })
+        .expect("a point started")
+}
+
+fn finished_time(events: &[Event]) -> String {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::Finished { time } => Some(time.clone()),
+            _ => None,
+        })
+        .expect("finished")
+}
+
+fn samples(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e, Event::Sample { .. }))
+        .count()
+}
+
+#[test]
+fn two_campaigns_on_one_labgrid_place_queue_in_the_coordinator_and_a_killed_one_takes_it_back() {
+    let Some(lab) = Coordinator::start("box") else {
+        return;
+    };
+    let sshd = Sshd::start();
+    let first = tempfile::tempdir().expect("tempdir");
+    let second = tempfile::tempdir().expect("tempdir");
+    let recipe_1 = write(first.path(), "r.toml", RECIPE);
+    let recipe_2 = write(second.path(), "r.toml", RECIPE);
+    let targets_1 = lab.inventory(&sshd, first.path(), "box");
+    let targets_2 = lab.inventory(&sshd, second.path(), "box");
+
+    // The first campaign holds the place; the second, started while it runs, waits in the
+    // coordinator's queue and measures nothing until the first gave the place back.
+    let one = spawn_run_on(first.path(), &recipe_1, &targets_1, "box");
+    let dir_1 = wait_for_journal(
+        &first.path().join("results"),
+        Duration::from_secs(120),
+        "the first sample",
+        |e| samples(e) >= 1,
+    );
+    assert!(
+        lab.show("box").contains("acquired: "),
+        "{}",
+        lab.show("box")
+    );
+    let two = spawn_run_on(second.path(), &recipe_2, &targets_2, "box");
+    let out_1 = one.wait_with_output().expect("first campaign ends");
+    assert!(out_1.status.success(), "{}", text(&out_1));
+    let out_2 = two.wait_with_output().expect("second campaign ends");
+    assert!(out_2.status.success(), "{}", text(&out_2));
+    let dir_2 = campaign_dir(&second.path().join("results"));
+    let (events_1, events_2) = (journal(&dir_1), journal(&dir_2));
+    let (held_1, held_2) = (reservations(&events_1), reservations(&events_2));
+    for held in [&held_1, &held_2] {
+        assert_eq!(held.len(), 2, "{held:?}");
+        assert_eq!(held[0].0, ReservationAction::Reserve);
+        assert!(held[0].1.contains("acquired place box"), "{held:?}");
+        assert!(held[0].1.contains("export LG_TOKEN="), "{held:?}");
+        assert_eq!(held[1].0, ReservationAction::Release, "{held:?}");
+        assert!(held[0].2.is_none() && held[1].2.is_none(), "{held:?}");
+    }
+    assert!(
+        first_point_time(&events_2) > finished_time(&events_1),
+        "the second campaign measured before the first gave the place back: {} vs {}",
+        first_point_time(&events_2),
+        finished_time(&events_1)
+    );
+    assert!(held_2[0].3 >= held_1[1].3, "{held_1:?} {held_2:?}");
+    // Given back: nobody holds the place, and no reservation of ours keeps it.
+    let shown = lab.show("box");
+    assert!(shown.contains("acquired: None"), "{shown}");
+    assert!(!shown.contains("reservation:"), "{shown}");
+    assert_verified(&dir_1);
+    assert_verified(&dir_2);
+
+    // SIGKILL: nothing gives the place back, so it stays acquired by the campaign's own
+    // reservation; resume recognises it, finishes, and releases it.
+    let killed = tempfile::tempdir().expect("tempdir");
+    let recipe_3 = write(killed.path(), "r.toml", RECIPE);
+    let targets_3 = lab.inventory(&sshd, killed.path(), "box");
+    let three = spawn_run_on(killed.path(), &recipe_3, &targets_3, "box");
+    let dir_3 = wait_for_journal(
+        &killed.path().join("results"),
+        Duration::from_secs(120),
+        "the first sample",
+        |e| samples(e) >= 1,
+    );
+    signal(three.id(), libc::SIGKILL);
+    let _ = three.wait_with_output();
+    let shown = lab.show("box");
+    assert!(!shown.contains("acquired: None"), "still held: {shown}");
+    let out = resume(killed.path(), &dir_3, Some(&targets_3), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let held_3 = reservations(&journal(&dir_3));
+    assert_eq!(held_3.len(), 3, "{held_3:?}");
+    assert!(
+        held_3[1]
+            .1
+            .contains("is still held by this campaign's reservation"),
+        "{held_3:?}"
+    );
+    assert_eq!(held_3[2].0, ReservationAction::Release, "{held_3:?}");
+    let shown = lab.show("box");
+    assert!(shown.contains("acquired: None"), "{shown}");
+    assert!(!shown.contains("reservation:"), "{shown}");
+    assert_verified(&dir_3);
+}
