@@ -86,6 +86,37 @@ impl CampaignEnd {
         }
     }
 
+    /// The exit code that says it: the one mapping from an outcome to an exit code, so a
+    /// campaign's functions return the outcome and the command line asks here for its code.
+    #[must_use]
+    pub fn code(self) -> u8 {
+        match self {
+            CampaignEnd::Finished => exit_code::OK,
+            CampaignEnd::NotReproduced => exit_code::NOT_REPRODUCED,
+            CampaignEnd::Stopped => exit_code::CAMPAIGN_STOPPED,
+            CampaignEnd::Failed => exit_code::ERROR,
+            CampaignEnd::Interrupted => exit_code::INTERRUPTED,
+        }
+    }
+
+    /// How a campaign that ended with `error` ended (stopped and interrupted are resumable;
+    /// anything else failed).
+    #[must_use]
+    pub fn of_error(error: &Error) -> CampaignEnd {
+        CampaignEnd::of(error.exit_code())
+    }
+
+    /// Finished, or not reproduced when `reproduced` is false: a finished campaign's outcome
+    /// from its `[[expect]]`s or its comparison with a reference.
+    #[must_use]
+    pub fn finished(reproduced: bool) -> CampaignEnd {
+        if reproduced {
+            CampaignEnd::Finished
+        } else {
+            CampaignEnd::NotReproduced
+        }
+    }
+
     /// How a multi-target run's last line says it (`targets: a finished, b stopped`).
     #[must_use]
     pub fn word(self) -> &'static str {
@@ -740,7 +771,27 @@ mod tests {
 
 #[cfg(test)]
 mod worst_tests {
-    use super::{exit_code, worst};
+    use super::{CampaignEnd, exit_code, worst};
+
+    /// Every outcome's code reads back as the outcome: the two mappings agree.
+    #[test]
+    fn an_outcome_and_its_code_map_both_ways() {
+        for end in [
+            CampaignEnd::Finished,
+            CampaignEnd::NotReproduced,
+            CampaignEnd::Stopped,
+            CampaignEnd::Failed,
+            CampaignEnd::Interrupted,
+        ] {
+            assert_eq!(CampaignEnd::of(end.code()), end);
+        }
+        assert_eq!(CampaignEnd::Finished.code(), exit_code::OK);
+        assert_eq!(
+            CampaignEnd::finished(false).code(),
+            exit_code::NOT_REPRODUCED
+        );
+        assert_eq!(CampaignEnd::Interrupted.code(), exit_code::INTERRUPTED);
+    }
 
     #[test]
     fn the_worst_code_wins_interrupted_first() {

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::{
     campaign::engine::RunOptions,
     cli::{FilesArgs, KernelArgs, TargetArgs},
-    error::Error,
+    error::{CampaignEnd, Error},
     inventory::LOCAL,
     session::launch::Launch,
 };
@@ -32,4 +32,5 @@ pub fn calibrate(
         boots,
         options,
     )
+    .map(CampaignEnd::code)
 }

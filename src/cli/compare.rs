@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use crate::{
-    error::{Error, exit_code},
+    error::{CampaignEnd, Error},
     report::{ReportError, Templates, render_reproduction},
     reproduction::compare_paths,
     results::atomic::write_atomic,
-    session::conclude::{NOT_REPRODUCED_WARNING, exit_code_of},
+    session::conclude::{NOT_REPRODUCED_WARNING, end_of},
 };
 
 /// What `aba compare` writes besides its text.
@@ -22,7 +22,7 @@ pub struct CompareOutputs<'a> {
 }
 
 /// `aba compare NEW REFERENCE [--tsv FILE] [--json]`; exits with
-/// [`exit_code::NOT_REPRODUCED`] when a comparison is NOT_REPRODUCED.
+/// [`crate::error::exit_code::NOT_REPRODUCED`] when a comparison is NOT_REPRODUCED.
 pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Result<u8, Error> {
     let reproduction = compare_paths(new, reference)?;
     let rendered = render_reproduction(&reproduction, &Templates::from_env())?;
@@ -45,9 +45,9 @@ pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Res
     } else {
         print!("{}", rendered.text);
     }
-    let code = exit_code_of(&reproduction);
-    if code == exit_code::NOT_REPRODUCED {
+    let end = end_of(&reproduction);
+    if end == CampaignEnd::NotReproduced {
         eprintln!("{NOT_REPRODUCED_WARNING}");
     }
-    Ok(code)
+    Ok(end.code())
 }

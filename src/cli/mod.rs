@@ -604,7 +604,8 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 },
                 launch.launch(),
                 run.options(),
-            ),
+            )
+            .map(crate::error::CampaignEnd::code),
         },
         Command::Calibrate {
             recipe,

@@ -14,7 +14,7 @@ use crate::{
     results::layout::ResultsDir,
     results::manifest::Manifest,
     session::{
-        conclude::{expects_code, reproduction_code, write_analysed},
+        conclude::{expects_end, reproduction_end, write_analysed},
         multi::combined,
         observer::Voice,
         verify::refuse_if_it_differs,
@@ -39,7 +39,7 @@ pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Err
     } else {
         let written = write_analysed(&results, &analysis, &Voice::Alone)?;
         print!("{}", written.text);
-        Ok(written.code)
+        Ok(written.end.code())
     }
 }
 
@@ -47,19 +47,19 @@ pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Err
 /// same files are written and the same exit code and warnings given.
 fn print_json(results: &ResultsDir, analysis: &crate::analysis::Analysis) -> Result<u8, Error> {
     write_reports(results, analysis)?;
-    let mut code = expects_code(analysis, &Voice::Alone);
+    let mut end = expects_end(analysis, &Voice::Alone);
     let reproduction = match analysis.campaign.reference {
         Some(_) => {
             let reproduction = compare_paths(&results.root, &results.reference_dir())?;
             write_reproduction(results, &reproduction)?;
-            code = code.max(reproduction_code(&reproduction, &Voice::Alone));
+            end = end.max(reproduction_end(&reproduction, &Voice::Alone));
             Some(reproduction)
         }
         None => None,
     };
     let doc = ReportDoc::new(analysis, reproduction.as_ref());
     print!("{}", crate::json::render(&doc));
-    Ok(code)
+    Ok(end.code())
 }
 
 /// `aba report PARENT`: every target's reports rewritten, the combined report written and

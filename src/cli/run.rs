@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::{
     campaign::engine::RunOptions,
     cli::{FilesArgs, KernelArgs, TargetArgs},
-    error::Error,
+    error::{CampaignEnd, Error},
     results::manifest::Manifest,
     session::{launch::Launch, observer::Voice, resume::resume_one},
 };
@@ -31,6 +31,7 @@ pub fn run(
         launch,
         options,
     )
+    .map(CampaignEnd::code)
 }
 
 /// `aba resume DIR`: one campaign, or with a multi-target parent every unfinished target's
@@ -44,7 +45,8 @@ pub fn resume(
 ) -> Result<u8, Error> {
     let files = files.sources();
     if Manifest::is_parent(dir_path) {
-        return crate::session::multi::resume(dir_path, targets, amend, &files, options);
+        return crate::session::multi::resume(dir_path, targets, amend, &files, options)
+            .map(CampaignEnd::code);
     }
-    resume_one(dir_path, targets, amend, &files, options, &Voice::Alone)
+    resume_one(dir_path, targets, amend, &files, options, &Voice::Alone).map(CampaignEnd::code)
 }

@@ -34,7 +34,7 @@ use crate::{
         summary::BatchSummary,
     },
     campaign::{engine::RunOptions, lock::LockError},
-    error::{Error, Inline, exit_code, worst},
+    error::{CampaignEnd, Error, Inline, exit_code, worst},
     interrupt,
     inventory::Inventory,
     kernel::binding::KernelBinding,
@@ -372,7 +372,7 @@ fn not_run(writer: &Mutex<BatchWriter>, job: &Job<'_>, reason: String, voice: &V
             campaign: job.entry.number,
             target: job.target.clone(),
             outcome: Ended::Failed,
-            code: exit_code::ERROR,
+            code: CampaignEnd::Failed.code(),
             reason: Some(reason),
             time: now_rfc3339_micros(),
         },
@@ -453,15 +453,12 @@ fn run_job(
         }
     };
     let (outcome, code, reason) = match result {
-        Ok(code) if code == exit_code::NOT_REPRODUCED => (Ended::NotReproduced, code, None),
-        Ok(code) if code == exit_code::OK => (Ended::Finished, code, None),
-        Ok(code) => (Ended::Failed, code, Some(format!("exit code {code}"))),
+        Ok(end) => (journaled(end), end.code(), None),
         Err(e) => {
             voice.say(&crate::text::printable(&e.render()));
-            let code = e.exit_code();
-            let outcome = match (&e, code) {
-                (_, exit_code::CAMPAIGN_STOPPED) => Ended::Stopped,
-                (_, exit_code::INTERRUPTED) => Ended::Interrupted,
+            let outcome = match (&e, CampaignEnd::of_error(&e)) {
+                (_, CampaignEnd::Stopped) => Ended::Stopped,
+                (_, CampaignEnd::Interrupted) => Ended::Interrupted,
                 // Held by another campaign, or the lab scheduler said no: refused. A target
                 // that cannot be reached to check its lock is a failure like any other.
                 (
@@ -484,7 +481,7 @@ fn run_job(
                 _ => Ended::Failed,
             };
             let reason = crate::text::one_line(&crate::causes::one_line(&e)).into_owned();
-            (outcome, code, Some(reason))
+            (outcome, e.exit_code(), Some(reason))
         }
     };
     voice.say(&format!("campaign {}", outcome.word()));
@@ -500,6 +497,18 @@ fn run_job(
         },
         &voice,
     );
+}
+
+/// How the batch journal says a campaign that ended as `end` ended (a refusal is an error,
+/// told apart where the error is).
+fn journaled(end: CampaignEnd) -> Ended {
+    match end {
+        CampaignEnd::Finished => Ended::Finished,
+        CampaignEnd::NotReproduced => Ended::NotReproduced,
+        CampaignEnd::Stopped => Ended::Stopped,
+        CampaignEnd::Failed => Ended::Failed,
+        CampaignEnd::Interrupted => Ended::Interrupted,
+    }
 }
 
 /// The end of a batch run or resume: every campaign's combined report, the morning summary
@@ -534,7 +543,7 @@ fn conclude(batch: &Path, mut writer: BatchWriter, inventory: &Inventory) -> Res
         .filter_map(|r| r.ended.as_ref().map(|e| e.1))
         .collect();
     if interrupt::requested() {
-        codes.push(exit_code::INTERRUPTED);
+        codes.push(CampaignEnd::Interrupted.code());
     } else {
         notify(batch, &summary, &mut writer, inventory);
     }

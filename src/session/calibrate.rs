@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::{
     campaign::{calibrate::calibration_recipe, engine::RunOptions},
-    error::Error,
+    error::{CampaignEnd, Error},
     inventory::Inventory,
     results::journal::Event,
     session::{
@@ -33,7 +33,7 @@ pub fn calibrate(
     launch: Launch<'_>,
     boots: u32,
     options: RunOptions,
-) -> Result<u8, Error> {
+) -> Result<CampaignEnd, Error> {
     let mut recipe = sources.load(recipe_path, inventory)?;
     let target = inventory.target(target)?;
     let host = HostBuilds::prepare(bindings, &recipe, &[&target])?;

@@ -1,13 +1,14 @@
 //! The end of a campaign: its reports written from a fresh analysis (and its comparison with
 //! the recipe's reference), a finished calibration's noise profile written, and the engine's
-//! outcome turned into the exit code or the error that says it.
+//! outcome turned into how the campaign ended ([`CampaignEnd`]) or the error that says it;
+//! which exit code says it is `aba::error`'s to choose.
 
 use std::path::Path;
 
 use crate::{
     analysis::{Analysis, AnalyzeOptions, analyze, analyze_with},
     campaign::engine::Outcome,
-    error::{Error, exit_code},
+    error::{CampaignEnd, Error},
     profile::{
         build::{Calibration, build},
         write_profile as write_profile_file,
@@ -26,51 +27,47 @@ use crate::{
 pub const NOT_REPRODUCED_WARNING: &str =
     "warning: a result of the reference was not reproduced (NOT_REPRODUCED)";
 
-/// The exit code of a comparison: [`exit_code::NOT_REPRODUCED`] when any comparison is
+/// How a comparison ends: [`CampaignEnd::NotReproduced`] when any comparison is
 /// NOT_REPRODUCED (DIFFERENT and INCONCLUSIVE are reported, not failed).
 #[must_use]
-pub fn exit_code_of(reproduction: &Reproduction) -> u8 {
-    if reproduction.counts.not_reproduced > 0 {
-        exit_code::NOT_REPRODUCED
-    } else {
-        exit_code::OK
-    }
+pub fn end_of(reproduction: &Reproduction) -> CampaignEnd {
+    CampaignEnd::finished(reproduction.counts.not_reproduced == 0)
 }
 
-/// [`exit_code::NOT_REPRODUCED`] when an `[[expect]]` missed (said on stderr).
-pub fn expects_code(analysis: &Analysis, voice: &Voice) -> u8 {
-    if analysis.summary.expects_reproduced == Some(false) {
+/// [`CampaignEnd::NotReproduced`] when an `[[expect]]` missed (said on stderr).
+pub fn expects_end(analysis: &Analysis, voice: &Voice) -> CampaignEnd {
+    let end = CampaignEnd::finished(analysis.summary.expects_reproduced != Some(false));
+    if end == CampaignEnd::NotReproduced {
         voice.say("warning: a published result in [[expect]] was not reproduced");
-        exit_code::NOT_REPRODUCED
-    } else {
-        exit_code::OK
     }
+    end
 }
 
-/// [`exit_code::NOT_REPRODUCED`] when the comparison with the reference is (said on stderr).
-pub fn reproduction_code(reproduction: &Reproduction, voice: &Voice) -> u8 {
-    let code = exit_code_of(reproduction);
-    if code == exit_code::NOT_REPRODUCED {
+/// [`CampaignEnd::NotReproduced`] when the comparison with the reference is (said on stderr).
+pub fn reproduction_end(reproduction: &Reproduction, voice: &Voice) -> CampaignEnd {
+    let end = end_of(reproduction);
+    if end == CampaignEnd::NotReproduced {
         voice.say(NOT_REPRODUCED_WARNING);
     }
-    code
+    end
 }
 
-/// Writes every report of `results`; returns the exit code and the text `aba report`
-/// prints (report.txt, then the comparison with the reference when there is one).
+/// Writes every report of `results`; returns how the finished campaign ended (reproduced or
+/// not) and the text `aba report` prints (report.txt, then the comparison with the reference
+/// when there is one).
 pub fn write_texts(
     results: &ResultsDir,
     options: AnalyzeOptions,
     voice: &Voice,
-) -> Result<(u8, String), Error> {
+) -> Result<(CampaignEnd, String), Error> {
     let analysis = analyze_with(results, options)?;
-    write_analysed(results, &analysis, voice).map(|written| (written.code, written.text))
+    write_analysed(results, &analysis, voice).map(|written| (written.end, written.text))
 }
 
 /// What [`write_analysed`] wrote.
 pub struct Written {
-    /// The exit code (an `[[expect]]` or the reference not reproduced).
-    pub code: u8,
+    /// Finished, or not reproduced (an `[[expect]]` or the reference).
+    pub end: CampaignEnd,
     /// report.txt, then the comparison with the reference when there is one.
     pub text: String,
     /// The comparison with the recipe's reference, when it names one.
@@ -86,20 +83,20 @@ pub fn write_analysed(
 ) -> Result<Written, Error> {
     let reports = write_reports(results, analysis)?;
     let mut text = reports.report_txt();
-    let mut code = expects_code(analysis, voice);
+    let mut end = expects_end(analysis, voice);
     let reproduction = match analysis.campaign.reference {
         Some(_) => {
             let reproduction = compare_paths(&results.root, &results.reference_dir())?;
             let rendered = write_reproduction(results, &reproduction)?;
             text.push('\n');
             text.push_str(&rendered.text);
-            code = code.max(reproduction_code(&reproduction, voice));
+            end = end.max(reproduction_end(&reproduction, voice));
             Some(reproduction)
         }
         None => None,
     };
     Ok(Written {
-        code,
+        end,
         text,
         reproduction,
     })
@@ -162,19 +159,24 @@ pub fn write_profile(dir: &ResultsDir) -> Result<(), Error> {
 }
 
 /// Writes the reports, prints the mail table (a campaign alone; a multi-target member's
-/// stays in its directory), and maps the outcome to an exit code; a finished calibration
-/// also writes its noise profile.
-pub(crate) fn conclude(dir: &ResultsDir, outcome: Outcome, voice: &Voice) -> Result<u8, Error> {
-    let printed = write_texts(dir, AnalyzeOptions::default(), voice).map(|(code, text)| {
+/// stays in its directory), and turns the engine's outcome into how the campaign ended: finished
+/// (reproduced or not), or the error that says why it stopped; a finished calibration also
+/// writes its noise profile.
+pub(crate) fn conclude(
+    dir: &ResultsDir,
+    outcome: Outcome,
+    voice: &Voice,
+) -> Result<CampaignEnd, Error> {
+    let printed = write_texts(dir, AnalyzeOptions::default(), voice).map(|(end, text)| {
         voice.report(&text);
-        code
+        end
     });
     match outcome {
         Outcome::Finished => {
-            let code = printed?;
+            let end = printed?;
             voice.say(&format!("campaign finished: {}", dir.root.display()));
             write_profile(dir)?;
-            Ok(code)
+            Ok(end)
         }
         Outcome::Stopped(stop) => {
             if let Err(e) = printed {

@@ -13,7 +13,7 @@ use crate::{
         plan::{Plan, Summary},
         restore::guarded,
     },
-    error::Error,
+    error::{CampaignEnd, Error},
     interrupt,
     inventory::Target,
     kernel::binding::apply,
@@ -87,7 +87,7 @@ pub fn start_new(
     launch: Launch<'_>,
     options: RunOptions,
     prepare: impl FnOnce(&ResultsDir) -> Result<Vec<Event>, Error>,
-) -> Result<u8, Error> {
+) -> Result<CampaignEnd, Error> {
     check_new(recipe, recipe_path, target, launch, &options, &Voice::Alone)?;
     begin_new(recipe, target, launch, options, &Voice::Alone, prepare)
 }
@@ -134,7 +134,7 @@ pub fn begin_new(
     options: RunOptions,
     voice: &Voice,
     prepare: impl FnOnce(&ResultsDir) -> Result<Vec<Event>, Error>,
-) -> Result<u8, Error> {
+) -> Result<CampaignEnd, Error> {
     let dir = launch
         .results
         .create(recipe)
@@ -261,7 +261,7 @@ pub(crate) fn execute(
     start: Start,
     records: &[Event],
     voice: &Voice,
-) -> Result<u8, Error> {
+) -> Result<CampaignEnd, Error> {
     // A new campaign's journal has no header yet: its parameters and kernels come with its
     // first records.
     let params = records.iter().find_map(|e| match e {

@@ -8,8 +8,8 @@
 //! created: an unknown name, a recipe that cannot bind or plan on it, two names for one
 //! machine.
 //!
-//! Exit code: the worst of the targets', worst first 130 (interrupted), 1 (an error), 3
-//! (stopped), 4 (not reproduced), 0.
+//! How the run ends: the worst of the targets' ends ([`CampaignEnd`]'s order: interrupted,
+//! an error, stopped, not reproduced, finished); `aba::error` says it as an exit code.
 
 use std::{
     collections::BTreeMap,
@@ -22,7 +22,7 @@ use crate::{
         targets::{TargetInput, TargetState, TargetsAnalysis},
     },
     campaign::engine::RunOptions,
-    error::{CampaignEnd, Error, exit_code, worst},
+    error::{CampaignEnd, Error, worst},
     interrupt,
     inventory::Inventory,
     report::targets::write_targets_report,
@@ -56,32 +56,43 @@ pub fn finish(voice: &Voice, result: Result<u8, Error>) -> u8 {
     }
 }
 
-/// Runs `work` for every `(target, item)` on its own lane and returns each target's exit
-/// code; a thread that panics counts as an error of its target alone.
+/// How one target's campaign ended (an error already said, prefixed).
+fn ended(voice: &Voice, result: Result<CampaignEnd, Error>) -> CampaignEnd {
+    match result {
+        Ok(end) => end,
+        Err(e) => {
+            voice.say(&crate::text::printable(&e.render()));
+            CampaignEnd::of_error(&e)
+        }
+    }
+}
+
+/// Runs `work` for every `(target, item)` on its own lane and returns how each target's
+/// campaign ended; a thread that panics counts as an error of its target alone.
 fn on_each<T: Sync>(
     items: &[(String, T)],
-    work: impl Fn(&T, &Voice) -> Result<u8, Error> + Sync,
-) -> Vec<(String, u8)> {
+    work: impl Fn(&T, &Voice) -> Result<CampaignEnd, Error> + Sync,
+) -> Vec<(String, CampaignEnd)> {
     run_lanes("aba-", items, |target, item| {
         let voice = Voice::Member(target.to_owned());
-        finish(&voice, work(item, &voice))
+        ended(&voice, work(item, &voice))
     })
     .into_iter()
-    .map(|(target, end)| {
-        let code = match end {
-            LaneEnd::Done(code) => code,
+    .map(|(target, lane)| {
+        let end = match lane {
+            LaneEnd::Done(end) => end,
             LaneEnd::Panicked => {
                 Voice::Member(target.clone())
                     .say("error: internal error: this target's runner panicked");
-                exit_code::ERROR
+                CampaignEnd::Failed
             }
             LaneEnd::NotStarted(e) => {
                 Voice::Member(target.clone())
                     .say(&format!("error: cannot start a thread for the target: {e}"));
-                exit_code::ERROR
+                CampaignEnd::Failed
             }
         };
-        (target, code)
+        (target, end)
     })
     .collect()
 }
@@ -101,7 +112,11 @@ pub struct MultiRun<'a> {
 }
 
 /// `aba run RECIPE --target a --target b …`.
-pub fn run(request: &MultiRun<'_>, launch: Launch<'_>, options: RunOptions) -> Result<u8, Error> {
+pub fn run(
+    request: &MultiRun<'_>,
+    launch: Launch<'_>,
+    options: RunOptions,
+) -> Result<CampaignEnd, Error> {
     let inventory = Inventory::discover(request.inventory)?;
     let targets = request
         .targets
@@ -180,7 +195,7 @@ pub fn run(request: &MultiRun<'_>, launch: Launch<'_>, options: RunOptions) -> R
         request.targets.join(", ")
     );
     interrupt::install();
-    let codes = on_each(&prepared, |(ready, dir), _| {
+    let ends = on_each(&prepared, |(ready, dir), _| {
         let at = parent.join(dir);
         let member = Launch {
             results: Destination::At(&at),
@@ -188,7 +203,7 @@ pub fn run(request: &MultiRun<'_>, launch: Launch<'_>, options: RunOptions) -> R
         };
         ready.begin(member, options.clone())
     });
-    conclude(&parent, &manifest, &codes)
+    Ok(conclude(&parent, &manifest, &ends))
 }
 
 /// `aba resume PARENT`: every unfinished target's campaign, concurrently.
@@ -198,16 +213,16 @@ pub fn resume(
     amend: Option<&Path>,
     files: &Sources,
     options: RunOptions,
-) -> Result<u8, Error> {
+) -> Result<CampaignEnd, Error> {
     let manifest = Manifest::read(parent)?;
     let mut todo: Vec<(String, PathBuf)> = Vec::new();
-    let mut codes: Vec<(String, u8)> = Vec::new();
+    let mut ends: Vec<(String, CampaignEnd)> = Vec::new();
     for (member, dir) in manifest.members(parent) {
         let voice = Voice::Member(member.target.clone());
         match TargetState::of(&dir) {
             TargetState::Finished { .. } => {
                 voice.say("already finished");
-                codes.push((member.target.clone(), exit_code::OK));
+                ends.push((member.target.clone(), CampaignEnd::Finished));
             }
             TargetState::NotStarted { why } => {
                 voice.say(&format!(
@@ -215,7 +230,7 @@ pub fn resume(
                      `aba run RECIPE --target {}`",
                     member.target
                 ));
-                codes.push((member.target.clone(), exit_code::ERROR));
+                ends.push((member.target.clone(), CampaignEnd::Failed));
             }
             TargetState::Stopped { .. } | TargetState::Unfinished { .. } => {
                 todo.push((member.target.clone(), dir));
@@ -223,44 +238,49 @@ pub fn resume(
         }
     }
     interrupt::install();
-    codes.extend(on_each(&todo, |dir, voice| {
+    ends.extend(on_each(&todo, |dir, voice| {
         resume_one(dir, targets, amend, files, options.clone(), voice)
     }));
     let order = |t: &str| manifest.targets.iter().position(|m| m.target == t);
-    codes.sort_by_key(|(t, _)| order(t));
-    conclude(parent, &manifest, &codes)
+    ends.sort_by_key(|(t, _)| order(t));
+    Ok(conclude(parent, &manifest, &ends))
 }
 
 /// The end of a multi-target run or resume: the combined report written and printed, each
-/// target's outcome said, and the worst exit code.
-fn conclude(parent: &Path, manifest: &Manifest, codes: &[(String, u8)]) -> Result<u8, Error> {
+/// target's outcome said, and the worst of the ends (the report's error counts as one).
+fn conclude(parent: &Path, manifest: &Manifest, ends: &[(String, CampaignEnd)]) -> CampaignEnd {
     // Each target's outcome is said even when the combined report cannot be written.
     let report = match combined(parent, manifest, AnalyzeOptions::default(), false) {
         Ok(combined) => {
             print!("{}", combined.text);
-            exit_code::OK
+            CampaignEnd::Finished
         }
         Err(e) => {
             eprintln!("{}", crate::text::printable(&e.render()));
-            e.exit_code()
+            CampaignEnd::of_error(&e)
         }
     };
-    let said: Vec<String> = codes
+    let said: Vec<String> = ends
         .iter()
-        .map(|(target, code)| format!("{target} {}", CampaignEnd::of(*code).word()))
+        .map(|(target, end)| format!("{target} {}", end.word()))
         .collect();
     eprintln!("targets: {}", said.join(", "));
-    let code = worst(codes.iter().map(|(_, c)| *c).chain([report]));
-    if codes
+    let end = ends
         .iter()
-        .any(|(_, c)| matches!(*c, exit_code::CAMPAIGN_STOPPED | exit_code::INTERRUPTED))
+        .map(|(_, e)| *e)
+        .chain([report])
+        .max()
+        .unwrap_or(CampaignEnd::Finished);
+    if ends
+        .iter()
+        .any(|(_, e)| matches!(e, CampaignEnd::Stopped | CampaignEnd::Interrupted))
     {
         eprintln!(
             "(resume the unfinished targets with `aba resume {}`)",
             parent.display()
         );
     }
-    Ok(code)
+    end
 }
 
 /// The combined report of a multi-target directory, as [`combined`] wrote it.
@@ -306,21 +326,23 @@ pub fn combined(
                     &voice,
                     write_analysed(&results, a, &voice).map(|written| {
                         reproduction = written.reproduction;
-                        written.code
+                        written.end.code()
                     }),
                 ),
                 // Said in the combined report; a target that never ran has nothing to analyse.
-                Err(_) if matches!(state, TargetState::NotStarted { .. }) => exit_code::OK,
+                Err(_) if matches!(state, TargetState::NotStarted { .. }) => {
+                    CampaignEnd::Finished.code()
+                }
                 Err(why) => {
                     voice.say(&format!("error: no analysis: {why}"));
-                    exit_code::ERROR
+                    CampaignEnd::Failed.code()
                 }
             };
             codes.push(code);
         } else if let Ok(a) = &analysis
             && a.summary.expects_reproduced == Some(false)
         {
-            codes.push(exit_code::NOT_REPRODUCED);
+            codes.push(CampaignEnd::NotReproduced.code());
         }
         reproductions.push(reproduction);
         inputs.push(TargetInput {

@@ -7,7 +7,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::{
     campaign::engine::RunOptions,
-    error::Error,
+    error::{CampaignEnd, Error},
     inventory::{Inventory, Target},
     kernel::binding::BoundKernel,
     origin::Origin,
@@ -104,13 +104,13 @@ impl Prepared {
         recipe_path: &Path,
         launch: Launch<'_>,
         options: RunOptions,
-    ) -> Result<u8, Error> {
+    ) -> Result<CampaignEnd, Error> {
         self.check(recipe_path, launch, &options)?;
         self.begin(launch, options)
     }
 
     /// Creates the results directory and runs the campaign (checked already).
-    pub fn begin(&self, launch: Launch<'_>, options: RunOptions) -> Result<u8, Error> {
+    pub fn begin(&self, launch: Launch<'_>, options: RunOptions) -> Result<CampaignEnd, Error> {
         begin_new(
             &self.recipe,
             &self.target,
@@ -145,7 +145,7 @@ pub fn run(
     bindings: &Bindings,
     launch: Launch<'_>,
     options: RunOptions,
-) -> Result<u8, Error> {
+) -> Result<CampaignEnd, Error> {
     let host = HostBuilds::for_run(recipe_path, inventory, sources, bindings, &[&target])?;
     let prepared = Prepared::new(
         recipe_path,

@@ -8,7 +8,7 @@ use crate::{
         amend::amendment,
         engine::{Outcome, RunOptions, Start},
     },
-    error::{AmendFailure, Error},
+    error::{AmendFailure, CampaignEnd, Error},
     inventory::{Inventory, Target},
     kernel::binding::apply,
     origin::Origin,
@@ -33,7 +33,7 @@ pub fn resume_one(
     files: &Sources,
     options: RunOptions,
     voice: &Voice,
-) -> Result<u8, Error> {
+) -> Result<CampaignEnd, Error> {
     let dir = ResultsDir::open(dir_path);
     let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
         dir: dir_path.to_path_buf(),
