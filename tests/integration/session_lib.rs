@@ -1,5 +1,6 @@
 //! The campaign lifecycle as a library (`aba::session`), without the `aba` binary, on the
-//! built-in `local` target: a multi-target run refused for two names of one machine and a
+//! built-in `local` target (and two real OpenSSH servers on 127.0.0.1 for a multi-target
+//! run): a multi-target run on both servers and one refused for two names of one machine, a
 //! multi-target parent resumed to its end, a batch whose second campaign stops (its journal
 //! says so, the batch exits 3) and whose resume finishes it, and a calibration that writes the
 //! noise profile its journal names.
@@ -28,7 +29,10 @@ use aba::{
     },
 };
 
-use crate::{multi::assert_complete, support::cli::write};
+use crate::{
+    multi::{assert_complete, inventory as two_servers, parent_dir},
+    support::{cli::write, sshd::Sshd},
+};
 
 const SAMPLES: u32 = 3;
 
@@ -146,6 +150,46 @@ fn multi_run_refuses_two_names_of_one_machine_before_anything_exists() {
         other => panic!("expected SameMachine, got {other:?}"),
     }
     assert!(!results.exists(), "nothing is created for a refused run");
+}
+
+#[test]
+fn multi_run_on_two_targets_ends_finished_with_each_member_complete() {
+    let options = isolated();
+    let east = Sshd::start();
+    let west = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = two_servers(tmp.path(), &east, &west, false);
+    let never = tmp.path().join("absent");
+    let recipe_path = write(tmp.path(), "r.toml", &recipe("pair", &never));
+    let results = tmp.path().join("results");
+    let names = ["east".to_owned(), "west".to_owned()];
+    let end = multi::run(
+        &MultiRun {
+            recipe: &recipe_path,
+            targets: &names,
+            inventory: Some(&targets),
+            files: &Sources::default(),
+            kernels: &Bindings::default(),
+        },
+        launch(Destination::Under(&results)),
+        options,
+    )
+    .expect("the run starts");
+    assert_eq!(end, CampaignEnd::Finished);
+    let parent = parent_dir(&results);
+    let manifest = Manifest::read(&parent).expect("manifest");
+    let members: Vec<(&str, &str)> = manifest
+        .targets
+        .iter()
+        .map(|m| (m.target.as_str(), m.dir.as_str()))
+        .collect();
+    assert_eq!(members, [("east", "east"), ("west", "west")]);
+    for name in names {
+        let dir = parent.join(&name);
+        assert!(finished(&dir), "{name}");
+        assert_complete(&dir, SAMPLES);
+    }
+    assert!(parent.join("targets.tsv").is_file());
 }
 
 #[test]
