@@ -119,6 +119,27 @@ fn finished(dir: &Path) -> bool {
         .finished
 }
 
+/// `aba run RECIPE --target …` for `names`, as a library call, under `results`.
+fn run_on(
+    names: &[String],
+    recipe: &Path,
+    targets: &Path,
+    results: &Path,
+    options: RunOptions,
+) -> Result<CampaignEnd, Error> {
+    multi::run(
+        &MultiRun {
+            recipe,
+            targets: names,
+            inventory: Some(targets),
+            files: &Sources::default(),
+            kernels: &Bindings::default(),
+        },
+        launch(Destination::Under(results)),
+        options,
+    )
+}
+
 #[test]
 fn multi_run_refuses_two_names_of_one_machine_before_anything_exists() {
     let options = isolated();
@@ -127,17 +148,7 @@ fn multi_run_refuses_two_names_of_one_machine_before_anything_exists() {
     let recipe_path = write(tmp.path(), "r.toml", &recipe("twice", &marker));
     let results = tmp.path().join("results");
     let names = ["local".to_owned(), "local".to_owned()];
-    let refused = multi::run(
-        &MultiRun {
-            recipe: &recipe_path,
-            targets: &names,
-            inventory: Some(&targets),
-            files: &Sources::default(),
-            kernels: &Bindings::default(),
-        },
-        launch(Destination::Under(&results)),
-        options,
-    );
+    let refused = run_on(&names, &recipe_path, &targets, &results, options);
     match refused {
         Err(Error::SameMachine {
             first,
@@ -163,18 +174,7 @@ fn multi_run_on_two_targets_ends_finished_with_each_member_complete() {
     let recipe_path = write(tmp.path(), "r.toml", &recipe("pair", &never));
     let results = tmp.path().join("results");
     let names = ["east".to_owned(), "west".to_owned()];
-    let end = multi::run(
-        &MultiRun {
-            recipe: &recipe_path,
-            targets: &names,
-            inventory: Some(&targets),
-            files: &Sources::default(),
-            kernels: &Bindings::default(),
-        },
-        launch(Destination::Under(&results)),
-        options,
-    )
-    .expect("the run starts");
+    let end = run_on(&names, &recipe_path, &targets, &results, options).expect("the run starts");
     assert_eq!(end, CampaignEnd::Finished);
     let parent = parent_dir(&results);
     let manifest = Manifest::read(&parent).expect("manifest");
