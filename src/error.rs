@@ -33,7 +33,7 @@ use crate::{
 };
 
 /// Exit codes, documented in the README; scripts around overnight campaigns rely on them.
-/// A multi-target run exits with the worst of its targets' codes (`cli::multi`: 130, then 1,
+/// A multi-target run exits with the worst of its targets' codes (`session::multi`: 130, then 1,
 /// 3, 4, 0).
 pub mod exit_code {
     /// Everything worked (for `run`/`resume`: the campaign finished).
@@ -54,6 +54,90 @@ pub mod exit_code {
     pub const VERIFY_FAILED: u8 = 5;
     /// Interrupted by Ctrl-C / SIGTERM; the results directory is resumable.
     pub const INTERRUPTED: u8 = 130;
+}
+
+/// How one campaign ended, read back from its exit code: what a multi-target run says of each
+/// target, ordered from the best to the worst (interrupted is the worst: nothing after it
+/// ran). The only mapping from exit codes back to outcomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CampaignEnd {
+    /// [`exit_code::OK`].
+    Finished,
+    /// [`exit_code::NOT_REPRODUCED`]: finished, a published result not reproduced.
+    NotReproduced,
+    /// [`exit_code::CAMPAIGN_STOPPED`]: resumable.
+    Stopped,
+    /// Any other code: an error.
+    Failed,
+    /// [`exit_code::INTERRUPTED`]: resumable.
+    Interrupted,
+}
+
+impl CampaignEnd {
+    /// The outcome an exit code says.
+    #[must_use]
+    pub fn of(code: u8) -> CampaignEnd {
+        match code {
+            exit_code::OK => CampaignEnd::Finished,
+            exit_code::NOT_REPRODUCED => CampaignEnd::NotReproduced,
+            exit_code::CAMPAIGN_STOPPED => CampaignEnd::Stopped,
+            exit_code::INTERRUPTED => CampaignEnd::Interrupted,
+            _ => CampaignEnd::Failed,
+        }
+    }
+
+    /// The exit code that says it: the one mapping from an outcome to an exit code, so a
+    /// campaign's functions return the outcome and the command line asks here for its code.
+    #[must_use]
+    pub fn code(self) -> u8 {
+        match self {
+            CampaignEnd::Finished => exit_code::OK,
+            CampaignEnd::NotReproduced => exit_code::NOT_REPRODUCED,
+            CampaignEnd::Stopped => exit_code::CAMPAIGN_STOPPED,
+            CampaignEnd::Failed => exit_code::ERROR,
+            CampaignEnd::Interrupted => exit_code::INTERRUPTED,
+        }
+    }
+
+    /// How a campaign that ended with `error` ended (stopped and interrupted are resumable;
+    /// anything else failed).
+    #[must_use]
+    pub fn of_error(error: &Error) -> CampaignEnd {
+        CampaignEnd::of(error.exit_code())
+    }
+
+    /// Finished, or not reproduced when `reproduced` is false: a finished campaign's outcome
+    /// from its `[[expect]]`s or its comparison with a reference.
+    #[must_use]
+    pub fn finished(reproduced: bool) -> CampaignEnd {
+        if reproduced {
+            CampaignEnd::Finished
+        } else {
+            CampaignEnd::NotReproduced
+        }
+    }
+
+    /// How a multi-target run's last line says it (`targets: a finished, b stopped`).
+    #[must_use]
+    pub fn word(self) -> &'static str {
+        match self {
+            CampaignEnd::Finished => "finished",
+            CampaignEnd::NotReproduced => "finished, not reproduced",
+            CampaignEnd::Stopped => "stopped",
+            CampaignEnd::Interrupted => "interrupted",
+            CampaignEnd::Failed => "failed",
+        }
+    }
+}
+
+/// The worst of `codes` (by [`CampaignEnd`]: interrupted, then an error, then stopped, then
+/// not reproduced, then success); success when there are none.
+#[must_use]
+pub fn worst(codes: impl IntoIterator<Item = u8>) -> u8 {
+    codes
+        .into_iter()
+        .max_by_key(|c| CampaignEnd::of(*c))
+        .unwrap_or(exit_code::OK)
 }
 
 /// An error shown inline after what was being done (`invalid recipe: …`), its own causes
@@ -682,5 +766,39 @@ mod tests {
             .exit_code(),
             exit_code::INTERRUPTED
         );
+    }
+}
+
+#[cfg(test)]
+mod worst_tests {
+    use super::{CampaignEnd, exit_code, worst};
+
+    /// Every outcome's code reads back as the outcome: the two mappings agree.
+    #[test]
+    fn an_outcome_and_its_code_map_both_ways() {
+        for end in [
+            CampaignEnd::Finished,
+            CampaignEnd::NotReproduced,
+            CampaignEnd::Stopped,
+            CampaignEnd::Failed,
+            CampaignEnd::Interrupted,
+        ] {
+            assert_eq!(CampaignEnd::of(end.code()), end);
+        }
+        assert_eq!(CampaignEnd::Finished.code(), exit_code::OK);
+        assert_eq!(
+            CampaignEnd::finished(false).code(),
+            exit_code::NOT_REPRODUCED
+        );
+        assert_eq!(CampaignEnd::Interrupted.code(), exit_code::INTERRUPTED);
+    }
+
+    #[test]
+    fn the_worst_code_wins_interrupted_first() {
+        assert_eq!(worst([]), exit_code::OK);
+        assert_eq!(worst([0, 4, 0]), exit_code::NOT_REPRODUCED);
+        assert_eq!(worst([4, 3]), exit_code::CAMPAIGN_STOPPED);
+        assert_eq!(worst([3, 1, 4]), exit_code::ERROR);
+        assert_eq!(worst([1, 130, 3]), exit_code::INTERRUPTED);
     }
 }

@@ -29,6 +29,7 @@ pub mod reproduction;
 pub mod results;
 pub mod scaffold;
 pub mod schema;
+pub mod session;
 pub mod stats;
 pub mod target;
 pub mod text;

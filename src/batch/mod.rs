@@ -1,7 +1,7 @@
 //! A night of campaigns (issue 13): a versioned TOML plan listing campaigns in order
 //! ([`plan`]), run by `aba batch FILE` into a batch directory with its own journal
 //! ([`journal`]), and the morning summary made from that journal and each campaign's own
-//! results ([`summary`]). Running the campaigns is the command line's job (`aba::cli::batch`):
+//! results ([`summary`]). Running the campaigns is the session's job (`aba::session::batch`):
 //! this module owns only the formats and what they say.
 
 pub mod confine;

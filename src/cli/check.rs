@@ -14,10 +14,7 @@ use crate::{
         lookalikes::lookalikes,
         plan::{PointSummary, Summary, format_eta},
     },
-    cli::{
-        FilesArgs, KernelArgs, TargetArgs,
-        detect::{Detect, render_advice},
-    },
+    cli::{FilesArgs, KernelArgs, TargetArgs},
     error::{Error, exit_code},
     inventory::Target,
     json::check::{CheckDoc, DetectSource, KernelJson},
@@ -32,6 +29,10 @@ use crate::{
     report::layout::{fit_width, wrap},
     reproduction::open_reference,
     text::{bytes, cut, one_line},
+    ui::{
+        WIDTH,
+        detect::{Detect, render_advice},
+    },
 };
 
 /// Validates `recipe_path`, plans it on the selected target and prints the plan (as JSON with
@@ -51,7 +52,7 @@ pub fn check(
     let target = target_args.resolve_in(&inventory)?;
     let unbound = recipe.clone();
     let mut kernels = kernel_args.bind(&mut recipe, &target)?;
-    let builds = crate::cli::builds::check_lines(kernel_args, &unbound, &target)?;
+    let builds = crate::session::builds::check_lines(&kernel_args.bindings(), &unbound, &target)?;
     if let Some(host) = builds.as_ref().and_then(|b| b.host.as_ref()) {
         host.bind(&mut recipe, &mut kernels, &target)?;
     }
@@ -110,10 +111,6 @@ pub fn check(
     }
     Ok(exit_code::OK)
 }
-
-/// Lines of `aba check`'s text are at most this wide: it is read in a terminal, beside the
-/// recipe, before anything runs.
-pub const WIDTH: usize = 100;
 
 /// The plan as `aba check` prints it: a header, one line per point, then what the recipe
 /// copies to, runs on and changes on the target (at most

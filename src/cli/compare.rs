@@ -5,16 +5,12 @@
 use std::path::Path;
 
 use crate::{
-    error::{Error, exit_code},
+    error::{CampaignEnd, Error},
     report::{ReportError, Templates, render_reproduction},
-    reproduction::{Reproduction, compare_paths},
+    reproduction::compare_paths,
     results::atomic::write_atomic,
+    session::conclude::{NOT_REPRODUCED_WARNING, end_of},
 };
-
-/// What `aba compare`, `aba run`, `aba resume` and `aba report` say on stderr when a
-/// comparison with a reference is NOT_REPRODUCED.
-pub const NOT_REPRODUCED_WARNING: &str =
-    "warning: a result of the reference was not reproduced (NOT_REPRODUCED)";
 
 /// What `aba compare` writes besides its text.
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,7 +22,7 @@ pub struct CompareOutputs<'a> {
 }
 
 /// `aba compare NEW REFERENCE [--tsv FILE] [--json]`; exits with
-/// [`exit_code::NOT_REPRODUCED`] when a comparison is NOT_REPRODUCED.
+/// [`crate::error::exit_code::NOT_REPRODUCED`] when a comparison is NOT_REPRODUCED.
 pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Result<u8, Error> {
     let reproduction = compare_paths(new, reference)?;
     let rendered = render_reproduction(&reproduction, &Templates::from_env())?;
@@ -49,20 +45,9 @@ pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Res
     } else {
         print!("{}", rendered.text);
     }
-    let code = exit_code_of(&reproduction);
-    if code == exit_code::NOT_REPRODUCED {
+    let end = end_of(&reproduction);
+    if end == CampaignEnd::NotReproduced {
         eprintln!("{NOT_REPRODUCED_WARNING}");
     }
-    Ok(code)
-}
-
-/// The exit code of a comparison: [`exit_code::NOT_REPRODUCED`] when any comparison is
-/// NOT_REPRODUCED (DIFFERENT and INCONCLUSIVE are reported, not failed).
-#[must_use]
-pub fn exit_code_of(reproduction: &Reproduction) -> u8 {
-    if reproduction.counts.not_reproduced > 0 {
-        exit_code::NOT_REPRODUCED
-    } else {
-        exit_code::OK
-    }
+    Ok(end.code())
 }

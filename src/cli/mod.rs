@@ -1,5 +1,8 @@
 //! The command line: clap definitions, turned into typed requests, dispatched to one module per
-//! subcommand. Only this layer prints; everything below returns values or emits events.
+//! subcommand; a module imports from the library and from this one, never from another
+//! command's. Only this layer prints, besides a running campaign's progress, which speaks
+//! through its [`Voice`](crate::session::Voice) (`aba::session`); everything else below
+//! returns values or emits events.
 
 mod batch;
 mod builds;
@@ -7,13 +10,10 @@ mod calibrate;
 mod check;
 mod compare;
 mod completions;
-mod detect;
 mod export;
 mod man;
-mod multi;
 mod new;
 mod preflight;
-mod private_dir;
 mod report;
 mod restore;
 mod run;
@@ -31,10 +31,13 @@ use crate::{
     campaign::engine::RunOptions,
     error::Error,
     inventory::{Inventory, LOCAL, Target},
-    kernel::binding::{self, BoundKernel, KernelBinding},
-    recipe::params::ParamBinding,
-    recipe::{self, Recipe},
+    kernel::binding::{BoundKernel, KernelBinding},
+    recipe::{Recipe, params::ParamBinding},
     results::manifest::Manifest,
+    session::{
+        Bindings, Sources,
+        launch::{Destination, Launch},
+    },
 };
 
 /// Run Linux kernel A-B-A performance experiments and report them.
@@ -136,24 +139,19 @@ pub struct KernelArgs {
 }
 
 impl KernelArgs {
-    /// Binds `recipe`'s parameters (reading it again with their values) and its kernels: the
-    /// target's inventory entries, then these options.
-    pub fn bind(&self, recipe: &mut Recipe, target: &Target) -> Result<Vec<BoundKernel>, Error> {
-        let params: Vec<ParamBinding> = target.params.iter().chain(&self.params).cloned().collect();
-        let bound = crate::recipe::params::bind(&recipe.params, &params)?;
-        if bound
-            .iter()
-            .any(|b| b.from != crate::origin::Origin::Recipe)
-        {
-            *recipe = crate::recipe::load::rebind(recipe, &bound)?;
+    /// These options as the library takes them.
+    pub fn bindings(&self) -> Bindings {
+        Bindings {
+            kernels: self.bindings.clone(),
+            params: self.params.clone(),
+            builds: self.builds.clone(),
+            no_build: self.no_build,
         }
-        let all: Vec<KernelBinding> = target
-            .kernels
-            .iter()
-            .chain(&self.bindings)
-            .cloned()
-            .collect();
-        Ok(binding::bind(recipe, &all)?)
+    }
+
+    /// Binds `recipe`'s parameters and kernels ([`Bindings::bind`]).
+    pub fn bind(&self, recipe: &mut Recipe, target: &Target) -> Result<Vec<BoundKernel>, Error> {
+        self.bindings().bind(recipe, target)
     }
 }
 
@@ -169,25 +167,16 @@ pub struct FilesArgs {
 }
 
 impl FilesArgs {
-    /// Loads the recipe at `path` with the folders this tester allows.
-    pub fn load(&self, path: &std::path::Path, inventory: &Inventory) -> Result<Recipe, Error> {
-        self.load_bound(path, inventory, &[])
+    /// These options as the library takes them.
+    pub fn sources(&self) -> Sources {
+        Sources {
+            allow_files_outside: self.allow_files_outside.clone(),
+        }
     }
 
-    /// [`FilesArgs::load`], with `params` bound over the recipe's defaults.
-    pub fn load_bound(
-        &self,
-        path: &std::path::Path,
-        inventory: &Inventory,
-        params: &[crate::recipe::params::BoundParam],
-    ) -> Result<Recipe, Error> {
-        let mut allowed = self.allow_files_outside.clone();
-        allowed.extend(inventory.allow_files_outside.iter().cloned());
-        Ok(recipe::Loader {
-            files: recipe::FilesFrom::RecipeDir(&allowed),
-            params,
-        }
-        .load(path)?)
+    /// Loads the recipe at `path` with the folders this tester allows ([`Sources::load`]).
+    pub fn load(&self, path: &std::path::Path, inventory: &Inventory) -> Result<Recipe, Error> {
+        self.sources().load(path, inventory)
     }
 }
 
@@ -536,9 +525,9 @@ pub struct LaunchArgs {
 }
 
 impl LaunchArgs {
-    fn launch(&self) -> run::Launch<'_> {
-        run::Launch {
-            results: run::Destination::Under(&self.results),
+    fn launch(&self) -> Launch<'_> {
+        Launch {
+            results: Destination::Under(&self.results),
             yes: self.yes,
             no_profile: self.no_profile,
         }
@@ -605,17 +594,18 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                 launch.launch(),
                 run.options(),
             ),
-            None => multi::run(
-                &multi::MultiRun {
+            None => crate::session::multi::run(
+                &crate::session::multi::MultiRun {
                     recipe: &recipe,
                     targets: &target.target,
                     inventory: target.targets.as_deref(),
-                    files: &files,
-                    kernels: &kernels,
+                    files: &files.sources(),
+                    kernels: &kernels.bindings(),
                 },
                 launch.launch(),
                 run.options(),
-            ),
+            )
+            .map(crate::error::CampaignEnd::code),
         },
         Command::Calibrate {
             recipe,
@@ -661,22 +651,9 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
                     files,
                 }),
                 _,
-            ) => batch::resume(
-                &dir,
-                &batch::BatchContext {
-                    inventory: targets.as_deref(),
-                    files: &files,
-                },
-            ),
+            ) => batch::resume(&dir, targets.as_deref(), &files),
             (Some(BatchAction::Status { dir }), _) => batch::status(&dir),
-            (None, Some(plan)) => batch::run(
-                &plan,
-                &results,
-                &batch::BatchContext {
-                    inventory: targets.as_deref(),
-                    files: &files,
-                },
-            ),
+            (None, Some(plan)) => batch::run(&plan, &results, targets.as_deref(), &files),
             (None, None) => unreachable!("clap requires FILE without a subcommand"),
         },
         Command::Restore { dir, targets } => restore::restore(&dir, targets.as_ref()),
@@ -689,9 +666,11 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             logs,
         } => builds::build(&recipe, &target, &files, &file, no_build, &logs),
         Command::Clean { dir, targets } => builds::clean(&dir, targets.as_ref()),
-        Command::Status { dir, json } if Manifest::is_parent(&dir) => multi::status(&dir, json),
+        Command::Status { dir, json } if Manifest::is_parent(&dir) => {
+            status::status_parent(&dir, json)
+        }
         Command::Status { dir, json } => status::status(&dir, json),
-        Command::Verify { dir } if Manifest::is_parent(&dir) => multi::verify(&dir),
+        Command::Verify { dir } if Manifest::is_parent(&dir) => verify::verify_parent(&dir),
         Command::Verify { dir } => verify::verify(&dir),
         Command::Unlock { target } => unlock::unlock(&target),
         Command::Compare {
@@ -713,7 +692,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             accept_edited_limits,
             no_profile,
             json,
-        } if Manifest::is_parent(&dir) => multi::report(
+        } if Manifest::is_parent(&dir) => report::report_parent(
             &dir,
             AnalyzeOptions {
                 accept_edited_limits,

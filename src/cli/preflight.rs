@@ -7,9 +7,10 @@ use crate::{
         plan::Summary,
         preflight::{CheckStatus, Workdir, preflight as run_checks},
     },
-    cli::{FilesArgs, KernelArgs, TargetArgs, private_dir::PrivateDir},
+    cli::{FilesArgs, KernelArgs, TargetArgs},
     error::{Error, exit_code},
     json::preflight::PreflightDoc,
+    session::private_dir::PrivateDir,
     target::connect::transport_for,
     text::one_line,
 };
@@ -26,7 +27,8 @@ pub fn preflight(
     let inventory = target_args.inventory()?;
     let mut recipe = files_args.load(recipe_path, &inventory)?;
     let target = target_args.resolve_in(&inventory)?;
-    let host = crate::cli::builds::HostBuilds::as_they_are(kernel_args, &recipe, &[&target])?;
+    let host =
+        crate::session::HostBuilds::as_they_are(&kernel_args.bindings(), &recipe, &[&target])?;
     let mut kernels = kernel_args.bind(&mut recipe, &target)?;
     if let Some(host) = &host {
         host.bind(&mut recipe, &mut kernels, &target)?;

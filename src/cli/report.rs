@@ -6,12 +6,19 @@ use std::path::Path;
 
 use crate::{
     analysis::{AnalyzeOptions, analyze_with},
-    cli::{compare, run::Voice},
-    error::{Error, exit_code},
+    error::Error,
     json::report::ReportDoc,
+    json::targets::{MemberReport, TargetsReportDoc},
     report::{write_reports, write_reproduction},
     reproduction::compare_paths,
     results::layout::ResultsDir,
+    results::manifest::Manifest,
+    session::{
+        conclude::{expects_end, reproduction_end, write_analysed},
+        multi::combined,
+        observer::Voice,
+        verify::refuse_if_it_differs,
+    },
 };
 
 /// `aba report DIR [--accept-edited-limits] [--no-profile] [--json]`: with `json`, the
@@ -24,7 +31,7 @@ use crate::{
 /// directory before journaling it finished.)
 pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Error> {
     // Checked first, so the check's memory is given back before the analysis takes its own.
-    crate::cli::verify::refuse_if_it_differs(dir)?;
+    refuse_if_it_differs(dir)?;
     let results = ResultsDir::open(dir);
     let analysis = analyze_with(&results, options)?;
     if json {
@@ -32,7 +39,7 @@ pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Err
     } else {
         let written = write_analysed(&results, &analysis, &Voice::Alone)?;
         print!("{}", written.text);
-        Ok(written.code)
+        Ok(written.end.code())
     }
 }
 
@@ -40,107 +47,53 @@ pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Err
 /// same files are written and the same exit code and warnings given.
 fn print_json(results: &ResultsDir, analysis: &crate::analysis::Analysis) -> Result<u8, Error> {
     write_reports(results, analysis)?;
-    let mut code = expects_code(analysis, &Voice::Alone);
+    let mut end = expects_end(analysis, &Voice::Alone);
     let reproduction = match analysis.campaign.reference {
         Some(_) => {
             let reproduction = compare_paths(&results.root, &results.reference_dir())?;
             write_reproduction(results, &reproduction)?;
-            code = code.max(reproduction_code(&reproduction, &Voice::Alone));
+            end = end.max(reproduction_end(&reproduction, &Voice::Alone));
             Some(reproduction)
         }
         None => None,
     };
     let doc = ReportDoc::new(analysis, reproduction.as_ref());
     print!("{}", crate::json::render(&doc));
-    Ok(code)
+    Ok(end.code())
 }
 
-/// [`exit_code::NOT_REPRODUCED`] when an `[[expect]]` missed (said on stderr).
-fn expects_code(analysis: &crate::analysis::Analysis, voice: &Voice) -> u8 {
-    if analysis.summary.expects_reproduced == Some(false) {
-        voice.say("warning: a published result in [[expect]] was not reproduced");
-        exit_code::NOT_REPRODUCED
-    } else {
-        exit_code::OK
+/// `aba report PARENT`: every target's reports rewritten, the combined report written and
+/// printed; with `json`, the same files written and [`TargetsReportDoc`] printed instead.
+pub fn report_parent(parent: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Error> {
+    let manifest = Manifest::read(parent)?;
+    // A target whose samples.csv does not match its journal is refused as `aba report
+    // DIR/<target>` refuses it; one that cannot be checked is shown by its analysis.
+    for (_, dir) in manifest.members(parent) {
+        refuse_if_it_differs(&dir)?;
     }
-}
-
-/// [`exit_code::NOT_REPRODUCED`] when the comparison with the reference is (said on stderr).
-fn reproduction_code(reproduction: &crate::reproduction::Reproduction, voice: &Voice) -> u8 {
-    let code = compare::exit_code_of(reproduction);
-    if code == exit_code::NOT_REPRODUCED {
-        voice.say(compare::NOT_REPRODUCED_WARNING);
+    // Each target's reports are rewritten as `aba report DIR/<target>` would, then the
+    // combined report is made from the same analyses' inputs.
+    let combined = combined(parent, &manifest, options, true)?;
+    if !json {
+        print!("{}", combined.text);
+        return Ok(combined.code);
     }
-    code
-}
-
-/// Analyses `results`, writes its reports and prints `report.txt`; also the end of
-/// `aba run` and `aba resume`. Exits with [`exit_code::NOT_REPRODUCED`] when a published
-/// result in `[[expect]]` was not reproduced.
-pub fn write_and_print(results: &ResultsDir) -> Result<u8, Error> {
-    write_and_print_with(results, AnalyzeOptions::default())
-}
-
-/// [`write_and_print`] with analysis options. When the recipe names a reference
-/// (`[expect] reference`), the campaign is then compared with its copy in the results
-/// directory: `reproduction.txt` and `reproduction.tsv` are written and the text printed.
-pub fn write_and_print_with(results: &ResultsDir, options: AnalyzeOptions) -> Result<u8, Error> {
-    let (code, text) = write_texts(results, options, &Voice::Alone)?;
-    print!("{text}");
-    Ok(code)
-}
-
-/// [`write_and_print`] for one target of a multi-target run: the same files and exit code,
-/// nothing printed on stdout (the parent's combined report is), warnings prefixed.
-pub fn write_quietly(results: &ResultsDir, voice: &Voice) -> Result<u8, Error> {
-    write_texts(results, AnalyzeOptions::default(), voice).map(|(code, _)| code)
-}
-
-/// Writes every report of `results`; returns the exit code and the text `aba report`
-/// prints (report.txt, then the comparison with the reference when there is one).
-pub fn write_texts(
-    results: &ResultsDir,
-    options: AnalyzeOptions,
-    voice: &Voice,
-) -> Result<(u8, String), Error> {
-    let analysis = analyze_with(results, options)?;
-    write_analysed(results, &analysis, voice).map(|written| (written.code, written.text))
-}
-
-/// What [`write_analysed`] wrote.
-pub(crate) struct Written {
-    /// The exit code (an `[[expect]]` or the reference not reproduced).
-    pub(crate) code: u8,
-    /// report.txt, then the comparison with the reference when there is one.
-    pub(crate) text: String,
-    /// The comparison with the recipe's reference, when it names one.
-    pub(crate) reproduction: Option<crate::reproduction::Reproduction>,
-}
-
-/// [`write_texts`] for an analysis already made (a multi-target report has made it for the
-/// combined report).
-pub(crate) fn write_analysed(
-    results: &ResultsDir,
-    analysis: &crate::analysis::Analysis,
-    voice: &Voice,
-) -> Result<Written, Error> {
-    let reports = write_reports(results, analysis)?;
-    let mut text = reports.report_txt();
-    let mut code = expects_code(analysis, voice);
-    let reproduction = match analysis.campaign.reference {
-        Some(_) => {
-            let reproduction = compare_paths(&results.root, &results.reference_dir())?;
-            let rendered = write_reproduction(results, &reproduction)?;
-            text.push('\n');
-            text.push_str(&rendered.text);
-            code = code.max(reproduction_code(&reproduction, voice));
-            Some(reproduction)
-        }
-        None => None,
-    };
-    Ok(Written {
-        code,
-        text,
-        reproduction,
-    })
+    // The comparison with a recipe's reference, as `aba report DIR --json` prints it: the
+    // one each target's rewritten reports were made from.
+    let targets = combined
+        .inputs
+        .iter()
+        .zip(&combined.reproductions)
+        .map(|(input, reproduction)| MemberReport {
+            target: &input.target,
+            report: input
+                .analysis
+                .as_ref()
+                .ok()
+                .map(|a| ReportDoc::new(a, reproduction.as_ref())),
+        })
+        .collect();
+    let doc = TargetsReportDoc::new(&combined.analysis, targets);
+    print!("{}", crate::json::render(&doc));
+    Ok(combined.code)
 }

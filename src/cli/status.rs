@@ -5,17 +5,22 @@ use std::{collections::HashMap, fmt::Write as _, path::Path};
 use crate::text::printable;
 
 use crate::{
+    analysis::targets::TargetState,
     campaign::plan::Summary,
-    error::{Error, exit_code},
+    error::{Error, exit_code, worst},
     inventory::Inventory,
     json::status::StatusDoc,
+    json::targets::{MemberStatus, TargetsStatusDoc},
     point_name::point_name,
     recipe::resolved::point_labels,
+    report::targets::state_text,
     results::{
         journal::{CampaignState, Event, Journal},
         layout::ResultsDir,
+        manifest::Manifest,
         samples::{Phase, SampleTable, Status},
     },
+    session::{multi::finish, observer::Voice},
 };
 
 /// Prints the state of every point (as JSON with `json`: docs/json.md).
@@ -245,4 +250,70 @@ pub fn render(
         );
     }
     out
+}
+
+/// `aba status PARENT`: each target's status, one after the other; with `json`,
+/// [`TargetsStatusDoc`].
+pub fn status_parent(parent: &Path, json: bool) -> Result<u8, Error> {
+    let manifest = Manifest::read(parent)?;
+    if json {
+        return status_json(parent, &manifest);
+    }
+    println!(
+        "{} on {} targets, started {}",
+        manifest.recipe,
+        manifest.targets.len(),
+        manifest.created
+    );
+    let states: Vec<TargetState> = manifest
+        .members(parent)
+        .map(|(_, dir)| TargetState::of(&dir))
+        .collect();
+    let width = manifest
+        .targets
+        .iter()
+        .map(|m| m.target.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (member, state) in manifest.targets.iter().zip(&states) {
+        println!("  {:<width$}  {}", member.target, state_text(state));
+    }
+    let mut codes = Vec::new();
+    for (member, dir) in manifest.members(parent) {
+        println!("\n== target {} ({}/) ==", member.target, member.dir);
+        let code = match TargetState::of(&dir) {
+            TargetState::NotStarted { why } => {
+                println!("not started: {why}");
+                exit_code::OK
+            }
+            _ => finish(&Voice::Member(member.target.clone()), status(&dir, false)),
+        };
+        codes.push(code);
+    }
+    Ok(worst(codes))
+}
+
+/// [`status`]'s JSON: each target's `aba status --json` document under its name.
+fn status_json(parent: &Path, manifest: &Manifest) -> Result<u8, Error> {
+    let mut members = Vec::new();
+    for (member, dir) in manifest.members(parent) {
+        let progress = TargetState::of(&dir);
+        let inputs = match progress {
+            TargetState::NotStarted { .. } => None,
+            _ => Some(StatusInputs::read(&dir)?),
+        };
+        members.push((member, progress, inputs));
+    }
+    let targets = members
+        .iter()
+        .map(|(member, progress, inputs)| MemberStatus {
+            target: &member.target,
+            dir: &member.dir,
+            progress,
+            status: inputs.as_ref().map(StatusInputs::doc),
+        })
+        .collect();
+    let doc = TargetsStatusDoc::new(&manifest.recipe, &manifest.created, targets);
+    print!("{}", crate::json::render(&doc));
+    Ok(exit_code::OK)
 }

@@ -31,6 +31,7 @@ mod report;
 mod runner;
 mod runner_lab;
 mod schema;
+mod session_lib;
 mod shell;
 mod ssh;
 mod support;

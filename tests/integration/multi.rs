@@ -47,7 +47,7 @@ max_drift_pct = 10.0
 /// lock marker (and `east-again`, a second name for east's machine, when `alias`).
 /// A lost target is given up after 30 s (the least `boot_timeout` lets the engine wait for a
 /// reconnect), not after the default two minutes.
-fn inventory(tmp: &Path, east: &Sshd, west: &Sshd, alias: bool) -> PathBuf {
+pub(crate) fn inventory(tmp: &Path, east: &Sshd, west: &Sshd, alias: bool) -> PathBuf {
     let mut text = String::new();
     for (name, sshd) in [("east", east), ("west", west)] {
         let dir = tmp.join(name);

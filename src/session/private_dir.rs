@@ -6,10 +6,11 @@ use std::path::PathBuf;
 /// A fresh private directory on this machine (`mkdtemp`: mode 0700, a name nobody could have
 /// prepared), removed with everything in it when dropped.
 #[derive(Debug)]
-pub(crate) struct PrivateDir(pub(crate) PathBuf);
+pub struct PrivateDir(pub PathBuf);
 
 impl PrivateDir {
-    pub(crate) fn new(prefix: &str) -> std::io::Result<PrivateDir> {
+    /// Makes the directory under the system temporary folder, its name starting with `prefix`.
+    pub fn new(prefix: &str) -> std::io::Result<PrivateDir> {
         use std::os::unix::ffi::OsStringExt as _;
         let template = std::env::temp_dir().join(format!("{prefix}-XXXXXX"));
         let mut bytes = template.into_os_string().into_vec();

@@ -101,12 +101,8 @@ fn unknown(recipe: &Recipe, target: &Target, choice: &Choice) -> String {
         target.name,
         recipe.analysis.baseline
     );
-    let mut out = crate::report::layout::wrap_hanging(
-        &sentence,
-        crate::cli::check::WIDTH,
-        "detect   ",
-        "         ",
-    );
+    let mut out =
+        crate::report::layout::wrap_hanging(&sentence, super::WIDTH, "detect   ", "         ");
     for why in &choice.not_used {
         let _ = writeln!(out, "         not used: {}", one_line(why));
     }
