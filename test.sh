@@ -3,6 +3,7 @@
 # Installs every host program the tests need (lab/host-deps.sh: QEMU, OpenSSH server and client,
 # busybox, cpio…; needs root when something is missing), builds the QEMU lab, the distro
 # target and the lab's own kernels (lab/kernel/) from Debian packages if they are not built,
+# and labgrid (PyPI, into lab/out/labgrid: lab/labgrid/install.sh),
 # then runs the unit tests, the integration
 # tests, and the lab and distro tests side by side, and prints how long each phase took and how many tests were skipped, and why.
 # The SSH tests start their own sshd on 127.0.0.1; the lab tests start their own VMs under
