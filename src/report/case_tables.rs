@@ -6,7 +6,7 @@
 use crate::{
     analysis::{
         Analysis,
-        case_compare::{CaseResult, CaseSeries},
+        model::{CaseResult, CaseSeries},
     },
     report::{
         layout::{Align, Table, WIDTH, wrap},
