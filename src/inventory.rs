@@ -43,6 +43,10 @@ use crate::{
 /// Placeholders of the notification commands (`on_finish`, `on_failure`).
 pub const NOTIFY_PLACEHOLDERS: &[&str] = &["dir", "reason", "target"];
 
+/// Placeholders of `reserve` and `release` ([`crate::campaign::reservation`] fills them): the
+/// inventory checks them, so they live with it.
+pub const RESERVATION_PLACEHOLDERS: &[&str] = &["target", "host", "port", "dir"];
+
 /// How long the inventory's `reserve` may wait for a lab scheduler unless it says otherwise.
 pub const DEFAULT_RESERVE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
@@ -671,7 +675,7 @@ fn resolve_target(
         .into_iter()
         .flatten()
     {
-        check_placeholders(cmd, crate::campaign::reservation::RESERVATION_PLACEHOLDERS)?;
+        check_placeholders(cmd, RESERVATION_PLACEHOLDERS)?;
     }
     if spec.labgrid.is_some()
         && let Some(hook) = spec.reserve.as_ref().or(spec.release.as_ref())
