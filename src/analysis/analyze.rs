@@ -17,15 +17,15 @@ use crate::{
     analysis::{
         audit::{AuditInput, PlannedPoint, audit},
         calibration::{Calibration, CalibrationInput},
-        case_compare::{CaseContext, CaseSeries, compare_cases},
+        case_compare::{CaseContext, compare_cases},
         checks::check_outcomes,
         environment::{DonePoint, EnvironmentCheck},
         error::AnalysisError,
         expect::check,
         limit_edits::limit_edits,
         model::{
-            Analysis, Campaign, Extension, KernelInfo, LookRecord, PointInfo, Preregistration,
-            Series, SeriesCalibration, SeriesPoint,
+            Analysis, Campaign, CaseSeries, Extension, KernelInfo, LookRecord, PointInfo,
+            Preregistration, Series, SeriesCalibration, SeriesPoint,
         },
         select::ValidRows,
         series::{SeriesContext, analyze_series},

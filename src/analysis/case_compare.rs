@@ -11,81 +11,17 @@
 //! [`crate::stats::verdict`] itself. The verdict simulator runs this module
 //! (`bench/verdicts.rs --cases`).
 
-use serde::Serialize;
-
 use crate::{
     analysis::{
         environment::EnvironmentCheck,
-        model::{AnalysisKind, SeriesPoint},
+        model::{AnalysisKind, CaseResult, SeriesPoint},
         series::percentages_refused,
     },
-    recipe::scoped_limits::SeriesLimits,
     stats::{
         Better, BootPoint, Comparison, Direction, KernelSummary, PairedPoint, Summary, Verdict,
         VerdictInput, VerdictParams, compare_paired, kernel_summary, verdict,
     },
 };
-
-/// One case comparison of one metric, on every kernel where both cases have values.
-#[derive(Clone, Debug, Serialize)]
-pub struct CaseSeries {
-    /// `treatment vs control`, each as its series label (`pipe[level=1] vs pipe[level=root]`).
-    pub label: String,
-    /// The treatment case's workload.
-    pub workload: String,
-    /// The treatment case.
-    pub treatment: String,
-    /// The control case's workload (the same unless `control_workload` named another).
-    pub control_workload: String,
-    /// The control case.
-    pub control: String,
-    /// Metric name (both workloads have it, with the same unit and direction).
-    pub metric: String,
-    /// Series label of the treatment case.
-    pub treatment_label: String,
-    /// Series label of the control case.
-    pub control_label: String,
-    /// Unit.
-    pub unit: String,
-    /// Which direction is an improvement.
-    pub better: Better,
-    /// The limits that judged it: the treatment series' (its workload's and metric's).
-    pub limits: SeriesLimits,
-    /// Per kernel in order of first boot, over all samples.
-    pub all: Vec<CaseResult>,
-    /// The same with x₁ dropped at every point; empty when drop-first is unavailable.
-    pub drop_first: Vec<CaseResult>,
-    /// Kernels that could not be compared, with the reason.
-    pub not_compared: Vec<String>,
-}
-
-/// The treatment case against the control case on one kernel, in one analysis.
-#[derive(Clone, Debug, Serialize)]
-pub struct CaseResult {
-    /// The kernel.
-    pub kernel: String,
-    /// All samples or drop-first.
-    pub kind: AnalysisKind,
-    /// Its points where both cases have values, in boot order.
-    pub points: Vec<String>,
-    /// The control case's kernel summary on this kernel (mean = its midpoint; drift).
-    pub control: KernelSummary,
-    /// The treatment case's.
-    pub treatment: KernelSummary,
-    /// Change, brackets (per point) and intervals; `candidate` is the treatment and
-    /// `baseline` the control.
-    pub comparison: Comparison,
-    /// Largest CV over both cases' points on this kernel (the verdict's CV input).
-    pub max_cv_pct: Option<f64>,
-    /// The verdict and every condition behind it.
-    pub verdict: Verdict,
-    /// The label as printed: `SIGNAL`, or `AUX_SIGNAL` for an auxiliary workload.
-    pub label: String,
-    /// `slower` or `faster`; `None` at exactly 0.
-    pub direction: Option<String>,
-    /// The other analysis reaches the same label; `None` when it is unavailable.
-    pub same_conclusion: Option<bool>,
-}
 
 /// What a case comparison depends on besides the two cases' points.
 #[derive(Clone, Copy, Debug)]

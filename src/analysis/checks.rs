@@ -8,41 +8,10 @@
 //! check had the expected outcome there, and a point that is not done proves nothing; why
 //! it failed is in the run audit.
 
-use serde::Serialize;
-
-use crate::{analysis::model::PointInfo, recipe::Recipe};
-
-/// What a check must show on a kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Expected {
-    /// The check passes.
-    Pass,
-    /// The check fails (`check.expect_fail`).
-    Fail,
-}
-
-/// One check workload's outcome on one kernel.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct KernelCheck {
-    /// Kernel label.
-    pub kernel: String,
-    /// What the check must show there.
-    pub expected: Expected,
-    /// Done points of the kernel: every run of the check had the expected outcome.
-    pub held_at: Vec<String>,
-    /// Planned points of the kernel that are not done: nothing is proven there.
-    pub unproven_at: Vec<String>,
-}
-
-/// One check workload.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CheckOutcome {
-    /// Workload name.
-    pub workload: String,
-    /// Per kernel, in boot order of first appearance.
-    pub kernels: Vec<KernelCheck>,
-}
+use crate::{
+    analysis::model::{CheckOutcome, Expected, KernelCheck, PointInfo},
+    recipe::Recipe,
+};
 
 /// The outcome of every check workload of `recipe` over `points`.
 #[must_use]
@@ -89,9 +58,12 @@ pub fn check_outcomes(recipe: &Recipe, points: &[PointInfo]) -> Vec<CheckOutcome
 mod tests {
     use std::path::Path;
 
-    use super::{Expected, check_outcomes};
+    use super::check_outcomes;
     use crate::{
-        analysis::{model::PointInfo, testkit::ROLES_RECIPE},
+        analysis::{
+            model::{Expected, PointInfo},
+            testkit::ROLES_RECIPE,
+        },
         recipe::parse,
     };
 

@@ -34,9 +34,9 @@ pub struct Analysis {
     pub series: Vec<Series>,
     /// Each `[[analysis.case_comparison]]`, one entry per metric the two cases share, in
     /// recipe order.
-    pub case_comparisons: Vec<crate::analysis::case_compare::CaseSeries>,
+    pub case_comparisons: Vec<CaseSeries>,
     /// What each untimed correctness workload (`role = "check"`) proved on each kernel.
-    pub checks: Vec<crate::analysis::checks::CheckOutcome>,
+    pub checks: Vec<CheckOutcome>,
     /// The recipe's `[[expect]]` entries and whether each was reproduced.
     pub expects: Vec<ExpectCheck>,
     /// What happened during the run, point attempt by point attempt.
@@ -707,4 +707,97 @@ pub struct CampaignSummary {
     pub drop_first_same: Option<bool>,
     /// Every `[[expect]]` was reproduced; `None` without expectations.
     pub expects_reproduced: Option<bool>,
+}
+
+/// One case comparison of one metric, on every kernel where both cases have values.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseSeries {
+    /// `treatment vs control`, each as its series label (`pipe[level=1] vs pipe[level=root]`).
+    pub label: String,
+    /// The treatment case's workload.
+    pub workload: String,
+    /// The treatment case.
+    pub treatment: String,
+    /// The control case's workload (the same unless `control_workload` named another).
+    pub control_workload: String,
+    /// The control case.
+    pub control: String,
+    /// Metric name (both workloads have it, with the same unit and direction).
+    pub metric: String,
+    /// Series label of the treatment case.
+    pub treatment_label: String,
+    /// Series label of the control case.
+    pub control_label: String,
+    /// Unit.
+    pub unit: String,
+    /// Which direction is an improvement.
+    pub better: Better,
+    /// The limits that judged it: the treatment series' (its workload's and metric's).
+    pub limits: SeriesLimits,
+    /// Per kernel in order of first boot, over all samples.
+    pub all: Vec<CaseResult>,
+    /// The same with x₁ dropped at every point; empty when drop-first is unavailable.
+    pub drop_first: Vec<CaseResult>,
+    /// Kernels that could not be compared, with the reason.
+    pub not_compared: Vec<String>,
+}
+
+/// The treatment case against the control case on one kernel, in one analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseResult {
+    /// The kernel.
+    pub kernel: String,
+    /// All samples or drop-first.
+    pub kind: AnalysisKind,
+    /// Its points where both cases have values, in boot order.
+    pub points: Vec<String>,
+    /// The control case's kernel summary on this kernel (mean = its midpoint; drift).
+    pub control: KernelSummary,
+    /// The treatment case's.
+    pub treatment: KernelSummary,
+    /// Change, brackets (per point) and intervals; `candidate` is the treatment and
+    /// `baseline` the control.
+    pub comparison: Comparison,
+    /// Largest CV over both cases' points on this kernel (the verdict's CV input).
+    pub max_cv_pct: Option<f64>,
+    /// The verdict and every condition behind it.
+    pub verdict: Verdict,
+    /// The label as printed: `SIGNAL`, or `AUX_SIGNAL` for an auxiliary workload.
+    pub label: String,
+    /// `slower` or `faster`; `None` at exactly 0.
+    pub direction: Option<String>,
+    /// The other analysis reaches the same label; `None` when it is unavailable.
+    pub same_conclusion: Option<bool>,
+}
+
+/// What a check must show on a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expected {
+    /// The check passes.
+    Pass,
+    /// The check fails (`check.expect_fail`).
+    Fail,
+}
+
+/// One check workload's outcome on one kernel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelCheck {
+    /// Kernel label.
+    pub kernel: String,
+    /// What the check must show there.
+    pub expected: Expected,
+    /// Done points of the kernel: every run of the check had the expected outcome.
+    pub held_at: Vec<String>,
+    /// Planned points of the kernel that are not done: nothing is proven there.
+    pub unproven_at: Vec<String>,
+}
+
+/// One check workload.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CheckOutcome {
+    /// Workload name.
+    pub workload: String,
+    /// Per kernel, in boot order of first appearance.
+    pub kernels: Vec<KernelCheck>,
 }

@@ -5,13 +5,11 @@
 use serde::Serialize;
 
 use crate::{
-    analysis::case_compare::CaseSeries,
-    analysis::checks::CheckOutcome,
     analysis::{
         Analysis,
         model::{
-            Campaign, CampaignSummary, ExpectCheck, KernelInfo, PointInfo, ProfileUse, Series,
-            SeriesPoint, SeriesResult,
+            Campaign, CampaignSummary, CaseSeries, CheckOutcome, ExpectCheck, KernelInfo,
+            PointInfo, ProfileUse, Series, SeriesPoint, SeriesResult,
         },
     },
     json::{FORMAT, Kind},

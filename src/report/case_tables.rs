@@ -1,17 +1,18 @@
-//! The case comparisons (`[[analysis.case_comparison]]`) in `report.txt` and
-//! `comparison.tsv`: per kernel the control case's midpoint, the change, the boot-level
-//! interval of the per-point differences, the control's drift, the largest CV and the
-//! verdict, as a kernel comparison reports them.
+//! The case comparisons (`[[analysis.case_comparison]]`) in `report.txt`: per kernel the
+//! control case's midpoint, the change, the boot-level interval of the per-point
+//! differences, the control's drift, the largest CV and the verdict, as a kernel comparison
+//! reports them. Their `comparison.tsv` rows are written by
+//! [`crate::report::comparison_tsv`], with the other rows of that file.
 
 use crate::{
     analysis::{
         Analysis,
-        case_compare::{CaseResult, CaseSeries},
+        model::{CaseResult, CaseSeries},
     },
     report::{
         layout::{Align, Table, WIDTH, wrap},
         mail_tables::better_text,
-        number::{fixed, mean_decimals, nu, pct, signed_pct, tsv},
+        number::{fixed, mean_decimals, nu, pct, signed_pct},
     },
     stats::{RatioInterval, VerdictLabel},
 };
@@ -123,88 +124,4 @@ fn verdict_cell(r: &CaseResult) -> String {
         Some(d) => format!("{}, {d}", r.label),
         None => r.label.clone(),
     }
-}
-
-/// `comparison.tsv` rows of the case comparisons: `(workload, case, metric, unit, analysis,
-/// quantity, args, value)` with the treatment's workload and case, quantities prefixed
-/// `case_` and args `kernel,control` (the control's series label).
-#[must_use]
-pub fn tsv_rows(analysis: &Analysis) -> Vec<[String; 9]> {
-    let mut rows = Vec::new();
-    for s in &analysis.case_comparisons {
-        for r in s.all.iter().chain(&s.drop_first) {
-            let mut push = |quantity: &str, args: String, value: String| {
-                let named = crate::report::comparison_tsv::named_args(analysis, &args);
-                rows.push([
-                    s.workload.clone(),
-                    s.treatment.clone(),
-                    s.metric.clone(),
-                    s.unit.clone(),
-                    r.kind.as_str().to_owned(),
-                    quantity.to_owned(),
-                    args,
-                    value,
-                    named,
-                ]);
-            };
-            let pair = format!("{},{}", r.kernel, s.control_label);
-            let cmp = &r.comparison;
-            push("case_points", pair.clone(), r.points.join(" "));
-            push(
-                "case_control_mean",
-                pair.clone(),
-                tsv(Some(cmp.baseline_mean)),
-            );
-            push(
-                "case_treatment_mean",
-                pair.clone(),
-                tsv(Some(cmp.candidate_mean)),
-            );
-            push("case_change_pct", pair.clone(), tsv(Some(cmp.change_pct)));
-            for b in &cmp.brackets {
-                push(
-                    "case_point_change_pct",
-                    format!("{},{}", b.baseline_point, s.control_label),
-                    tsv(Some(b.pct)),
-                );
-            }
-            for (names, ci) in [
-                (
-                    [
-                        "case_ci95_boot_lo",
-                        "case_ci95_boot_hi",
-                        "case_ci95_boot_nu",
-                    ],
-                    &cmp.ci_boot,
-                ),
-                (
-                    [
-                        "case_ci95_within_lo",
-                        "case_ci95_within_hi",
-                        "case_ci95_within_nu",
-                    ],
-                    &cmp.ci_within,
-                ),
-            ] {
-                let bounds = ci.as_ref().and_then(|c| c.bounds);
-                push(names[0], pair.clone(), tsv(bounds.map(|b| b.0)));
-                push(names[1], pair.clone(), tsv(bounds.map(|b| b.1)));
-                push(names[2], pair.clone(), tsv(ci.as_ref().map(|c| c.dof)));
-            }
-            push(
-                "case_control_drift_pct",
-                pair.clone(),
-                tsv(r.control.drift_pct),
-            );
-            push("case_max_cv_pct", pair.clone(), tsv(r.max_cv_pct));
-            push("case_verdict", pair.clone(), r.label.clone());
-            let reason = if r.verdict.reasons.is_empty() {
-                "-".to_owned()
-            } else {
-                r.verdict.reasons.join("; ")
-            };
-            push("case_reason", pair, reason);
-        }
-    }
-    rows
 }

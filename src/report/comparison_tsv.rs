@@ -20,7 +20,7 @@
 //! show it: a point identifier (`parent-a`) by its name (`parent#1`, [`crate::point_name`]);
 //! `args` keeps the identifiers, which the golden data and scripts look up. The case
 //! comparisons (`[[analysis.case_comparison]]`) come last, with the treatment's workload and case and `case_` quantities
-//! ([`crate::report::case_tables::tsv_rows`]).
+//! ([`case_rows`]).
 
 use serde::Serialize;
 
@@ -32,6 +32,10 @@ use crate::{
         longer_design, spread_of,
     },
 };
+
+/// The rules this aba judges with, as `comparison.tsv`'s `verdict_rules` rows record them.
+/// A file without such rows was written under the rules before issue 28.
+pub const RULES: &str = "2";
 
 /// The columns.
 pub const HEADER: [&str; 9] = [
@@ -70,7 +74,7 @@ pub fn render(analysis: &Analysis) -> Vec<u8> {
     }
     let mut out = to_tsv(&HEADER, &rows);
     // The case comparisons after every series, in the same columns (`case_` quantities).
-    let cases = crate::report::case_tables::tsv_rows(analysis);
+    let cases = case_rows(analysis);
     if !cases.is_empty() {
         let body = to_tsv(&HEADER, &cases);
         let header_end = body.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
@@ -85,6 +89,90 @@ pub(crate) fn named_args(analysis: &Analysis, args: &str) -> String {
         .map(|a| analysis.point_name(a))
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// `comparison.tsv` rows of the case comparisons: `(workload, case, metric, unit, analysis,
+/// quantity, args, value)` with the treatment's workload and case, quantities prefixed
+/// `case_` and args `kernel,control` (the control's series label).
+#[must_use]
+fn case_rows(analysis: &Analysis) -> Vec<[String; 9]> {
+    let mut rows = Vec::new();
+    for s in &analysis.case_comparisons {
+        for r in s.all.iter().chain(&s.drop_first) {
+            let mut push = |quantity: &str, args: String, value: String| {
+                let named = named_args(analysis, &args);
+                rows.push([
+                    s.workload.clone(),
+                    s.treatment.clone(),
+                    s.metric.clone(),
+                    s.unit.clone(),
+                    r.kind.as_str().to_owned(),
+                    quantity.to_owned(),
+                    args,
+                    value,
+                    named,
+                ]);
+            };
+            let pair = format!("{},{}", r.kernel, s.control_label);
+            let cmp = &r.comparison;
+            push("case_points", pair.clone(), r.points.join(" "));
+            push(
+                "case_control_mean",
+                pair.clone(),
+                tsv(Some(cmp.baseline_mean)),
+            );
+            push(
+                "case_treatment_mean",
+                pair.clone(),
+                tsv(Some(cmp.candidate_mean)),
+            );
+            push("case_change_pct", pair.clone(), tsv(Some(cmp.change_pct)));
+            for b in &cmp.brackets {
+                push(
+                    "case_point_change_pct",
+                    format!("{},{}", b.baseline_point, s.control_label),
+                    tsv(Some(b.pct)),
+                );
+            }
+            for (names, ci) in [
+                (
+                    [
+                        "case_ci95_boot_lo",
+                        "case_ci95_boot_hi",
+                        "case_ci95_boot_nu",
+                    ],
+                    &cmp.ci_boot,
+                ),
+                (
+                    [
+                        "case_ci95_within_lo",
+                        "case_ci95_within_hi",
+                        "case_ci95_within_nu",
+                    ],
+                    &cmp.ci_within,
+                ),
+            ] {
+                let bounds = ci.as_ref().and_then(|c| c.bounds);
+                push(names[0], pair.clone(), tsv(bounds.map(|b| b.0)));
+                push(names[1], pair.clone(), tsv(bounds.map(|b| b.1)));
+                push(names[2], pair.clone(), tsv(ci.as_ref().map(|c| c.dof)));
+            }
+            push(
+                "case_control_drift_pct",
+                pair.clone(),
+                tsv(r.control.drift_pct),
+            );
+            push("case_max_cv_pct", pair.clone(), tsv(r.max_cv_pct));
+            push("case_verdict", pair.clone(), r.label.clone());
+            let reason = if r.verdict.reasons.is_empty() {
+                "-".to_owned()
+            } else {
+                r.verdict.reasons.join("; ")
+            };
+            push("case_reason", pair, reason);
+        }
+    }
+    rows
 }
 
 fn rows_of<'a>(
@@ -194,11 +282,7 @@ fn rows_of<'a>(
         interval(&mut push, within, &pair, cmp.ci_within.as_ref());
         push("max_cv_pct", pair.clone(), tsv(c.max_cv_pct));
         push("verdict", pair.clone(), c.label.clone());
-        push(
-            "verdict_rules",
-            pair.clone(),
-            crate::report::rules_moved::RULES.to_owned(),
-        );
+        push("verdict_rules", pair.clone(), RULES.to_owned());
         push(
             "confidence",
             pair.clone(),

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use crate::{
     analysis::{
         Analysis, AttemptOutcome, CandidateResult, Series, SeriesCalibration, SeriesResult,
-        VerdictLine, Worst, checks::Expected,
+        VerdictLine, Worst, model::Expected,
     },
     point_name::point_name,
     recipe::scoped_limits::ScopedLimit,

@@ -11,11 +11,10 @@
 
 use std::{collections::BTreeMap, path::Path};
 
-use crate::analysis::Analysis;
-
-/// The rules this aba judges with, as `comparison.tsv`'s `verdict_rules` rows record them.
-/// A file without such rows was written under the rules before issue 28.
-pub const RULES: &str = "2";
+use crate::{
+    analysis::Analysis,
+    report::comparison_tsv::{HEADER, RULES},
+};
 
 /// The largest `comparison.tsv` read back: larger ones are skipped, not read.
 const LIMIT: u64 = 64 << 20;
@@ -78,7 +77,7 @@ pub fn moved(root: &Path, analysis: &Analysis) -> Vec<Moved> {
 fn verdicts(text: &str) -> Option<(BTreeMap<Key, String>, Option<String>)> {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next()?.split('\t').collect();
-    if header[..] != crate::report::comparison_tsv::HEADER[..] {
+    if header[..] != HEADER[..] {
         return None;
     }
     let mut out = BTreeMap::new();
@@ -132,7 +131,7 @@ pub fn notice(moved: &[Moved]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{RULES, moved, notice};
+    use super::{HEADER, RULES, moved, notice};
 
     #[test]
     fn an_older_report_names_the_verdicts_the_new_rules_moved() {
@@ -149,7 +148,7 @@ mod tests {
         );
         let now = &analysis.series[0].all.as_ref().expect("values").comparisons[0];
         let dir = tempfile::tempdir().expect("tempdir");
-        let header = crate::report::comparison_tsv::HEADER.join("\t");
+        let header = HEADER.join("\t");
         let row = |q: &str, v: &str| format!("w\t\tw\tns\tall\t{q}\tb,a\t{v}\tb,a\n");
         // Written by an older aba: no verdict_rules row, the old verdict UNSTABLE.
         let old = format!("{header}\n{}", row("verdict", "UNSTABLE"));

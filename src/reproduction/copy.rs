@@ -19,7 +19,7 @@ use crate::{
         bundle::{COMPARISON_SUFFIX, POINTS_SUFFIX, locate, points_files},
         bundle_audit::{RUN_AUDIT, SOURCE_IDENTITY},
         error::ReproductionError,
-        source::{Kind, kind},
+        kind::{Kind, kind},
     },
     results::layout::ResultsDir,
 };

@@ -15,6 +15,7 @@ pub mod copy;
 pub mod environment;
 pub mod error;
 pub mod evidence;
+pub mod kind;
 pub mod matching;
 pub mod model;
 pub mod source;

@@ -1,48 +1,21 @@
-//! What a path on the command line is: an aba results directory (it has a journal), a
-//! published bundle (a folder of `*-points.tsv`, or one of them), or neither, which is an
-//! error naming the path rather than a guess.
+//! The evidence a path on the command line names, opened as what it is
+//! ([`crate::reproduction::kind`]): the new campaign, the reference, and the two compared.
 
 use std::path::Path;
 
 use crate::{
     reproduction::{
-        bundle::{from_bundle, locate},
+        bundle::from_bundle,
         campaign::from_results,
         compare::compare,
         copy::reference_files,
         error::ReproductionError,
         evidence::Evidence,
+        kind::{Kind, kind},
         model::Reproduction,
     },
-    results::layout::ResultsDir,
     stats::VerdictParams,
 };
-
-/// The two kinds of evidence.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// An aba results directory.
-    Results,
-    /// A published bundle.
-    Bundle,
-}
-
-/// What `path` is.
-pub fn kind(path: &Path) -> Result<Kind, ReproductionError> {
-    let meta = std::fs::metadata(path).map_err(|source| ReproductionError::Unreadable {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    if meta.is_dir() && ResultsDir::open(path).journal_path().is_file() {
-        return Ok(Kind::Results);
-    }
-    if locate(path)?.is_some() {
-        return Ok(Kind::Bundle);
-    }
-    Err(ReproductionError::NotEvidence {
-        path: path.to_path_buf(),
-    })
-}
 
 /// The new campaign at `path`: an aba results directory.
 pub fn open_new(path: &Path) -> Result<Evidence, ReproductionError> {
@@ -76,8 +49,11 @@ pub fn compare_paths(new: &Path, reference: &Path) -> Result<Reproduction, Repro
 
 #[cfg(test)]
 mod tests {
-    use super::{Kind, kind, open_new};
-    use crate::reproduction::error::ReproductionError;
+    use super::open_new;
+    use crate::reproduction::{
+        error::ReproductionError,
+        kind::{Kind, kind},
+    };
 
     #[test]
     fn a_path_is_a_results_directory_a_bundle_or_an_error_naming_it() {

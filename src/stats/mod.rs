@@ -41,7 +41,7 @@ pub use kernel::{
     BootEffect, BootEffectTest, BootPoint, KernelSummary, kernel_boots, kernel_mean,
     kernel_summary, kernels_in_order,
 };
-pub use outliers::{Outliers, mad, modified_z_scores};
+pub use outliers::{Outliers, mad, median, modified_z_scores};
 pub use paired::{PairedPoint, compare_paired};
 pub use pooling::{
     BootPrior, HOMOGENEITY_ALPHA, Homogeneity, Pooling, homogeneity, pooled_boot_variance,
@@ -50,7 +50,7 @@ pub use reproduce::{
     ChangeDifference, ChangeVariance, Claim, NoClaim, ReproductionLabel, ReproductionVerdict, Rule,
     Which, change_difference, change_variance, reproduce,
 };
-pub use summary::{SdDenominator, Summary, median, summarize, summarize_with};
+pub use summary::{SdDenominator, Summary, summarize, summarize_with};
 pub use trend::{TREND_ALPHA, TREND_MIN_NU, Trend, trend_test};
 pub use verdict::{
     Better, CV_ALPHA, Confidence, CvBasis, Direction, Limit, Spread, SpreadMeasure, Verdict,

@@ -1,4 +1,5 @@
-//! Robust outlier flags for the samples of one point (STATISTICS.md 3.2).
+//! Robust outlier flags for the samples of one point (STATISTICS.md 3.2), and the median
+//! they are measured from.
 //!
 //! Two rules, both based on the median absolute deviation (MAD):
 //! - Iglewicz & Hoaglin (1993), "How to Detect and Handle Outliers": modified
@@ -11,8 +12,6 @@
 //! integer-valued metrics) the scores are undefined and nothing is flagged.
 
 use serde::Serialize;
-
-use crate::stats::summary::median;
 
 /// Iglewicz–Hoaglin constant: 0.6745 is the 0.75 quantile of the standard normal, so
 /// 0.6745·(x − median)/MAD is a z-score under normality.
@@ -34,6 +33,34 @@ pub struct Outliers {
     pub modified_z: Vec<usize>,
     /// Indices flagged by hyperfine's lenient rule.
     pub lenient: Vec<usize>,
+}
+
+/// Median of `values`, `None` when empty.
+///
+/// Hyndman–Fan type 7 (R's default, numpy's `linear`): with the values sorted and
+/// h = (n−1)·0.5, the median interpolates between the two order statistics around h. For the
+/// median this is the textbook rule (the middle value, or the mean of the two middle values),
+/// and types 4–9 all agree on it; the type is stated because STATISTICS.md 3.2 asks for it.
+#[must_use]
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    // The order statistics a full sort would put at `mid - 1` and `mid`, found by selection
+    // (linear time; the same values under the same total order).
+    let mut scratch = values.to_vec();
+    let mid = scratch.len() / 2;
+    let (lower, &mut upper, _) = scratch.select_nth_unstable_by(mid, f64::total_cmp);
+    Some(if values.len() % 2 == 1 {
+        upper
+    } else {
+        let below = lower
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .expect("invariant: an even count >= 2 leaves values below the middle");
+        f64::midpoint(below, upper)
+    })
 }
 
 /// Median absolute deviation median|x − median| (unscaled), `None` when `values` is empty.
@@ -91,7 +118,7 @@ pub(crate) fn detect(values: &[f64]) -> Outliers {
 
 #[cfg(test)]
 mod tests {
-    use super::{detect, mad, modified_z_scores};
+    use super::{detect, mad, median, modified_z_scores};
 
     #[test]
     fn mad_zero_flags_nothing() {
@@ -119,5 +146,43 @@ mod tests {
     fn empty_input() {
         assert_eq!(mad(&[]), None);
         assert_eq!(detect(&[]).mad, None);
+    }
+
+    #[test]
+    fn median_is_type_7() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[7.0]), Some(7.0));
+    }
+
+    /// Selection finds exactly the values a full sort would (ties, signed zeros, many sizes).
+    #[test]
+    fn median_matches_the_sorted_definition() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for n in 1..200 {
+            let values: Vec<f64> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    match x % 5 {
+                        0 => 0.0,
+                        1 => -0.0,
+                        _ => f64::from(u32::try_from(x % 1000).expect("small")) / 8.0,
+                    }
+                })
+                .collect();
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let mid = n / 2;
+            let expected = if n % 2 == 1 {
+                sorted[mid]
+            } else {
+                f64::midpoint(sorted[mid - 1], sorted[mid])
+            };
+            let got = median(&values).expect("not empty");
+            assert_eq!(got.to_bits(), expected.to_bits(), "n = {n}");
+        }
     }
 }

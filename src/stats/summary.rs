@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::stats::outliers;
+use crate::stats::outliers::{self, median};
 
 /// Which denominator the SD uses.
 ///
@@ -98,34 +98,6 @@ pub fn summarize_with(values: &[f64], denominator: SdDenominator) -> Option<Summ
     })
 }
 
-/// Median of `values`, `None` when empty.
-///
-/// Hyndman–Fan type 7 (R's default, numpy's `linear`): with the values sorted and
-/// h = (n−1)·0.5, the median interpolates between the two order statistics around h. For the
-/// median this is the textbook rule (the middle value, or the mean of the two middle values),
-/// and types 4–9 all agree on it; the type is stated because STATISTICS.md 3.2 asks for it.
-#[must_use]
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    // The order statistics a full sort would put at `mid - 1` and `mid`, found by selection
-    // (linear time; the same values under the same total order).
-    let mut scratch = values.to_vec();
-    let mid = scratch.len() / 2;
-    let (lower, &mut upper, _) = scratch.select_nth_unstable_by(mid, f64::total_cmp);
-    Some(if values.len() % 2 == 1 {
-        upper
-    } else {
-        let below = lower
-            .iter()
-            .copied()
-            .max_by(f64::total_cmp)
-            .expect("invariant: an even count >= 2 leaves values below the middle");
-        f64::midpoint(below, upper)
-    })
-}
-
 /// Neumaier's compensated sum: like Kahan's, but also exact when a term is larger than the
 /// running sum. STATISTICS.md 3.2 asks for a compensated or pairwise sum, so the mean does not
 /// depend on the order or number of samples beyond the last bit.
@@ -153,7 +125,7 @@ pub(crate) fn compensated_mean(values: impl IntoIterator<Item = f64>) -> Option<
 
 #[cfg(test)]
 mod tests {
-    use super::{SdDenominator, compensated_sum, median, summarize, summarize_with};
+    use super::{SdDenominator, compensated_sum, summarize, summarize_with};
 
     /// exact-cac1 parent-a, published as mean 38.133333, sd 0.743223, cv 1.949012.
     const PARENT_A: [f64; 15] = [
@@ -190,44 +162,6 @@ mod tests {
         assert_eq!(format!("{:.6}", flat.cv_pct.expect("defined")), "0.000000");
         let zero = summarize(&[-1.0, 1.0]).expect("not empty");
         assert_eq!(zero.cv_pct, None);
-    }
-
-    #[test]
-    fn median_is_type_7() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[7.0]), Some(7.0));
-    }
-
-    /// Selection finds exactly the values a full sort would (ties, signed zeros, many sizes).
-    #[test]
-    fn median_matches_the_sorted_definition() {
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        for n in 1..200 {
-            let values: Vec<f64> = (0..n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    match x % 5 {
-                        0 => 0.0,
-                        1 => -0.0,
-                        _ => f64::from(u32::try_from(x % 1000).expect("small")) / 8.0,
-                    }
-                })
-                .collect();
-            let mut sorted = values.clone();
-            sorted.sort_by(f64::total_cmp);
-            let mid = n / 2;
-            let expected = if n % 2 == 1 {
-                sorted[mid]
-            } else {
-                f64::midpoint(sorted[mid - 1], sorted[mid])
-            };
-            let got = median(&values).expect("not empty");
-            assert_eq!(got.to_bits(), expected.to_bits(), "n = {n}");
-        }
     }
 
     #[test]
