@@ -29,7 +29,6 @@ use crate::{
 /// How long one labgrid client command but `wait` may take.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 
-
 /// How long `release` may take (`reserve` has the inventory's `reserve_timeout`: a scheduler
 /// may make it wait for a colleague's job).
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(300);
