@@ -151,6 +151,21 @@ pub fn token_of(output: &str) -> Option<String> {
     })
 }
 
+/// The place a `reservation` record names: the client's `acquired place P` and `released
+/// place P`, or aba's `place P is still held …`; `None` unless it is a plain word (the record
+/// may come from a forged journal).
+#[must_use]
+pub fn place_of(output: &str) -> Option<String> {
+    output.lines().find_map(|l| {
+        let rest = l
+            .strip_prefix("acquired place ")
+            .or_else(|| l.strip_prefix("released place "))
+            .or_else(|| l.strip_prefix("place "))?;
+        let word = rest.split_whitespace().next()?;
+        plain_word(word).then(|| word.to_owned())
+    })
+}
+
 /// Reads `labgrid-client show`'s answer.
 #[must_use]
 pub fn shown(output: &str) -> Shown {

@@ -9,6 +9,7 @@ use crate::{
         journal::{CampaignState, Event, Journal, PointState, ReservationAction, Step},
         samples::{Phase, SampleTable, Status},
     },
+    text::untrusted,
 };
 
 /// The whole document.
@@ -75,16 +76,12 @@ impl ReservationJson {
                 ..
             } => Some(ReservationJson {
                 held: *action == ReservationAction::Reserve || error.is_some(),
-                since: time.clone(),
-                place: output.lines().find_map(|l| {
-                    let rest = l
-                        .strip_prefix("acquired place ")
-                        .or_else(|| l.strip_prefix("released place "))
-                        .or_else(|| l.strip_prefix("place "))?;
-                    Some(rest.split_whitespace().next()?.to_owned())
-                }),
+                // A journal is a stranger's file: what reaches the terminal is inert (a
+                // place only as a plain word, the rest on one line with controls escaped).
+                since: untrusted(time, 64).into_owned(),
+                place: crate::labgrid::place_of(output),
                 token: crate::labgrid::token_of(output),
-                error: error.clone(),
+                error: error.as_deref().map(|e| untrusted(e, 400).into_owned()),
             }),
             _ => None,
         })
@@ -361,4 +358,40 @@ fn current_step(journal: &Journal) -> Option<CurrentStep> {
         case: run.map(|(_, (_, case, _))| case.clone()),
         index: run.map(|(_, (_, _, index))| *index),
     })
+}
+
+#[cfg(test)]
+mod reservation_tests {
+    use super::ReservationJson;
+    use crate::results::journal::{Event, Journal, ReservationAction};
+
+    fn journal(output: &str, error: Option<&str>, time: &str) -> Journal {
+        Journal {
+            events: vec![Event::Reservation {
+                action: ReservationAction::Release,
+                command: "x".to_owned(),
+                output: output.to_owned(),
+                error: error.map(str::to_owned),
+                time: time.to_owned(),
+            }],
+            ..Journal::default()
+        }
+    }
+
+    /// A forged record cannot put a control sequence on the tester's terminal through
+    /// `aba status`, nor pass a shell word off as a place.
+    #[test]
+    fn a_forged_reservation_record_is_shown_inert() {
+        let j = journal(
+            "released place $(reboot)\nexport LG_TOKEN=AB12",
+            Some("boom\u{1b}[2J\nsecond line"),
+            "2026\u{1b}[31m",
+        );
+        let r = ReservationJson::of(&j).expect("a record");
+        assert_eq!(r.place, None);
+        assert_eq!(r.token.as_deref(), Some("AB12"));
+        let line = r.line();
+        assert!(!line.contains('\u{1b}') && !line.contains('\n'), "{line:?}");
+        assert!(r.held, "a failed release may leave the machine held");
+    }
 }
