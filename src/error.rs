@@ -199,6 +199,15 @@ pub enum Error {
         #[source]
         source: crate::build::install::InstallError,
     },
+    /// aba's one-shot boot-loader entries on a target could not be removed.
+    #[error("cannot remove aba's one-shot boot-loader entries on target `{target}`")]
+    CleanBootLoader {
+        /// The target.
+        target: String,
+        /// Why.
+        #[source]
+        source: Box<crate::kernel::switch::SwitchError>,
+    },
     /// The recipe cannot run on the target.
     #[error("cannot plan this recipe: {0}")]
     Plan(PlanError),
@@ -458,6 +467,7 @@ impl Error {
             | Error::Builds(_)
             | Error::Build(_)
             | Error::Clean { .. }
+            | Error::CleanBootLoader { .. }
             | Error::Plan(_)
             | Error::TooLong { .. }
             | Error::Target { .. }
@@ -614,6 +624,7 @@ impl Error {
             | Error::Builds(_)
             | Error::Build(_)
             | Error::Clean { .. }
+            | Error::CleanBootLoader { .. }
             | Error::Amend { .. }
             | Error::Inventory(_)
             | Error::Target { .. }

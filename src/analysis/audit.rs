@@ -234,9 +234,16 @@ impl<'a> Book<'a> {
                         a.dmesg_warnings = Some(*dmesg_warnings);
                         a.failed_units.clone_from(failed_units);
                     }
-                    End::Failed { reason } => {
+                    End::Failed { reason, answered } => {
                         a.outcome = AttemptOutcome::Failed;
                         a.reason = Some(reason.clone());
+                        // A proof that refused the boot read the one that answered (the
+                        // boot loader's fallback, typically): its facts are the row's.
+                        if let (Some(boot), None) = (answered, &a.boot_id) {
+                            a.boot_id = Some(boot.boot_id.clone());
+                            a.release = Some(boot.release.clone());
+                            a.cmdline = Some(boot.cmdline.clone());
+                        }
                     }
                     End::Discarded => a.outcome = AttemptOutcome::Discarded,
                 }
@@ -405,5 +412,59 @@ mod tests {
         assert_eq!(a.rejected_rows.len(), 1);
         assert_eq!(a.warnings, ["campaign"]);
         assert_eq!(a.shared_boot.map(|s| s.points), Some(2));
+    }
+
+    /// A point whose kernel could not boot: the boot loader's fallback answered, the proof
+    /// refused it, and the failed row names that boot (a failure without one names none).
+    #[test]
+    fn a_refused_boot_is_the_failed_rows_boot() {
+        let failed = |point: &str, answered| Event::PointFailed {
+            point: point.into(),
+            attempt: 1,
+            kernel: "b".into(),
+            reason: "the target runs 6.1-default, not 6.9 (uname -r)".into(),
+            answered,
+            time: "t".into(),
+        };
+        let journal = Journal {
+            events: vec![
+                proven("a-a", 1, "boot-a"),
+                done("a-a", 1),
+                failed(
+                    "b",
+                    Some(crate::results::journal::AnsweredBoot {
+                        boot_id: "fallback".into(),
+                        release: "6.1-default".into(),
+                        cmdline: "root=UUID=1 quiet".into(),
+                    }),
+                ),
+                failed("a-b", None),
+            ],
+            truncated_tail: false,
+        };
+        let text = format!("{}\n", HEADER.join(","));
+        let table = SampleTable::parse(Path::new("samples.csv"), text.as_bytes()).expect("valid");
+        let a = audit(&AuditInput {
+            journal: &journal,
+            table: &table,
+            plan: &plan(),
+            env_files: &BTreeSet::new(),
+            duplicate_rows: 0,
+        });
+        let b = &a.attempts[1];
+        assert_eq!(b.outcome, AttemptOutcome::Failed);
+        assert_eq!(
+            (
+                b.boot_id.as_deref(),
+                b.release.as_deref(),
+                b.cmdline.as_deref()
+            ),
+            (
+                Some("fallback"),
+                Some("6.1-default"),
+                Some("root=UUID=1 quiet")
+            )
+        );
+        assert_eq!(a.attempts[2].boot_id, None);
     }
 }

@@ -1,5 +1,5 @@
-//! `aba build` and `aba clean`: the tester's kernels built on this host, and what a campaign
-//! installed of them on its target removed.
+//! `aba build` and `aba clean`: the tester's kernels built on this host, and every trace a
+//! campaign left on its target removed.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +11,6 @@ use crate::{
     },
     error::Error,
     inventory::Target,
-    results::layout::ResultsDir,
 };
 
 /// `aba build RECIPE --builds FILE`: runs the build steps (logs into `logs`), then says each
@@ -54,95 +53,28 @@ pub fn build(
     Ok(crate::error::exit_code::OK)
 }
 
-/// `aba clean DIR`: removes from the campaign's target what aba's ledger there says the
-/// campaign installed, where it is still aba's. The journal only says whether the campaign
-/// installed anything; what is removed comes from the ledger, never from the journal.
+/// `aba clean DIR`: removes every trace the campaign left on its target
+/// ([`crate::session::clean`]) and says each.
 pub fn clean(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> {
-    use crate::{
-        build::install::{InstallError, remove},
-        campaign::ledger::{CampaignKey, Ledger},
-        results::journal::{Event, Journal, first_line_of},
-    };
-    let dir = ResultsDir::open(dir_path);
-    let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
-        dir: dir_path.to_path_buf(),
-        resumable: false,
-        source,
-    })?;
-    let Some(Event::Campaign { target: name, .. }) = journal.header().cloned() else {
-        return Err(Error::NoHeader);
-    };
-    let claimed: usize = journal
-        .events
-        .iter()
-        .map(|e| match e {
-            Event::Installed { installed, .. } => installed.len(),
-            _ => 0,
-        })
-        .sum();
-    if claimed == 0 {
+    let cleaned = crate::session::clean::clean(dir_path, targets)?;
+    for reason in &cleaned.refused {
+        eprintln!("warning: {reason}");
+    }
+    if cleaned.removed.is_empty() {
         eprintln!(
-            "the campaign in {} installed nothing on its target",
+            "nothing of the campaign in {} was left on target `{}`",
+            dir_path.display(),
+            cleaned.target
+        );
+    }
+    for line in &cleaned.removed {
+        println!("{line}");
+    }
+    if cleaned.settings_pending {
+        eprintln!(
+            "warning: the campaign's settings (sysctls, CPU frequency) were never put back: `aba restore {}` does that",
             dir_path.display()
         );
-        return Ok(crate::error::exit_code::OK);
-    }
-    let inventory = crate::inventory::Inventory::discover(targets.map(PathBuf::as_path))?;
-    let target = inventory.target(&name)?;
-    let mut transport =
-        crate::target::connect::transport_for(&target).map_err(|source| Error::Target {
-            target: name.clone(),
-            source,
-        })?;
-    let deadline = std::time::Instant::now() + target.connect_window();
-    transport
-        .reconnect(deadline)
-        .map_err(|source| Error::Connect {
-            target: name.clone(),
-            source,
-        })?;
-    let failed = |source: InstallError| Error::Clean {
-        target: name.clone(),
-        source,
-    };
-    let ledger = Ledger::of(&target);
-    let campaign = CampaignKey::of(journal.header());
-    let Some(entry) = ledger
-        .installed(transport.as_mut(), &campaign)
-        .map_err(|e| failed(e.into()))?
-    else {
-        let journal_path = dir.journal_path();
-        let line = first_line_of(&journal_path, "\"installed\"", |e| {
-            matches!(e, Event::Installed { .. })
-        })
-        .ok()
-        .flatten()
-        .unwrap_or(0);
-        return Err(failed(InstallError::NotInLedger {
-            journal: journal_path,
-            line,
-            count: claimed,
-            ledger: ledger.dir().to_owned(),
-        }));
-    };
-    let (removed, refused) = remove(transport.as_mut(), &entry).map_err(failed)?;
-    for reason in &refused {
-        eprintln!("warning: {}: {reason}", ledger.installed_path(&campaign));
-    }
-    if refused.is_empty() {
-        // Everything the ledger listed is gone or was never there: nothing is left to do.
-        ledger
-            .set_installed(transport.as_mut(), &campaign, None)
-            .map_err(|e| failed(e.into()))?;
-    }
-    if removed.is_empty() {
-        eprintln!(
-            "nothing left to remove on target {name}: {} item(s) installed, none there any more",
-            entry.items.len()
-        );
-    }
-    for line in removed {
-        println!("{line}");
     }
     Ok(crate::error::exit_code::OK)
 }

@@ -359,8 +359,9 @@ pub enum Command {
         #[arg(long, value_name = "DIR", default_value = "aba-build-logs")]
         logs: PathBuf,
     },
-    /// Remove from the target what a campaign installed there (kernels built on the host and
-    /// their modules): only what aba's ledger on the target recorded and is still aba's.
+    /// Remove from the target every trace a campaign left there, finished or killed: aba's
+    /// one-shot boot entries, the kernels it installed (what aba's ledger recorded and is
+    /// still aba's), its work directory and its lock marker.
     Clean {
         /// The results directory.
         dir: PathBuf,

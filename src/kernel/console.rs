@@ -33,6 +33,17 @@ const MARKS: &[&str] = &[
     "No working init found",
     "not syncing",
     "kexec",
+    // A kernel that cannot find or mount its root: the initramfs's and the kernel's words,
+    // and the reboot that hands the machine to the boot loader's fallback.
+    "Gave up waiting",
+    "ALERT!",
+    "VFS: Cannot open root",
+    "Unable to mount root",
+    "Dropping to a shell",
+    "Rebooting automatically",
+    "Rebooting in ",
+    "emergency mode",
+    "Timed out waiting for device",
 ];
 
 /// Lines that are only the host probing for SSH while the target boots.
@@ -97,6 +108,29 @@ pub fn excerpt(log: &[u8]) -> Option<String> {
     Some(format!("{heading}:\n    {}", out.join("\n    ")))
 }
 
+/// The part of the console log at `path` written since byte `from` (where it ended when the
+/// attempt began), at most the last [`SEARCH_BYTES`] of it, its first line whole. A file
+/// shorter than `from` was rotated or truncated since: all of it is then the attempt's.
+pub fn since(path: &std::path::Path, from: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let from = if len < from { 0 } else { from };
+    let start = from.max(len.saturating_sub(SEARCH_BYTES as u64));
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(len - start).read_to_end(&mut bytes)?;
+    if start > from {
+        // Cut inside the attempt's part: its first line may be cut too.
+        let whole = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..whole);
+    }
+    Ok(bytes)
+}
+
 /// `text` without terminal control sequences (CSI, OSC, other ESC sequences), carriage
 /// returns or other control characters; tabs become spaces.
 pub fn clean(text: &str) -> String {
@@ -138,7 +172,7 @@ pub fn clean(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{clean, excerpt};
+    use super::{SEARCH_BYTES, clean, excerpt, since};
 
     #[test]
     fn control_sequences_are_removed() {
@@ -177,6 +211,49 @@ mod tests {
         assert!(!text.contains('\u{1b}'), "{text:?}");
         assert!(text.contains("…"), "gaps are marked: {text}");
         assert!(text.lines().count() < 60, "{text}");
+    }
+
+    /// A root that does not exist: the initramfs's lines are quoted, though none is a panic.
+    #[test]
+    fn a_missing_root_is_quoted() {
+        let mut log = String::new();
+        log.push_str("Begin: Running /scripts/local-block ... done.\n");
+        log.push_str("Gave up waiting for root file system device.  Common problems:\n");
+        for i in 0..30 {
+            log.push_str(&format!(" - hint {i}\n"));
+        }
+        log.push_str("ALERT!  UUID=0000 does not exist.  Dropping to a shell!\n");
+        log.push_str("Rebooting automatically due to panic= boot argument\n");
+        for i in 0..40 {
+            log.push_str(&format!("[    1.{i:03}] the fallback boot's line {i}\n"));
+        }
+        let text = excerpt(log.as_bytes()).expect("an excerpt");
+        for line in [
+            "Gave up waiting",
+            "ALERT!  UUID=0000",
+            "Rebooting automatically",
+        ] {
+            assert!(text.contains(line), "{line}: {text}");
+        }
+        assert!(text.contains("line 39"), "{text}");
+    }
+
+    /// Only what was written since the attempt began is read; a log rotated since is whole.
+    #[test]
+    fn only_the_attempts_part_is_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("console.log");
+        std::fs::write(&path, "Kernel panic - an earlier campaign\nthis attempt\n").expect("write");
+        let from = "Kernel panic - an earlier campaign\n".len() as u64;
+        assert_eq!(since(&path, from).expect("read"), b"this attempt\n");
+        assert_eq!(since(&path, 10_000).expect("read").len(), 48);
+        let mut big = "x".repeat(100);
+        big.push('\n');
+        big.push_str(&"y\n".repeat(SEARCH_BYTES / 2 + 10));
+        std::fs::write(&path, &big).expect("write");
+        let read = since(&path, 0).expect("read");
+        assert!(read.len() <= SEARCH_BYTES, "{}", read.len());
+        assert!(read.starts_with(b"y\n"), "starts on a whole line");
     }
 
     #[test]

@@ -118,6 +118,20 @@ impl ResultsDir {
         self.root.join("work")
     }
 
+    /// The campaign's work directory on a target whose inventory sets a `workdir` (`base`):
+    /// `<base>/<this directory's name>`, the engine's and `aba clean`'s one rule. `None`
+    /// without a base (the local target works in [`ResultsDir::work_dir`]) and for a path
+    /// without a name of its own.
+    pub fn target_workdir(&self, base: Option<&str>) -> Option<String> {
+        let base = base?;
+        let name = std::path::absolute(&self.root)
+            .ok()?
+            .file_name()?
+            .to_string_lossy()
+            .into_owned();
+        (!name.is_empty()).then(|| format!("{}/{name}", base.trim_end_matches('/')))
+    }
+
     /// The environment record of a point attempt.
     pub fn env_path(&self, point: &str, attempt: u32) -> PathBuf {
         self.root.join(env_record_name(point, attempt))

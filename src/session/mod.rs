@@ -11,6 +11,7 @@
 pub mod batch;
 pub mod builds;
 pub mod calibrate;
+pub mod clean;
 pub mod conclude;
 pub mod inputs;
 pub mod lanes;

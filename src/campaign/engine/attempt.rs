@@ -273,12 +273,14 @@ impl Engine<'_> {
                     expected: build.version.to_string(),
                     found: garbled.to_string(),
                 },
+                answered: Box::new(switched.facts.clone()),
             },
         })?;
         let proof = crate::build::proof::prove(&facts, build).map_err(|source| Failure::Proof {
             kernel: at.point.kernel.clone(),
             power_cycled: switched.power_cycled,
             source,
+            answered: Box::new(switched.facts.clone()),
         })?;
         self.journal.append(&Event::BuildProven {
             point: at.point.label.to_string(),
@@ -361,6 +363,7 @@ impl Engine<'_> {
             kernel: at.point.kernel.clone(),
             power_cycled: switched.power_cycled,
             source,
+            answered: Box::new(facts.clone()),
         })?;
         Ok(Boot {
             boot_id: facts.boot_id.clone(),

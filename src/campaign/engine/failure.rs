@@ -113,6 +113,8 @@ pub enum Failure {
         /// What the proof found.
         #[source]
         source: ProofFailure,
+        /// The boot that answered instead, as the proof read it.
+        answered: Box<crate::kernel::proof::BootFacts>,
     },
     /// Another campaign holds the target now.
     #[error("this campaign stops rather than measure beside another one")]
@@ -276,6 +278,21 @@ pub struct PastFailure {
     pub reason: String,
 }
 
+impl Failure {
+    /// The boot that answered when it was not the one asked for: for the journal's
+    /// `point_failed` and so for run-audit.tsv.
+    pub(super) fn answered(&self) -> Option<crate::results::journal::AnsweredBoot> {
+        match self {
+            Failure::Proof { answered, .. } => Some(crate::results::journal::AnsweredBoot {
+                boot_id: answered.boot_id.clone(),
+                release: answered.release.clone(),
+                cmdline: answered.cmdline.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for PastFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -310,7 +327,7 @@ pub enum Console {
         /// The excerpt, as [`crate::kernel::console::excerpt`] writes it.
         text: String,
     },
-    /// The log is empty.
+    /// The log gained nothing during the attempt.
     Empty {
         /// The log.
         path: PathBuf,
@@ -325,9 +342,10 @@ pub enum Console {
 }
 
 impl Console {
-    /// What the inventory's `console_log` holds now.
-    pub fn read(path: PathBuf) -> Console {
-        match std::fs::read(&path) {
+    /// What the inventory's `console_log` gained since byte `from`, where it ended when the
+    /// failed attempt began: this attempt's boot, never a panic of an earlier campaign.
+    pub fn read_since(path: PathBuf, from: u64) -> Console {
+        match crate::kernel::console::since(&path, from) {
             Ok(bytes) => match crate::kernel::console::excerpt(&bytes) {
                 Some(text) => Console::Excerpt { path, text },
                 None => Console::Empty { path },
@@ -340,10 +358,16 @@ impl Console {
 impl fmt::Display for Console {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Console::Excerpt { path, text } => {
-                write!(f, "from the console log {}, {text}", path.display())
-            }
-            Console::Empty { path } => write!(f, "(console log {} is empty)", path.display()),
+            Console::Excerpt { path, text } => write!(
+                f,
+                "from the console log {}, as this attempt wrote it, {text}",
+                path.display()
+            ),
+            Console::Empty { path } => write!(
+                f,
+                "(console log {} has nothing from this attempt)",
+                path.display()
+            ),
             Console::Unreadable { path, error } => {
                 write!(f, "(console log {} unreadable: {error})", path.display())
             }

@@ -194,6 +194,8 @@ pub struct Engine<'a> {
     /// journal aba's values as the machine's.
     tuning_saved_boot: Option<String>,
     kernel_failures: failure::KernelFailures,
+    /// Where the console log ended when the current attempt began (0 without one).
+    console_from: u64,
     /// The points' measured durations, the ETA's only source.
     clock: PointClock,
     /// This run's first environment record was checked for a loaded machine.
@@ -290,17 +292,9 @@ impl<'a> Engine<'a> {
             records: _,
         } = job;
         transport.keep_off_cpus(&pinned_cpus(recipe));
-        let workdir = match &target.workdir {
-            Some(base) => format!(
-                "{}/{}",
-                base.trim_end_matches('/'),
-                dir.root
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            ),
-            None => dir.work_dir().to_string_lossy().into_owned(),
-        };
+        let workdir = dir
+            .target_workdir(target.workdir.as_deref())
+            .unwrap_or_else(|| dir.work_dir().to_string_lossy().into_owned());
         Engine {
             recipe,
             plan: plan.clone(),
@@ -322,6 +316,7 @@ impl<'a> Engine<'a> {
             campaign,
             tuning_saved_boot: None,
             kernel_failures: failure::KernelFailures::default(),
+            console_from: 0,
             clock: PointClock::default(),
             load_read: false,
             done: 0,

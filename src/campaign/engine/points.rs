@@ -73,6 +73,13 @@ impl Engine<'_> {
         loop {
             attempt += 1;
             self.clock.point_started();
+            // Where the console log ends now: a failure quotes only what follows.
+            self.console_from = self
+                .target
+                .console_log
+                .as_ref()
+                .and_then(|p| std::fs::metadata(p).ok())
+                .map_or(0, |m| m.len());
             let failure = match self.run_point(AttemptId { point, attempt }) {
                 Ok(()) => {
                     self.done += 1;
@@ -125,6 +132,7 @@ impl Engine<'_> {
             attempt,
             kernel: point.kernel.to_string(),
             reason: reason.clone(),
+            answered: failure.answered(),
             time: now_rfc3339(),
         }) {
             return Some(Stop::Journal(e));
@@ -145,7 +153,7 @@ impl Engine<'_> {
                     .target
                     .console_log
                     .clone()
-                    .map(super::failure::Console::read),
+                    .map(|path| super::failure::Console::read_since(path, self.console_from)),
             }))
         })
     }

@@ -348,6 +348,11 @@ pub enum Event {
         kernel: String,
         /// What went wrong.
         reason: String,
+        /// The boot that answered when it was not the one asked for (a kernel that could not
+        /// boot and the boot loader's fallback that did): what the proof read of it, for
+        /// run-audit.tsv. Absent when no boot answered, and in journals before it was kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answered: Option<AnsweredBoot>,
         /// When.
         time: String,
     },
@@ -443,4 +448,15 @@ pub struct SavedValue {
     pub path: String,
     /// Its content before the change.
     pub value: String,
+}
+
+/// What the proof read of a boot that was not the one the point asked for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnsweredBoot {
+    /// `/proc/sys/kernel/random/boot_id`.
+    pub boot_id: String,
+    /// `uname -r`.
+    pub release: String,
+    /// `/proc/cmdline`.
+    pub cmdline: String,
 }

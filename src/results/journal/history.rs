@@ -192,6 +192,8 @@ pub enum End {
     Failed {
         /// What went wrong.
         reason: String,
+        /// The boot that answered instead of the one asked for, when the proof read one.
+        answered: Option<super::AnsweredBoot>,
     },
     /// `point_discarded` on resume.
     Discarded,
@@ -367,11 +369,13 @@ impl History {
                 point,
                 attempt,
                 reason,
+                answered,
                 ..
             } => self.attempt_mut(point, *attempt).ends.push((
                 at,
                 End::Failed {
                     reason: reason.clone(),
+                    answered: answered.clone(),
                 },
             )),
             Event::PointDiscarded { point, attempt, .. } => self
@@ -674,6 +678,7 @@ mod tests {
                 attempt: 1,
                 kernel: "k".into(),
                 reason: "hung".into(),
+                answered: None,
                 time: "t".into(),
             },
             started("a", 2),
@@ -699,7 +704,7 @@ mod tests {
         // From its start on, its boot is the one proven after it.
         let (boot, end) = a1.after(a1.starts.first().copied());
         assert_eq!(boot.map(|b| b.boot_id.as_str()), Some("boot-1"));
-        assert!(matches!(end, Some(End::Failed { reason }) if reason == "hung"));
+        assert!(matches!(end, Some(End::Failed { reason, answered: None }) if reason == "hung"));
         let a2 = h.attempt("a", 2).expect("attempt 2");
         assert_eq!(a2.warnings, ["slow"]);
         assert_eq!(a2.step, Some((7, Step::Switching)));

@@ -343,6 +343,7 @@ fn rows_discarded_by_an_older_aba_agree_with_a_failed_attempt() {
         attempt: 1,
         kernel: "b".into(),
         reason: "x".into(),
+        answered: None,
         time: "t".into(),
     };
     let csv = csv.replace(

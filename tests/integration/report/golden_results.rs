@@ -571,6 +571,8 @@ tolerance = 0.005
             "boot not proven: uname -r printed {}, expected {}",
             child.release, parent_b.release
         ),
+        // Written as a journal before the answering boot was kept.
+        answered: None,
         time: "2026-07-20T08:05:00Z".into(),
     });
     w.event(&Event::Warning {
