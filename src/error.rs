@@ -429,7 +429,12 @@ pub enum AmendFailure {
 
 impl From<RecipeError> for Error {
     fn from(e: RecipeError) -> Self {
-        Error::Recipe(inline("invalid recipe", e))
+        match e {
+            // A tester's value for an undeclared parameter is the tester's mistake, not the
+            // recipe's: said and exited on as before the loader bound parameters itself.
+            RecipeError::Binding(e) => Error::ParamBinding(*e),
+            e => Error::Recipe(inline("invalid recipe", e)),
+        }
     }
 }
 

@@ -10,5 +10,5 @@ pub mod range;
 pub mod resolved;
 pub mod scoped_limits;
 
-pub use load::{Diagnostics, FilesFrom, Loader, RecipeError, parse};
+pub use load::{Diagnostics, FilesFrom, Loader, Params, RecipeError, parse};
 pub use resolved::{Case, Kernel, Metric, Recipe, Workload};
