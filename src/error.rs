@@ -438,7 +438,12 @@ pub enum AmendFailure {
 
 impl From<RecipeError> for Error {
     fn from(e: RecipeError) -> Self {
-        Error::Recipe(inline("invalid recipe", e))
+        match e {
+            // A tester's value for an undeclared parameter is the tester's mistake, not the
+            // recipe's: said and exited on as before the loader bound parameters itself.
+            RecipeError::Binding(e) => Error::ParamBinding(*e),
+            e => Error::Recipe(inline("invalid recipe", e)),
+        }
     }
 }
 
@@ -613,13 +618,13 @@ impl Error {
             Error::New(ScaffoldError::Exists { .. }) => Some(
                 "choose another NAME, or move the existing file away first".to_owned(),
             ),
-            Error::Analysis(e) => e.hint(),
-            Error::Report(e) => e.hint(),
+            Error::Analysis(e) => analysis_hint(e),
+            Error::Report(e) => report_hint(e),
             Error::SamplesDisagree { dir, .. } => Some(format!(
                 "`aba verify {}` lists every difference; the journal records the values as measured",
                 dir.display()
             )),
-            Error::Compare(e) => e.hint(),
+            Error::Compare(e) => compare_hint(e),
             Error::Recipe(_)
             | Error::Builds(_)
             | Error::Build(_)
@@ -713,6 +718,113 @@ fn failure_fix(failure: &Failure) -> Option<&str> {
     match failure {
         Failure::Tuning(TuneError::Missing { hint, .. }) => Some(hint),
         _ => None,
+    }
+}
+
+/// How to fix an analysis error, naming the file or command that does (the hint of
+/// [`Error::Analysis`], and of a comparison whose side could not be analysed).
+pub(crate) fn analysis_hint(error: &AnalysisError) -> Option<String> {
+    match error {
+        AnalysisError::NotResultsDir { .. } => Some(
+            "pass the directory `aba run` created (results/<name>-<time>/); it holds \
+             journal.jsonl, samples.csv and recipe.toml"
+                .to_owned(),
+        ),
+        AnalysisError::Recipe { .. } => Some(
+            "the results directory keeps its own copy of the recipe; restore it from the \
+             original recipe file the campaign was started with"
+                .to_owned(),
+        ),
+        AnalysisError::PlanMismatch { .. } => Some(
+            "recipe.toml in the results directory was edited after the campaign started; \
+             restore the copy the campaign ran with"
+                .to_owned(),
+        ),
+        AnalysisError::LimitsEdited { .. } => Some(
+            "a verdict's limits are preregistered: restore the recipe copy the campaign \
+             ran with, or rerun `aba report --accept-edited-limits DIR` to judge with the \
+             edited limits; every report then says at the top which limits changed"
+                .to_owned(),
+        ),
+        AnalysisError::Profile(_) | AnalysisError::ProfileChanged { .. } => Some(
+            "profile.toml is the noise profile the campaign ran with; restore it from the \
+             profile file the journal names, or judge without it: `aba report --no-profile \
+             DIR`"
+                .to_owned(),
+        ),
+        AnalysisError::Journal(_) | AnalysisError::Samples(_) => None,
+    }
+}
+
+/// How to fix a report error (the hint of [`Error::Report`]).
+pub(crate) fn report_hint(error: &ReportError) -> Option<String> {
+    match error {
+        ReportError::TemplateRead { .. } | ReportError::Template { .. } => Some(
+            "fix the template, or unset ABA_TEMPLATES to use the built-in templates".to_owned(),
+        ),
+        ReportError::ExportDestination { .. } => Some(
+            "name a folder that does not exist yet (its parent must), or an empty one".to_owned(),
+        ),
+        ReportError::ExportCopy { .. } => Some(
+            "restore the file the campaign used at that path (its SHA-256 is in the results \
+             directory's source-identity.tsv), then export again: an export publishes \
+             exactly what was measured"
+                .to_owned(),
+        ),
+        ReportError::Write { .. } | ReportError::ExportRecipe { .. } => None,
+    }
+}
+
+/// `a, b and 3 more`, or `no series`.
+fn series_list(items: &[String]) -> String {
+    const SHOWN: usize = 6;
+    match items.len() {
+        0 => "no series".to_owned(),
+        n if n <= SHOWN => items.join(", "),
+        n => format!("{} and {} more", items[..SHOWN].join(", "), n - SHOWN),
+    }
+}
+
+/// How to fix an `aba compare` error, naming the file or command that does (the hint
+/// of [`Error::Compare`]).
+pub(crate) fn compare_hint(error: &ReproductionError) -> Option<String> {
+    match error {
+        ReproductionError::NotEvidence { .. } => Some(
+            "pass a directory `aba run` created (results/<name>-<time>/, with journal.jsonl, \
+             samples.csv and recipe.toml), or a published bundle's folder or one of its \
+             <name>-points.tsv files"
+                .to_owned(),
+        ),
+        ReproductionError::BundleAsNew { .. } => {
+            Some("the order is `aba compare NEW REFERENCE`: the new campaign first".to_owned())
+        }
+        ReproductionError::Analysis { source, .. } => analysis_hint(source),
+        ReproductionError::NothingInCommon {
+            new_series,
+            reference_series,
+            ..
+        } => Some(format!(
+            "the new campaign has {}; the reference has {}; a series is matched by workload, \
+             case and metric, or by case and metric when that is unique on both sides (name \
+             one <name>-points.tsv of a bundle to pick its experiment)",
+            series_list(new_series),
+            series_list(reference_series)
+        )),
+        ReproductionError::Link { .. } => Some(
+            "replace the link with the file or folder it names (`cp -L`), if you trust it"
+                .to_owned(),
+        ),
+        ReproductionError::SeveralBundles { path, folders } => Some(format!(
+            "name one of them: {}",
+            folders
+                .iter()
+                .map(|f| path.join(f).display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        ReproductionError::Unreadable { .. }
+        | ReproductionError::Bundle { .. }
+        | ReproductionError::Copy { .. } => None,
     }
 }
 

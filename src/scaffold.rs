@@ -109,11 +109,6 @@ pub fn recipe_text(template: Template, name: &Name) -> String {
     template.text().replace(NAME_PLACEHOLDER, name.as_str())
 }
 
-/// The inventory stub's text.
-pub fn targets_text() -> &'static str {
-    TARGETS_STUB
-}
-
 /// Writes `dir/NAME.toml` from `template` (refusing an existing file) and `dir/targets.toml`
 /// when there is none; an empty `dir` is the current directory, named as `NAME.toml`.
 pub fn scaffold(dir: &Path, name: &str, template: Template) -> Result<Scaffolded, ScaffoldError> {
@@ -162,7 +157,7 @@ fn write_new(path: &Path, text: &str) -> Result<(), ScaffoldError> {
 mod tests {
     use std::path::Path;
 
-    use super::{ScaffoldError, Template, recipe_name, recipe_text, targets_text};
+    use super::{ScaffoldError, TARGETS_STUB, Template, recipe_name, recipe_text};
     use crate::{inventory::Inventory, recipe::parse};
 
     #[test]
@@ -199,7 +194,7 @@ mod tests {
     #[test]
     fn the_targets_stub_is_a_valid_inventory() {
         let inventory =
-            Inventory::parse(Path::new("targets.toml"), targets_text()).expect("valid stub");
+            Inventory::parse(Path::new("targets.toml"), TARGETS_STUB).expect("valid stub");
         assert!(inventory.targets.contains_key("box"));
     }
 }

@@ -932,7 +932,11 @@ tolerance = 0.5
             err.to_string(),
             "dir/recipe.toml was edited after the run: gate_pct 5 -> 3, max_drift_pct not set -> 2"
         );
-        assert!(err.hint().expect("hint").contains("--accept-edited-limits"));
+        assert!(
+            crate::error::analysis_hint(&err)
+                .expect("hint")
+                .contains("--accept-edited-limits")
+        );
         // Accepted: judged with the edited limits, and the analysis says which changed.
         let accepted = analyze_inputs(&inputs(&edited, &journal, true)).expect("accepted");
         let names: Vec<&str> = accepted

@@ -4,7 +4,7 @@
 //! Pure apart from reading those files: it never prints, never writes and never talks to a
 //! target, so `aba report` can re-run on an old campaign offline.
 
-pub mod analyze;
+pub(crate) mod analyze;
 pub mod audit;
 pub mod calibration;
 pub mod case_compare;
@@ -13,7 +13,7 @@ pub mod environment;
 pub mod error;
 pub mod expect;
 pub mod extension;
-pub mod limit_edits;
+pub(crate) mod limit_edits;
 pub mod model;
 pub mod recovery;
 pub mod select;

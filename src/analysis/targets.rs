@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::{
     analysis::Analysis,
-    results::journal::Journal,
+    results::journal::{CampaignState, History, Journal},
     stats::{Better, SpreadMeasure},
 };
 
@@ -54,24 +54,43 @@ impl TargetState {
     /// Reads the state of the campaign in `dir`.
     #[must_use]
     pub fn of(dir: &Path) -> TargetState {
-        let journal = match Journal::read(&dir.join("journal.jsonl")) {
-            Ok(journal) => journal,
-            Err(e) => {
-                return TargetState::NotStarted {
-                    why: crate::causes::one_line(&e),
-                };
+        TargetState::read(dir).0
+    }
+
+    /// Reads the journal of the campaign in `dir` once: its state, and for a reader that
+    /// shows more (`aba status`) the journal with its fold; `None` when it never started.
+    #[must_use]
+    pub fn read(dir: &Path) -> (TargetState, Option<(Journal, History)>) {
+        match Journal::read(&dir.join("journal.jsonl")) {
+            Ok(journal) => {
+                let history = journal.history();
+                (
+                    TargetState::of_state(&history.campaign),
+                    Some((journal, history)),
+                )
             }
-        };
-        let state = journal.state();
+            Err(e) => (
+                TargetState::NotStarted {
+                    why: crate::causes::one_line(&e),
+                },
+                None,
+            ),
+        }
+    }
+
+    /// The state of a campaign whose journal was read and folded already (`aba status`
+    /// folds it once for everything it shows).
+    #[must_use]
+    pub fn of_state(state: &CampaignState) -> TargetState {
         let points = state.points.len();
         let done = state.points.iter().filter(|p| p.done.is_some()).count();
         if state.finished {
             TargetState::Finished { points }
-        } else if let Some(reason) = state.stopped {
+        } else if let Some(reason) = &state.stopped {
             TargetState::Stopped {
                 done,
                 points,
-                reason,
+                reason: reason.clone(),
             }
         } else {
             TargetState::Unfinished { done, points }

@@ -4,7 +4,7 @@
 //! results ([`summary`]). Running the campaigns is the session's job (`aba::session::batch`):
 //! this module owns only the formats and what they say.
 
-pub mod confine;
+pub(crate) mod confine;
 pub mod journal;
 pub mod plan;
 pub mod summary;

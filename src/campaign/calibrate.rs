@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::recipe::{FilesFrom, Loader, Recipe, RecipeError, params::BoundParam};
+use crate::recipe::{FilesFrom, Loader, Params, Recipe, RecipeError, params::BoundParam};
 
 /// Boots of a calibration unless `--boots` says otherwise: 6, the fewest that give the
 /// profile ν = 5 and the bounds of docs/profiles.md.
@@ -39,7 +39,10 @@ pub fn calibration_recipe(
     boots: u32,
     allowed: &[PathBuf],
 ) -> Result<Recipe, CalibrateError> {
-    let mut table: toml::Table = recipe.source.parse().map_err(CalibrateError::Rewrite)?;
+    let mut table: toml::Table = recipe
+        .hashed_text
+        .parse()
+        .map_err(CalibrateError::Rewrite)?;
     let baseline = recipe.analysis.baseline.to_string();
     // A name is at most 64 characters: keep the suffix whole.
     let keep = 64 - SUFFIX.len();
@@ -89,7 +92,7 @@ pub fn calibration_recipe(
     let bound: Vec<BoundParam> = recipe.params.iter().map(BoundParam::from).collect();
     Loader {
         files: FilesFrom::RecipeDir(allowed),
-        params: &bound,
+        params: Params::Recorded(&bound),
     }
     .parse(&recipe.path, &text)
     .map_err(CalibrateError::Invalid)
@@ -166,7 +169,11 @@ tolerance = 1.0
                 );
             }
         }
-        assert!(calibration.source.starts_with("# Calibration of r.toml"));
+        assert!(
+            calibration
+                .hashed_text
+                .starts_with("# Calibration of r.toml")
+        );
         // On a target that does not switch, its points share one boot.
         let plan = Summary::new(&calibration, &Target::local()).expect("plannable");
         assert_eq!((plan.points.len(), plan.boots), (6, 0));

@@ -1,6 +1,6 @@
 //! Campaigns: planning a recipe on a target and running the plan.
 
-pub mod advice;
+pub(crate) mod advice;
 pub mod amend;
 pub mod calibrate;
 pub mod engine;
@@ -9,14 +9,14 @@ pub mod eta;
 pub mod events;
 pub mod extract;
 pub mod footprint;
-pub mod judging;
+pub(crate) mod judging;
 pub mod ledger;
 pub mod load;
 pub mod lock;
-pub mod lookalikes;
+pub(crate) mod lookalikes;
 pub mod plan;
 pub mod preflight;
 pub mod reservation;
 pub mod restore;
 pub mod tuning;
-pub mod workload_command;
+pub(crate) mod workload_command;

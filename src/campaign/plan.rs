@@ -777,12 +777,14 @@ metric = { number = true, better = "higher" }
         let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
         assert_eq!(plan.points[0].cmdline, ["quiet", "nohz_full=2-3"]);
         assert_eq!(plan.points[0].cases[1].run, "bench --cpu 2-3 --level 1");
-        let bound = crate::recipe::params::bind(
-            &recipe.params,
-            &[crate::recipe::params::ParamBinding::from_option("cpus=5,7").expect("valid")],
-        )
-        .expect("declared");
-        let recipe = crate::recipe::load::rebind(&recipe, &bound).expect("valid");
+        let bindings =
+            [crate::recipe::params::ParamBinding::from_option("cpus=5,7").expect("valid")];
+        let recipe = crate::recipe::Loader {
+            params: crate::recipe::Params::Bind(&bindings),
+            ..crate::recipe::Loader::default()
+        }
+        .parse(Path::new("r.toml"), &src)
+        .expect("valid");
         let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
         assert_eq!(
             plan.points[1].cmdline,

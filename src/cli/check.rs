@@ -46,13 +46,20 @@ pub fn check(
     json: bool,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
-    let mut recipe = files_args.load(recipe_path, &inventory)?;
     // The target `aba run` would use (`local` without --target), so that check accepts and
     // refuses what run does: a plan for some other machine said yes to recipes run refused.
-    let target = target_args.resolve_in(&inventory)?;
+    let target = target_args.resolve_in(&inventory);
+    let bindings = kernel_args.bindings();
+    let mut recipe = bindings.load(
+        &files_args.sources(),
+        recipe_path,
+        &inventory,
+        target.as_ref().ok(),
+    )?;
+    let target = target?;
     let unbound = recipe.clone();
-    let mut kernels = kernel_args.bind(&mut recipe, &target)?;
-    let builds = crate::session::builds::check_lines(&kernel_args.bindings(), &unbound, &target)?;
+    let mut kernels = bindings.bind_kernels(&mut recipe, &target)?;
+    let builds = crate::session::builds::check_lines(&bindings, &unbound, &target)?;
     if let Some(host) = builds.as_ref().and_then(|b| b.host.as_ref()) {
         host.bind(&mut recipe, &mut kernels, &target)?;
     }

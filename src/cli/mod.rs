@@ -31,7 +31,7 @@ use crate::{
     campaign::engine::RunOptions,
     error::Error,
     inventory::{Inventory, LOCAL, Target},
-    kernel::binding::{BoundKernel, KernelBinding},
+    kernel::binding::KernelBinding,
     recipe::{Recipe, params::ParamBinding},
     results::manifest::Manifest,
     session::{
@@ -148,11 +148,6 @@ impl KernelArgs {
             no_build: self.no_build,
         }
     }
-
-    /// Binds `recipe`'s parameters and kernels ([`Bindings::bind`]).
-    pub fn bind(&self, recipe: &mut Recipe, target: &Target) -> Result<Vec<BoundKernel>, Error> {
-        self.bindings().bind(recipe, target)
-    }
 }
 
 /// Where a recipe's `[files]` may come from besides its own folder: the tester's choice, on
@@ -174,9 +169,11 @@ impl FilesArgs {
         }
     }
 
-    /// Loads the recipe at `path` with the folders this tester allows ([`Sources::load`]).
+    /// Loads the recipe at `path` with the folders this tester allows and its parameters'
+    /// defaults ([`Sources::load`]).
     pub fn load(&self, path: &std::path::Path, inventory: &Inventory) -> Result<Recipe, Error> {
-        self.sources().load(path, inventory)
+        self.sources()
+            .load(path, inventory, crate::recipe::Params::Defaults)
     }
 }
 

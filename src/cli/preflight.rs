@@ -25,11 +25,17 @@ pub fn preflight(
     json: bool,
 ) -> Result<u8, Error> {
     let inventory = target_args.inventory()?;
-    let mut recipe = files_args.load(recipe_path, &inventory)?;
-    let target = target_args.resolve_in(&inventory)?;
-    let host =
-        crate::session::HostBuilds::as_they_are(&kernel_args.bindings(), &recipe, &[&target])?;
-    let mut kernels = kernel_args.bind(&mut recipe, &target)?;
+    let bindings = kernel_args.bindings();
+    let target = target_args.resolve_in(&inventory);
+    let mut recipe = bindings.load(
+        &files_args.sources(),
+        recipe_path,
+        &inventory,
+        target.as_ref().ok(),
+    )?;
+    let target = target?;
+    let host = crate::session::HostBuilds::as_they_are(&bindings, &recipe, &[&target])?;
+    let mut kernels = bindings.bind_kernels(&mut recipe, &target)?;
     if let Some(host) = &host {
         host.bind(&mut recipe, &mut kernels, &target)?;
     }

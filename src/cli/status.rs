@@ -15,7 +15,7 @@ use crate::{
     recipe::resolved::point_labels,
     report::targets::state_text,
     results::{
-        journal::{CampaignState, Event, Journal},
+        journal::{Event, History, Journal},
         layout::ResultsDir,
         manifest::Manifest,
         samples::{Phase, SampleTable, Status},
@@ -30,18 +30,26 @@ pub fn status(dir_path: &Path, json: bool) -> Result<u8, Error> {
         print!("{}", crate::json::render(&inputs.doc()));
         return Ok(exit_code::OK);
     }
+    let journal = read_journal(dir_path, &ResultsDir::open(dir_path))?;
+    let history = journal.history();
+    print_text(dir_path, &journal, &history)
+}
+
+/// Prints the status text of the campaign in `dir_path` from its journal, read and folded
+/// once by the caller.
+fn print_text(dir_path: &Path, journal: &Journal, history: &History) -> Result<u8, Error> {
     let dir = ResultsDir::open(dir_path);
-    let journal = read_journal(dir_path, &dir)?;
     let kernels = planned_kernels(&dir);
     // A campaign that never got to its first point may have no samples.csv yet; one that
     // cannot be read is said so, never counted as no rows.
     match read_table(dir_path, &dir) {
         Ok(table) => {
-            print!("{}", printable(&render(&journal, table.as_ref(), &kernels)));
+            let text = render(journal, history, table.as_ref(), &kernels);
+            print!("{}", printable(&text));
             Ok(exit_code::OK)
         }
         Err(e) => {
-            print!("{}", printable(&render(&journal, None, &kernels)));
+            print!("{}", printable(&render(journal, history, None, &kernels)));
             Err(e)
         }
     }
@@ -63,7 +71,8 @@ fn planned_kernels(dir: &ResultsDir) -> HashMap<String, String> {
 /// What `aba status --json` is made from, read from one campaign directory.
 pub(crate) struct StatusInputs {
     journal: Journal,
-    state: CampaignState,
+    /// The journal folded once, for the points and the open attempt's step alike.
+    history: History,
     table: Option<SampleTable>,
     eta_per_point_s: Option<f64>,
 }
@@ -71,11 +80,17 @@ pub(crate) struct StatusInputs {
 impl StatusInputs {
     /// Reads the journal, samples.csv (none before the first point) and the plan's estimate.
     pub(crate) fn read(dir_path: &Path) -> Result<StatusInputs, Error> {
+        let journal = read_journal(dir_path, &ResultsDir::open(dir_path))?;
+        let history = journal.history();
+        StatusInputs::with(dir_path, journal, history)
+    }
+
+    /// [`StatusInputs::read`] with the journal read and folded already.
+    fn with(dir_path: &Path, journal: Journal, history: History) -> Result<StatusInputs, Error> {
         let dir = ResultsDir::open(dir_path);
-        let journal = read_journal(dir_path, &dir)?;
         let table = read_table(dir_path, &dir)?;
         Ok(StatusInputs {
-            state: journal.state(),
+            history,
             eta_per_point_s: eta_per_point(&dir, &journal),
             journal,
             table,
@@ -86,7 +101,7 @@ impl StatusInputs {
     pub(crate) fn doc(&self) -> StatusDoc<'_> {
         StatusDoc::new(
             &self.journal,
-            &self.state,
+            &self.history,
             self.table.as_ref(),
             self.eta_per_point_s,
         )
@@ -132,14 +147,15 @@ fn eta_per_point(dir: &ResultsDir, journal: &Journal) -> Option<f64> {
     Some(plan.eta.as_secs_f64() / points)
 }
 
-/// The status text; `kernels` gives the kernel of each planned point (the journal records
-/// those of appended points), for the names a reader sees.
+/// The status text of `journal` (folded into `history`); `kernels` gives the kernel of each
+/// planned point (the journal records those of appended points), for the names a reader sees.
 pub fn render(
     journal: &Journal,
+    history: &History,
     table: Option<&SampleTable>,
     kernels: &HashMap<String, String>,
 ) -> String {
-    let state = journal.state();
+    let state = &history.campaign;
     let name = |point: &str| {
         let appended = state.appended.iter().find(|p| p.label == point);
         match appended.map(|p| &p.kernel).or_else(|| kernels.get(point)) {
@@ -265,9 +281,10 @@ pub fn status_parent(parent: &Path, json: bool) -> Result<u8, Error> {
         manifest.targets.len(),
         manifest.created
     );
-    let states: Vec<TargetState> = manifest
+    // Each member's journal is read and folded once, for the table and its section alike.
+    let read: Vec<_> = manifest
         .members(parent)
-        .map(|(_, dir)| TargetState::of(&dir))
+        .map(|(_, dir)| (dir.clone(), TargetState::read(&dir)))
         .collect();
     let width = manifest
         .targets
@@ -275,18 +292,23 @@ pub fn status_parent(parent: &Path, json: bool) -> Result<u8, Error> {
         .map(|m| m.target.chars().count())
         .max()
         .unwrap_or(0);
-    for (member, state) in manifest.targets.iter().zip(&states) {
+    for (member, (_, (state, _))) in manifest.targets.iter().zip(&read) {
         println!("  {:<width$}  {}", member.target, state_text(state));
     }
     let mut codes = Vec::new();
-    for (member, dir) in manifest.members(parent) {
+    for (member, (dir, (state, journal))) in manifest.targets.iter().zip(&read) {
         println!("\n== target {} ({}/) ==", member.target, member.dir);
-        let code = match TargetState::of(&dir) {
-            TargetState::NotStarted { why } => {
-                println!("not started: {why}");
+        let code = match journal {
+            Some((journal, history)) => finish(
+                &Voice::Member(member.target.clone()),
+                print_text(dir, journal, history),
+            ),
+            None => {
+                if let TargetState::NotStarted { why } = state {
+                    println!("not started: {why}");
+                }
                 exit_code::OK
             }
-            _ => finish(&Voice::Member(member.target.clone()), status(&dir, false)),
         };
         codes.push(code);
     }
@@ -297,10 +319,10 @@ pub fn status_parent(parent: &Path, json: bool) -> Result<u8, Error> {
 fn status_json(parent: &Path, manifest: &Manifest) -> Result<u8, Error> {
     let mut members = Vec::new();
     for (member, dir) in manifest.members(parent) {
-        let progress = TargetState::of(&dir);
-        let inputs = match progress {
-            TargetState::NotStarted { .. } => None,
-            _ => Some(StatusInputs::read(&dir)?),
+        let (progress, journal) = TargetState::read(&dir);
+        let inputs = match journal {
+            None => None,
+            Some((journal, history)) => Some(StatusInputs::with(&dir, journal, history)?),
         };
         members.push((member, progress, inputs));
     }

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::{
     json::{FORMAT, Kind},
     results::{
-        journal::{CampaignState, Event, Journal, PointState, ReservationAction, Step},
+        journal::{Event, History, Journal, PointState, ReservationAction, Step},
         samples::{Phase, SampleTable, Status},
     },
     text::untrusted,
@@ -224,12 +224,12 @@ pub struct RowCounts {
 }
 
 impl<'a> StatusDoc<'a> {
-    /// The document of `journal` (its `state`), with `table` when samples.csv was read and the
-    /// estimate of the plan's `eta_per_point` seconds.
+    /// The document of `journal` (its `history`, folded once by the caller), with `table`
+    /// when samples.csv was read and the estimate of the plan's `eta_per_point` seconds.
     #[must_use]
     pub fn new(
         journal: &'a Journal,
-        state: &'a CampaignState,
+        history: &'a History,
         table: Option<&SampleTable>,
         eta_per_point_s: Option<f64>,
     ) -> StatusDoc<'a> {
@@ -243,6 +243,7 @@ impl<'a> StatusDoc<'a> {
             }),
             _ => None,
         };
+        let state = &history.campaign;
         let points: Vec<PointJson<'a>> = state
             .points
             .iter()
@@ -270,7 +271,7 @@ impl<'a> StatusDoc<'a> {
             points,
             done,
             total,
-            current: current_step(journal),
+            current: current_step(history),
             #[expect(
                 clippy::cast_precision_loss,
                 reason = "a point count is far below 2^52"
@@ -332,8 +333,7 @@ impl<'a> PointJson<'a> {
 
 /// The last step of the attempt that started last, unless it ended (done, failed, discarded)
 /// since.
-fn current_step(journal: &Journal) -> Option<CurrentStep> {
-    let history = journal.history();
+fn current_step(history: &History) -> Option<CurrentStep> {
     let a = history.attempts.get(history.last_started?)?;
     let start = *a.starts.last()?;
     if a.ends.iter().any(|(at, _)| *at > start) {

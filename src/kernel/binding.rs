@@ -292,7 +292,7 @@ metric = { number = true, better = "higher" }
         // `running` cannot be planned on a switching target; a binding makes it a release.
         let text = crate::recipe::load::parse(std::path::Path::new("bind.toml"), &{
             let r = recipe();
-            r.source.replace("7.2.0-orig", "running")
+            r.hashed_text.replace("7.2.0-orig", "running")
         })
         .expect("valid");
         assert!(Plan::new(&text, &target).is_err());

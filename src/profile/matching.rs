@@ -335,7 +335,7 @@ mod tests {
         std::fs::write(copies.join("bench.sh"), program).expect("write");
         let copied = Loader {
             files: FilesFrom::Copied(&copies),
-            params: &[],
+            ..Loader::default()
         }
         .parse(&dir.path().join("results/recipe.toml"), &text)
         .expect("valid");

@@ -8,7 +8,7 @@ pub mod model;
 pub mod params;
 pub mod range;
 pub mod resolved;
-pub mod scoped_limits;
+pub(crate) mod scoped_limits;
 
-pub use load::{Diagnostics, FilesFrom, Loader, RecipeError, parse};
+pub use load::{Diagnostics, FilesFrom, Loader, Params, RecipeError, parse};
 pub use resolved::{Case, Kernel, Metric, Recipe, Workload};

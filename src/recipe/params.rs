@@ -4,9 +4,9 @@
 //! A recipe declares each one under `[params]` with a default and what it means, and writes
 //! `{params.NAME}` where the fact belongs. A tester binds values without editing the recipe
 //! (whose SHA-256 the journal records): `[targets.NAME.params]` in the inventory, then
-//! `--param NAME=VALUE`, the most specific winning. The recipe is then read again with the
-//! bound values, so every use is validated for its place exactly as a literal would be, at
-//! the recipe's line and column.
+//! `--param NAME=VALUE`, the most specific winning. The recipe is read with the bound values
+//! (`recipe::Loader`, after a check with its defaults), so every use is validated for its
+//! place exactly as a literal would be, at the recipe's line and column.
 //!
 //! The effective values are journaled when a campaign starts
 //! ([`crate::results::journal::Event::Params`]); resume and report read the recipe with
@@ -210,7 +210,7 @@ pub fn bind(
         .iter()
         .map(|p| {
             let mut b = BoundParam::from(p);
-            // A rebinding starts from the recipe's defaults, not from an earlier binding.
+            // Binding starts from the recipe's defaults, not from values bound earlier.
             b.value = p.default.clone();
             b.from = Origin::Recipe;
             (p.name.as_str(), b)

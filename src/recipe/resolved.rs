@@ -20,9 +20,13 @@ use crate::recipe::{
 pub struct Recipe {
     /// The file it was read from.
     pub path: PathBuf,
-    /// The file's text, byte for byte (copied into results; hashed for resume).
-    pub source: String,
-    /// Hex SHA-256 of `source` and of every `[files]` entry's content, in order: resume refuses
+    /// The text that was validated and hashed, byte for byte: the results directory's
+    /// recipe.toml is written from it (the file on disk may have changed since, and a
+    /// calibration recipe's generated text has no file), and a calibration rewrites it. Kept
+    /// for that copy, not for reading again: parameters are bound in the one reading
+    /// ([`Loader`](crate::recipe::Loader)).
+    pub hashed_text: String,
+    /// Hex SHA-256 of `hashed_text` and of every `[files]` entry's content, in order: resume refuses
     /// a campaign whose recipe or workload programs changed.
     pub sha256: String,
     /// `name`.
@@ -59,8 +63,6 @@ pub struct Recipe {
     pub reference: Option<Reference>,
     /// `[params]` with the values in effect (already substituted everywhere they are used).
     pub params: Vec<crate::recipe::params::Param>,
-    /// How `[files]` were read, for reading the recipe again with bound parameters.
-    pub files_source: FilesSource,
 }
 
 /// Where a results directory keeps its copy of the recipe's reference: `<results>/reference/`.
@@ -191,16 +193,6 @@ impl LimitOverrides {
     pub fn is_empty(&self) -> bool {
         *self == LimitOverrides::default()
     }
-}
-
-/// Where a recipe's `[files]` were read from (the loader's `FilesFrom`, owned), kept in it so
-/// that binding its parameters (`load::rebind`) reads them again the same way.
-#[derive(Clone, Debug)]
-pub enum FilesSource {
-    /// Relative to the recipe file, inside its folder or one of these folders.
-    RecipeDir(Vec<PathBuf>),
-    /// A results directory's copies.
-    Copied(PathBuf),
 }
 
 /// A file to copy into the work directory.

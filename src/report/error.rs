@@ -62,26 +62,3 @@ pub enum ReportError {
         source: std::io::Error,
     },
 }
-
-impl ReportError {
-    /// What the user can do about it.
-    #[must_use]
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            ReportError::TemplateRead { .. } | ReportError::Template { .. } => Some(
-                "fix the template, or unset ABA_TEMPLATES to use the built-in templates".to_owned(),
-            ),
-            ReportError::ExportDestination { .. } => Some(
-                "name a folder that does not exist yet (its parent must), or an empty one"
-                    .to_owned(),
-            ),
-            ReportError::ExportCopy { .. } => Some(
-                "restore the file the campaign used at that path (its SHA-256 is in the results \
-                 directory's source-identity.tsv), then export again: an export publishes \
-                 exactly what was measured"
-                    .to_owned(),
-            ),
-            ReportError::Write { .. } | ReportError::ExportRecipe { .. } => None,
-        }
-    }
-}

@@ -8,32 +8,32 @@
 //! `README.md` are minijinja templates (`template`); the numbers and text blocks they show
 //! are prepared in Rust (`context`). Nothing here computes a statistic or reads raw files.
 
-pub mod audit_tsv;
-pub mod case_tables;
-pub mod comparison_tsv;
+pub(crate) mod audit_tsv;
+pub(crate) mod case_tables;
+pub(crate) mod comparison_tsv;
 pub mod context;
 pub mod error;
 pub mod export;
 pub mod layout;
-pub mod machine_line;
-pub mod mail_prose;
-pub mod mail_tables;
-pub mod markdown;
+pub(crate) mod machine_line;
+pub(crate) mod mail_prose;
+pub(crate) mod mail_tables;
+pub(crate) mod markdown;
 pub mod number;
 pub mod points_tsv;
-pub mod reproduction_prose;
-pub mod reproduction_tables;
-pub mod reproduction_text;
-pub mod reproduction_tsv;
-pub mod rules_moved;
-pub mod source_identity_tsv;
+pub(crate) mod reproduction_prose;
+pub(crate) mod reproduction_tables;
+pub(crate) mod reproduction_text;
+pub(crate) mod reproduction_tsv;
+pub(crate) mod rules_moved;
+pub(crate) mod source_identity_tsv;
 pub mod svg;
 pub mod targets;
 pub mod template;
 #[cfg(test)]
 mod testdata;
 pub mod tsv;
-pub mod unit_scale;
+pub(crate) mod unit_scale;
 pub mod verdict_text;
 pub mod write;
 

@@ -231,7 +231,7 @@ mod tests {
             (&["x".to_owned()][..], &["y".to_owned()][..])
         );
         assert!(
-            err.hint()
+            crate::error::compare_hint(&err)
                 .expect("hint")
                 .contains("the new campaign has x; the reference has y")
         );

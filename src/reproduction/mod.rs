@@ -8,7 +8,7 @@
 //! report layer renders. Pure apart from reading the two sides: nothing here writes or prints.
 
 pub mod bundle;
-pub mod bundle_audit;
+pub(crate) mod bundle_audit;
 pub mod campaign;
 pub mod compare;
 pub mod copy;

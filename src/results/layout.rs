@@ -17,7 +17,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use crate::recipe::{FilesFrom, Loader, Recipe, RecipeError, params::BoundParam};
+use crate::recipe::{FilesFrom, Loader, Params, Recipe, RecipeError, params::BoundParam};
 
 /// The folder of build logs in a results directory.
 pub const BUILD_DIR: &str = "build";
@@ -68,7 +68,7 @@ impl ResultsDir {
             }
             std::fs::copy(&file.local, &dest)?;
         }
-        crate::results::atomic::write_atomic(&self.recipe_path(), recipe.source.as_bytes())
+        crate::results::atomic::write_atomic(&self.recipe_path(), recipe.hashed_text.as_bytes())
     }
 
     /// An existing results directory.
@@ -164,7 +164,11 @@ impl ResultsDir {
     pub fn load_recipe_with(&self, params: Option<&[BoundParam]>) -> Result<Recipe, RecipeError> {
         let files = FilesFrom::Copied(&self.files_dir());
         if let Some(params) = params {
-            return Loader { files, params }.load(&self.recipe_path());
+            return Loader {
+                files,
+                params: Params::Recorded(params),
+            }
+            .load(&self.recipe_path());
         }
         // Parameters are read with the recipe: the recorded values, over its defaults.
         // An unreadable journal is reported by the journal reader every caller runs next.
@@ -174,7 +178,7 @@ impl ResultsDir {
             .unwrap_or_default();
         let mut recipe = Loader {
             files,
-            params: &recorded,
+            params: Params::Recorded(&recorded),
         }
         .load(&self.recipe_path())?;
         if let Ok(Some(kernels)) = crate::results::journal::recorded_kernels(&self.journal_path()) {

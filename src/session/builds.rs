@@ -111,7 +111,7 @@ impl HostBuilds {
         if args.builds.is_none() {
             return Ok(None);
         }
-        let recipe = files.load(recipe_path, inventory)?;
+        let recipe = files.load(recipe_path, inventory, crate::recipe::Params::Defaults)?;
         Ok(HostBuilds::prepare(args, &recipe, targets)?.map(std::sync::Arc::new))
     }
 

@@ -34,10 +34,11 @@ pub fn calibrate(
     boots: u32,
     options: RunOptions,
 ) -> Result<CampaignEnd, Error> {
-    let mut recipe = sources.load(recipe_path, inventory)?;
-    let target = inventory.target(target)?;
+    let target = inventory.target(target);
+    let mut recipe = bindings.load(sources, recipe_path, inventory, target.as_ref().ok())?;
+    let target = target?;
     let host = HostBuilds::prepare(bindings, &recipe, &[&target])?;
-    let mut kernels = bindings.bind(&mut recipe, &target)?;
+    let mut kernels = bindings.bind_kernels(&mut recipe, &target)?;
     if let Some(host) = &host {
         host.bind(&mut recipe, &mut kernels, &target)?;
     }

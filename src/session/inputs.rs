@@ -20,18 +20,13 @@ pub struct Sources {
 }
 
 impl Sources {
-    /// Loads the recipe at `path` with the folders this tester allows.
-    pub fn load(&self, path: &Path, inventory: &Inventory) -> Result<Recipe, Error> {
-        self.load_bound(path, inventory, &[])
-    }
-
-    /// [`Sources::load`], with `params` bound over the recipe's defaults (one reading: the
-    /// defaults are checked first, then the values).
-    pub fn load_bound(
+    /// Loads the recipe at `path` with the folders this tester allows, its parameters taking
+    /// `params`.
+    pub fn load(
         &self,
         path: &Path,
         inventory: &Inventory,
-        params: &[recipe::params::BoundParam],
+        params: recipe::Params<'_>,
     ) -> Result<Recipe, Error> {
         let mut allowed = self.allow_files_outside.clone();
         allowed.extend(inventory.allow_files_outside.iter().cloned());
@@ -60,17 +55,30 @@ pub struct Bindings {
 }
 
 impl Bindings {
-    /// Binds `recipe`'s parameters (reading it again with their values) and its kernels: the
-    /// target's inventory entries, then these bindings.
-    pub fn bind(&self, recipe: &mut Recipe, target: &Target) -> Result<Vec<BoundKernel>, Error> {
+    /// Loads the recipe at `path` for `target`, bound in the one reading: its parameters take
+    /// the target's `[targets.NAME.params]`, then these values. Without a target (one that
+    /// could not be resolved, which the caller reports next), the recipe is read with its
+    /// defaults, so that its own problems are said first.
+    pub fn load(
+        &self,
+        sources: &Sources,
+        path: &Path,
+        inventory: &Inventory,
+        target: Option<&Target>,
+    ) -> Result<Recipe, Error> {
+        let Some(target) = target else {
+            return sources.load(path, inventory, recipe::Params::Defaults);
+        };
         let params: Vec<ParamBinding> = target.params.iter().chain(&self.params).cloned().collect();
-        let bound = crate::recipe::params::bind(&recipe.params, &params)?;
-        if bound
-            .iter()
-            .any(|b| b.from != crate::origin::Origin::Recipe)
-        {
-            *recipe = crate::recipe::load::rebind(recipe, &bound)?;
-        }
+        sources.load(path, inventory, recipe::Params::Bind(&params))
+    }
+
+    /// Binds `recipe`'s kernels: the target's inventory entries, then these bindings.
+    pub fn bind_kernels(
+        &self,
+        recipe: &mut Recipe,
+        target: &Target,
+    ) -> Result<Vec<BoundKernel>, Error> {
         let all: Vec<KernelBinding> = target
             .kernels
             .iter()

@@ -11,15 +11,15 @@
 pub mod batch;
 pub mod builds;
 pub mod calibrate;
-pub mod clean;
-pub mod conclude;
-pub mod inputs;
-pub mod lanes;
+pub(crate) mod clean;
+pub(crate) mod conclude;
+pub(crate) mod inputs;
+pub(crate) mod lanes;
 pub mod launch;
 pub mod multi;
-pub mod observer;
+pub(crate) mod observer;
 pub mod prepare;
-pub mod private_dir;
+pub(crate) mod private_dir;
 pub mod resume;
 pub mod verify;
 

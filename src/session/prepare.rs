@@ -55,8 +55,8 @@ impl Prepared {
         no_profile: bool,
         voice: Voice,
     ) -> Result<Prepared, Error> {
-        let mut recipe = sources.load(recipe_path, inventory)?;
-        let mut kernels = bindings.bind(&mut recipe, &target)?;
+        let mut recipe = bindings.load(sources, recipe_path, inventory, Some(&target))?;
+        let mut kernels = bindings.bind_kernels(&mut recipe, &target)?;
         if let Some(host) = &host {
             host.bind(&mut recipe, &mut kernels, &target)?;
         }

@@ -64,7 +64,7 @@ pub fn resume_one(
     }
     if let Some(path) = amend {
         let params = journal.params().unwrap_or_default();
-        let new = files.load_bound(path, &inventory, params)?;
+        let new = files.load(path, &inventory, crate::recipe::Params::Recorded(params))?;
         let changes = amend_recipe(&dir, &journal, &new, path)?;
         for change in &changes {
             voice.say(&format!("amended: {change}"));

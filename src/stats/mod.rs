@@ -12,7 +12,7 @@ pub mod detect;
 pub mod fsnotify;
 pub mod interval;
 pub mod kernel;
-pub mod outliers;
+pub(crate) mod outliers;
 pub mod paired;
 pub mod pooling;
 pub mod reproduce;
@@ -20,7 +20,7 @@ pub mod sequential;
 pub mod summary;
 #[cfg(test)]
 mod testdata;
-pub mod trend;
+pub(crate) mod trend;
 pub mod verdict;
 
 pub use compare::{

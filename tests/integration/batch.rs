@@ -19,6 +19,7 @@ use crate::{
     multi::{assert_complete, wait_for_samples},
     support::{
         cli::{aba, aba_command, assert_verified, text, write},
+        recipe::{Metric, Recipe, Workload},
         sshd::{Sshd, signal},
     },
 };
@@ -27,29 +28,25 @@ const SAMPLES: u32 = 3;
 
 /// An A-B-A of the running kernel named `name`; `b` answers 10% higher than `a`.
 fn recipe(name: &str) -> String {
-    format!(
-        r#"
-version = 1
-name = "{name}"
-description = "one campaign of a batch"
-sequence = ["a", "b", "a"]
-warmup = 0
-samples = {SAMPLES}
-point_retries = 0
-[kernels.a]
-release = "running"
-[kernels.b]
-release = "running"
-[[workload]]
-name = "lat"
-run = "sleep 0.25; if [ \"$ABA_KERNEL\" = b ]; then echo $((1100 + ABA_SAMPLE % 3)); else echo $((1000 + ABA_SAMPLE % 3)); fi"
-retries = 0
-metric = {{ number = true, unit = "ns", better = "lower" }}
-[analysis]
-max_cv_pct = 10.0
-max_drift_pct = 10.0
-"#
-    )
+    sleeping(name, "0.25").toml()
+}
+
+/// [`recipe`] whose every run first sleeps `seconds`.
+fn sleeping(name: &str, seconds: &str) -> Recipe {
+    Recipe::new(name, "one campaign of a batch", &["a", "b", "a"])
+        .runs(0, SAMPLES)
+        .point_retries(0)
+        .workload(
+            Workload::new(
+                "lat",
+                format!(
+                    "sleep {seconds}; if [ \"$ABA_KERNEL\" = b ]; then echo $((1100 + ABA_SAMPLE % 3)); else echo $((1000 + ABA_SAMPLE % 3)); fi"
+                ),
+                Metric::lower("ns"),
+            )
+            .retries(0),
+        )
+        .limits(10.0, 10.0)
 }
 
 const PLAN: &str = r#"
@@ -497,11 +494,7 @@ fn a_campaign_refused_by_a_held_lock_is_recorded_and_the_queue_goes_on() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (targets, _) = setup(tmp.path(), &east, &west);
     // Another campaign holds east for the whole batch (9 samples of 1 s).
-    write(
-        tmp.path(),
-        "slow.toml",
-        &recipe("slow").replace("sleep 0.25", "sleep 1"),
-    );
+    write(tmp.path(), "slow.toml", &sleeping("slow", "1").toml());
     let holder = aba_command(tmp.path())
         .args([
             "run",

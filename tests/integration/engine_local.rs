@@ -20,34 +20,46 @@ use crate::support::{
         samples_since_start_of, text, wait_for_journal, write,
     },
     cpus::{OWN, pinning_recipe, split_cpus},
+    recipe::{Better, Metric, Recipe, Regex, Workload},
     report_oracle,
 };
 
-const THREE_POINTS: &str = r#"
-version = 1
-name = "engine-test"
-description = "three points of the running kernel, short shell workloads"
-sequence = ["this", "this", "this"]
-warmup = 1
-samples = 4
-
-[kernels.this]
-release = "running"
-
-[[workload]]
-name = "tick"
-run = "sleep 0.1; echo $ABA_SAMPLE"
-metric = { number = true, unit = "n", better = "lower" }
-
-[[workload]]
-name = "pair"
-run = "sleep 0.1; echo \"mode={mode} a=$ABA_SAMPLE b=2\""
-matrix = { mode = ["x", "y"] }
-metric = [
-    { name = "a", regex = 'a=(\d+)', unit = "n", better = "lower" },
-    { name = "b", regex = 'b=(\d+)', unit = "n", better = "higher" },
-]
-"#;
+/// Three points of the running kernel, short shell workloads.
+fn three_points() -> String {
+    Recipe::new(
+        "engine-test",
+        "three points of the running kernel, short shell workloads",
+        &["this", "this", "this"],
+    )
+    .runs(1, 4)
+    .workload(Workload::new(
+        "tick",
+        "sleep 0.1; echo $ABA_SAMPLE",
+        Metric::lower("n"),
+    ))
+    .workload(
+        Workload::new(
+            "pair",
+            "sleep 0.1; echo \"mode={mode} a=$ABA_SAMPLE b=2\"",
+            Metric::Regexes(vec![
+                Regex {
+                    name: "a",
+                    regex: r"a=(\d+)",
+                    unit: "n",
+                    better: Better::Lower,
+                },
+                Regex {
+                    name: "b",
+                    regex: r"b=(\d+)",
+                    unit: "n",
+                    better: Better::Higher,
+                },
+            ]),
+        )
+        .matrix("mode", &["x", "y"]),
+    )
+    .toml()
+}
 
 /// (point, workload, case, metric) → valid rows, using the journal's done attempts.
 fn valid_rows(dir: &Path) -> BTreeMap<(String, String, String, String), usize> {
@@ -88,7 +100,7 @@ fn spawn_run(tmp: &Path, recipe: &Path, results: &Path) -> std::process::Child {
 #[test]
 fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let recipe = write(tmp.path(), "r.toml", THREE_POINTS);
+    let recipe = write(tmp.path(), "r.toml", &three_points());
     let results = tmp.path().join("results");
     let mut child = spawn_run(tmp.path(), &recipe, &results);
 
@@ -530,26 +542,22 @@ fn ctrl_c_restores_tuning_and_leaves_a_resumable_campaign() {
 #[test]
 fn rows_after_a_point_retried_in_the_same_run_are_all_kept() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let recipe = write(
-        tmp.path(),
-        "r.toml",
-        r#"
-version = 1
-name = "retry-in-run"
-description = "point b fails once after some samples, then succeeds"
-sequence = ["this", "this", "this"]
-warmup = 1
-samples = 4
-point_retries = 1
-[kernels.this]
-release = "running"
-[[workload]]
-name = "flaky"
-run = 'if [ "$ABA_POINT/$ABA_ATTEMPT/$ABA_PHASE/$ABA_SAMPLE" = this-b/1/sample/2 ]; then exit 1; fi; echo $ABA_SAMPLE'
-retries = 0
-metric = { number = true, unit = "n", better = "lower" }
-"#,
-    );
+    let recipe = Recipe::new(
+        "retry-in-run",
+        "point b fails once after some samples, then succeeds",
+        &["this", "this", "this"],
+    )
+    .runs(1, 4)
+    .point_retries(1)
+    .workload(
+        Workload::new(
+            "flaky",
+            r#"if [ "$ABA_POINT/$ABA_ATTEMPT/$ABA_PHASE/$ABA_SAMPLE" = this-b/1/sample/2 ]; then exit 1; fi; echo $ABA_SAMPLE"#,
+            Metric::lower("n"),
+        )
+        .retries(0),
+    )
+    .write(tmp.path(), "r.toml");
     let out = aba(
         tmp.path(),
         &[
@@ -1110,29 +1118,27 @@ fn on_the_local_target_aba_keeps_itself_off_a_pinned_cpu() {
 }
 
 /// One point of the running kernel on `local`, three samples of a constant value.
-const ONE_CONSTANT_POINT: &str = r#"
-version = 1
-name = "tamper"
-description = "one point of the running kernel, a constant value"
-sequence = ["this"]
-warmup = 0
-samples = 3
-
-[kernels.this]
-release = "running"
-
-[[workload]]
-name = "constant"
-run = "echo 777.41"
-metric = { number = true, unit = "ms", better = "lower" }
-"#;
+fn one_constant_point() -> String {
+    Recipe::new(
+        "tamper",
+        "one point of the running kernel, a constant value",
+        &["this"],
+    )
+    .runs(0, 3)
+    .workload(Workload::new(
+        "constant",
+        "echo 777.41",
+        Metric::lower("ms"),
+    ))
+    .toml()
+}
 
 /// Issue 29 item 4: every journaled run carries its values and the hash chain of its rows, so
 /// a value edited in samples.csv (777.41 -> 999.0), a row added or a row removed makes `aba
 /// verify` fail naming the line and the run, and `aba report` refuse the directory.
 #[test]
 fn an_edited_added_or_removed_sample_fails_verify_and_report() {
-    let (_, dir, tmp) = run_expecting(ONE_CONSTANT_POINT, 0);
+    let (_, dir, tmp) = run_expecting(&one_constant_point(), 0);
     let samples = dir.join("samples.csv");
     let original = std::fs::read_to_string(&samples).expect("samples.csv");
     assert_eq!(original.matches(",777.41,").count(), 3, "{original}");
@@ -1193,26 +1199,16 @@ fn an_edited_added_or_removed_sample_fails_verify_and_report() {
 /// `a-a`, `a-b` (which stay the data's: journal, samples.csv).
 #[test]
 fn check_progress_and_status_name_points_as_the_reports_do() {
-    let recipe = r#"
-version = 1
-name = "names"
-description = "two kernels of the running release"
-sequence = ["a", "b", "a"]
-warmup = 0
-samples = 2
-
-[kernels.a]
-release = "running"
-[kernels.b]
-release = "running"
-
-[[workload]]
-name = "tick"
-run = "echo 1"
-metric = { number = true, unit = "n", better = "lower" }
-"#;
+    let recipe = Recipe::new(
+        "names",
+        "two kernels of the running release",
+        &["a", "b", "a"],
+    )
+    .runs(0, 2)
+    .workload(Workload::new("tick", "echo 1", Metric::lower("n")))
+    .toml();
     let tmp = tempfile::tempdir().expect("tempdir");
-    let path = write(tmp.path(), "r.toml", recipe);
+    let path = write(tmp.path(), "r.toml", &recipe);
     let path = path.to_str().expect("utf-8");
     let check = text(&aba(tmp.path(), &["check", path, "--target", "local"]));
     for line in [
@@ -1247,7 +1243,7 @@ metric = { number = true, unit = "n", better = "lower" }
 /// whose report.txt names neither.
 #[test]
 fn the_report_names_the_machine_as_read_back() {
-    let (_, dir, _tmp) = run_expecting(ONE_CONSTANT_POINT, 0);
+    let (_, dir, _tmp) = run_expecting(&one_constant_point(), 0);
     let report = report_oracle::checked_report(&dir);
     let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");

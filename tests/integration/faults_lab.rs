@@ -17,29 +17,21 @@ use crate::support::{
         samples_since_start_of, spawn_run_on, text, wait_for_journal, write,
     },
     lab::{KERNEL_A, KERNEL_B, LabVm, console_tail},
+    recipe::{Metric, Recipe, Workload},
 };
 
 fn recipe(kernel_b_cmdline: &str, samples: u32, run: &str, point_retries: u32) -> String {
-    format!(
-        r#"
-version = 1
-name = "lab-faults"
-description = "fault injection in the lab"
-sequence = ["a", "b", "a"]
-warmup = 0
-samples = {samples}
-point_retries = {point_retries}
-[kernels.a]
-release = "{KERNEL_A}"
-[kernels.b]
-release = "{KERNEL_B}"
-cmdline = "{kernel_b_cmdline}"
-[[workload]]
-name = "labbench"
-run = "{run}"
-metric = {{ number = true, unit = "ns", better = "lower" }}
-"#
-    )
+    lab_faults(kernel_b_cmdline, samples, run, point_retries).toml()
+}
+
+/// [`recipe`] as data, for a test that changes it further.
+fn lab_faults(kernel_b_cmdline: &str, samples: u32, run: &str, point_retries: u32) -> Recipe {
+    Recipe::new("lab-faults", "fault injection in the lab", &["a", "b", "a"])
+        .runs(0, samples)
+        .point_retries(point_retries)
+        .kernel("a", KERNEL_A, None)
+        .kernel("b", KERNEL_B, Some(kernel_b_cmdline))
+        .workload(Workload::new("labbench", run, Metric::lower("ns")))
 }
 
 #[test]
@@ -108,14 +100,12 @@ fn a_kernel_that_panics_falls_back_and_stops_the_campaign_naming_it() {
             &["--amend", fixed.to_str().expect("utf-8")],
         )
     };
-    let original = recipe("aba.kernel=b rdinit=/nonexistent", 2, "labbench 5", 1);
     let touches_a = write(
         tmp.path(),
         "touches-a.toml",
-        &original.replace(
-            &format!("[kernels.a]\nrelease = \"{KERNEL_A}\""),
-            &format!("[kernels.a]\nrelease = \"{KERNEL_A}\"\ncmdline = \"x=1\""),
-        ),
+        &lab_faults("aba.kernel=b rdinit=/nonexistent", 2, "labbench 5", 1)
+            .kernel("a", KERNEL_A, Some("x=1"))
+            .toml(),
     );
     let refused = resume_with(&touches_a);
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
@@ -382,31 +372,18 @@ fn a_workload_that_fails_once_is_retried_in_the_same_run_with_every_row_kept() {
     let vm = LabVm::start("t-retry", KERNEL_A);
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory(tmp.path(), "");
-    let r = write(
-        tmp.path(),
-        "r.toml",
-        &format!(
-            r#"
-version = 1
-name = "lab-retry-in-run"
-description = "point b fails once after a sample, then succeeds"
-sequence = ["a", "b", "a"]
-warmup = 1
-samples = 3
-point_retries = 1
-[kernels.a]
-release = "{KERNEL_A}"
-[kernels.b]
-release = "{KERNEL_B}"
-cmdline = "aba.kernel=b"
-[[workload]]
-name = "labbench"
-run = 'if [ "$ABA_POINT/$ABA_ATTEMPT/$ABA_PHASE/$ABA_SAMPLE" = b/1/sample/2 ]; then exit 1; fi; labbench 5'
-retries = 0
-metric = {{ number = true, unit = "ns", better = "lower" }}
-"#
-        ),
-    );
+    let fails_once = r#"if [ "$ABA_POINT/$ABA_ATTEMPT/$ABA_PHASE/$ABA_SAMPLE" = b/1/sample/2 ]; then exit 1; fi; labbench 5"#;
+    let r = Recipe::new(
+        "lab-retry-in-run",
+        "point b fails once after a sample, then succeeds",
+        &["a", "b", "a"],
+    )
+    .runs(1, 3)
+    .point_retries(1)
+    .kernel("a", KERNEL_A, None)
+    .kernel("b", KERNEL_B, Some("aba.kernel=b"))
+    .workload(Workload::new("labbench", fails_once, Metric::lower("ns")).retries(0))
+    .write(tmp.path(), "r.toml");
     let out = run_on(tmp.path(), &r, &targets, "kexec", "results");
     assert!(out.status.success(), "{}", text(&out));
     let dir = campaign_dir(&tmp.path().join("results"));

@@ -8,7 +8,10 @@ use aba::results::{
     samples::{SampleTable, Status},
 };
 
-use crate::support::cli::{aba, assert_verified, campaign_dir, text, write};
+use crate::support::{
+    cli::{aba, assert_verified, campaign_dir, text, write},
+    recipe::{Metric, Recipe, Workload},
+};
 
 /// A small tmpfs mounted for one test; unmounted on drop.
 struct Tmpfs(std::path::PathBuf);
@@ -49,24 +52,18 @@ impl Drop for Tmpfs {
 #[test]
 fn a_full_results_disk_stops_cleanly_and_resumes_once_space_is_freed() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let recipe = write(
-        tmp.path(),
-        "r.toml",
-        r#"
-version = 1
-name = "diskfull"
-description = "fills a tiny results disk"
-sequence = ["this", "this", "this"]
-warmup = 1
-samples = 30
-[kernels.this]
-release = "running"
-[[workload]]
-name = "count"
-run = "echo $ABA_SAMPLE"
-metric = { number = true, unit = "n", better = "lower" }
-"#,
-    );
+    let recipe = Recipe::new(
+        "diskfull",
+        "fills a tiny results disk",
+        &["this", "this", "this"],
+    )
+    .runs(1, 30)
+    .workload(Workload::new(
+        "count",
+        "echo $ABA_SAMPLE",
+        Metric::lower("n"),
+    ))
+    .write(tmp.path(), "r.toml");
     let disk = Tmpfs::mount(&tmp.path().join("disk"), "512k");
     std::fs::create_dir_all(disk.0.join("results")).expect("mkdir");
     // Leave room for the campaign's start and part of its samples, not for all of them.

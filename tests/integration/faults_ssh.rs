@@ -18,6 +18,7 @@ use crate::support::{
         aba, aba_command, assert_verified, campaign_dir, resume, run_on, spawn_run_on, text,
         wait_for_journal, write,
     },
+    recipe::{Metric, Recipe, Workload},
     sshd::{Sshd, signal},
 };
 
@@ -28,29 +29,30 @@ fn samples_done(events: &[Event]) -> usize {
         .count()
 }
 
-const SLOW: &str = r#"
-version = 1
-name = "ssh-faults"
-description = "slow samples over ssh"
-sequence = ["this", "this", "this"]
-warmup = 0
-samples = 3
-point_retries = 0
-[kernels.this]
-release = "running"
-[[workload]]
-name = "slow"
-run = "sleep 0.8; echo $ABA_SAMPLE"
-retries = 0
-metric = { number = true, unit = "n", better = "lower" }
-"#;
+/// Three points of `run` over ssh, `samples` samples each, nothing retried.
+fn slow(run: &str, samples: u32) -> String {
+    Recipe::new(
+        "ssh-faults",
+        "slow samples over ssh",
+        &["this", "this", "this"],
+    )
+    .runs(0, samples)
+    .point_retries(0)
+    .workload(Workload::new("slow", run, Metric::lower("n")).retries(0))
+    .toml()
+}
+
+/// Slow samples: each run sleeps 0.8 s.
+fn slow_samples() -> String {
+    slow("sleep 0.8; echo $ABA_SAMPLE", 3)
+}
 
 #[test]
 fn a_connection_killed_mid_sample_is_reconnected_and_the_sample_retried_once() {
     let sshd = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = sshd.inventory(tmp.path(), "");
-    let recipe = write(tmp.path(), "r.toml", SLOW);
+    let recipe = write(tmp.path(), "r.toml", &slow_samples());
     let child = spawn_run_on(tmp.path(), &recipe, &targets, "box");
 
     // The second sample of point 1 is running: kill the sshd process serving aba.
@@ -113,7 +115,7 @@ fn a_changed_host_key_stops_the_run_before_any_further_command() {
     let mut sshd = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = sshd.inventory(tmp.path(), "");
-    let recipe = write(tmp.path(), "r.toml", SLOW);
+    let recipe = write(tmp.path(), "r.toml", &slow_samples());
     let child = spawn_run_on(tmp.path(), &recipe, &targets, "box");
 
     wait_for_journal(
@@ -255,13 +257,7 @@ fn notification_commands_run_on_the_host_with_the_results_dir() {
         tmp.path(),
         "on_finish = \"printf '%s' {dir} > finished.txt\"\non_failure = \"printf '%s|%s' {dir} {reason} > failed.txt\"",
     );
-    let ok = write(
-        tmp.path(),
-        "ok.toml",
-        &SLOW
-            .replace("sleep 0.8; ", "")
-            .replace("samples = 3", "samples = 1"),
-    );
+    let ok = write(tmp.path(), "ok.toml", &slow("echo $ABA_SAMPLE", 1));
     let out = run_on(tmp.path(), &ok, &targets, "box", "results");
     assert!(out.status.success(), "{}", text(&out));
     let dir = campaign_dir(&tmp.path().join("results"));
@@ -275,11 +271,7 @@ fn notification_commands_run_on_the_host_with_the_results_dir() {
     assert!(!tmp.path().join("failed.txt").exists());
     assert_verified(&dir);
 
-    let bad = write(
-        tmp.path(),
-        "bad.toml",
-        &SLOW.replace("sleep 0.8; echo $ABA_SAMPLE", "exit 7"),
-    );
+    let bad = write(tmp.path(), "bad.toml", &slow("exit 7", 3));
     let out = run_on(tmp.path(), &bad, &targets, "box", "results-bad");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let failed = std::fs::read_to_string(tmp.path().join("failed.txt")).expect("on_failure ran");
@@ -376,7 +368,7 @@ fn a_second_campaign_on_a_busy_target_refuses_naming_the_first_or_waits() {
     let sshd = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = with_alias(&sshd.inventory(tmp.path(), ""));
-    let recipe = write(tmp.path(), "r.toml", SLOW);
+    let recipe = write(tmp.path(), "r.toml", &slow_samples());
     let first = spawn_run_on(tmp.path(), &recipe, &targets, "box");
     let first_dir = wait_for_journal(
         &tmp.path().join("results"),
@@ -458,7 +450,7 @@ fn a_lock_left_by_a_killed_campaign_is_reported_with_its_fix() {
     let sshd = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = sshd.inventory(tmp.path(), "");
-    let recipe = write(tmp.path(), "r.toml", SLOW);
+    let recipe = write(tmp.path(), "r.toml", &slow_samples());
     let mut killed = spawn_run_on(tmp.path(), &recipe, &targets, "box");
     let killed_dir = wait_for_journal(
         &tmp.path().join("results"),
@@ -547,13 +539,7 @@ fn a_lab_schedulers_reservation_holds_the_machine_for_the_campaign_and_on_ctrl_c
         tmp.path(),
         "reserve = \"test ! -e held && echo {target} {port} > held && echo reserve >> log && echo granted\"\nrelease = \"rm held && echo release >> log && echo given back\"",
     );
-    let recipe = write(
-        tmp.path(),
-        "r.toml",
-        &SLOW
-            .replace("sleep 0.8; ", "")
-            .replace("samples = 3", "samples = 1"),
-    );
+    let recipe = write(tmp.path(), "r.toml", &slow("echo $ABA_SAMPLE", 1));
     let out = run_on(tmp.path(), &recipe, &targets, "box", "results");
     assert!(out.status.success(), "{}", text(&out));
     let dir = campaign_dir(&tmp.path().join("results"));
@@ -584,7 +570,7 @@ fn a_lab_schedulers_reservation_holds_the_machine_for_the_campaign_and_on_ctrl_c
     assert_verified(&dir);
 
     // Ctrl-C in the middle of a sample: the machine is given back all the same.
-    let slow = write(tmp.path(), "slow.toml", SLOW);
+    let slow = write(tmp.path(), "slow.toml", &slow_samples());
     let child = aba_command(tmp.path())
         .arg("run")
         .arg(&slow)
@@ -639,7 +625,7 @@ fn a_reservation_the_scheduler_refuses_stops_before_the_target_is_touched() {
         tmp.path(),
         "reserve = \"echo 'place box is acquired by alice' >&2; exit 2\"\nrelease = \"touch released\"",
     );
-    let recipe = write(tmp.path(), "r.toml", SLOW);
+    let recipe = write(tmp.path(), "r.toml", &slow_samples());
     let out = run_on(tmp.path(), &recipe, &targets, "box", "results");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);

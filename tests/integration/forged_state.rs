@@ -14,25 +14,17 @@ use std::{
     process::Output,
 };
 
-use crate::support::cli::{aba_command, text};
+use crate::support::{
+    cli::{aba_command, text},
+    recipe::{Better, Metric, Recipe, Workload},
+};
 
 /// A recipe that runs on this machine without tuning; `run` is its workload.
 fn recipe(name: &str, run: &str) -> String {
-    format!(
-        r#"version = 1
-name = "{name}"
-description = "a campaign of a forged directory"
-sequence = ["this"]
-warmup = 0
-samples = 1
-[kernels.this]
-release = "running"
-[[workload]]
-name = "w"
-run = "{run}"
-metric = {{ number = true, better = "lower" }}
-"#
-    )
+    Recipe::new(name, "a campaign of a forged directory", &["this"])
+        .runs(0, 1)
+        .workload(Workload::new("w", run, Metric::Number(None, Better::Lower)))
+        .toml()
 }
 
 /// A scratch root: aba runs in it (its locks and ledger in `.aba-locks` and `.aba-state`),

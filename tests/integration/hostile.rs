@@ -15,7 +15,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::support::cli::{aba_bin, assert_verified, campaign_dir};
+use crate::support::{
+    cli::{aba_bin, assert_verified, campaign_dir},
+    recipe::{Better, Metric, Recipe, Workload},
+};
 
 /// Hard limit on the address space of one aba process (a debug build maps ~100 MB).
 const ADDRESS_SPACE: &str = "1073741824";
@@ -1061,6 +1064,18 @@ fn an_unknown_placeholder_in_a_notification_is_refused_by_check() {
 
 // --- Tuning survives a killed runner --------------------------------------------------------
 
+/// Three points of the running kernel running `run`, with `kernel.sched_rr_timeslice_ms` set
+/// to `timeslice`.
+fn tuned(run: &str, timeslice: i64) -> Recipe {
+    Recipe::new(
+        "tuned",
+        "a sysctl on a machine that is not rebooted",
+        &["this", "this", "this"],
+    )
+    .runs(0, 3)
+    .sysctl("kernel.sched_rr_timeslice_ms", timeslice)
+    .workload(Workload::new("w", run, Metric::Number(None, Better::Lower)))
+}
 /// `--allow-tuning` on this machine, SIGKILLed mid-campaign (no hook can run): the journal
 /// holds the machine's value from before the first write, `aba restore` puts it back, and a
 /// second campaign killed the same way is put back by `aba resume`, which then finishes.
@@ -1079,27 +1094,8 @@ fn a_killed_tuned_run_is_put_back_by_restore_and_by_resume() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
-    let recipe = crate::support::cli::write(
-        tmp.path(),
-        "r.toml",
-        &format!(
-            r#"version = 1
-name = "tuned"
-description = "a sysctl on a machine that is not rebooted"
-sequence = ["this", "this", "this"]
-warmup = 0
-samples = 3
-[kernels.this]
-release = "running"
-[sysctl]
-"kernel.sched_rr_timeslice_ms" = {wanted}
-[[workload]]
-name = "w"
-run = "sleep 0.3; echo 1"
-metric = {{ number = true, better = "lower" }}
-"#
-        ),
-    );
+    let recipe =
+        tuned("sleep 0.3; echo 1", wanted.parse().expect("80 or 90")).write(tmp.path(), "r.toml");
     let now = || {
         std::fs::read_to_string(SYSCTL)
             .expect("read")

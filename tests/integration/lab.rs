@@ -13,6 +13,7 @@ use crate::{
     support::{
         cli::{aba, assert_verified, campaign_dir, run_built, run_on, text, write},
         lab::{KERNEL_A, KERNEL_B, LabVm, built_kernels, console_tail, lab_dir},
+        recipe::{Metric, Recipe, Workload},
     },
 };
 
@@ -109,24 +110,15 @@ fn kexec_aba_in_the_lab_proves_three_boots() {
     assert_verified(&dir);
 }
 
-const SHORT_ABA: &str = r#"
-version = 1
-name = "lab-short"
-description = "a short A-B-A in the lab"
-sequence = ["a", "b", "a"]
-warmup = 0
-samples = 2
-point_retries = 0
-[kernels.a]
-release = "6.1.0-47-cloud-amd64"
-[kernels.b]
-release = "6.1.0-50-cloud-amd64"
-cmdline = "aba.kernel=b"
-[[workload]]
-name = "labbench"
-run = "labbench 5"
-metric = { number = true, unit = "ns", better = "lower" }
-"#;
+/// A short kexec A-B-A in the lab, `samples` per point.
+fn short_aba(samples: u32) -> Recipe {
+    Recipe::new("lab-short", "a short A-B-A in the lab", &["a", "b", "a"])
+        .runs(0, samples)
+        .point_retries(0)
+        .kernel("a", KERNEL_A, None)
+        .kernel("b", KERNEL_B, Some("aba.kernel=b"))
+        .workload(Workload::new("labbench", "labbench 5", Metric::lower("ns")))
+}
 
 /// Issue 18: the same kexec A-B-A twice on one lab VM, compared (`aba compare`); then the lab
 /// campaign against a results fixture, which shares none of its series.
@@ -136,11 +128,7 @@ fn the_same_aba_twice_in_the_lab_is_compared_side_by_side() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory(tmp.path(), "");
     // Three samples per point, so that drop-first can judge each campaign.
-    let recipe = write(
-        tmp.path(),
-        "r.toml",
-        &SHORT_ABA.replace("samples = 2", "samples = 3"),
-    );
+    let recipe = write(tmp.path(), "r.toml", &short_aba(3).toml());
     let mut dirs = Vec::new();
     for results in ["results-1", "results-2"] {
         let out = run_on(tmp.path(), &recipe, &targets, "kexec", results);
@@ -204,7 +192,7 @@ fn a_power_switch_boots_the_other_kernel() {
     let vm = LabVm::start("t-power", KERNEL_A);
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory(tmp.path(), "");
-    let recipe = write(tmp.path(), "r.toml", SHORT_ABA);
+    let recipe = write(tmp.path(), "r.toml", &short_aba(2).toml());
     let pidfile = lab_dir().join("out/run/t-power/qemu.pid");
     let pid_before = std::fs::read_to_string(&pidfile).expect("pid");
     let out = run_on(tmp.path(), &recipe, &targets, "power", "results");
@@ -236,7 +224,8 @@ fn a_wrong_release_is_refused_by_the_proof_and_records_no_sample() {
     let recipe = write(
         tmp.path(),
         "r.toml",
-        &SHORT_ABA.replace(
+        // Keys the builder does not write (`image`, `initrd`) go in as text.
+        &short_aba(2).toml().replace(
             "[kernels.b]\nrelease = \"6.1.0-50-cloud-amd64\"",
             "[kernels.b]\nrelease = \"6.1.0-99-cloud-amd64\"\nimage = \"/boot/vmlinuz-6.1.0-50-cloud-amd64\"\ninitrd = \"/boot/initrd.img-6.1.0-50-cloud-amd64\"",
         ),
@@ -280,7 +269,9 @@ fn a_kernel_missing_on_the_target_stops_the_run_before_the_first_switch() {
     let recipe = write(
         tmp.path(),
         "r.toml",
-        &SHORT_ABA.replace("6.1.0-50-cloud-amd64", "6.1.0-99-cloud-amd64"),
+        &short_aba(2)
+            .kernel("b", "6.1.0-99-cloud-amd64", Some("aba.kernel=b"))
+            .toml(),
     );
     let out = run_on(tmp.path(), &recipe, &targets, "kexec", "results");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));

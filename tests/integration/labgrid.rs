@@ -18,26 +18,22 @@ use crate::support::{
     cli::{
         aba, assert_verified, campaign_dir, resume, spawn_run_on, text, wait_for_journal, write,
     },
+    recipe::{Metric, Recipe, Workload},
     skip::skip,
     sshd::{Sshd, free_port, signal},
 };
 
-const RECIPE: &str = r#"
-version = 1
-name = "labgrid-place"
-description = "slow samples on a labgrid place"
-sequence = ["this", "this", "this"]
-warmup = 0
-samples = 3
-point_retries = 0
-[kernels.this]
-release = "running"
-[[workload]]
-name = "slow"
-run = "sleep 0.5; echo $ABA_SAMPLE"
-retries = 0
-metric = { number = true, unit = "n", better = "lower" }
-"#;
+fn recipe() -> String {
+    Recipe::new(
+        "labgrid-place",
+        "slow samples on a labgrid place",
+        &["this", "this", "this"],
+    )
+    .runs(0, 3)
+    .point_retries(0)
+    .workload(Workload::new("slow", "sleep 0.5; echo $ABA_SAMPLE", Metric::lower("n")).retries(0))
+    .toml()
+}
 
 fn venv_bin(program: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -180,8 +176,8 @@ fn two_campaigns_on_one_labgrid_place_queue_in_the_coordinator_and_a_killed_one_
     let sshd = Sshd::start();
     let first = tempfile::tempdir().expect("tempdir");
     let second = tempfile::tempdir().expect("tempdir");
-    let recipe_1 = write(first.path(), "r.toml", RECIPE);
-    let recipe_2 = write(second.path(), "r.toml", RECIPE);
+    let recipe_1 = write(first.path(), "r.toml", &recipe());
+    let recipe_2 = write(second.path(), "r.toml", &recipe());
     let targets_1 = lab.inventory(&sshd, first.path(), "box");
     let targets_2 = lab.inventory(&sshd, second.path(), "box");
 
@@ -232,7 +228,7 @@ fn two_campaigns_on_one_labgrid_place_queue_in_the_coordinator_and_a_killed_one_
     // SIGKILL: nothing gives the place back, so it stays acquired by the campaign's own
     // reservation; resume recognises it, finishes, and releases it.
     let killed = tempfile::tempdir().expect("tempdir");
-    let recipe_3 = write(killed.path(), "r.toml", RECIPE);
+    let recipe_3 = write(killed.path(), "r.toml", &recipe());
     let targets_3 = lab.inventory(&sshd, killed.path(), "box");
     let three = spawn_run_on(killed.path(), &recipe_3, &targets_3, "box");
     let dir_3 = wait_for_journal(

@@ -16,32 +16,26 @@ use aba::results::{
 
 use crate::support::{
     cli::{aba, aba_command, assert_verified, resume, text, write},
+    recipe::{Metric, Recipe, Workload},
     sshd::{Sshd, signal},
 };
 
 /// A-B-A of the running kernel on each target; `b` answers 10% higher than `a`, so both
 /// targets see the same clear change.
-const RECIPE: &str = r#"
-version = 1
-name = "multi"
-description = "one recipe on two targets"
-sequence = ["a", "b", "a"]
-warmup = 0
-samples = 4
-point_retries = 0
-[kernels.a]
-release = "running"
-[kernels.b]
-release = "running"
-[[workload]]
-name = "lat"
-run = "sleep 0.3; if [ \"$ABA_KERNEL\" = b ]; then echo $((1100 + ABA_SAMPLE % 3)); else echo $((1000 + ABA_SAMPLE % 3)); fi"
-retries = 0
-metric = { number = true, unit = "ns", better = "lower" }
-[analysis]
-max_cv_pct = 10.0
-max_drift_pct = 10.0
-"#;
+fn recipe() -> Recipe {
+    Recipe::new("multi", "one recipe on two targets", &["a", "b", "a"])
+        .runs(0, 4)
+        .point_retries(0)
+        .workload(
+            Workload::new(
+                "lat",
+                "sleep 0.3; if [ \"$ABA_KERNEL\" = b ]; then echo $((1100 + ABA_SAMPLE % 3)); else echo $((1000 + ABA_SAMPLE % 3)); fi",
+                Metric::lower("ns"),
+            )
+            .retries(0),
+        )
+        .limits(10.0, 10.0)
+}
 
 /// One inventory with both servers: `east` and `west`, each with its own work directory and
 /// lock marker (and `east-again`, a second name for east's machine, when `alias`).
@@ -139,7 +133,7 @@ fn one_recipe_runs_on_two_targets_at_once_with_a_combined_report() {
     let west = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = inventory(tmp.path(), &east, &west, false);
-    let recipe = write(tmp.path(), "r.toml", RECIPE);
+    let recipe = recipe().write(tmp.path(), "r.toml");
     let started = Instant::now();
     let out = aba(tmp.path(), &run_args(&recipe, &targets, &["east", "west"]));
     let took = started.elapsed();
@@ -422,7 +416,7 @@ fn ctrl_c_stops_every_target_resumable() {
     let west = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = inventory(tmp.path(), &east, &west, false);
-    let recipe = write(tmp.path(), "r.toml", RECIPE);
+    let recipe = recipe().write(tmp.path(), "r.toml");
     let child = spawn_both(tmp.path(), &recipe, &targets);
     let parent = wait_for_parent(tmp.path());
     wait_for_samples(&parent.join("east"), 1, Duration::from_secs(90));
@@ -465,7 +459,7 @@ fn a_target_that_vanishes_stops_alone_and_resume_completes_it() {
     let mut west = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = inventory(tmp.path(), &east, &west, false);
-    let recipe = write(tmp.path(), "r.toml", RECIPE);
+    let recipe = recipe().write(tmp.path(), "r.toml");
     let child = spawn_both(tmp.path(), &recipe, &targets);
     let parent = wait_for_parent(tmp.path());
     // West's machine disappears mid-point.
@@ -536,7 +530,7 @@ fn two_names_for_one_machine_are_refused_before_anything_starts() {
     let west = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = inventory(tmp.path(), &east, &west, true);
-    let recipe = write(tmp.path(), "r.toml", RECIPE);
+    let recipe = recipe().write(tmp.path(), "r.toml");
     // The harness logged in once to see each server up; aba must not log in at all.
     let logs = (east.log().len(), west.log().len());
     let out = aba(
@@ -571,11 +565,7 @@ fn on_a_terminal_each_target_has_a_progress_line_of_its_own() {
     let west = Sshd::start();
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = inventory(tmp.path(), &east, &west, false);
-    let recipe = write(
-        tmp.path(),
-        "r.toml",
-        &RECIPE.replace("samples = 4", "samples = 2"),
-    );
+    let recipe = recipe().runs(0, 2).write(tmp.path(), "r.toml");
     let args = run_args(&recipe, &targets, &["east", "west"]);
     let quoted: Vec<String> = std::iter::once(crate::support::cli::aba_bin().display().to_string())
         .chain(args.iter().map(|a| (*a).to_owned()))

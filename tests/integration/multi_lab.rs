@@ -29,6 +29,7 @@ use crate::{
             wait_for_journal, write,
         },
         lab::{KERNEL_A, KERNEL_B, LabPair, LabVm},
+        recipe::{Metric, Recipe, Workload},
         sshd::signal,
     },
 };
@@ -37,30 +38,14 @@ const SAMPLES: u32 = 3;
 
 /// A kexec A-B-A between the lab's two Debian kernels, named `name`.
 fn recipe(name: &str) -> String {
-    format!(
-        r#"
-version = 1
-name = "{name}"
-description = "a kexec A-B-A on a lab VM"
-sequence = ["a", "b", "a"]
-warmup = 0
-samples = {SAMPLES}
-point_retries = 0
-[kernels.a]
-release = "{KERNEL_A}"
-[kernels.b]
-release = "{KERNEL_B}"
-cmdline = "aba.kernel=b"
-[[workload]]
-name = "labbench"
-run = "labbench 5"
-retries = 0
-metric = {{ number = true, unit = "ns", better = "lower" }}
-[analysis]
-max_cv_pct = 50.0
-max_drift_pct = 50.0
-"#
-    )
+    Recipe::new(name, "a kexec A-B-A on a lab VM", &["a", "b", "a"])
+        .runs(0, SAMPLES)
+        .point_retries(0)
+        .kernel("a", KERNEL_A, None)
+        .kernel("b", KERNEL_B, Some("aba.kernel=b"))
+        .workload(Workload::new("labbench", "labbench 5", Metric::lower("ns")).retries(0))
+        .limits(50.0, 50.0)
+        .toml()
 }
 
 /// The time of the first record of `dir`'s journal that `pick` accepts.

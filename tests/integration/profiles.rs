@@ -12,38 +12,27 @@ use aba::{
 };
 use sha2::{Digest as _, Sha256};
 
-use crate::support::cli::{aba, assert_verified, campaign_dir, text, write};
+use crate::support::{
+    cli::{aba, assert_verified, campaign_dir, text, write},
+    recipe::{Metric, Recipe, Workload},
+};
 
 /// An A-B-A of the running kernel (both labels are the same build), two series whose values
 /// move a little from point to point.
-const RECIPE: &str = r#"
-version = 1
-name = "noise"
-description = "an A-B-A of the running kernel, for noise profiles"
-sequence = ["a", "b", "a"]
-warmup = 1
-samples = 5
-
-[kernels.a]
-release = "running"
-[kernels.b]
-release = "running"
-
-[[workload]]
-name = "tick"
-run = "echo $((1000 + (ABA_SAMPLE * 7 + ABA_ORDER * 3) % 11))"
-metric = { number = true, unit = "ns", better = "lower" }
-
-[[workload]]
-name = "tock"
-run = "echo $((2000 + (ABA_SAMPLE * 5 + ABA_ORDER * 13) % 17))"
-metric = { number = true, unit = "ns", better = "lower" }
-
-[analysis]
-max_cv_pct = 10.0
-max_drift_pct = 10.0
-detect_pct = 5.0
-"#;
+fn recipe() -> Recipe {
+    let tick = "echo $((1000 + (ABA_SAMPLE * 7 + ABA_ORDER * 3) % 11))";
+    let tock = "echo $((2000 + (ABA_SAMPLE * 5 + ABA_ORDER * 13) % 17))";
+    Recipe::new(
+        "noise",
+        "an A-B-A of the running kernel, for noise profiles",
+        &["a", "b", "a"],
+    )
+    .runs(1, 5)
+    .workload(Workload::new("tick", tick, Metric::lower("ns")))
+    .workload(Workload::new("tock", tock, Metric::lower("ns")))
+    .limits(10.0, 10.0)
+    .detect_pct(5.0)
+}
 
 /// A temporary directory with the recipe and an inventory whose profiles live in `prof/`.
 struct Bench {
@@ -108,7 +97,7 @@ fn stderr(out: &std::process::Output) -> String {
 
 #[test]
 fn calibrate_on_local_writes_a_run_to_run_profile_that_check_and_the_next_campaign_use() {
-    let bench = Bench::new(RECIPE);
+    let bench = Bench::new(&recipe().toml());
     // Without a profile, the detectable change is unknown, and check says how to get one
     // (wrapped at 100 columns: words compared).
     let out = bench.aba("check", &[]);
@@ -251,7 +240,7 @@ fn calibrate_on_local_writes_a_run_to_run_profile_that_check_and_the_next_campai
 
 #[test]
 fn a_tampered_profile_is_refused_naming_its_file_and_field() {
-    let bench = Bench::new(RECIPE);
+    let bench = Bench::new(&recipe().toml());
     bench.calibrate();
     let path = bench.profile();
     let original = std::fs::read_to_string(&path).expect("profile");
@@ -319,14 +308,10 @@ fn a_tampered_profile_is_refused_naming_its_file_and_field() {
 
 #[test]
 fn a_mismatched_profile_is_reported_and_not_used() {
-    let bench = Bench::new(RECIPE);
+    let bench = Bench::new(&recipe().toml());
     bench.calibrate();
     // Another sample count: statically not the same measurement.
-    let fewer = write(
-        bench.dir(),
-        "noise.toml",
-        &RECIPE.replace("samples = 5", "samples = 4"),
-    );
+    let fewer = write(bench.dir(), "noise.toml", &recipe().runs(1, 4).toml());
     assert_eq!(fewer, bench.recipe);
     let out = bench.aba("check", &[]);
     assert!(out.status.success(), "{}", text(&out));
@@ -347,7 +332,7 @@ fn a_mismatched_profile_is_reported_and_not_used() {
         "{report}"
     );
     // A machine fact that differs: the static match passes, the boots' records do not.
-    write(bench.dir(), "noise.toml", RECIPE);
+    write(bench.dir(), "noise.toml", &recipe().toml());
     let (mut profile, _): (Profile, _) = read_profile(&bench.profile()).expect("valid");
     profile
         .fingerprint

@@ -106,6 +106,18 @@ fn load(name: &str) -> Recipe {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// `recipes/<name>` read with parameter values, as a journal records them.
+fn load_with(
+    name: &str,
+    params: &[aba::recipe::params::BoundParam],
+) -> Result<Recipe, aba::recipe::RecipeError> {
+    recipe::Loader {
+        params: recipe::Params::Recorded(params),
+        ..recipe::Loader::default()
+    }
+    .load(&root().join("recipes").join(name))
+}
+
 /// `release = "running"` recipes run on the built-in local target; the rest need a switch.
 fn runs_locally(recipe: &Recipe) -> bool {
     recipe.kernels.values().any(|k| k.release.is_running())
@@ -668,8 +680,8 @@ fn dl_server_reads_several_metrics_from_one_run_and_needs_a_pass() {
         value: aba::recipe::ident::ParamValue::new(value).expect("valid"),
         from: aba::origin::Origin::Recipe,
     };
-    let b = aba::recipe::load::rebind(
-        &r,
+    let b = load_with(
+        "002-dl-server-nohz-full.toml",
         &[
             bound("isolated_cpu", "1"),
             bound("isolated_cpus", "1"),
@@ -1129,8 +1141,8 @@ fn perf_bench_pipe_runs_at_four_cgroup_levels() {
         value: aba::recipe::ident::ParamValue::new(value).expect("valid"),
         from: aba::origin::Origin::Recipe,
     };
-    let other = aba::recipe::load::rebind(
-        &r,
+    let other = load_with(
+        "004-perf-bench-pipe-cgroup.toml",
         &[bound("on_root_pct", "-4.1"), bound("tolerance_pp", "1.5")],
     )
     .expect("another machine's figures fit");

@@ -31,7 +31,11 @@ use aba::{
 
 use crate::{
     multi::{assert_complete, inventory as two_servers, parent_dir},
-    support::{cli::write, sshd::Sshd},
+    support::{
+        cli::write,
+        recipe::{Metric, Recipe, Workload},
+        sshd::Sshd,
+    },
 };
 
 const SAMPLES: u32 = 3;
@@ -39,30 +43,22 @@ const SAMPLES: u32 = 3;
 /// An A-B-A of the running kernel whose workload fails while `marker` exists (no retries, so
 /// the campaign stops at once, resumable).
 fn recipe(name: &str, marker: &Path) -> String {
-    format!(
-        r#"
-version = 1
-name = "{name}"
-description = "a library test's campaign"
-sequence = ["a", "b", "a"]
-warmup = 0
-samples = {SAMPLES}
-point_retries = 0
-[kernels.a]
-release = "running"
-[kernels.b]
-release = "running"
-[[workload]]
-name = "tick"
-run = "if [ -e '{marker}' ]; then exit 7; fi; echo $((1000 + ABA_SAMPLE % 3))"
-retries = 0
-metric = {{ number = true, unit = "ns", better = "lower" }}
-[analysis]
-max_cv_pct = 10.0
-max_drift_pct = 10.0
-"#,
-        marker = marker.display()
-    )
+    Recipe::new(name, "a library test's campaign", &["a", "b", "a"])
+        .runs(0, SAMPLES)
+        .point_retries(0)
+        .workload(
+            Workload::new(
+                "tick",
+                format!(
+                    "if [ -e '{}' ]; then exit 7; fi; echo $((1000 + ABA_SAMPLE % 3))",
+                    marker.display()
+                ),
+                Metric::lower("ns"),
+            )
+            .retries(0),
+        )
+        .limits(10.0, 10.0)
+        .toml()
 }
 
 /// This process's host-side lock folder and `local` state folder, set once before any of

@@ -905,8 +905,10 @@ fn a_campaign_killed_mid_extension_resumes_the_same_extended_plan() {
         .state();
     assert_eq!(state.point("b-b").and_then(|p| p.open), Some(1));
     assert_eq!(state.appended.len(), 2);
+    let journal = Journal::read(&c.dir.journal_path()).expect("readable");
     let status = crate::cli::status::render(
-        &Journal::read(&c.dir.journal_path()).expect("readable"),
+        &journal,
+        &journal.history(),
         None,
         &std::collections::HashMap::new(),
     );

@@ -229,7 +229,7 @@ mod tests {
         let copies = dir.path().join("results/r-1/files");
         let copied = Loader {
             files: FilesFrom::Copied(&copies),
-            params: &[],
+            ..Loader::default()
         }
         .parse(&recipe, &with("published"))
         .expect("valid");

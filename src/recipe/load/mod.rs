@@ -25,8 +25,8 @@ use crate::recipe::{
     diagnostic::Diagnostic,
     limits,
     model::RecipeFile,
-    params::{BoundParam, Param},
-    resolved::{FileCopy, FilesSource, Recipe},
+    params::{self, BoundParam, Param, ParamBinding, ParamBindingError},
+    resolved::{FileCopy, Recipe},
 };
 
 mod analysis;
@@ -73,6 +73,10 @@ pub enum RecipeError {
     /// The file has problems; each one points at its place.
     #[error("{0}")]
     Invalid(Diagnostics),
+    /// A tester's value ([`Params::Bind`]) names no parameter the recipe declares.
+    /// Boxed: a diagnostic list is what this error usually carries, and it stays small.
+    #[error(transparent)]
+    Binding(Box<ParamBindingError>),
 }
 
 /// One or more diagnostics, rendered one after the other.
@@ -106,58 +110,39 @@ pub enum FilesFrom<'a> {
     Copied(&'a Path),
 }
 
-impl<'a> From<&'a FilesSource> for FilesFrom<'a> {
-    fn from(source: &'a FilesSource) -> FilesFrom<'a> {
-        match source {
-            FilesSource::RecipeDir(extra) => FilesFrom::RecipeDir(extra),
-            FilesSource::Copied(dir) => FilesFrom::Copied(dir),
-        }
-    }
+/// Which values a recipe's `[params]` take.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Params<'a> {
+    /// The recipe's defaults.
+    #[default]
+    Defaults,
+    /// Values as a journal recorded them (or as a calibration inherits them from its recipe),
+    /// over the defaults; a name the recipe does not declare is ignored (it was checked when
+    /// the values were bound).
+    Recorded(&'a [BoundParam]),
+    /// A tester's values, in increasing precedence (the target's `[targets.NAME.params]`,
+    /// then `--param`): each must name a declared parameter ([`params::bind`]), else
+    /// [`RecipeError::Binding`].
+    Bind(&'a [ParamBinding]),
 }
 
-impl From<FilesFrom<'_>> for FilesSource {
-    fn from(from: FilesFrom<'_>) -> FilesSource {
-        match from {
-            FilesFrom::RecipeDir(extra) => FilesSource::RecipeDir(extra.to_vec()),
-            FilesFrom::Copied(dir) => FilesSource::Copied(dir.to_path_buf()),
-        }
-    }
-}
-
-/// Reads `recipe` again with its parameters bound to `bound` (as [`params::bind`] returns
-/// them): every use is validated for its place, at the recipe's line and column, and the hash
-/// stays the recipe's (it covers the text, which binding does not change). Only for values
-/// known after the recipe was read: the target whose `[targets.NAME.params]` apply is chosen
-/// once the recipe is valid. Values known before go to [`Loader::params`].
-pub fn rebind(recipe: &Recipe, bound: &[BoundParam]) -> Result<Recipe, RecipeError> {
-    parse_bound(
-        &recipe.path,
-        &recipe.source,
-        (&recipe.files_source).into(),
-        bound,
-    )
-}
-
-/// How a recipe is read: where its `[files]` come from and which parameter values are bound
-/// over its defaults. Every way of reading a recipe goes through it, so that a recipe being
-/// authored, one being run with a tester's values and a results directory's copy are checked
-/// alike.
-#[derive(Clone, Copy, Debug)]
+/// How a recipe is read: where its `[files]` come from and which values its parameters take.
+/// Every way of reading a recipe goes through it, so that a recipe being authored, one being
+/// run with a tester's values and a results directory's copy are checked alike, and a recipe
+/// is bound in the one reading that produces it (the target whose values apply is chosen
+/// before the recipe is read).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Loader<'a> {
     /// Where `[files]` are read from.
     pub files: FilesFrom<'a>,
-    /// Parameter values over the defaults (as [`params::bind`] returns them, or as a journal
-    /// recorded them); empty: the recipe's defaults.
-    pub params: &'a [BoundParam],
+    /// The values of the recipe's parameters.
+    pub params: Params<'a>,
 }
 
-impl Default for Loader<'_> {
-    /// The recipe alone: `[files]` from its own folder, its parameters' defaults.
+impl Default for FilesFrom<'_> {
+    /// The recipe alone: `[files]` from its own folder.
     fn default() -> Self {
-        Loader {
-            files: FilesFrom::RecipeDir(&[]),
-            params: &[],
-        }
+        FilesFrom::RecipeDir(&[])
     }
 }
 
@@ -193,14 +178,16 @@ impl Loader<'_> {
     /// its defaults first: a shared recipe must hold on its own, whoever binds it later.
     pub fn parse(&self, path: &Path, source: &str) -> Result<Recipe, RecipeError> {
         let recipe = parse_bound(path, source, self.files, &[])?;
-        if self.params.is_empty() {
-            Ok(recipe)
-        } else {
-            // The defaults' recipe only had to hold; its `[files]` bytes go before the bound
-            // one reads them again.
-            drop(recipe);
-            parse_bound(path, source, self.files, self.params)
-        }
+        let bound = match self.params {
+            Params::Defaults | Params::Recorded([]) | Params::Bind([]) => return Ok(recipe),
+            Params::Recorded(bound) => bound.to_vec(),
+            Params::Bind(bindings) => params::bind(&recipe.params, bindings)
+                .map_err(|e| RecipeError::Binding(Box::new(e)))?,
+        };
+        // The defaults' recipe only had to hold; its `[files]` bytes go before the bound one
+        // reads them again.
+        drop(recipe);
+        parse_bound(path, source, self.files, &bound)
     }
 }
 

@@ -142,7 +142,19 @@ mod tests {
     use crate::recipe::params::BoundParam;
 
     use crate::recipe::load::testkit::{MINIMAL, errors};
-    use crate::recipe::load::{RecipeError, parse, rebind};
+    use crate::recipe::load::{Loader, Params, RecipeError, parse};
+
+    /// `source` read with `bound` as a journal records them.
+    fn read_bound(
+        source: &str,
+        bound: &[BoundParam],
+    ) -> Result<crate::recipe::Recipe, RecipeError> {
+        Loader {
+            params: Params::Recorded(bound),
+            ..Loader::default()
+        }
+        .parse(Path::new("r.toml"), source)
+    }
 
     #[test]
     fn a_misspelt_placeholder_is_one_problem_not_two() {
@@ -211,7 +223,7 @@ tolerance = 2.5
     #[test]
     fn bound_values_reach_every_place_and_keep_the_hash() {
         let r = parse(Path::new("r.toml"), PARAMS).expect("valid");
-        let b = rebind(&r, &[bound("cpu", "5"), bound("tick", "-68.5")]).expect("valid");
+        let b = read_bound(PARAMS, &[bound("cpu", "5"), bound("tick", "-68.5")]).expect("valid");
         assert_eq!(b.sha256, r.sha256);
         // Shell-quoted where a shell reads it (a safe word stays as it is).
         assert_eq!(b.workloads[0].run, "echo 5");
@@ -222,26 +234,21 @@ tolerance = 2.5
             b.params[0].line(),
             "cpu = 5 (bound by the inventory (targets.toml:9:1); the recipe's default is 3)"
         );
-        let q = rebind(&r, &[bound("isolation", "a=b,3")]).expect("valid");
+        let q = read_bound(PARAMS, &[bound("isolation", "a=b,3")]).expect("valid");
         assert_eq!(q.boot_cmdline[1], "isolcpus=a=b,3");
         // Quoted in `run`; as it is in an `env` value, which the runner quotes whole.
-        let r2 = parse(
-            Path::new("r.toml"),
-            &PARAMS.replace(
-                "run = \"echo {params.cpu}\"",
-                "run = \"echo {params.isolation}\"",
-            ),
-        )
-        .expect("valid");
-        let q = rebind(&r2, &[bound("isolation", "a=b,3")]).expect("valid");
+        let src2 = PARAMS.replace(
+            "run = \"echo {params.cpu}\"",
+            "run = \"echo {params.isolation}\"",
+        );
+        let q = read_bound(&src2, &[bound("isolation", "a=b,3")]).expect("valid");
         assert_eq!(q.workloads[0].run, "echo 'a=b,3'");
         assert_eq!(q.workloads[0].env[1].1, "a=b,3");
     }
 
     #[test]
     fn a_bound_value_is_checked_for_its_place_at_the_recipe_position() {
-        let r = parse(Path::new("r.toml"), PARAMS).expect("valid");
-        let Err(RecipeError::Invalid(d)) = rebind(&r, &[bound("cpu", "x")]) else {
+        let Err(RecipeError::Invalid(d)) = read_bound(PARAMS, &[bound("cpu", "x")]) else {
             panic!("a CPU list `x` is refused");
         };
         let text = d.to_string();
@@ -251,7 +258,7 @@ tolerance = 2.5
             text.contains("`{params.cpu}` is `x`, from the inventory (targets.toml:9:1)"),
             "{text}"
         );
-        let Err(RecipeError::Invalid(d)) = rebind(&r, &[bound("tick", "fast")]) else {
+        let Err(RecipeError::Invalid(d)) = read_bound(PARAMS, &[bound("tick", "fast")]) else {
             panic!("a change `fast` is refused");
         };
         let text = d.to_string();

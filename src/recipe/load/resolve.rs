@@ -58,7 +58,7 @@ impl Checker<'_> {
         self.unused_params(&file);
         Recipe {
             path: self.path.to_path_buf(),
-            source: self.source.to_owned(),
+            hashed_text: self.source.to_owned(),
             sha256: String::new(),
             name: file.name,
             description: file.description.into_inner(),
@@ -96,7 +96,6 @@ impl Checker<'_> {
             expect,
             reference,
             params: std::mem::take(&mut self.params),
-            files_source: self.files.into(),
         }
     }
 
