@@ -54,6 +54,7 @@ struct Config {
     n: usize,
     max_points: usize,
     confirm_points: usize,
+    confirm_retries: usize,
     step_error: f64,
     step_alpha: f64,
     alpha: f64,
@@ -90,6 +91,7 @@ fn config() -> Config {
         n: 5,
         max_points: core.budget.max_points,
         confirm_points: core.budget.confirm_max_points,
+        confirm_retries: core.budget.confirm_retries,
         step_error: core.step_error,
         step_alpha: core.step_alpha,
         alpha: core.alpha,
@@ -104,6 +106,7 @@ fn config() -> Config {
         "--n" => c.n = value.parse().expect("--n N"),
         "--max-points" => c.max_points = value.parse().expect("--max-points N"),
         "--confirm-points" => c.confirm_points = value.parse().expect("--confirm-points N"),
+        "--confirm-retries" => c.confirm_retries = value.parse().expect("--confirm-retries N"),
         "--step-error" => c.step_error = value.parse().expect("--step-error E"),
         "--step-alpha" => c.step_alpha = value.parse().expect("--step-alpha A"),
         "--alpha" => c.alpha = value.parse().expect("--alpha A"),
@@ -347,6 +350,7 @@ fn simulate(cell: Cell, index: usize, c: &Config) -> Vec<Tally> {
             };
             input.budget.max_points = c.max_points;
             input.budget.confirm_max_points = c.confirm_points;
+            input.budget.confirm_retries = c.confirm_retries;
             input.step_error = c.step_error;
             input.step_alpha = c.step_alpha;
             input.alpha = c.alpha;

@@ -46,10 +46,17 @@ pub struct Budget {
     pub max_points: usize,
     /// Most points of the endpoints' confirmation.
     pub confirm_max_points: usize,
+    /// Fresh confirmations after one that ended UNSTABLE, before "no bisection". The
+    /// stability checks are applied afresh at each of up to 30 looks, so a no-change
+    /// confirmation trips one of them in up to 16 % of the simulator's noisiest cells; two
+    /// retries bring "no commit in range changes it" to ≥ 95 % in every cell of the full run
+    /// (docs/bisect.md).
+    pub confirm_retries: usize,
 }
 
 impl Default for Budget {
-    /// 3 points, +2 per look, up to 31 per step and 61 for the endpoints: in the simulator's
+    /// 3 points, +2 per look, up to 31 per step and 61 for the endpoints (retried twice after
+    /// an UNSTABLE confirmation): in the simulator's
     /// noisiest cells (boot SD 3 %) a range ends 25–40 % of the bisections instead of 54–78 %
     /// with 15 and 31, for about the same mean boots (docs/bisect.md).
     fn default() -> Budget {
@@ -58,6 +65,7 @@ impl Default for Budget {
             unit: 2,
             max_points: 31,
             confirm_max_points: 61,
+            confirm_retries: 2,
         }
     }
 }

@@ -287,9 +287,18 @@ impl Bisection {
             (Action::Done(_), _) => return Err(wrong("the bisection is already done".into())),
             (Action::Confirm { bad }, Record::Step(s)) if s.commit == *bad => {
                 self.confirmation = Some(s.clone());
+                let unstable = self
+                    .records
+                    .iter()
+                    .filter(|r| matches!(r, Record::Step(s) if s.verdict == StepVerdict::Unstable))
+                    .count();
                 self.next = match s.verdict {
                     StepVerdict::Good => Action::Done(Outcome::NoChange(s.clone())),
                     StepVerdict::Bad => self.choose(),
+                    // A fresh sandwich, from its first point, within the retries allowed.
+                    StepVerdict::Unstable if unstable < self.input.budget.confirm_retries => {
+                        Action::Confirm { bad: *bad }
+                    }
                     _ => Action::Done(Outcome::NoBisection(s.clone())),
                 };
             }

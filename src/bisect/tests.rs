@@ -141,6 +141,27 @@ fn equivalent_endpoints_end_with_no_change_and_undecided_ones_with_no_bisection(
 }
 
 #[test]
+fn an_unstable_confirmation_is_retried_then_ends_with_no_bisection() {
+    let mut b = Bisection::new(input(16, Strategy::Plain)).unwrap();
+    assert_eq!(b.input().budget.confirm_retries, 2);
+    for _ in 0..2 {
+        b.push(step(16, StepVerdict::Unstable, 1.0)).unwrap();
+        assert_eq!(b.next(), &Action::Confirm { bad: 16 });
+    }
+    b.push(step(16, StepVerdict::Unstable, 1.0)).unwrap();
+    assert!(matches!(outcome(&b), Outcome::NoBisection(_)));
+    // A retry that decides continues as a first confirmation would.
+    let mut b = Bisection::new(input(16, Strategy::Plain)).unwrap();
+    b.push(step(16, StepVerdict::Unstable, 1.0)).unwrap();
+    b.push(step(16, StepVerdict::Bad, 10.0)).unwrap();
+    assert_eq!(test_of(&b), 8);
+    // An undecided confirmation is not retried: more of the same boots would not decide it.
+    let mut b = Bisection::new(input(16, Strategy::Plain)).unwrap();
+    b.push(step(16, StepVerdict::Undecided, 3.0)).unwrap();
+    assert!(matches!(outcome(&b), Outcome::NoBisection(_)));
+}
+
+#[test]
 fn a_commit_between_good_and_bad_ends_the_bisection_unforced() {
     let mut b = Bisection::new(input(16, Strategy::Plain)).unwrap();
     b.push(step(16, StepVerdict::Bad, 10.0)).unwrap();
