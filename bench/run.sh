@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/run.sh [--short] [--only 1,2,3,4,5,6]: aba's speed targets (issue 6), measured as ratios
 # inside one run on this machine, then the verdict simulator (issue 9), the reproduction
-# simulator (issue 18), the noise-profile simulator (issue 10) and the extended-campaign
-# simulator (issue 10 §4). Each prints one table (measured, target, met/missed) and the
+# simulator (issue 18), the noise-profile simulator (issue 10), the extended-campaign
+# simulator (issue 10 §4) and the bisection simulator (issue 32). Each prints one table (measured, target, met/missed) and the
 # details behind each figure. Never judges: exits 0 whenever every figure could be measured,
 # met or missed; non-zero only when the bench itself could not run something.
 #
@@ -32,3 +32,4 @@ cargo bench --locked --bench verdicts -- --cases "${verdicts[@]}"
 cargo bench --locked --bench reproduction -- "${verdicts[@]}"
 cargo bench --locked --bench profiles -- "${verdicts[@]}"
 cargo bench --locked --bench sequential -- "${verdicts[@]}"
+cargo bench --locked --bench bisect -- "${verdicts[@]}"

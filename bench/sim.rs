@@ -53,6 +53,11 @@ impl Rng {
         ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 
+    /// Uniform on 0..n (n ≥ 1).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.uniform() * n as f64) as usize).min(n - 1)
+    }
+
     /// Standard normal (Marsaglia's polar method).
     pub fn normal(&mut self) -> f64 {
         if let Some(z) = self.spare.take() {

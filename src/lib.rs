@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod batch;
+pub mod bisect;
 pub mod build;
 pub mod campaign;
 pub(crate) mod causes;

@@ -13,13 +13,19 @@ use crate::{
 /// look's level against the gate `gate_pct`.
 #[must_use]
 pub fn comparison_state(result: &CandidateResult, gate_pct: f64) -> ComparisonState {
-    let look_bounds = result
+    ComparisonState::of(result.verdict.label, look_bounds(result), gate_pct)
+}
+
+/// The boot-level interval at the look's level, percent: `None` for a fixed design or when it
+/// is not estimable. What the stopping rule and a bisection step judge against the gate.
+#[must_use]
+pub fn look_bounds(result: &CandidateResult) -> Option<(f64, f64)> {
+    result
         .comparison
         .look
         .as_ref()
         .and_then(|l| l.ci_boot.as_ref())
-        .and_then(|ci| ci.bounds);
-    ComparisonState::of(result.verdict.label, look_bounds, gate_pct)
+        .and_then(|ci| ci.bounds)
 }
 
 /// True for a series whose comparisons decide whether to extend: a measured workload that is
@@ -44,12 +50,7 @@ pub fn look_comparisons(analysis: &Analysis) -> Vec<LookComparison> {
                 candidate: c.candidate.clone(),
                 state: comparison_state(c, s.limits.gate_pct.value),
                 change_pct: c.comparison.change_pct,
-                ci: c
-                    .comparison
-                    .look
-                    .as_ref()
-                    .and_then(|l| l.ci_boot.as_ref())
-                    .and_then(|ci| ci.bounds),
+                ci: look_bounds(c),
             })
         })
         .collect()
