@@ -433,3 +433,127 @@ fn preflight_checks_the_boot_loaders_and_names_a_foreign_or_left_entry() {
     );
     assert!(vm.boot_loader_leftovers().is_empty());
 }
+
+/// A kernel that cannot boot (its root does not exist, `panic=5`): GRUB falls back to the
+/// default entry, the proof catches it, and the failure quotes the lines that say why from
+/// this attempt's boot only (issue 37 item 2); the failed row of run-audit.tsv names the boot
+/// that answered; nothing of aba's is left in the boot loader.
+#[test]
+fn a_kernel_that_cannot_find_its_root_is_reported_by_its_own_console_lines() {
+    let vm = DistroVm::get();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path());
+    let text_of = recipe("labbench 5").replace(
+        "cmdline = \"aba.kernel=a\"",
+        "cmdline = \"aba.kernel=a root=UUID=ab0a0001-0000-4000-8000-00000000dead rootdelay=3 panic=5\"",
+    );
+    let r = write(tmp.path(), "r.toml", &text_of);
+    // A line an earlier boot printed: never this attempt's.
+    let earlier = "Kernel panic - not syncing: aba-test line before the campaign";
+    vm.ssh(&format!("echo '{earlier}' > /dev/console"));
+    let out = run_on(tmp.path(), &r, &targets, "grub", "results");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "the target runs {DEFAULT_KERNEL}, not {OTHER_KERNEL} (uname -r)"
+        )),
+        "the default entry answered, and the proof caught it: {stderr}"
+    );
+    for decisive in [
+        "Gave up waiting for root",
+        "ALERT!",
+        "Rebooting automatically due to panic=",
+    ] {
+        assert!(
+            stderr.contains(decisive),
+            "{decisive}: {stderr}\n--- console ---\n{}",
+            console_tail(&vm.console_log(), 80)
+        );
+    }
+    assert!(
+        std::fs::read_to_string(vm.console_log())
+            .unwrap_or_default()
+            .contains(earlier),
+        "the earlier line is in the console log"
+    );
+    assert!(!stderr.contains(earlier), "only this attempt: {stderr}");
+
+    let dir = campaign_dir(&tmp.path().join("results"));
+    let audit = std::fs::read_to_string(dir.join("run-audit.tsv")).expect("run-audit.tsv");
+    let header: Vec<&str> = audit.lines().next().expect("header").split('\t').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
+    };
+    let row: Vec<&str> = audit
+        .lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|f| f[col("point")] == "a-a")
+        .unwrap_or_else(|| panic!("no row for a-a:\n{audit}"));
+    assert_eq!(row[col("release")], DEFAULT_KERNEL, "{audit}");
+    assert!(!row[col("boot_id")].is_empty(), "{audit}");
+    assert!(
+        row[col("cmdline")].contains("root=UUID=ab0a0001-0000-4000-8000-0000000000a1"),
+        "the fallback's own command line: {audit}"
+    );
+    assert!(
+        vm.boot_loader_leftovers().is_empty(),
+        "{:?}",
+        vm.boot_loader_leftovers()
+    );
+}
+
+/// A BLS campaign killed during its first switch leaves a one-shot entry, its ESP copies and
+/// its lock marker; `aba clean DIR` waits for the box to answer and removes them all (issue
+/// 37 item 3), without a resume.
+#[test]
+fn clean_after_a_campaign_killed_mid_switch_removes_its_entry_copies_and_marker() {
+    let vm = DistroVm::get();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = vm.inventory(tmp.path());
+    let r = write(tmp.path(), "r.toml", &recipe("labbench 5"));
+    let mut child = spawn_run_on(tmp.path(), &r, &targets, "bls");
+    let dir = wait_for_journal(
+        &tmp.path().join("results"),
+        Duration::from_secs(900),
+        "the switch to point a-a",
+        |events| {
+            events
+                .iter()
+                .any(|e| matches!(e, Event::Switching { point, .. } if point == "a-a"))
+        },
+    );
+    std::thread::sleep(Duration::from_secs(8));
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let out = aba(
+        tmp.path(),
+        &[
+            "clean",
+            dir.to_str().expect("utf-8"),
+            "--targets",
+            targets.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}\n--- console ---\n{}",
+        text(&out),
+        console_tail(&vm.console_log(), 60)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("removed /boot/efi/aba"), "{}", text(&out));
+    assert!(
+        vm.boot_loader_leftovers().is_empty(),
+        "{:?}",
+        vm.boot_loader_leftovers()
+    );
+    assert_eq!(
+        vm.ssh("ls /var/lib/aba/lock 2>/dev/null; true").trim(),
+        "",
+        "the killed campaign's marker is gone"
+    );
+}

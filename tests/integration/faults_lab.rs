@@ -68,6 +68,11 @@ fn a_kernel_that_panics_falls_back_and_stops_the_campaign_naming_it() {
         stderr.contains("Kernel panic"),
         "the console tail shows the panic: {stderr}"
     );
+    assert_eq!(
+        stderr.matches("Kernel panic - not syncing").count(),
+        1,
+        "only the last attempt's boot is quoted, not attempt 1's panic: {stderr}"
+    );
 
     let dir = campaign_dir(&tmp.path().join("results"));
     let state = Journal::read(&dir.join("journal.jsonl"))

@@ -644,3 +644,69 @@ fn a_reservation_the_scheduler_refuses_stops_before_the_target_is_touched() {
         "a refused campaign leaves no results directory"
     );
 }
+
+/// `aba clean DIR` after a runner was killed mid-campaign connects and removes what the
+/// campaign left on the target: its work directory and its lock marker (issue 37 item 3),
+/// while a live campaign's target is refused; another campaign then runs without `unlock`.
+#[test]
+fn clean_after_a_killed_campaign_removes_its_work_directory_and_marker() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let targets = sshd.inventory(tmp.path(), "");
+    let recipe = write(tmp.path(), "r.toml", &slow_samples());
+    let clean = |dir: &Path| {
+        aba(
+            tmp.path(),
+            &[
+                "clean",
+                dir.to_str().expect("utf-8"),
+                "--targets",
+                targets.to_str().expect("utf-8"),
+            ],
+        )
+    };
+    let mut running = spawn_run_on(tmp.path(), &recipe, &targets, "box");
+    let dir = wait_for_journal(
+        &tmp.path().join("results"),
+        Duration::from_secs(90),
+        "the first sample",
+        |e| samples_done(e) >= 1,
+    );
+    let work = tmp
+        .path()
+        .join("remote-work")
+        .join(dir.file_name().expect("a name"));
+    assert!(work.is_dir(), "the campaign works in {}", work.display());
+
+    // While the campaign runs, clean touches nothing.
+    let busy = clean(&dir);
+    assert_ne!(busy.status.code(), Some(0), "{}", text(&busy));
+    assert!(work.is_dir() && tmp.path().join("remote-lock").is_file());
+
+    running.kill().expect("SIGKILL");
+    let _ = running.wait();
+    assert!(tmp.path().join("remote-lock").is_file(), "the marker stays");
+    let out = clean(&dir);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("removed {}", work.display())),
+        "{}",
+        text(&out)
+    );
+    assert!(!work.exists(), "the work directory is gone");
+    assert!(
+        !tmp.path().join("remote-lock").exists(),
+        "the killed campaign's marker is gone"
+    );
+    // Nothing is left: a second clean says so, and a new campaign needs no unlock.
+    let again = clean(&dir);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("nothing of the campaign"),
+        "{}",
+        text(&again)
+    );
+    let next = run_on(tmp.path(), &recipe, &targets, "box", "results-next");
+    assert!(next.status.success(), "{}", text(&next));
+}

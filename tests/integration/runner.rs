@@ -183,6 +183,84 @@ fn what_a_run_leaves_behind_is_killed_and_named() {
     assert!(next.leftovers.is_empty(), "{:?}", next.leftovers);
 }
 
+/// Whether this machine has a cgroup v2 hierarchy this user may create a cgroup in, beside its
+/// own: what the runner needs to hold a run's processes by more than its token.
+fn writable_cgroup2() -> Option<std::path::PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    let mount = mounts.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        (f.get(2) == Some(&"cgroup2")).then(|| f[1].to_owned())
+    })?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let own = own
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))?
+        .trim_end_matches('/');
+    let probe = std::path::PathBuf::from(format!("{mount}{own}/aba-probe-{}", std::process::id()));
+    std::fs::create_dir(&probe).ok()?;
+    let _ = std::fs::remove_dir(&probe);
+    Some(std::path::PathBuf::from(format!("{mount}{own}")))
+}
+
+/// A daemon that leaves the run's session and clears its environment (`setsid env -i`) is
+/// neither in the run's process group nor marked by its token: the run's cgroup holds it,
+/// so it is killed and named like any leftover, and the runner's cgroup goes with the runner
+/// (issue 37 item 6).
+#[test]
+fn a_daemon_that_clears_its_environment_is_killed_and_named() {
+    // host tools: setsid env
+    let Some(parent) = writable_cgroup2() else {
+        crate::support::skip::skip(
+            "no cgroup v2 hierarchy this user may create a cgroup in (the runner then finds a run's processes by token and group only)",
+        );
+        return;
+    };
+    let sshd = Sshd::start();
+    let mut ssh = connect(&sshd.target());
+    let escaped = Marker::new(&sshd, 6);
+    let out = ssh
+        .run_workload(
+            &format!(
+                "setsid env -i sleep {} & setsid env -i sh -c 'sleep {}' & sleep 0.5; echo result",
+                escaped.0, escaped.0
+            ),
+            30 * SECOND,
+            1 << 20,
+        )
+        .expect("run");
+    assert_eq!(out.stdout_text(), "result\n");
+    assert!(
+        out.leftovers
+            .iter()
+            .filter(|l| l.ends_with(" sleep"))
+            .count()
+            >= 2,
+        "{:?}",
+        out.leftovers
+    );
+    assert_eq!(survivors_after(&escaped.0, SECOND), Vec::<String>::new());
+    let runners = || {
+        std::fs::read_dir(&parent)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("aba-runner-"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    drop(ssh);
+    let deadline = Instant::now() + 10 * SECOND;
+    while runners() > 0 && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        runners(),
+        0,
+        "the runner's cgroup in {} is gone",
+        parent.display()
+    );
+}
+
 #[test]
 fn a_lost_connection_is_reported_and_the_run_dies_with_it() {
     let sshd = Sshd::start();

@@ -67,11 +67,41 @@ IFS= read -r __aba_st < /proc/self/stat
 __aba_st=${__aba_st##*) }
 set -- $__aba_st
 __aba_pg=$3
+__aba_cg= __aba_up=
+while read -r __aba_l __aba_mnt __aba_fs __aba_rest; do
+  [ "$__aba_fs" = cgroup2 ] && { __aba_up=$__aba_mnt; break; }
+done < /proc/mounts 2>/dev/null
+if [ -n "$__aba_up" ]; then
+  __aba_own=
+  while IFS= read -r __aba_l; do
+    case $__aba_l in 0::/*) __aba_own=${__aba_l#0::} ;; esac
+  done < /proc/self/cgroup
+  __aba_up=$__aba_up${__aba_own%/}
+  for __aba_d in "$__aba_up"/aba-runner-*; do
+    [ -f "$__aba_d/cgroup.procs" ] || continue
+    __aba_alive=
+    while read -r __aba_q; do
+      [ "$__aba_q" = "${__aba_d##*-}" ] && __aba_alive=1
+    done < "$__aba_d/cgroup.procs"
+    [ -z "$__aba_alive" ] || continue
+    while read -r __aba_q; do kill -s KILL "$__aba_q" 2>/dev/null; done < "$__aba_d/cgroup.procs"
+    rmdir "$__aba_d" 2>/dev/null
+  done
+  __aba_cg=$__aba_up/aba-runner-$$
+  if mkdir "$__aba_cg" 2>/dev/null && { echo $$ > "$__aba_cg/cgroup.procs"; } 2>/dev/null; then :
+  else rmdir "$__aba_cg" 2>/dev/null; __aba_cg=; fi
+fi
 __aba_sweep() {
   __aba_low=$1 __aba_keep=$2 __aba_tok=$3 __aba_rep=$4 __aba_last=
   read -r __aba_l1 __aba_l2 __aba_l3 __aba_l4 __aba_last 2>/dev/null < /proc/loadavg
   [ "${__aba_last:-0}" -ge "$__aba_low" ] 2>/dev/null || __aba_low=0
-  for __aba_d in /proc/[0-9]*; do
+  if [ -n "$__aba_cg" ]; then
+    __aba_list=
+    while read -r __aba_q; do __aba_list="$__aba_list /proc/$__aba_q"; done < "$__aba_cg/cgroup.procs"
+  else
+    __aba_list=/proc/[0-9]*
+  fi
+  for __aba_d in $__aba_list; do
     __aba_q=${__aba_d#/proc/}
     [ "$__aba_q" -gt "$__aba_low" ] && [ "$__aba_q" != "$__aba_keep" ] &&
       [ "$__aba_q" != "$$" ] || continue
@@ -81,7 +111,7 @@ __aba_sweep() {
     __aba_st=${__aba_st##*) }
     set -- $__aba_st
     [ "$1" != Z ] || continue
-    if [ "$3" != "$__aba_pg" ]; then
+    if [ -z "$__aba_cg" ] && [ "$3" != "$__aba_pg" ]; then
       __aba_e=
       IFS= read -r __aba_e 2>/dev/null < "$__aba_d/environ"
       case $__aba_e in *"ABA_RUN=$__aba_tok"*) ;; *) continue ;; esac
@@ -132,6 +162,10 @@ while IFS= read -r __aba_h; do
   esac
 done
 [ -n "$__aba_s" ] && __aba_sweep "$((__aba_s - 1))" 0 "$__aba_t"
+if [ -n "$__aba_cg" ]; then
+  { echo $$ > "$__aba_up/cgroup.procs"; } 2>/dev/null
+  rmdir "$__aba_cg" 2>/dev/null || { sleep 1; rmdir "$__aba_cg" 2>/dev/null; }
+fi
 exit 0
 "#;
 
