@@ -3,8 +3,8 @@
 //! an untouched directory the journal's `sample` records name the table's rows in order, run
 //! after run. The walk follows both in step, and the hash chain over `samples.csv`'s bytes on
 //! a second thread, so it holds no key per run and no key per row: what it keeps grows with
-//! the attempts and series, not with the samples (a million runs checked in a few hundred
-//! milliseconds and no memory of their own, where the full check held about 400 MB).
+//! the attempts and series, not with the samples (`aba verify` of a million samples: 1.2 s
+//! and 89 MB with the table, where the full check took 4 s and 490 MB).
 //!
 //! It can only vouch. At the first thing that is not what aba writes (a row out of step, a
 //! value or status that differs, a link that does not match, an unjournaled row, a row an
