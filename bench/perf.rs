@@ -10,9 +10,12 @@
 //! 3 campaign overhead (`labitems.rs`), 4 `aba report` on a million samples (`report.rs`;
 //! its scaling and a huge field, `scaling.rs`),
 //! 5 host CPU during a long sample (`cpu.rs`), 6 (issue 17 item 3) what aba does to the
-//! target during a sample, in the lab (`footprint.rs`, `footprint.sh`). `--short` (CI) uses fewer samples, a shorter
+//! target during a sample, in the lab (`footprint.rs`, `footprint.sh`), 7 (issue 29) the value
+//! aba records is the workload's own: an A/A of a CPU loop by hand and through aba, local and
+//! over SSH (`aa.rs`). `--short` (CI) uses fewer samples, a shorter
 //! lab campaign and 100,000 synthetic samples. `--only 1,4` runs a subset.
 
+mod aa;
 mod cpu;
 mod footprint;
 mod lab;
@@ -109,6 +112,17 @@ fn print_table(rows: &[Row]) {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // Item 7's workload is this program: `perf --cpu-loop N`.
+    if let [flag, steps, ..] = args.as_slice()
+        && flag == "--cpu-loop"
+    {
+        let Ok(steps) = steps.parse() else {
+            eprintln!("perf --cpu-loop N: N is a number of steps");
+            return ExitCode::FAILURE;
+        };
+        aa::workload(steps);
+        return ExitCode::SUCCESS;
+    }
     let short = args.iter().any(|a| a == "--short");
     let only: Option<Vec<String>> = args
         .iter()
@@ -150,12 +164,12 @@ fn main() -> ExitCode {
             failures.push(format!("item {name}: {e}"));
         }
     };
-    let needs_sshd = wanted("1") || wanted("5");
+    let needs_sshd = wanted("1") || wanted("5") || wanted("7");
     let sshd = if needs_sshd {
         match sshd::Sshd::start(&aba.work.join("sshd")) {
             Ok(s) => Some(s),
             Err(e) => {
-                record("1,5", Err(e));
+                record("1,5,7", Err(e));
                 None
             }
         }
@@ -170,6 +184,10 @@ fn main() -> ExitCode {
         if wanted("5") {
             eprintln!("[5] host CPU during a long sample");
             record("5", cpu::run(&cfg, &aba, sshd));
+        }
+        if wanted("7") {
+            eprintln!("[7] A/A: the value aba records is the workload's own");
+            record("7", aa::run(&cfg, &aba, sshd));
         }
     }
     drop(sshd);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run.sh [--short] [--only 1,2,3,4,5,6]: aba's speed targets (issue 6), measured as ratios
+# bench/run.sh [--short] [--only 1,2,3,4,5,6,7]: aba's speed targets (issue 6), measured as ratios
 # inside one run on this machine, then the verdict simulator (issue 9), the reproduction
 # simulator (issue 18), the noise-profile simulator (issue 10), the extended-campaign
 # simulator (issue 10 §4) and the bisection simulator (issue 32). Each prints one table (measured, target, met/missed) and the

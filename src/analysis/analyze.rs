@@ -126,9 +126,23 @@ pub fn analyze_with(
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (journal, samples)
     });
-    let journal = journal?;
+    analyze_read(results, options, &recipe, journal?, samples?)
+}
+
+/// [`analyze_with`] over files read already: `journal` as [`Journal::read_for_analysis`]
+/// reads it, `samples` as [`SampleTable::read`] does (`None`: no samples.csv). `aba report`
+/// reads them once, for its check and for this.
+pub fn analyze_read(
+    results: &ResultsDir,
+    options: AnalyzeOptions,
+    recipe: &crate::recipe::Recipe,
+    journal: Journal,
+    samples: Option<SampleTable>,
+) -> Result<Analysis, AnalysisError> {
+    let journal_path = results.journal_path();
+    let samples_path = results.samples_path();
     // Reports of a campaign that measured something are never rewritten without its data.
-    let samples = match samples? {
+    let samples = match samples {
         Some(samples) => samples,
         None if journal
             .events
@@ -154,7 +168,7 @@ pub fn analyze_with(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     analyze_inputs(&Inputs {
-        recipe: &recipe,
+        recipe,
         journal: &journal,
         samples: &samples,
         directory: &directory,

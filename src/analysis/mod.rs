@@ -24,7 +24,8 @@ pub mod targets;
 pub(crate) mod testkit;
 
 pub use analyze::{
-    AnalyzeOptions, Inputs, analyze, analyze_inputs, analyze_with, series_label, verdict_params,
+    AnalyzeOptions, Inputs, analyze, analyze_inputs, analyze_read, analyze_with, series_label,
+    verdict_params,
 };
 pub use error::AnalysisError;
 pub use model::{

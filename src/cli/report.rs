@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::{
-    analysis::{AnalyzeOptions, analyze_with},
+    analysis::{AnalyzeOptions, analyze_read, analyze_with},
     error::Error,
     json::report::ReportDoc,
     json::targets::{MemberReport, TargetsReportDoc},
@@ -17,7 +17,7 @@ use crate::{
         conclude::{expects_end, reproduction_end, write_analysed},
         multi::combined,
         observer::Voice,
-        verify::refuse_if_it_differs,
+        verify::{checked_read, refuse_if_it_differs},
     },
 };
 
@@ -30,10 +30,25 @@ use crate::{
 /// as measured. (The end of `aba run` needs no second check: the engine verified the
 /// directory before journaling it finished.)
 pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Error> {
-    // Checked first, so the check's memory is given back before the analysis takes its own.
-    refuse_if_it_differs(dir)?;
     let results = ResultsDir::open(dir);
-    let analysis = analyze_with(&results, options)?;
+    // Each file read once, for the check and the analysis; a directory that cannot be read
+    // so is checked and analysed apart, and its errors named as they always were.
+    let analysis = match checked_read(dir) {
+        Some(checked) => {
+            let (recipe, checked) = checked?;
+            analyze_read(
+                &results,
+                options,
+                &recipe,
+                checked.journal,
+                Some(checked.table),
+            )?
+        }
+        None => {
+            refuse_if_it_differs(dir)?;
+            analyze_with(&results, options)?
+        }
+    };
     if json {
         print_json(&results, &analysis)
     } else {

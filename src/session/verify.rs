@@ -6,9 +6,10 @@ use std::path::Path;
 
 use crate::{
     error::Error,
+    recipe::Recipe,
     results::{
         layout::ResultsDir,
-        verify::{Scope, Verification, verify as check},
+        verify::{Checked, Scope, Verification, verify as check, verify_and_read},
     },
 };
 
@@ -52,6 +53,24 @@ pub fn refuse_if_it_differs(dir: &Path) -> Result<(), Error> {
         Ok(found) => refuse_differences(dir, &found),
         Err(_) => Ok(()),
     }
+}
+
+/// `aba report`'s check of `dir` and its reading for the analysis at once (each file read
+/// once, [`verify_and_read`]): refused as [`refuse_if_it_differs`] refuses it. `None` when
+/// the directory cannot be read so (no samples.csv, an unreadable or damaged file): the
+/// caller then checks it and analyses it apart, whose errors name the file, line and field.
+pub fn checked_read(dir: &Path) -> Option<Result<(Recipe, Checked), Error>> {
+    let results = ResultsDir::open(dir);
+    let regular = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
+    if !regular(&results.journal_path())
+        || !regular(&results.samples_path())
+        || !results.recipe_path().is_file()
+    {
+        return None;
+    }
+    let recipe = results.load_recipe().ok()?;
+    let checked = verify_and_read(&recipe, &results.journal_path(), &results.samples_path())?;
+    Some(refuse_differences(dir, &checked.found).map(|()| (recipe, checked)))
 }
 
 /// `aba report`'s refusal of `dir` when `found` has differences: no figure computed from a

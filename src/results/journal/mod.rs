@@ -30,7 +30,7 @@ pub use history::{
 pub use limits::{Limits, ScopedLimits};
 pub use read::{
     Journal, JournalError, RECORD_BYTES, RunRecord, ValuePairs, first_line_of, recorded_kernels,
-    recorded_params, visit_from, visit_runs_from,
+    recorded_params, visit_from, visit_runs_for_analysis, visit_runs_from,
 };
 pub use write::{JournalWriter, now_rfc3339, now_rfc3339_micros};
 

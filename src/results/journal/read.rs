@@ -184,6 +184,12 @@ pub struct RunRecord<'a> {
     /// The link of samples.csv's hash chain after the run's rows; absent in older journals.
     #[serde(default, borrow)]
     pub rows_sha256: Option<&'a str>,
+    /// Whether the record lists leftover processes (read only to tell a plain run).
+    #[serde(default)]
+    pub leftovers: Option<serde::de::IgnoredAny>,
+    /// Output bytes dropped, when the record says (read only to tell a plain run).
+    #[serde(default)]
+    pub dropped_bytes: Option<u64>,
 }
 
 impl RunRecord<'_> {
@@ -201,6 +207,8 @@ impl RunRecord<'_> {
             status,
             values,
             rows_sha256,
+            leftovers,
+            dropped_bytes,
             ..
         } = event
         else {
@@ -220,6 +228,8 @@ impl RunRecord<'_> {
                 .as_ref()
                 .map(|v| v.iter().map(|(m, v)| (m.as_str(), *v)).collect()),
             rows_sha256: rows_sha256.as_deref(),
+            leftovers: (!leftovers.is_empty()).then_some(serde::de::IgnoredAny),
+            dropped_bytes: *dropped_bytes,
         })
     }
 }
@@ -275,6 +285,56 @@ pub fn visit_runs_from(
         }
         Ok(())
     })
+}
+
+/// [`visit_runs_from`] over the whole journal and [`Journal::read_for_analysis`] in one pass:
+/// every `sample` record goes to `run`, and the journal the analysis reads is returned with
+/// the journal's other records in order (the verification's history). A plain run's record
+/// is left out of the analysis's as [`Journal::read_for_analysis`] leaves it out; any line
+/// one of the two readers refuses is refused.
+pub fn visit_runs_for_analysis(
+    path: &Path,
+    mut run: impl FnMut(&RunRecord<'_>),
+) -> Result<(Journal, Vec<Event>), JournalError> {
+    let mut journal = Journal::default();
+    let mut others = Vec::new();
+    journal.truncated_tail = visit_lines(path, 0, |number, line| {
+        if line.starts_with(br#"{"event":"sample","#)
+            && let Ok(record) = serde_json::from_slice::<RunRecord<'_>>(line)
+            && record.tag == "sample"
+        {
+            run(&record);
+            // What `is_plain_sample` reads, read already: the same verdict.
+            let plain = record.status == Status::Ok
+                && record.retry == 0
+                && record.leftovers.is_none()
+                && record.dropped_bytes.is_none();
+            if !plain {
+                journal.events.push(parse_line(path, number, line)?);
+            }
+            return Ok(());
+        }
+        let plain = is_plain_sample(line);
+        let event = parse_line(path, number, line)?;
+        match RunRecord::of(&event) {
+            Some(record) => run(&record),
+            None => others.push(event.clone()),
+        }
+        if !plain {
+            journal.events.push(event);
+        }
+        Ok(())
+    })?;
+    match journal.events.first() {
+        Some(Event::Campaign { format, .. }) if *format == JOURNAL_FORMAT => Ok((journal, others)),
+        first => Err(JournalError::Format {
+            path: path.to_path_buf(),
+            found: match first {
+                Some(Event::Campaign { format, .. }) => Some(*format),
+                _ => None,
+            },
+        }),
+    }
 }
 
 /// How many records after the header may precede [`Event::Kernels`]: it is written with the

@@ -291,6 +291,9 @@ impl SampleWriter {
     }
 }
 
+/// Rows per batch of [`SampleTable::read_in_batches`].
+pub const BATCH_ROWS: usize = 8192;
+
 /// An interned string's index into [`SampleTable::strings`].
 pub type Sym = u32;
 
@@ -355,7 +358,38 @@ impl SampleTable {
     pub fn read(path: &Path) -> Result<SampleTable, SamplesError> {
         let (complete, truncated_tail) = open_complete(path)?;
         let reader = std::io::BufReader::with_capacity(1 << 20, complete);
-        SampleTable::parse_complete(path, reader, truncated_tail, 0)
+        SampleTable::parse_complete(path, reader, truncated_tail, 0, &mut |_| {})
+    }
+
+    /// Reads `samples.csv` as [`SampleTable::read`] does, handing its rows over as they are
+    /// parsed: every [`BATCH_ROWS`] rows, `batch` gets a table of the strings interned and
+    /// the rows parsed since its last call (symbols index the strings of every batch one
+    /// after the other). Returns the rest: the last rows, every rejected row, and whether a
+    /// partial last line was left out. The batches and the rest put together are what
+    /// [`SampleTable::read`] returns; `aba report` checks the first rows against the journal
+    /// while the next ones are parsed.
+    pub fn read_in_batches(
+        path: &Path,
+        mut batch: impl FnMut(SampleTable),
+    ) -> Result<SampleTable, SamplesError> {
+        let (complete, truncated_tail) = open_complete(path)?;
+        let reader = std::io::BufReader::with_capacity(1 << 20, complete);
+        SampleTable::parse_complete(path, reader, truncated_tail, 0, &mut |table| {
+            batch(SampleTable {
+                strings: std::mem::take(&mut table.strings),
+                rows: std::mem::take(&mut table.rows),
+                ..SampleTable::default()
+            });
+        })
+    }
+
+    /// Appends `more`, a batch of [`SampleTable::read_in_batches`] (or its rest), to `self`,
+    /// the batches before it.
+    pub fn append(&mut self, more: SampleTable) {
+        self.strings.extend(more.strings);
+        self.rows.extend(more.rows);
+        self.rejected.extend(more.rejected);
+        self.truncated_tail |= more.truncated_tail;
     }
 
     /// Reads the rows appended after byte `offset` (a row boundary: the file's length at some
@@ -395,6 +429,7 @@ impl SampleTable {
             reader,
             complete != len,
             lines_before.saturating_sub(1),
+            &mut |_| {},
         )
     }
 
@@ -404,16 +439,19 @@ impl SampleTable {
             Some(end) => &data[..=end],
             None => &data[..0],
         };
-        SampleTable::parse_complete(path, complete, complete.len() != data.len(), 0)
+        SampleTable::parse_complete(path, complete, complete.len() != data.len(), 0, &mut |_| {})
     }
 
     /// Parses complete lines (a partial last line already cut off; `truncated_tail` says
-    /// whether there was one); `line_base` is added to every line number reported.
+    /// whether there was one); `line_base` is added to every line number reported. Every
+    /// [`BATCH_ROWS`] rows the table so far goes to `flush`, which may take its strings and
+    /// rows (symbols keep counting from all strings interned).
     fn parse_complete(
         path: &Path,
         complete: impl std::io::Read,
         truncated_tail: bool,
         line_base: u64,
+        flush: &mut dyn FnMut(&mut SampleTable),
     ) -> Result<SampleTable, SamplesError> {
         let malformed = |line: u64, reason: String| SamplesError::Malformed {
             path: path.to_path_buf(),
@@ -457,6 +495,8 @@ impl SampleTable {
             ));
         }
         let mut interner: HashMap<Vec<u8>, Sym> = HashMap::new();
+        // Strings interned so far, those flushed included.
+        let mut interned: usize = 0;
         // Rows come in runs that share their labels: each interned column remembers its last
         // field, so most fields are one short comparison instead of a hash lookup.
         let mut last: [(Vec<u8>, Sym); 16] = Default::default();
@@ -502,8 +542,8 @@ impl SampleTable {
                 let sym = if let Some(&s) = interner.get(field) {
                     s
                 } else {
-                    let sym = Sym::try_from(table.strings.len())
-                        .expect("invariant: < 4G distinct strings");
+                    let sym = Sym::try_from(interned).expect("invariant: < 4G distinct strings");
+                    interned += 1;
                     table
                         .strings
                         .push(String::from_utf8_lossy(field).into_owned());
@@ -576,6 +616,9 @@ impl SampleTable {
                 unit,
                 line: line + line_base,
             });
+            if table.rows.len() == BATCH_ROWS {
+                flush(&mut table);
+            }
         }
         Ok(table)
     }

@@ -9,10 +9,14 @@
 //! engine runs this check for each point before journaling it done and for the whole
 //! directory at the end; `aba verify DIR` runs it on demand.
 //!
-//! The check streams the journal and keeps one small key per run and per row, so it stays
-//! linear in the size of the files.
+//! A whole directory is first walked side by side ([`lockstep`]): the journal's runs against
+//! the table's rows in the order aba wrote them, the hash chain on a second thread, holding
+//! nothing per run. Only a directory that walk cannot vouch for gets the full check, which
+//! streams the journal and keeps one small key per run and per row (linear in the size of the
+//! files) and names every difference at its line.
 
 mod difference;
+mod lockstep;
 #[cfg(test)]
 mod tests;
 
@@ -28,7 +32,10 @@ use thiserror::Error;
 use crate::{
     recipe::{Recipe, resolved::point_labels},
     results::{
-        journal::{AppendedPoint, End, Event, History, JournalError, RunRecord, visit_runs_from},
+        journal::{
+            AppendedPoint, End, Event, History, Journal, JournalError, RunRecord,
+            visit_runs_for_analysis, visit_runs_from,
+        },
         row_chain::{Link, RowChain, parse_link},
         samples::{Phase, Row, SampleTable, SamplesError, Status, Sym, open_complete},
     },
@@ -110,14 +117,13 @@ pub fn verify(
     samples_path: &Path,
     scope: Scope<'_>,
 ) -> Result<Verification, VerifyError> {
-    let (journal_offset, samples_offset, samples_lines) = match scope {
-        Scope::All => (0, 0, 0),
+    let (samples_offset, samples_lines) = match scope {
+        Scope::All => (0, 0),
         Scope::Attempt {
-            journal_offset,
             samples_offset,
             samples_lines,
             ..
-        } => (journal_offset, samples_offset, samples_lines),
+        } => (samples_offset, samples_lines),
     };
     // No samples.csv is a campaign before its first row; anything else at that name (a link,
     // a FIFO, a directory) is read, and refused with its reason.
@@ -130,7 +136,37 @@ pub fn verify(
     } else {
         SampleTable::default()
     };
-    let mut checker = Checker::new(recipe, &table);
+    if let Scope::All = scope {
+        let bytes = has_samples.then_some(RowBytes::File(samples_path));
+        if let Some(found) = in_step(recipe, &table, journal_path, bytes)? {
+            return Ok(found);
+        }
+    }
+    full_check(
+        recipe,
+        &table,
+        journal_path,
+        samples_path,
+        scope,
+        has_samples,
+    )
+}
+
+/// The check that names every difference: the journal's runs kept as interned keys, then
+/// every row looked up among them.
+fn full_check(
+    recipe: &Recipe,
+    table: &SampleTable,
+    journal_path: &Path,
+    samples_path: &Path,
+    scope: Scope<'_>,
+    has_samples: bool,
+) -> Result<Verification, VerifyError> {
+    let journal_offset = match scope {
+        Scope::All => 0,
+        Scope::Attempt { journal_offset, .. } => journal_offset,
+    };
+    let mut checker = Checker::new(recipe, table);
     let mut events = Vec::new();
     // Runs are kept as interned keys as they stream by, never as records.
     visit_runs_from(
@@ -148,6 +184,102 @@ pub fn verify(
     checker.finish(&events, scope, bytes)
 }
 
+/// The check of a whole directory that agrees with its journal, made side by side
+/// ([`lockstep`]): the journal streamed against `table`'s rows, the hash chain over `bytes`
+/// on a second thread. `None` when it cannot vouch for the directory: the full check then
+/// reads it again and names the differences.
+fn in_step(
+    recipe: &Recipe,
+    table: &SampleTable,
+    journal_path: &Path,
+    bytes: Option<RowBytes<'_>>,
+) -> Result<Option<Verification>, VerifyError> {
+    std::thread::scope(|scope| {
+        let links = match bytes {
+            Some(bytes) => {
+                let (to, links) = lockstep::Links::channel();
+                scope.spawn(move || bytes.send_links(&to));
+                Some(links)
+            }
+            None => None,
+        };
+        let mut walk = lockstep::Walk::new(recipe, lockstep::Rows::Held(table), links);
+        let mut events = Vec::new();
+        visit_runs_from(
+            journal_path,
+            0,
+            |run| walk.run(run),
+            |event| events.push(event),
+        )?;
+        Ok(walk.finish(&events))
+    })
+}
+
+/// A whole directory checked and read for its analysis at once ([`verify_and_read`]).
+#[derive(Debug)]
+pub struct Checked {
+    /// The check's outcome, the same as [`verify`] with [`Scope::All`].
+    pub found: Verification,
+    /// The journal as [`Journal::read_for_analysis`] reads it.
+    pub journal: Journal,
+    /// `samples.csv` as [`SampleTable::read`] reads it.
+    pub table: SampleTable,
+}
+
+/// `aba report`'s reading of a whole directory: the check of [`verify`] and the two files as
+/// the analysis reads them, each file read once. `samples.csv` is parsed on one thread and
+/// hashed on another while the journal is streamed against its rows as they arrive
+/// ([`lockstep`]); a directory the walk cannot vouch for gets the full check over the table
+/// read. `None` when either file cannot be read so: the caller then reads them apart, as
+/// before, and reports what is wrong in its own words.
+#[must_use]
+pub fn verify_and_read(
+    recipe: &Recipe,
+    journal_path: &Path,
+    samples_path: &Path,
+) -> Option<Checked> {
+    let (found, journal, table) = std::thread::scope(|scope| {
+        let (rows_to, rows_from) = std::sync::mpsc::sync_channel(16);
+        let parser = scope.spawn(move || {
+            let rest = SampleTable::read_in_batches(samples_path, |batch| {
+                let _ = rows_to.send(batch);
+            })?;
+            let _ = rows_to.send(rest);
+            Ok::<_, SamplesError>(())
+        });
+        let (to, links) = lockstep::Links::channel();
+        scope.spawn(move || RowBytes::File(samples_path).send_links(&to));
+        let rows = lockstep::Rows::Arriving {
+            table: SampleTable::default(),
+            from: rows_from,
+        };
+        let mut walk = lockstep::Walk::new(recipe, rows, Some(links));
+        let read = visit_runs_for_analysis(journal_path, |run| walk.run(run));
+        let found = match &read {
+            Ok((_, others)) => walk.finish(others),
+            Err(_) => None,
+        };
+        let lockstep::Rows::Arriving { table, .. } = walk.into_rows() else {
+            return None;
+        };
+        let parsed = parser
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let (journal, _) = read.ok()?;
+        parsed.ok()?;
+        Some((found, journal, table))
+    })?;
+    let found = match found {
+        Some(found) => found,
+        None => full_check(recipe, &table, journal_path, samples_path, Scope::All, true).ok()?,
+    };
+    Some(Checked {
+        found,
+        journal,
+        table,
+    })
+}
+
 /// Where the check reads `samples.csv`'s bytes to hash them.
 #[derive(Clone, Copy, Debug)]
 enum RowBytes<'a> {
@@ -159,6 +291,23 @@ enum RowBytes<'a> {
 }
 
 impl RowBytes<'_> {
+    /// Hashes the complete records and sends their links to `to` ([`lockstep::hash_rows`]);
+    /// a file that cannot be opened sends nothing, and the walk gives up.
+    fn send_links(self, to: &std::sync::mpsc::SyncSender<lockstep::Message>) {
+        match self {
+            RowBytes::File(path) => {
+                if let Ok((complete, _)) = open_complete(path) {
+                    lockstep::hash_rows(complete, to);
+                }
+            }
+            #[cfg(test)]
+            RowBytes::Memory(data) => {
+                let end = data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                lockstep::hash_rows(&data[..end], to);
+            }
+        }
+    }
+
     /// Feeds the complete records to `chain`.
     fn feed(self, chain: &mut RowChain, at_end: impl FnMut(u64, &Link)) -> Result<(), VerifyError> {
         match self {

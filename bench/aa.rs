@@ -1,0 +1,200 @@
+//! Item 7 (issue 29): the value aba records is the workload's own. The same workload runs by
+//! hand and through aba on the same target, interleaved (by hand, aba, by hand, aba, …), and
+//! the paired differences of the values (aba's minus the hand's) must have a 95 % interval
+//! that includes 0 and lies within ±0.5 % of the hand's mean: aba adds nothing to what the
+//! workload measures of itself and records exactly what it prints.
+//!
+//! The workload is this bench program itself (`perf --cpu-loop N`): a dependent xorshift
+//! chain of N steps timed 31 times over, printing the median nanoseconds per step, a number
+//! with its full digits. Its own clock brackets only its own loop, so the comparison is of
+//! the value recorded, not of wall time. By hand it is started directly (local) or with the
+//! OpenSSH client (`ssh … CMD`, the bench's sshd on 127.0.0.1); through aba it is a campaign
+//! of one sample on the built-in local target or on the sshd target, its value read back from
+//! `samples.csv`.
+
+use std::{
+    fs,
+    hint::black_box,
+    path::Path,
+    process::{Command, Stdio},
+    time::Instant,
+};
+
+use aba::{results::samples::SampleTable, stats::interval::t_quantile_975};
+
+use crate::{
+    Config, Row,
+    sshd::Sshd,
+    util::{Aba, write},
+};
+
+/// Steps of the loop per timed chunk: about 1.4 ms here.
+const STEPS: u64 = 1_000_000;
+/// Timed chunks per run; the median is printed (a chunk another process interrupted is
+/// one of the slow ones, not the median).
+const CHUNKS: usize = 31;
+
+/// `perf --cpu-loop N`: the workload. Prints the median ns per step of `CHUNKS` chunks of `N`
+/// steps each.
+pub fn workload(steps: u64) {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut per_step: Vec<f64> = (0..CHUNKS)
+        .map(|_| {
+            let started = Instant::now();
+            for _ in 0..steps {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x = black_box(x);
+            }
+            started.elapsed().as_nanos() as f64 / steps as f64
+        })
+        .collect();
+    per_step.sort_by(f64::total_cmp);
+    black_box(x);
+    println!("{}", per_step[CHUNKS / 2]);
+}
+
+/// The workload's command line.
+fn command_line() -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("the bench's own path: {e}"))?;
+    let exe = exe.to_str().ok_or("the bench's path is not UTF-8")?;
+    if exe.contains(|c: char| c.is_whitespace() || "'\"\\$`".contains(c)) {
+        return Err(format!("the bench's path needs quoting: {exe}"));
+    }
+    Ok(format!("{exe} --cpu-loop {STEPS}"))
+}
+
+/// One run by hand: `argv` started directly, its printed number.
+fn by_hand(argv: &mut Command) -> Result<f64, String> {
+    let out = argv
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("the workload by hand: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("the workload by hand exited {}", out.status));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim()
+        .parse()
+        .map_err(|_| format!("the workload by hand printed {text:?}"))
+}
+
+/// One sample through aba: a campaign of one run on `target`, its value from samples.csv.
+fn through_aba(
+    aba: &Aba,
+    log: &str,
+    recipe: &Path,
+    target: Option<(&Path, &str)>,
+) -> Result<f64, String> {
+    let run = aba.run(log, recipe, target, None)?;
+    let table = SampleTable::read(&run.dir.join("samples.csv")).map_err(|e| e.to_string())?;
+    match table.rows.as_slice() {
+        [row] => row
+            .value
+            .ok_or_else(|| format!("{log}: the sample has no value")),
+        rows => Err(format!("{log}: {} rows, expected 1", rows.len())),
+    }
+}
+
+/// What the pairs of one target show.
+struct Pairs {
+    hand: Vec<f64>,
+    aba: Vec<f64>,
+}
+
+impl Pairs {
+    /// Mean of the hand's values, and the mean difference (aba − hand) with its 95 % interval,
+    /// all three in % of the hand's mean.
+    fn difference(&self) -> (f64, f64, f64, f64) {
+        let n = self.hand.len() as f64;
+        let base = self.hand.iter().sum::<f64>() / n;
+        let d: Vec<f64> = self
+            .aba
+            .iter()
+            .zip(&self.hand)
+            .map(|(a, h)| a - h)
+            .collect();
+        let mean = d.iter().sum::<f64>() / n;
+        let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        let half = t_quantile_975(n - 1.0) * sd / n.sqrt();
+        let pct = |x: f64| 100.0 * x / base;
+        (base, pct(mean), pct(mean - half), pct(mean + half))
+    }
+}
+
+/// Runs item 7.
+pub fn run(cfg: &Config, aba: &Aba, sshd: &Sshd) -> Result<(Vec<Row>, Vec<String>), String> {
+    let dir = aba.work.join("aa");
+    fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let inventory = dir.join("targets.toml");
+    sshd.inventory(&inventory, &dir.join("remote-work"))?;
+    let line = command_line()?;
+    let recipe = dir.join("aa.toml");
+    write(
+        &recipe,
+        &format!(
+            "version = 1\nname = \"bench-aa\"\ndescription = \"aba bench: A/A of a CPU loop\"\n\
+             sequence = [\"this\"]\nwarmup = 0\nsamples = 1\n\n\
+             [kernels.this]\nrelease = \"running\"\n\n\
+             [[workload]]\nname = \"cpuloop\"\nrun = \"{line}\"\ntimeout = \"60s\"\nestimate = \"50ms\"\n\
+             metric = {{ number = true, unit = \"ns/step\", better = \"lower\" }}\n"
+        ),
+    )?;
+    let pairs = cfg.pick(10, 200);
+    let mut rows = Vec::new();
+    let mut details = Vec::new();
+    for (label, target) in [("local", None), ("ssh", Some((inventory.as_path(), "box")))] {
+        eprintln!("  [7] {label} target, {pairs} pairs");
+        let hand_command = || -> Command {
+            match target {
+                None => {
+                    let mut c = Command::new("sh");
+                    c.arg("-c").arg(&line);
+                    c
+                }
+                Some(_) => {
+                    let mut c = Command::new("ssh");
+                    c.args(sshd.ssh_args()).arg(&line);
+                    c
+                }
+            }
+        };
+        let mut found = Pairs {
+            hand: Vec::new(),
+            aba: Vec::new(),
+        };
+        for i in 0..pairs {
+            found.hand.push(by_hand(&mut hand_command())?);
+            found.aba.push(through_aba(
+                aba,
+                &format!("aa-{label}-{i}"),
+                &recipe,
+                target,
+            )?);
+        }
+        let (base, mean, lo, hi) = found.difference();
+        let met = lo <= 0.0 && hi >= 0.0 && lo >= -0.5 && hi <= 0.5;
+        rows.push(Row::new(
+            "7",
+            format!("A/A value, aba - by hand, {label} target ({pairs} pairs), 95 % interval"),
+            format!("{mean:+.3} % [{lo:+.3}, {hi:+.3}]"),
+            "includes 0, within ±0.5 %",
+            Some(met),
+        ));
+        let list = |v: &[f64]| {
+            v.iter()
+                .map(|x| format!("{x:.4}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        details.push(format!(
+            "[7] {label}: by hand mean {base:.4} ns/step; aba - hand {mean:+.3} % (95 % [{lo:+.3}, {hi:+.3}]); \
+             by hand [{}]; aba [{}]",
+            list(&found.hand),
+            list(&found.aba)
+        ));
+    }
+    Ok((rows, details))
+}
