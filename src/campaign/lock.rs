@@ -693,6 +693,10 @@ fn lock_host(path: &Path, target: &str, wait: bool) -> Result<File, LockError> {
         )));
     }
     let mut file = file;
+    // A holder of this host that is gone may still hold the flock for a moment through a
+    // child it forked (a command between fork and exec keeps every descriptor until its copy
+    // of the holder's memory is released): that is waited out, briefly, never reported.
+    let mut orphaned_until: Option<Instant> = None;
     loop {
         // SAFETY: flock(2) on a descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -704,6 +708,13 @@ fn lock_host(path: &Path, target: &str, wait: bool) -> Result<File, LockError> {
         }
         if !wait {
             let text = read_record(&mut file);
+            let gone = serde_json::from_str::<Holder>(text.trim())
+                .is_ok_and(|h| h.liveness() == Liveness::Gone);
+            let until = *orphaned_until.get_or_insert_with(|| Instant::now() + ORPHANED_FLOCK);
+            if gone && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
             // The holder writes its record right after it takes the flock: until then (or
             // while it rewrites it) the file is empty or cut, and the holder is starting.
             return Err(match serde_json::from_str::<Holder>(text.trim()) {
@@ -721,6 +732,9 @@ fn lock_host(path: &Path, target: &str, wait: bool) -> Result<File, LockError> {
         sleep_or_interrupt(target)?;
     }
 }
+
+/// How long a flock whose recorded holder is gone is waited for (see [`lock_host`]).
+const ORPHANED_FLOCK: Duration = Duration::from_secs(3);
 
 fn sleep_or_interrupt(target: &str) -> Result<(), LockError> {
     let until = Instant::now() + WAIT_POLL;

@@ -3,66 +3,35 @@
 //! something is pending; what is written is what aba's ledger on the target recorded
 //! (`aba::campaign::ledger`), never what the journal names.
 
-use std::{
-    path::{Path, PathBuf},
-    time::Instant,
-};
+use std::path::{Path, PathBuf};
 
 use crate::{
     campaign::{
         ledger::Ledger,
-        lock::{Holder, TargetLock},
         restore::{Restored, restore_pending},
     },
     error::{Error, exit_code},
-    inventory::Inventory,
-    results::{
-        journal::{Event, Journal},
-        layout::ResultsDir,
-    },
-    target::connect::{machine_key, transport_for},
+    results::{journal::Journal, layout::ResultsDir},
+    session::taken::{Taken, header_of, journal_of},
 };
 
 /// Restores what the campaign in `dir_path` changed and journaled, if the target still runs
 /// that boot.
 pub fn restore(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> {
     let dir = ResultsDir::open(dir_path);
-    let journal =
-        Journal::read_for_analysis(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
-            dir: dir_path.to_path_buf(),
-            resumable: false,
-            source,
-        })?;
-    let Some(Event::Campaign {
-        target: name,
-        name: recipe_name,
-        ..
-    }) = journal.header().cloned()
-    else {
-        return Err(Error::NoHeader);
-    };
+    let journal = journal_of(dir_path, Journal::read_for_analysis)?;
+    let (name, recipe_name) = header_of(&journal)?;
     let state = journal.state();
     if state.pending_restore.is_none() {
         println!("nothing to restore: the campaign changed no setting, or they were put back");
         return Ok(exit_code::OK);
     }
-    let target = Inventory::discover(targets.map(PathBuf::as_path))?.target(&name)?;
-    let unusable = |source| Error::Target {
-        target: target.name.clone(),
-        source,
-    };
-    let mut transport = transport_for(&target).map_err(unusable)?;
     // A campaign running on the target now would have its settings pulled from under it.
-    let key = machine_key(&target).map_err(unusable)?;
-    let holder = Holder::this_process(&dir.root, &recipe_name, &target.name);
-    let lock = TargetLock::acquire_for_restore(&target, &key, holder, transport.as_mut())
-        .map_err(|e| Error::lock(format!("cannot take target `{name}`"), e))?;
-    transport
-        .reconnect(Instant::now() + target.connect_window())
-        .map_err(|source| Error::Connect {
-            target: name.clone(),
-            source,
-        })?;
+    let Taken {
+        target,
+        mut transport,
+        lock,
+    } = Taken::take(&dir, &name, &recipe_name, targets)?;
     let restored = restore_pending(&dir, &Ledger::of(&target), transport.as_mut());
     // A campaign that was killed held the target's marker, and `aba resume` takes it back:
     // that marker was left as it was (naming the killed process, never this one). A marker

@@ -9,28 +9,19 @@
 //! inventory's work directory with this directory's name in it, the marker if it is this
 //! campaign's.
 
-use std::{
-    path::{Path, PathBuf},
-    time::Instant,
-};
+use std::path::{Path, PathBuf};
 
 use crate::{
     build::install::{InstallError, remove},
-    campaign::{
-        ledger::{CampaignKey, Ledger},
-        lock::{Holder, TargetLock},
-    },
+    campaign::ledger::{CampaignKey, Ledger},
     error::Error,
-    inventory::{Inventory, Target},
+    inventory::Target,
     results::{
         journal::{Event, Journal, first_line_of},
         layout::ResultsDir,
     },
-    target::{
-        connect::{machine_key, transport_for},
-        quote::sh_quote,
-        transport::Transport,
-    },
+    session::taken::{Taken, header_of, journal_of},
+    target::{quote::sh_quote, transport::Transport},
 };
 
 /// What `aba clean` did on the target.
@@ -50,19 +41,8 @@ pub struct Cleaned {
 /// Refuses while a campaign holds the target, as `aba restore` does.
 pub fn clean(dir_path: &Path, targets: Option<&PathBuf>) -> Result<Cleaned, Error> {
     let dir = ResultsDir::open(dir_path);
-    let journal = Journal::read(&dir.journal_path()).map_err(|source| Error::NotResultsDir {
-        dir: dir_path.to_path_buf(),
-        resumable: false,
-        source,
-    })?;
-    let Some(Event::Campaign {
-        target: name,
-        name: recipe_name,
-        ..
-    }) = journal.header().cloned()
-    else {
-        return Err(Error::NoHeader);
-    };
+    let journal = journal_of(dir_path, Journal::read)?;
+    let (name, recipe_name) = header_of(&journal)?;
     let claimed: usize = journal
         .events
         .iter()
@@ -71,25 +51,14 @@ pub fn clean(dir_path: &Path, targets: Option<&PathBuf>) -> Result<Cleaned, Erro
             _ => 0,
         })
         .sum();
-    let target = Inventory::discover(targets.map(PathBuf::as_path))?.target(&name)?;
-    let unusable = |source| Error::Target {
-        target: name.clone(),
-        source,
-    };
-    let mut transport = transport_for(&target).map_err(unusable)?;
-    // A campaign running now would lose its entries and marker from under it: take the
-    // target first, which refuses while a live campaign holds it (and waits for a killed
+    // A campaign running now would lose its entries and marker from under it: the target
+    // is taken first, which refuses while a live campaign holds it (and waits for a killed
     // switch's reboot to answer).
-    let key = machine_key(&target).map_err(unusable)?;
-    let holder = Holder::this_process(&dir.root, &recipe_name, &name);
-    let lock = TargetLock::acquire_for_restore(&target, &key, holder, transport.as_mut())
-        .map_err(|e| Error::lock(format!("cannot take target `{name}`"), e))?;
-    transport
-        .reconnect(Instant::now() + target.connect_window())
-        .map_err(|source| Error::Connect {
-            target: name.clone(),
-            source,
-        })?;
+    let Taken {
+        target,
+        mut transport,
+        lock,
+    } = Taken::take(&dir, &name, &recipe_name, targets)?;
     let mut cleaned = Cleaned {
         target: name.clone(),
         settings_pending: journal.state().pending_restore.is_some(),

@@ -21,6 +21,7 @@ pub(crate) mod observer;
 pub mod prepare;
 pub(crate) mod private_dir;
 pub mod resume;
+pub(crate) mod taken;
 pub mod verify;
 
 pub use builds::HostBuilds;

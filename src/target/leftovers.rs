@@ -55,7 +55,7 @@ pub(crate) fn kill_marked(token: &str) -> Vec<String> {
     killed
 }
 
-fn describe(pid: u32, cmdline: &[u8]) -> String {
+pub(crate) fn describe(pid: u32, cmdline: &[u8]) -> String {
     let words: Vec<String> = cmdline
         .split(|&b| b == 0)
         .filter(|w| !w.is_empty())

@@ -19,6 +19,7 @@ use crate::{
         affinity::{self, Mask},
         cpu_set::{CpuSet, RunnerCpus},
         leftovers::{RUN_VAR, kill_marked},
+        run_cgroup::RunCgroup,
         transport::{Capped, CommandOutput, ExitOutcome, Transport, TransportError, run_token},
     },
 };
@@ -149,11 +150,31 @@ impl Transport for LocalTransport {
         } else {
             cmd.env(RUN_VAR, &token);
         }
-        if let Some(mask) = self.restore.clone() {
-            // SAFETY: between fork and exec the closure makes one system call and allocates
-            // nothing (the mask was built before the fork).
+        // Every process the command starts is born in its cgroup (where one can be made), so
+        // that what leaves the session and the token is still found. The child joins it
+        // between fork and exec: from here, after the spawn, the shell may already have
+        // forked.
+        let cgroup = if self.keep_detached {
+            None
+        } else {
+            RunCgroup::create(&token)
+        };
+        let join = cgroup.as_ref().map(RunCgroup::join_fd);
+        let mask = self.restore.clone();
+        if join.is_some() || mask.is_some() {
+            // SAFETY: between fork and exec the closure makes at most two system calls and
+            // allocates nothing (the descriptor was opened and the mask built before the fork).
             unsafe {
-                cmd.pre_exec(move || mask.apply(0));
+                cmd.pre_exec(move || {
+                    if let Some(fd) = join {
+                        // A failed move leaves the child where it was: the token still holds.
+                        let _ = libc::write(fd, b"0".as_ptr().cast(), 1);
+                    }
+                    match &mask {
+                        Some(mask) => mask.apply(0),
+                        None => Ok(()),
+                    }
+                });
             }
         }
         let mut child = cmd
@@ -180,6 +201,9 @@ impl Transport for LocalTransport {
                 break;
             }
             if interrupt::requested() {
+                if let Some(cgroup) = &cgroup {
+                    cgroup.kill_members(child.id());
+                }
                 kill_group(&child);
                 let _ = child.wait();
                 return Err(TransportError::Interrupted {
@@ -253,7 +277,20 @@ impl Transport for LocalTransport {
         } else {
             // Named first, then the group: a member still in the group is named like one
             // that left it (setsid, a daemon), which still carries the token.
-            let named = kill_marked(&token);
+            let mut named = kill_marked(&token);
+            if let Some(cgroup) = &cgroup {
+                // What left the session and cleared its environment is still a member.
+                for (pid, text) in cgroup.kill_members(child.id()) {
+                    let pid = format!("{pid} ");
+                    if !named
+                        .iter()
+                        .any(|n| n.starts_with(&pid) || *n == pid.trim_end())
+                    {
+                        named.push(text);
+                    }
+                }
+                named.sort();
+            }
             kill_group(&child);
             named
         };
@@ -450,6 +487,44 @@ mod tests {
             .output()
             .expect("pgrep");
         assert!(left.stdout.is_empty(), "the detached child survived");
+    }
+
+    /// A daemon that leaves the session and clears its environment (`setsid env -i`) has
+    /// neither the token nor the group: the command's cgroup still holds it, so it is killed
+    /// and named, and the cgroup goes with the command.
+    #[test]
+    fn a_daemon_that_clears_its_environment_is_killed_and_named() {
+        // host tools: setsid env pgrep
+        let Some(probe) = crate::target::run_cgroup::RunCgroup::create("probe") else {
+            crate::test_skip::skip(
+                "no cgroup v2 hierarchy this user may create a cgroup in (a command's processes are then found by token and group only)",
+            );
+            return;
+        };
+        drop(probe);
+        let marker = format!("aba-local-envless-{}", std::process::id());
+        let mut t = LocalTransport::new();
+        let out = t
+            .exec(
+                &format!(
+                    "f=$(mktemp); setsid env -i sh -c \"echo up > $f; sleep 600; echo {marker}\" & \
+                     while [ ! -s \"$f\" ]; do sleep 0.05; done; rm -f \"$f\"; echo done"
+                ),
+                Duration::from_secs(30),
+            )
+            .expect("runs");
+        assert_eq!(out.stdout, b"done\n");
+        assert!(
+            out.leftovers.iter().any(|l| l.contains(&marker)),
+            "{:?}",
+            out.leftovers
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        let left = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .expect("pgrep");
+        assert!(left.stdout.is_empty(), "the daemon survived");
     }
 
     /// Output beyond the cap is counted, not kept.

@@ -8,6 +8,7 @@ pub mod host;
 pub(crate) mod leftovers;
 pub mod local;
 pub mod quote;
+pub(crate) mod run_cgroup;
 #[cfg(test)]
 pub mod scripted;
 pub mod ssh;

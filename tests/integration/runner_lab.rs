@@ -93,14 +93,16 @@ fn the_runner_keeps_every_guarantee_on_a_lab_vm() {
     // What a run leaves behind is killed and named; the next run's output is its own.
     let out = ssh
         .run_workload(
-            "setsid sleep 7773 & ( while :; do sleep 1; done ) & labbench 5",
+            "setsid sleep 7773 & setsid env -i sleep 7775 & ( while :; do sleep 1; done ) & labbench 5",
             60 * SECOND,
             1 << 20,
         )
         .expect("run");
     assert!(out.outcome.success(), "{out:?}");
-    assert!(out.leftovers.len() >= 2, "{:?}", out.leftovers);
+    assert!(out.leftovers.len() >= 3, "{:?}", out.leftovers);
     assert_gone(&vm, "sleep 7773");
+    // Out of the session and without the run's token: the run's cgroup still holds it.
+    assert_gone(&vm, "sleep 7775");
     assert_gone(&vm, "labbench 5");
 
     // Output beyond the cap is counted, not kept.
@@ -139,6 +141,12 @@ fn the_runner_keeps_every_guarantee_on_a_lab_vm() {
     assert!(err.is_connection_lost(), "{err}");
     assert_gone(&vm, "sleep 7774");
     assert_gone(&vm, "aba-runner");
+    assert_eq!(
+        vm.ssh("ls -d /sys/fs/cgroup/aba-runner-* 2>/dev/null; true")
+            .trim(),
+        "",
+        "the runner's cgroup went with it"
+    );
 
     // A recipe pins a workload to CPU 1: the runner (dash) and the guest's sshd move to CPU 0
     // with busybox's taskset; every run and the exec path's commands get both CPUs back, a

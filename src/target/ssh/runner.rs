@@ -18,8 +18,14 @@
 //!   token in its environment (an exec'd program) or is in the runner's process group (a
 //!   subshell): after the run, the supervisor reads `/proc/N/environ` and `/proc/N/stat` of
 //!   the processes younger than the run only, kills those and names them on stderr as the
-//!   exec path does ([`crate::target::leftovers`]). A daemon that both leaves the process
-//!   group and clears its environment escapes, as it escapes the exec path's search.
+//!   exec path does ([`crate::target::leftovers`]). Where the target has a cgroup v2
+//!   hierarchy the runner may create a cgroup in, it moves itself into one of its own
+//!   (`aba-runner-<pid>`, beside its cgroup) when it starts: every run is born in it, and the
+//!   sweep reads its members instead of every process, so a daemon that both leaves the
+//!   process group and clears its environment (`setsid env -i`) is found too. It moves back
+//!   and removes the cgroup when it ends; a runner killed first leaves it to the next one,
+//!   which removes it and kills what is still in it. Without such a hierarchy that daemon
+//!   escapes, as it escapes the exec path's search.
 //! - **Deadline and Ctrl-C**: the host sends `kill <token>`; the runner kills every process of
 //!   the run the same way (the supervisor excepted, which then reports the status).
 //! - **Disconnect**: sshd closes the runner's stdin; the runner kills the run and exits.
