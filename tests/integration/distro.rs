@@ -155,9 +155,18 @@ fn systemctl_kexec_aba_with_audits_of_a_failed_unit_and_a_kernel_warning() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory(tmp.path());
     let inject = format!(
-        "if [ \\\"$(uname -r)\\\" = {DEFAULT_KERNEL} ] && [ ! -e /run/aba-injected ]; then touch /run/aba-injected; systemd-run --unit=aba-fail --quiet false; echo '<4>WARNING: aba-test injected warning' >/dev/kmsg; fi; labbench 5"
+        "if [ \\\"$(uname -r)\\\" = {DEFAULT_KERNEL} ] && [ ! -e /run/aba-injected ]; then touch /run/aba-injected; systemd-run --unit=aba-fail --quiet false; fi; labbench 5"
     );
-    let r = write(tmp.path(), "r.toml", &recipe(&inject));
+    // The kernel warning comes before the first sample, while the point is set up, where a
+    // patched kernel most often warns: counted from the boot, it is the point's (issue 37).
+    let setup = format!(
+        "[setup]\nrun = ['if [ \"$(uname -r)\" = {DEFAULT_KERNEL} ] && [ ! -e /run/aba-warned ]; then touch /run/aba-warned; echo \"<4>WARNING: aba-test warning in setup\" > /dev/kmsg; fi']\n[[workload]]"
+    );
+    let r = write(
+        tmp.path(),
+        "r.toml",
+        &recipe(&inject).replace("[[workload]]", &setup),
+    );
     let out = run_on(tmp.path(), &r, &targets, "kexec", "results");
     assert!(
         out.status.success(),
@@ -193,6 +202,10 @@ fn systemctl_kexec_aba_with_audits_of_a_failed_unit_and_a_kernel_warning() {
     }
     let report = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
     assert!(report.contains("aba-fail.service"), "{report}");
+    assert!(
+        report.contains("aba-test warning in setup"),
+        "the warning logged in setup is quoted: {report}"
+    );
     // The box is left on the last point's kernel, a fresh boot without the injected unit.
     assert_eq!(vm.ssh("uname -r").trim(), OTHER_KERNEL);
     assert!(
