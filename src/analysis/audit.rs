@@ -432,7 +432,7 @@ mod tests {
                 done("a-a", 1),
                 failed(
                     "b",
-                    Some(crate::results::journal::AnsweredBoot {
+                    Some(crate::kernel::proof::BootFacts {
                         boot_id: "fallback".into(),
                         release: "6.1-default".into(),
                         cmdline: "root=UUID=1 quiet".into(),

@@ -57,18 +57,19 @@ pub fn build(
 /// ([`crate::session::clean`]) and says each.
 pub fn clean(dir_path: &Path, targets: Option<&PathBuf>) -> Result<u8, Error> {
     let cleaned = crate::session::clean::clean(dir_path, targets)?;
+    // What the target printed: shown escaped, it cannot drive the terminal.
     for reason in &cleaned.refused {
-        eprintln!("warning: {reason}");
+        eprintln!("warning: {}", crate::text::one_line(reason));
     }
     if cleaned.removed.is_empty() {
         eprintln!(
             "nothing of the campaign in {} was left on target `{}`",
-            dir_path.display(),
+            crate::text::one_line(&dir_path.display().to_string()),
             cleaned.target
         );
     }
     for line in &cleaned.removed {
-        println!("{line}");
+        println!("{}", crate::text::one_line(line));
     }
     if cleaned.settings_pending {
         eprintln!(

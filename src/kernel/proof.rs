@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use crate::target::transport::{Transport, TransportError};
 
-/// What the target says about its current boot.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What the target says about its current boot; journaled as the boot that answered when a
+/// proof refused it (`point_failed`'s `answered`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BootFacts {
     /// `/proc/sys/kernel/random/boot_id`: new on every boot, kexec included.
     pub boot_id: String,

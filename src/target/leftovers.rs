@@ -42,20 +42,21 @@ pub(crate) fn kill_marked(token: &str) -> Vec<String> {
         if !environ.split(|&b| b == 0).any(|v| v == wanted.as_bytes()) {
             continue;
         }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let Ok(raw) = i32::try_from(pid) else {
-            continue;
-        };
-        // SAFETY: kill(2) on a pid read from /proc; no memory-safety preconditions.
-        if unsafe { libc::kill(raw, libc::SIGKILL) } == 0 {
-            killed.push(describe(pid, &cmdline));
-        }
+        killed.extend(kill_and_name(pid));
     }
     killed.sort();
     killed
 }
 
-pub(crate) fn describe(pid: u32, cmdline: &[u8]) -> String {
+/// Kills process `pid` of this machine; returns it as `PID command line` when it was killed.
+pub(crate) fn kill_and_name(pid: u32) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let raw = i32::try_from(pid).ok()?;
+    // SAFETY: kill(2) on a pid read from /proc or a cgroup; no memory-safety preconditions.
+    (unsafe { libc::kill(raw, libc::SIGKILL) } == 0).then(|| describe(pid, &cmdline))
+}
+
+fn describe(pid: u32, cmdline: &[u8]) -> String {
     let words: Vec<String> = cmdline
         .split(|&b| b == 0)
         .filter(|w| !w.is_empty())

@@ -52,24 +52,15 @@ impl RunCgroup {
     /// the caller); returns them as `PID command line`.
     pub(crate) fn kill_members(&self, except: u32) -> Vec<(u32, String)> {
         let mut killed = Vec::new();
-        for pid in self.members() {
+        for pid in members(&self.dir) {
             if pid == except || pid == std::process::id() {
                 continue;
             }
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let Ok(raw) = i32::try_from(pid) else {
-                continue;
-            };
-            // SAFETY: kill(2) on a pid read from the cgroup; no memory-safety preconditions.
-            if unsafe { libc::kill(raw, libc::SIGKILL) } == 0 {
-                killed.push((pid, super::leftovers::describe(pid, &cmdline)));
+            if let Some(named) = super::leftovers::kill_and_name(pid) {
+                killed.push((pid, named));
             }
         }
         killed
-    }
-
-    fn members(&self) -> Vec<u32> {
-        RunCgroupDir(self.dir.clone()).members()
     }
 }
 
@@ -114,27 +105,19 @@ fn sweep_stale(parent: &Path) {
         if Path::new(&format!("/proc/{pid}")).exists() {
             continue;
         }
-        let stale = RunCgroupDir(entry.path());
-        for member in stale.members() {
-            if let Ok(raw) = i32::try_from(member) {
-                // SAFETY: kill(2) on a pid read from the cgroup; no memory-safety preconditions.
-                unsafe { libc::kill(raw, libc::SIGKILL) };
-            }
+        let stale = entry.path();
+        for member in members(&stale) {
+            super::leftovers::kill_and_name(member);
         }
-        remove(&stale.0);
+        remove(&stale);
     }
 }
 
-/// A cgroup directory, for reading its members.
-struct RunCgroupDir(PathBuf);
-
-impl RunCgroupDir {
-    fn members(&self) -> Vec<u32> {
-        let mut text = String::new();
-        let _ =
-            File::open(self.0.join("cgroup.procs")).and_then(|mut f| f.read_to_string(&mut text));
-        text.lines().filter_map(|l| l.trim().parse().ok()).collect()
-    }
+/// The processes in the cgroup `dir` (none when it cannot be read).
+fn members(dir: &Path) -> Vec<u32> {
+    let mut text = String::new();
+    let _ = File::open(dir.join("cgroup.procs")).and_then(|mut f| f.read_to_string(&mut text));
+    text.lines().filter_map(|l| l.trim().parse().ok()).collect()
 }
 
 /// This process's cgroup in the cgroup v2 hierarchy, as a directory of the mounted tree.

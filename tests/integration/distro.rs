@@ -136,6 +136,24 @@ fn assert_aba_proven(dir: &Path) -> Vec<(String, String, String, String)> {
     boots
 }
 
+/// run-audit.tsv's text, and `point`'s row by column name.
+fn audit_row(dir: &Path, point: &str) -> (String, BTreeMap<String, String>) {
+    let audit = std::fs::read_to_string(dir.join("run-audit.tsv")).expect("run-audit.tsv");
+    let mut lines = audit.lines().map(|l| l.split('\t').map(str::to_owned));
+    let header: Vec<String> = lines.next().expect("a header").collect();
+    let row = lines
+        .map(|cells| {
+            header
+                .iter()
+                .cloned()
+                .zip(cells)
+                .collect::<BTreeMap<_, _>>()
+        })
+        .find(|row| row.get("point").map(String::as_str) == Some(point))
+        .unwrap_or_else(|| panic!("no audit row for {point}:\n{audit}"));
+    (audit, row)
+}
+
 fn removed_entries(dir: &Path) -> Vec<String> {
     events(dir)
         .into_iter()
@@ -177,28 +195,12 @@ fn systemctl_kexec_aba_with_audits_of_a_failed_unit_and_a_kernel_warning() {
     let dir = campaign_dir(&tmp.path().join("results"));
     assert_aba_proven(&dir);
 
-    let audit = std::fs::read_to_string(dir.join("run-audit.tsv")).expect("run-audit.tsv");
-    let header: Vec<&str> = audit.lines().next().expect("header").split('\t').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
-    };
-    let (point, units, warnings) = (col("point"), col("failed_units"), col("dmesg_warnings"));
-    let row = |p: &str| -> Vec<String> {
-        audit
-            .lines()
-            .map(|l| l.split('\t').map(str::to_owned).collect::<Vec<_>>())
-            .find(|f| f[point] == p)
-            .unwrap_or_else(|| panic!("no audit row for {p}:\n{audit}"))
-    };
-    let b = row("b");
-    assert!(b[units].contains("aba-fail.service"), "{audit}");
-    assert_ne!(b[warnings], "0", "{audit}");
+    let (audit, b) = audit_row(&dir, "b");
+    assert!(b["failed_units"].contains("aba-fail.service"), "{audit}");
+    assert_ne!(b["dmesg_warnings"], "0", "{audit}");
     for p in ["a-a", "a-b"] {
-        let a = row(p);
-        assert!(!a[units].contains("aba-fail"), "{audit}");
+        let (_, a) = audit_row(&dir, p);
+        assert!(!a["failed_units"].contains("aba-fail"), "{audit}");
     }
     let report = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
     assert!(report.contains("aba-fail.service"), "{report}");
@@ -493,23 +495,11 @@ fn a_kernel_that_cannot_find_its_root_is_reported_by_its_own_console_lines() {
     assert!(!stderr.contains(earlier), "only this attempt: {stderr}");
 
     let dir = campaign_dir(&tmp.path().join("results"));
-    let audit = std::fs::read_to_string(dir.join("run-audit.tsv")).expect("run-audit.tsv");
-    let header: Vec<&str> = audit.lines().next().expect("header").split('\t').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
-    };
-    let row: Vec<&str> = audit
-        .lines()
-        .map(|l| l.split('\t').collect::<Vec<_>>())
-        .find(|f| f[col("point")] == "a-a")
-        .unwrap_or_else(|| panic!("no row for a-a:\n{audit}"));
-    assert_eq!(row[col("release")], DEFAULT_KERNEL, "{audit}");
-    assert!(!row[col("boot_id")].is_empty(), "{audit}");
+    let (audit, row) = audit_row(&dir, "a-a");
+    assert_eq!(row["release"], DEFAULT_KERNEL, "{audit}");
+    assert!(!row["boot_id"].is_empty(), "{audit}");
     assert!(
-        row[col("cmdline")].contains("root=UUID=ab0a0001-0000-4000-8000-0000000000a1"),
+        row["cmdline"].contains("root=UUID=ab0a0001-0000-4000-8000-0000000000a1"),
         "the fallback's own command line: {audit}"
     );
     assert!(

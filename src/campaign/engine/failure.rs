@@ -281,13 +281,9 @@ pub struct PastFailure {
 impl Failure {
     /// The boot that answered when it was not the one asked for: for the journal's
     /// `point_failed` and so for run-audit.tsv.
-    pub(super) fn answered(&self) -> Option<crate::results::journal::AnsweredBoot> {
+    pub(super) fn answered(&self) -> Option<crate::kernel::proof::BootFacts> {
         match self {
-            Failure::Proof { answered, .. } => Some(crate::results::journal::AnsweredBoot {
-                boot_id: answered.boot_id.clone(),
-                release: answered.release.clone(),
-                cmdline: answered.cmdline.clone(),
-            }),
+            Failure::Proof { answered, .. } => Some((**answered).clone()),
             _ => None,
         }
     }

@@ -352,7 +352,7 @@ pub enum Event {
         /// boot and the boot loader's fallback that did): what the proof read of it, for
         /// run-audit.tsv. Absent when no boot answered, and in journals before it was kept.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        answered: Option<AnsweredBoot>,
+        answered: Option<crate::kernel::proof::BootFacts>,
         /// When.
         time: String,
     },
@@ -448,15 +448,4 @@ pub struct SavedValue {
     pub path: String,
     /// Its content before the change.
     pub value: String,
-}
-
-/// What the proof read of a boot that was not the one the point asked for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AnsweredBoot {
-    /// `/proc/sys/kernel/random/boot_id`.
-    pub boot_id: String,
-    /// `uname -r`.
-    pub release: String,
-    /// `/proc/cmdline`.
-    pub cmdline: String,
 }

@@ -193,7 +193,7 @@ pub enum End {
         /// What went wrong.
         reason: String,
         /// The boot that answered instead of the one asked for, when the proof read one.
-        answered: Option<super::AnsweredBoot>,
+        answered: Option<crate::kernel::proof::BootFacts>,
     },
     /// `point_discarded` on resume.
     Discarded,

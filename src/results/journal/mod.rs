@@ -20,9 +20,7 @@ pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 
-pub use event::{
-    AnsweredBoot, AppendedPoint, Event, Facts, LookComparison, ReservationAction, SavedValue,
-};
+pub use event::{AppendedPoint, Event, Facts, LookComparison, ReservationAction, SavedValue};
 pub use history::{
     At, AttemptHistory, Boot, CampaignState, End, History, PendingRestore, PointState, ProvenBoot,
     RunRemark, Step,

@@ -510,52 +510,82 @@ impl<'a> Checker<'a> {
                     attempt: label.clone(),
                 });
             }
-            for workload in &self.recipe.workloads {
-                for case in workload.cases() {
-                    for metric in &workload.metrics {
-                        for (phase, expected) in [
-                            (Phase::Warmup, workload.warmup),
-                            (Phase::Sample, workload.samples),
-                        ] {
-                            let series = (
-                                self.symbols.get(workload.name.as_str()),
-                                self.symbols.get(case.name.as_str()),
-                                self.symbols.get(metric.name.as_str()),
-                            );
-                            let mut indices = match series {
-                                (Some(&w), Some(&c), Some(&m)) => self
-                                    .valid
-                                    .get(&(point, attempt, w, c, m, phase))
-                                    .cloned()
-                                    .unwrap_or_default(),
-                                _ => Vec::new(),
-                            };
-                            indices.sort_unstable();
-                            let exact = indices.len() == expected as usize
-                                && indices.iter().zip(1..).all(|(&i, want)| i == want);
-                            if exact {
-                                continue;
-                            }
-                            let case_part = if case.name.is_empty() {
-                                String::new()
-                            } else {
-                                format!("[{}]", case.name)
-                            };
-                            self.found.differences.push(Difference::WrongCount {
-                                attempt: label.clone(),
-                                series: format!(
-                                    "{}{case_part} metric `{}` ({})",
-                                    workload.name,
-                                    metric.name,
-                                    phase.as_str()
-                                ),
-                                found: index_list(&indices),
-                                expected,
-                            });
-                        }
+            for series in self.expected_series() {
+                let mut indices = series
+                    .symbols
+                    .and_then(|(w, c, m)| self.valid.get(&(point, attempt, w, c, m, series.phase)))
+                    .cloned()
+                    .unwrap_or_default();
+                indices.sort_unstable();
+                let exact = indices.len() == series.rows as usize
+                    && indices.iter().zip(1..).all(|(&i, want)| i == want);
+                if exact {
+                    continue;
+                }
+                let case_part = if series.case.is_empty() {
+                    String::new()
+                } else {
+                    format!("[{}]", series.case)
+                };
+                self.found.differences.push(Difference::WrongCount {
+                    attempt: label.clone(),
+                    series: format!(
+                        "{}{case_part} metric `{}` ({})",
+                        series.workload,
+                        series.metric,
+                        series.phase.as_str()
+                    ),
+                    found: index_list(&indices),
+                    expected: series.rows,
+                });
+            }
+        }
+    }
+}
+
+/// One series every finished attempt must hold: its names, their symbols in the table (`None`
+/// when the table never names one of them), its phase and how many rows.
+pub(super) struct ExpectedSeries<'r> {
+    pub(super) workload: &'r str,
+    pub(super) case: String,
+    pub(super) metric: &'r str,
+    pub(super) symbols: Option<(Sym, Sym, Sym)>,
+    pub(super) phase: Phase,
+    pub(super) rows: u32,
+}
+
+impl<'a> Checker<'a> {
+    /// The recipe's series, each warm-up and sample phase with its count: what the full
+    /// check and the streaming walk hold every finished attempt to.
+    pub(super) fn expected_series(&self) -> Vec<ExpectedSeries<'a>> {
+        let mut all = Vec::new();
+        for workload in &self.recipe.workloads {
+            for case in workload.cases() {
+                for metric in &workload.metrics {
+                    for (phase, rows) in [
+                        (Phase::Warmup, workload.warmup),
+                        (Phase::Sample, workload.samples),
+                    ] {
+                        let symbols = match (
+                            self.symbols.get(workload.name.as_str()),
+                            self.symbols.get(case.name.as_str()),
+                            self.symbols.get(metric.name.as_str()),
+                        ) {
+                            (Some(&w), Some(&c), Some(&m)) => Some((w, c, m)),
+                            _ => None,
+                        };
+                        all.push(ExpectedSeries {
+                            workload: workload.name.as_str(),
+                            case: case.name.clone(),
+                            metric: metric.name.as_str(),
+                            symbols,
+                            phase,
+                            rows,
+                        });
                     }
                 }
             }
         }
+        all
     }
 }

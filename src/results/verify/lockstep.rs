@@ -386,36 +386,23 @@ impl<'a> Walk<'a> {
             }
         }
         // Every done attempt is proven and has exactly its warm-ups and samples.
+        let expected = checker.expected_series();
         for (&(point, attempt), a) in &checker.attempts {
             if a.outcome != Outcome::Done {
                 continue;
             }
             a.boot.as_ref()?;
-            for workload in &self.recipe.workloads {
-                for case in workload.cases() {
-                    for metric in &workload.metrics {
-                        for (phase, expected) in [
-                            (Phase::Warmup, workload.warmup),
-                            (Phase::Sample, workload.samples),
-                        ] {
-                            let series = (
-                                checker.symbols.get(workload.name.as_str()),
-                                checker.symbols.get(case.name.as_str()),
-                                checker.symbols.get(metric.name.as_str()),
-                            );
-                            let (n, in_order) = match series {
-                                (Some(&w), Some(&c), Some(&m)) => self
-                                    .ok_rows
-                                    .get(&(point, attempt, w, c, m, phase))
-                                    .copied()
-                                    .unwrap_or((0, true)),
-                                _ => (0, true),
-                            };
-                            if n != expected || !in_order {
-                                return None;
-                            }
-                        }
-                    }
+            for series in &expected {
+                let (n, in_order) = series
+                    .symbols
+                    .and_then(|(w, c, m)| {
+                        self.ok_rows
+                            .get(&(point, attempt, w, c, m, series.phase))
+                            .copied()
+                    })
+                    .unwrap_or((0, true));
+                if n != series.rows || !in_order {
+                    return None;
                 }
             }
         }
