@@ -171,6 +171,8 @@ pub enum Warning {
     PowerCycled {
         /// The point.
         point: PointLabel,
+        /// The power-cycle command as the inventory (or the labgrid place) gave it.
+        command: String,
     },
     /// The target did not answer when the campaign was resumed (the killed runner may have
     /// left it in a boot that hung): the power-cycle command brought it back.
@@ -266,9 +268,9 @@ impl std::fmt::Display for Warning {
                 "the kernel warning lines in dmesg could not be counted at point {point} (the count printed `{}`); new warnings of this point are unknown",
                 crate::text::quoted(printed)
             ),
-            Warning::PowerCycled { point } => write!(
+            Warning::PowerCycled { point, command } => write!(
                 f,
-                "point {point}: the boot did not come back; the power-cycle command was used"
+                "point {point}: the boot did not come back; the power-cycle command `{command}` was used"
             ),
             Warning::RevivedOnResume { command } => write!(
                 f,

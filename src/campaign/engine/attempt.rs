@@ -227,6 +227,7 @@ impl Engine<'_> {
                 Some(&point.label),
                 Warning::PowerCycled {
                     point: point.label.clone(),
+                    command: self.target.power_cycle.clone().unwrap_or_default(),
                 },
             )?;
         }
