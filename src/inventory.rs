@@ -335,6 +335,18 @@ impl Target {
         }
     }
 
+    /// The host-side file holding this machine's console for the campaign in `results`: the
+    /// inventory's `console_log`, or the log aba keeps of a labgrid place's console
+    /// (`console = true`, [`crate::labgrid::console`]).
+    pub fn console_log_in(&self, results: &Path) -> Option<PathBuf> {
+        self.console_log.clone().or_else(|| {
+            self.labgrid
+                .as_ref()
+                .filter(|p| p.console)
+                .map(|_| results.join(crate::labgrid::console::CONSOLE_FILE))
+        })
+    }
+
     /// True for the built-in target.
     pub fn is_local(&self) -> bool {
         self.ssh.is_none()
@@ -685,12 +697,35 @@ fn resolve_target(
             "a target with `[targets.NAME.labgrid]` is reserved through the coordinator: remove `reserve` and `release`".to_owned(),
         ));
     }
+    if let Some(table) = &spec.labgrid {
+        if let (Some(power), Some(own)) = (table.power.as_ref(), spec.power_cycle.as_ref())
+            && *power.get_ref()
+        {
+            return Err((
+                Some(own.span()),
+                "a target whose labgrid place powers it (`power = true`) is power-cycled through the coordinator: remove `power_cycle`".to_owned(),
+            ));
+        }
+        if let Some(console) = table.console.as_ref()
+            && *console.get_ref()
+            && spec.console_log.is_some()
+        {
+            return Err((
+                Some(console.span()),
+                "a target whose console comes from its labgrid place (`console = true`) has no `console_log`: remove one of them".to_owned(),
+            ));
+        }
+    }
     let labgrid = match spec.labgrid {
         Some(table) => Some(
             crate::labgrid::Place::from_table(table, rel)
                 .map_err(|(span, message)| (Some(span), message))?,
         ),
         None => None,
+    };
+    let power_cycle = match labgrid.as_ref().filter(|p| p.power) {
+        Some(place) => Some(place.power_cycle().map_err(|e| (None, e.to_string()))?),
+        None => spec.power_cycle.map(Spanned::into_inner),
     };
     let kind = *spec.switch.get_ref();
     let at_switch = |message: String| (Some(spec.switch.span()), message);
@@ -766,7 +801,7 @@ fn resolve_target(
         lock_file: Some(lock_file),
         base_cmdline: spec.base_cmdline,
         console_log: spec.console_log.as_deref().map(rel),
-        power_cycle: spec.power_cycle.map(Spanned::into_inner),
+        power_cycle,
         on_finish: spec.on_finish.map(Spanned::into_inner),
         on_failure: spec.on_failure.map(Spanned::into_inner),
         reserve: spec.reserve.map(Spanned::into_inner),

@@ -20,7 +20,11 @@ use std::{
 
 use crate::{
     inventory::Target,
-    labgrid::{Place, shown, token_of},
+    labgrid::{
+        Place,
+        console::{self, ConsoleLogger},
+        resources, shown, token_of,
+    },
     results::journal::{Event, Journal, ReservationAction, now_rfc3339},
     target::host::{HostCommandError, run_host},
     text::{cut, last_lines},
@@ -79,6 +83,10 @@ pub struct Reservation {
     reserved: Mutex<Option<HookRun>>,
     /// Whether `release` still has to run.
     held: Mutex<bool>,
+    /// The campaign's results directory.
+    campaign: PathBuf,
+    /// The labgrid place's console being logged into the campaign's `console.log`.
+    console: Mutex<Option<ConsoleLogger>>,
 }
 
 impl Reservation {
@@ -107,6 +115,8 @@ impl Reservation {
             base_dir: target.base_dir.clone(),
             reserved: Mutex::new(None),
             held: Mutex::new(false),
+            campaign: PathBuf::from(campaign),
+            console: Mutex::new(None),
         };
         if let Some(command) = &target.reserve {
             let run = reservation.run(ReservationAction::Reserve, command, target.reserve_timeout);
@@ -142,6 +152,9 @@ impl Reservation {
         }
         // Giving the machine back runs after a Ctrl-C too (that is when it matters most); a
         // second Ctrl-C stops it.
+        if let Some(mut logger) = lock(&self.console).take() {
+            logger.stop();
+        }
         if let Some((place, token)) = &self.labgrid {
             let token = lock(token).take();
             return Some(crate::interrupt::set_aside(|| {
@@ -176,14 +189,25 @@ impl Reservation {
                 "place {} is still held by this campaign's reservation {previous}",
                 place.place
             ));
+            self.start_console(&mut steps, place)?;
             return Ok((steps.done(), previous.to_owned()));
+        }
+        if let Some(holder) = &now.acquired {
+            // Who the campaign queues behind, for the batch's morning summary.
+            steps.note(format!(
+                "place {} was held by {} when the reservation was queued",
+                place.place,
+                crate::text::untrusted(holder, 100)
+            ));
         }
         let answer = steps.run(self, place.reserve(), CLIENT_TIMEOUT)?;
         let Some(token) = token_of(&answer) else {
-            return Err(HostCommandError::Failed {
+            return Err(HostCommandError::Answer {
                 command: place.reserve().unwrap_or_default(),
-                outcome: "exit status 0".to_owned(),
-                stderr: format!("no reservation token in its answer: {}", cut(&answer, 200)),
+                why: format!(
+                    "there is no reservation token in it: {}",
+                    crate::text::untrusted(&answer, 200)
+                ),
             });
         };
         // The answer's `export LG_TOKEN=…` stays in the record: resume reads it back.
@@ -198,13 +222,50 @@ impl Reservation {
                 .run(self, place.acquire(&token), CLIENT_TIMEOUT)
                 .map(|_| ())
         });
+        let acquired = acquired.and_then(|()| {
+            steps.note(format!("acquired place {}", place.place));
+            self.start_console(&mut steps, place)
+        });
         if let Err(error) = acquired {
             // Leave the queue: an abandoned reservation would keep the place from the next.
+            let _ = steps.run(self, place.release(), CLIENT_TIMEOUT);
             let _ = steps.run(self, place.cancel(&token), CLIENT_TIMEOUT);
             return Err(error);
         }
-        steps.note(format!("acquired place {}", place.place));
         Ok((steps.done(), token))
+    }
+
+    /// Starts logging the place's console into the campaign's `console.log` when the
+    /// inventory asks for it (`console = true`): the coordinator's `show` names the acquired
+    /// `NetworkSerialPort`.
+    fn start_console(&self, steps: &mut Steps, place: &Place) -> Result<(), HostCommandError> {
+        if !place.console {
+            return Ok(());
+        }
+        let answer = steps.run(self, place.show(), CLIENT_TIMEOUT)?;
+        let refused = |why: String| HostCommandError::Answer {
+            command: place.show().unwrap_or_default(),
+            why,
+        };
+        let port =
+            resources::serial_port(&place.place, &answer).map_err(|e| refused(e.to_string()))?;
+        let file = self.campaign.join(console::CONSOLE_FILE);
+        let logger = ConsoleLogger::start(port, &file).map_err(|e| {
+            refused(format!(
+                "the console log {} cannot be written: {e}",
+                file.display()
+            ))
+        })?;
+        steps.note(format!(
+            "console {} at {}:{} ({}) logged to {}",
+            logger.port.path,
+            logger.port.host,
+            logger.port.port,
+            logger.port.protocol,
+            console::CONSOLE_FILE
+        ));
+        *lock(&self.console) = Some(logger);
+        Ok(())
     }
 
     /// Releases the labgrid place and cancels the reservation (`token`, or the one `show`

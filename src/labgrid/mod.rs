@@ -10,6 +10,9 @@
 //! end. Every command goes through `labgrid-client`, the coordinator's own client, so aba
 //! speaks whatever protocol the lab's labgrid release speaks.
 
+pub mod console;
+pub mod resources;
+
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -33,6 +36,17 @@ pub struct LabgridTable {
     /// (default `labgrid-client`).
     #[serde(default)]
     pub client: Option<String>,
+    /// Power-cycle a machine that does not come back through the place's power resource
+    /// (`labgrid-client power cycle`) instead of the inventory's `power_cycle` (default false).
+    #[serde(default)]
+    #[schemars(with = "Option<bool>")]
+    pub power: Option<Spanned<bool>>,
+    /// Log the console from the place's `NetworkSerialPort` into the results directory
+    /// (`console.log`) while the campaign holds the place, instead of the inventory's
+    /// `console_log` (default false).
+    #[serde(default)]
+    #[schemars(with = "Option<bool>")]
+    pub console: Option<Spanned<bool>>,
 }
 
 impl Place {
@@ -58,11 +72,14 @@ impl Place {
             Some(c) => c,
             None => DEFAULT_CLIENT.to_owned(),
         };
+        let on = |flag: &Option<Spanned<bool>>| flag.as_ref().is_some_and(|f| *f.get_ref());
         Ok(Place {
             coordinator: table.coordinator.into_inner(),
             place: table.place.into_inner(),
             priority: table.priority,
             client,
+            power: on(&table.power),
+            console: on(&table.console),
         })
     }
 }
@@ -81,6 +98,10 @@ pub struct Place {
     pub priority: i32,
     /// The client program (a path or a name on `PATH`).
     pub client: String,
+    /// Whether a hung machine is power-cycled through the place's power resource.
+    pub power: bool,
+    /// Whether the console comes from the place's `NetworkSerialPort`.
+    pub console: bool,
 }
 
 /// What `labgrid-client show` says of a place.
@@ -136,6 +157,17 @@ impl Place {
     /// Cancels the reservation `token`, so the next in the queue gets the place at once.
     pub fn cancel(&self, token: &str) -> Result<String, HostCommandError> {
         self.command("cancel-reservation {token}", Some(token))
+    }
+
+    /// Cuts and restores the power of the acquired place through its power resource
+    /// (labgrid's power driver waits its delay, 2 s by default, between off and on). The
+    /// braces of the expanded command are escaped: it runs as the target's `power_cycle`,
+    /// whose placeholders are expanded once more.
+    pub fn power_cycle(&self) -> Result<String, HostCommandError> {
+        Ok(self
+            .command("-p {place} power cycle", None)?
+            .replace('{', "{{")
+            .replace('}', "}}"))
     }
 }
 
@@ -202,6 +234,8 @@ mod tests {
             place: "board-1".to_owned(),
             priority: 2,
             client: "/opt/lg venv/bin/labgrid-client".to_owned(),
+            power: true,
+            console: false,
         }
     }
 

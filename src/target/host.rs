@@ -45,6 +45,15 @@ pub enum HostCommandError {
         /// Its stderr.
         stderr: String,
     },
+    /// It ran and exited 0, but its answer is not one aba can use (a labgrid client's answer
+    /// without a reservation token, a place without the console the inventory asks for).
+    #[error("host command `{command}` answered, but {why}")]
+    Answer {
+        /// The expanded command.
+        command: String,
+        /// What is missing or wrong in the answer.
+        why: String,
+    },
 }
 
 fn tail(stderr: &str) -> String {

@@ -76,8 +76,7 @@ impl Engine<'_> {
             // Where the console log ends now: a failure quotes only what follows.
             self.console_from = self
                 .target
-                .console_log
-                .as_ref()
+                .console_log_in(&self.dir.root)
                 .and_then(|p| std::fs::metadata(p).ok())
                 .map_or(0, |m| m.len());
             let failure = match self.run_point(AttemptId { point, attempt }) {
@@ -151,8 +150,7 @@ impl Engine<'_> {
                 last: failure,
                 console: self
                     .target
-                    .console_log
-                    .clone()
+                    .console_log_in(&self.dir.root)
                     .map(|path| super::failure::Console::read_since(path, self.console_from)),
             }))
         })
