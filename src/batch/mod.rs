@@ -5,6 +5,7 @@
 //! this module owns only the formats and what they say.
 
 pub(crate) mod confine;
+pub mod holds;
 pub mod journal;
 pub mod plan;
 pub mod summary;

@@ -11,7 +11,10 @@ use std::{fmt::Write as _, path::Path, time::Duration};
 
 use crate::{
     analysis::analyze,
-    batch::journal::{BatchJournal, Ended},
+    batch::{
+        holds::PlaceHold,
+        journal::{BatchJournal, Ended},
+    },
     results::layout::ResultsDir,
 };
 
@@ -101,6 +104,8 @@ pub struct JobSummary {
     pub verdicts: Vec<VerdictLine>,
     /// Why it has no verdicts, when it has a directory but no analysis.
     pub no_analysis: Option<String>,
+    /// Its hold of a labgrid place: the wait in the queue, behind whom, for how long held.
+    pub hold: Option<PlaceHold>,
 }
 
 /// The whole batch.
@@ -122,7 +127,7 @@ fn parse_time(text: &str) -> Option<time::OffsetDateTime> {
     time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
 }
 
-fn between(from: &str, to: &str) -> Option<Duration> {
+pub(super) fn between(from: &str, to: &str) -> Option<Duration> {
     let d = parse_time(to)? - parse_time(from)?;
     Duration::try_from(d).ok()
 }
@@ -191,6 +196,10 @@ impl BatchSummary {
                 let ended = record.and_then(|r| r.ended.as_ref().map(|e| e.3.clone()));
                 let reason = record.and_then(|r| r.ended.as_ref().and_then(|e| e.2.clone()));
                 let (verdicts, no_analysis) = verdicts(&dir.join(&rel));
+                let hold =
+                    crate::results::journal::Journal::read(&dir.join(&rel).join("journal.jsonl"))
+                        .ok()
+                        .and_then(|j| PlaceHold::of(&j));
                 jobs.push(JobSummary {
                     campaign: c.number,
                     recipe: c.name.clone(),
@@ -207,6 +216,7 @@ impl BatchSummary {
                     reason,
                     verdicts,
                     no_analysis,
+                    hold,
                 });
             }
         }
@@ -298,6 +308,9 @@ impl BatchSummary {
                 "   results: none (no campaign directory was made)".to_owned()
             };
             wrap_into(&mut out, &results, "     ");
+            if let Some(hold) = &j.hold {
+                wrap_into(&mut out, &format!("   lab: {}", hold.line()), "     ");
+            }
             for v in &j.verdicts {
                 let line = format!(
                     "   {}: {} against {} {:+.2}% {}",
@@ -336,7 +349,8 @@ impl BatchSummary {
     pub fn tsv(&self) -> String {
         let mut out = String::from(
             "campaign\trecipe\ttarget\toutcome\tstarted\tended\tduration_s\tdir\t\
-             series\tcandidate\tbaseline\tverdict\tchange_pct\treason\n",
+             series\tcandidate\tbaseline\tverdict\tchange_pct\treason\t\
+             place\twaited_s\theld_s\tbehind\n",
         );
         for j in &self.jobs {
             let common = [
@@ -372,11 +386,21 @@ impl BatchSummary {
                     })
                     .collect()
             };
+            let hold = match &j.hold {
+                Some(h) => [
+                    h.place.clone(),
+                    h.waited.as_secs().to_string(),
+                    h.held.as_secs().to_string(),
+                    h.behind.join(" "),
+                ],
+                None => Default::default(),
+            };
             for row in rows {
                 let fields: Vec<String> = common
                     .iter()
                     .chain(row.iter())
                     .chain(std::iter::once(&reason))
+                    .chain(hold.iter())
                     .map(|f| cell(f))
                     .collect();
                 let _ = writeln!(out, "{}", fields.join("\t"));
@@ -475,6 +499,7 @@ mod tests {
                 reason: Some(hostile),
                 verdicts: Vec::new(),
                 no_analysis: None,
+                hold: None,
             }],
         };
         let text = summary.text();
