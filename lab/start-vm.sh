@@ -9,6 +9,10 @@
 # Its disk is a qcow2 overlay on out/distro/disk.img and its EFI variables a copy of
 # OVMF_VARS_4M.fd, both in out/run/NAME/ and kept across stops and starts like a real
 # machine's disk and NVRAM; LAB_FRESH=1 (or a rebuilt image) starts from pristine ones.
+#
+# LAB_SERIAL_TCP=P (busybox VM): the serial console is served on 127.0.0.1:P instead of
+# serial.sock, like a lab's console server (ser2net) behind a labgrid NetworkSerialPort;
+# console.log keeps everything either way.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
@@ -104,6 +108,11 @@ kernel=$LAB_BOOTFS/vmlinuz-$kver
 check_not_running
 
 cmdline=$LAB_CMDLINE_BASE${extra:+ $extra}
+serial="path=$rd/serial.sock"
+if [[ -n ${LAB_SERIAL_TCP:-} ]]; then
+    lab_valid_port "$LAB_SERIAL_TCP"
+    serial="host=127.0.0.1,port=$LAB_SERIAL_TCP"
+fi
 cpu=()
 [[ -n $LAB_CPU ]] && cpu=(-cpu "$LAB_CPU")
 # shellcheck disable=SC2206
@@ -119,7 +128,7 @@ printf '\n=== start-vm %s port=%s kver=%s at %s (host %s) cmdline: %s\n' \
 "$LAB_QEMU" -name "lab-$name" -accel "$LAB_ACCEL" -smp "$LAB_SMP" -m "$LAB_MEM" "${cpu[@]}" \
     -nodefaults -no-user-config -display none \
     -daemonize -pidfile "$pidfile" \
-    -chardev "socket,id=ser0,path=$rd/serial.sock,server=on,wait=off,logfile=$rd/console.log,logappend=on" \
+    -chardev "socket,id=ser0,$serial,server=on,wait=off,logfile=$rd/console.log,logappend=on" \
     -serial chardev:ser0 \
     -monitor "unix:$rd/monitor.sock,server=on,wait=off" \
     -kernel "$kernel" -initrd "$LAB_INITRD" -append "$cmdline" \

@@ -6,11 +6,7 @@
 //! target); labgrid comes from PyPI into lab/out/labgrid (lab/labgrid/install.sh, run by
 //! test.sh).
 
-use std::{
-    path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
-    time::{Duration, Instant},
-};
+use std::{path::Path, time::Duration};
 
 use aba::results::journal::{Event, Journal, ReservationAction};
 
@@ -18,9 +14,9 @@ use crate::support::{
     cli::{
         aba, assert_verified, campaign_dir, resume, spawn_run_on, text, wait_for_journal, write,
     },
+    labgrid::Coordinator,
     recipe::{Metric, Recipe, Workload},
-    skip::skip,
-    sshd::{Sshd, free_port, signal},
+    sshd::{Sshd, signal},
 };
 
 fn recipe() -> String {
@@ -33,89 +29,6 @@ fn recipe() -> String {
     .point_retries(0)
     .workload(Workload::new("slow", "sleep 0.5; echo $ABA_SAMPLE", Metric::lower("n")).retries(0))
     .toml()
-}
-
-fn venv_bin(program: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("lab/out/labgrid/venv/bin")
-        .join(program)
-}
-
-/// A labgrid coordinator of its own on a free loopback port, with one place, stopped on drop.
-struct Coordinator {
-    child: Child,
-    address: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Coordinator {
-    /// `None` (after a visible skip) when labgrid is not installed.
-    fn start(place: &str) -> Option<Coordinator> {
-        if !venv_bin("labgrid-coordinator").exists() {
-            skip("labgrid is not installed in lab/out/labgrid (run lab/labgrid/install.sh)");
-            return None;
-        }
-        let dir = tempfile::tempdir().expect("tempdir");
-        let address = format!("127.0.0.1:{}", free_port());
-        let child = Command::new(venv_bin("labgrid-coordinator"))
-            .args(["-l", &address])
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("labgrid-coordinator starts");
-        let coordinator = Coordinator {
-            child,
-            address,
-            _dir: dir,
-        };
-        let started = Instant::now();
-        while !coordinator.client(&["places"]).status.success() {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "the coordinator did not answer on {}",
-                coordinator.address
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        let created = coordinator.client(&["-p", place, "create"]);
-        assert!(created.status.success(), "{}", text(&created));
-        Some(coordinator)
-    }
-
-    fn client(&self, args: &[&str]) -> std::process::Output {
-        Command::new(venv_bin("labgrid-client"))
-            .args(["-x", &self.address])
-            .args(args)
-            .output()
-            .expect("labgrid-client runs")
-    }
-
-    /// What `labgrid-client -p PLACE show` says.
-    fn show(&self, place: &str) -> String {
-        let out = self.client(&["-p", place, "show"]);
-        assert!(out.status.success(), "{}", text(&out));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// An inventory in `dir` whose target `box` is the sshd, held through this place.
-    fn inventory(&self, sshd: &Sshd, dir: &Path, place: &str) -> PathBuf {
-        sshd.inventory(
-            dir,
-            &format!(
-                "reserve_timeout = \"5min\"\n[targets.box.labgrid]\ncoordinator = \"{}\"\nplace = \"{place}\"\nclient = \"{}\"\n",
-                self.address,
-                venv_bin("labgrid-client").display()
-            ),
-        )
-    }
-}
-
-impl Drop for Coordinator {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The journal's events, its reservation records and the time of the first point.

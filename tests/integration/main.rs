@@ -18,6 +18,7 @@ mod json;
 mod kernels;
 mod lab;
 mod labgrid;
+mod labgrid_lab;
 mod legacy;
 mod multi;
 mod multi_lab;

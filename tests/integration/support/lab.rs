@@ -102,6 +102,8 @@ pub struct LabVm {
     _guard: Option<MutexGuard<'static, ()>>,
     /// Virtual CPUs (`LAB_SMP`); the lab's default (one) when `None`.
     cpus: Option<u32>,
+    /// More environment for lab/start-vm.sh (`LAB_SERIAL_TCP`).
+    env: Vec<(String, String)>,
 }
 
 /// Two lab VMs at once (issue 13: several targets, a queue over two machines), under one hold
@@ -118,8 +120,8 @@ impl LabPair {
     /// Starts `<prefix>-east` and `<prefix>-west` on [`KERNEL_A`], each on its own port.
     pub fn start(prefix: &str) -> LabPair {
         let guard = lab_lock();
-        let east = LabVm::boot(&format!("{prefix}-east"), KERNEL_A, None);
-        let west = LabVm::boot(&format!("{prefix}-west"), KERNEL_A, None);
+        let east = LabVm::boot(&format!("{prefix}-east"), KERNEL_A, None, &[]);
+        let west = LabVm::boot(&format!("{prefix}-west"), KERNEL_A, None, &[]);
         LabPair {
             east,
             west,
@@ -149,14 +151,25 @@ impl LabVm {
 
     /// [`LabVm::start`] with `cpus` virtual CPUs (`None`: the lab's default, one).
     pub fn start_with_cpus(name: &str, kernel: &str, cpus: Option<u32>) -> LabVm {
+        LabVm::start_with_env(name, kernel, cpus, &[])
+    }
+
+    /// [`LabVm::start_with_cpus`] with more environment for lab/start-vm.sh (kept for
+    /// [`LabVm::start_again`]).
+    pub fn start_with_env(
+        name: &str,
+        kernel: &str,
+        cpus: Option<u32>,
+        env: &[(&str, &str)],
+    ) -> LabVm {
         let guard = lab_lock();
-        let mut vm = LabVm::boot(name, kernel, cpus);
+        let mut vm = LabVm::boot(name, kernel, cpus, env);
         vm._guard = Some(guard);
         vm
     }
 
     /// [`LabVm::start`] for a caller that holds the lab lock.
-    fn boot(name: &str, kernel: &str, cpus: Option<u32>) -> LabVm {
+    fn boot(name: &str, kernel: &str, cpus: Option<u32>, env: &[(&str, &str)]) -> LabVm {
         ensure_built();
         let _ = run("stop-vm.sh", &[name, "--hard"]);
         let vm = LabVm {
@@ -164,6 +177,10 @@ impl LabVm {
             port: free_port(),
             _guard: None,
             cpus,
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
         };
         vm.start_again(kernel);
         vm
@@ -178,6 +195,7 @@ impl LabVm {
         if let Some(cpus) = self.cpus {
             start.env("LAB_SMP", cpus.to_string());
         }
+        start.envs(self.env.iter().map(|(k, v)| (k, v)));
         let out = start
             .output()
             .unwrap_or_else(|e| panic!("cannot run lab/start-vm.sh: {e}"));

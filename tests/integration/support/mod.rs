@@ -5,6 +5,7 @@ pub mod cpus;
 pub mod distro;
 pub mod host_sysctl;
 pub mod lab;
+pub mod labgrid;
 pub mod recipe;
 pub mod report_oracle;
 #[path = "../../common/skip.rs"]
