@@ -1,0 +1,4 @@
+//! `aba bisect`'s parts in the session layer: the git side of a bisection ([`range`]). The
+//! decision core is [`crate::bisect`], pure and without I/O; the parts here give it the commits.
+
+pub mod range;
