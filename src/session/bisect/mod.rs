@@ -1,4 +1,5 @@
-//! `aba bisect`'s parts in the session layer: the git side of a bisection ([`range`]). The
+//! `aba bisect`'s parts in the session layer: the git side of a bisection ([`range`]) and its journal ([`journal`]). The
 //! decision core is [`crate::bisect`], pure and without I/O; the parts here give it the commits.
 
+pub mod journal;
 pub mod range;

@@ -8,7 +8,8 @@ use std::path::Path;
 use crate::build::source::git;
 
 /// One commit of the searched line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RangeCommit {
     /// The full commit hash.
     pub hash: String,
