@@ -1,5 +1,6 @@
 //! `aba bisect`'s parts in the session layer: the git side of a bisection ([`range`]) and its journal ([`journal`]). The
 //! decision core is [`crate::bisect`], pure and without I/O; the parts here give it the commits.
 
+pub mod git_log;
 pub mod journal;
 pub mod range;
