@@ -119,6 +119,13 @@ pub fn resolve(dir: &Path, good: &str, bad: &str) -> Result<Vec<RangeCommit>, Ra
         .collect()
 }
 
+/// Checks out `hash` detached in `dir` (the tree's hooks and filters do not run: see
+/// [`crate::build::source`]), so the tree's build command builds that commit incrementally.
+pub fn checkout(dir: &Path, hash: &str) -> Result<(), RangeError> {
+    git(dir, &["checkout", "-q", "--detach", hash, "--"]).map_err(RangeError::Git)?;
+    Ok(())
+}
+
 /// The full hash `rev` names in `dir`, as a commit.
 fn commit_of(dir: &Path, rev: &str) -> Result<String, RangeError> {
     let out = git(
@@ -138,7 +145,7 @@ fn commit_of(dir: &Path, rev: &str) -> Result<String, RangeError> {
 mod tests {
     use std::{path::Path, process::Command};
 
-    use super::{RangeError, resolve};
+    use super::{RangeError, checkout, resolve};
 
     fn git(dir: &Path, args: &[&str]) -> String {
         let out = Command::new("git")
@@ -206,5 +213,36 @@ mod tests {
         let dirty = resolve(dir, &good, "main").expect_err("dirty");
         assert!(matches!(dirty, RangeError::Dirty { .. }), "{dirty}");
         assert!(dirty.to_string().contains("M a"), "{dirty}");
+    }
+
+    /// A hardlinked copy of a tree (`cp -al`, how the lab test copies the kernel source)
+    /// checks commits out without writing through the links into the original.
+    #[test]
+    fn a_checkout_in_a_hardlinked_copy_leaves_the_original_alone() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let original = tmp.path().join("original");
+        std::fs::create_dir(&original).expect("mkdir");
+        git(&original, &["init", "-q", "-b", "main"]);
+        let first = commit(&original, "a", "first\n", "first");
+        commit(&original, "a", "second\n", "second");
+        let copy = tmp.path().join("copy");
+        let ok = Command::new("cp")
+            .arg("-al")
+            .arg(&original)
+            .arg(&copy)
+            .status()
+            .expect("cp runs")
+            .success();
+        assert!(ok, "cp -al");
+        checkout(&copy, &first).expect("checks out");
+        assert_eq!(
+            std::fs::read_to_string(copy.join("a")).expect("read"),
+            "first\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(original.join("a")).expect("read"),
+            "second\n"
+        );
+        assert_eq!(git(&copy, &["rev-parse", "HEAD"]), first);
     }
 }
