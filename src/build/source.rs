@@ -49,7 +49,7 @@ pub fn identify(dir: &Path) -> Result<Option<SourceIdentity>, String> {
 }
 
 /// Runs git in `dir`; its stdout, or its stderr's last line as the error.
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let out = git_command(dir)?
         .args(args)
         .stdin(Stdio::null())

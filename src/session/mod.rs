@@ -9,6 +9,7 @@
 //! line (`aba::cli`) turns its options into these calls and prints what they return.
 
 pub mod batch;
+pub mod bisect;
 pub mod builds;
 pub mod calibrate;
 pub(crate) mod clean;
