@@ -466,6 +466,8 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         .collect();
     let expects: Vec<_> = recipe.expect.iter().map(|e| check(e, &series)).collect();
     let summary = summarize_campaign(&series, &expects, &baseline);
+    let (probes, kept_checks) =
+        crate::analysis::probes::probe_results(&inputs.journal.history(), &points);
     Ok(Analysis {
         campaign: Campaign {
             name: recipe.name.to_string(),
@@ -505,6 +507,8 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             .map(|p| p.label.clone())
             .collect(),
         checks: check_outcomes(recipe, &points),
+        probes,
+        kept_checks,
         points,
         series,
         case_comparisons,

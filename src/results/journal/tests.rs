@@ -269,6 +269,7 @@ fn sample(index: u32, retry: u32, status: Status) -> Event {
         dropped_bytes: None,
         values: Some(std::collections::BTreeMap::from([("m".to_owned(), 1.5)])),
         rows_sha256: Some("ab".repeat(32)),
+        kept: Vec::new(),
     }
 }
 
