@@ -389,6 +389,12 @@ pub struct WorkloadSpec {
     /// How often a failed run is retried before the point fails.
     #[serde(default)]
     pub retries: Option<Count<Retries>>,
+    /// The kernels whose points run it; default: every point. A workload that does not run
+    /// on the baseline has no comparison (the report says so instead of a verdict).
+    /// Labels validated by `load`.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub kernels: Option<Spanned<Vec<Spanned<String>>>>,
     /// `measured` (default), `control` (expected not to move) or `check` (untimed
     /// correctness: no metric, pass/fail per kernel).
     #[serde(default)]

@@ -287,6 +287,8 @@ pub struct Workload {
     pub samples: u32,
     /// Retries of a failed run before the point fails.
     pub retries: u32,
+    /// The kernels whose points run it; empty: every point.
+    pub kernels: Vec<KernelLabel>,
     /// Measured or control.
     pub role: Role,
     /// Auxiliary workload.
@@ -343,6 +345,24 @@ impl Workload {
             .collect::<Vec<_>>()
             .join(",");
         Case { name, bindings }
+    }
+
+    /// True when the points of `kernel` run it (`kernels`, default every kernel).
+    #[must_use]
+    pub fn runs_on(&self, kernel: &str) -> bool {
+        self.kernels.is_empty() || self.kernels.iter().any(|k| k.as_str() == kernel)
+    }
+
+    /// `kernels = [...]` as a reader sees it (`b`, `a, b`), or `None` for every kernel.
+    #[must_use]
+    pub fn kernels_shown(&self) -> Option<String> {
+        (!self.kernels.is_empty()).then(|| {
+            self.kernels
+                .iter()
+                .map(KernelLabel::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
     }
 
     /// True for an untimed correctness workload (`role = "check"`): no metric, no series.

@@ -114,16 +114,6 @@ pub fn prose(analysis: &Analysis) -> String {
             "  ",
         ));
     }
-    if !analysis.kept_checks.is_empty() {
-        out.push_str(&wrap(
-            &format!(
-                "The passing checks' output is kept in checks/<point>/ ({} files).",
-                analysis.kept_checks.len()
-            ),
-            WIDTH,
-            "",
-        ));
-    }
     out
 }
 

@@ -277,3 +277,60 @@ fn the_ftrace_profile_counts_calls_and_leaves_nothing_enabled() {
     assert!(filter.lines().all(|l| l.starts_with('#')), "{filter}");
     assert_verified(&dir);
 }
+
+#[test]
+fn workloads_and_checks_on_chosen_kernels_run_only_there_and_are_compared_only_there() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recipe = Recipe::new("chosen", "workloads on chosen kernels", &["a", "b", "a"])
+        .runs(1, 3)
+        .workload(Workload::new("everywhere", "echo 5", Metric::lower("n")))
+        .workload(Workload::new("only_b", "echo 9", Metric::lower("n")).kernels(&["b"]))
+        .workload(Workload::check("mode", "echo \"mode: $ABA_KERNEL\"", "mode: a").kernels(&["a"]));
+    let path = recipe.write(tmp.path(), "r.toml");
+    let check = aba(tmp.path(), &["check", path.to_str().expect("utf-8")]);
+    assert!(check.status.success(), "{}", text(&check));
+    let said = String::from_utf8_lossy(&check.stdout).into_owned();
+    assert!(
+        said.contains("(on kernels b only)")
+            && said.contains("no comparison, the baseline a is not among them"),
+        "{said}"
+    );
+    // 3 points × (4 runs of `everywhere`) + 4 runs of `only_b` at b + 1 check at each a.
+    assert!(said.contains("18 (warm-ups included)"), "{said}");
+
+    let dir = run_local(tmp.path(), &recipe);
+    let mut ran: Vec<(String, String)> = journal_events(&dir)
+        .iter()
+        .filter_map(|e| match e {
+            Event::Sample {
+                point, workload, ..
+            } if workload != "everywhere" => Some((point.clone(), workload.clone())),
+            _ => None,
+        })
+        .collect();
+    ran.dedup();
+    assert_eq!(
+        ran,
+        [
+            ("a-a".to_owned(), "mode".to_owned()),
+            ("b".to_owned(), "only_b".to_owned()),
+            ("a-b".to_owned(), "mode".to_owned()),
+        ]
+    );
+    // The passing check's output is kept as evidence.
+    assert_eq!(read(&dir, "checks/a-a/mode.out"), "mode: a\n");
+    assert_verified(&dir);
+    let report = read(&dir, "report.txt");
+    let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(!report.contains("missing"), "{report}");
+    assert!(
+        flat.contains("only_b: no verdict: it ran only on kernel b (`kernels`), which leaves out the baseline a"),
+        "{report}"
+    );
+    assert!(report.contains("mode on kernel a: must pass"), "{report}");
+    assert!(!report.contains("mode on kernel b"), "{report}");
+    assert!(
+        flat.contains("passing checks' output is kept in checks/<point>/"),
+        "{report}"
+    );
+}

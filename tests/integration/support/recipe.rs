@@ -88,6 +88,9 @@ pub struct Workload {
     matrix: Option<(&'static str, Vec<&'static str>)>,
     retries: Option<u32>,
     metric: Metric,
+    kernels: Vec<&'static str>,
+    /// `role = "check"` with this `must_match`: no metric.
+    must_match: Option<&'static str>,
 }
 
 impl Workload {
@@ -99,7 +102,24 @@ impl Workload {
             matrix: None,
             retries: None,
             metric,
+            kernels: Vec::new(),
+            must_match: None,
         }
+    }
+
+    /// A check (`role = "check"`) `name` that runs `run` and must print a match of
+    /// `must_match`.
+    pub fn check(name: &str, run: impl Into<String>, must_match: &'static str) -> Workload {
+        Workload {
+            must_match: Some(must_match),
+            ..Workload::new(name, run, Metric::lower(""))
+        }
+    }
+
+    /// `kernels = [...]`: the kernels whose points run it.
+    pub fn kernels(mut self, kernels: &[&'static str]) -> Workload {
+        self.kernels = kernels.to_vec();
+        self
     }
 
     /// `retries`: how often a failed run is repeated.
@@ -127,7 +147,16 @@ impl Workload {
         if let Some(n) = self.retries {
             out.push_str(&format!("retries = {n}\n"));
         }
-        out.push_str(&format!("metric = {}\n", self.metric.toml()));
+        if !self.kernels.is_empty() {
+            out.push_str(&format!("kernels = {}\n", list(&self.kernels)));
+        }
+        match self.must_match {
+            Some(pattern) => out.push_str(&format!(
+                "role = \"check\"\ncheck = {{ must_match = [{}] }}\n",
+                quote(pattern)
+            )),
+            None => out.push_str(&format!("metric = {}\n", self.metric.toml())),
+        }
         out
     }
 }
