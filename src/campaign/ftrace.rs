@@ -38,8 +38,9 @@ fi
 const FILTERED: &str = r#"grep -v '^#' "$T/set_ftrace_filter" | grep -q ."#;
 
 /// The shell that enables the profiler for `functions`. It refuses a profiler or a filter
-/// someone else set (it would change their tracing and count their functions), and clears
-/// what it wrote when a function cannot be traced.
+/// someone else set (it would change their tracing and count their functions). A function
+/// the kernel cannot trace is named after [`UNTRACEABLE`] and left out; when none can be,
+/// it clears what it wrote and fails.
 #[must_use]
 pub fn setup_script(functions: &[String]) -> String {
     setup_script_in(&TRACEFS, functions)
@@ -58,13 +59,19 @@ if {FILTERED}; then
   echo "$T/set_ftrace_filter is not empty: someone else filters functions; aba leaves it alone" >&2
   exit 4
 fi
+traced=0
 for f in {names}; do
-  if ! echo "$f" >> "$T/set_ftrace_filter"; then
-    echo > "$T/set_ftrace_filter"
-    echo "function $f cannot be traced: it is not in $T/available_filter_functions (inlined, renamed or notrace on this kernel)" >&2
-    exit 5
+  if echo "$f" >> "$T/set_ftrace_filter" 2>/dev/null; then
+    traced=1
+  else
+    echo "{UNTRACEABLE} $f"
   fi
 done
+if [ "$traced" = 0 ]; then
+  echo > "$T/set_ftrace_filter"
+  echo "none of the functions can be traced: they are not in $T/available_filter_functions (inlined, renamed or notrace on this kernel)" >&2
+  exit 5
+fi
 if ! echo 1 > "$T/function_profile_enabled"; then
   echo > "$T/set_ftrace_filter"
   echo "cannot enable the function profiler in $T" >&2
@@ -75,6 +82,19 @@ echo "$T"
         find = find_tracefs(dirs),
         names = names.join(" ")
     )
+}
+
+/// The word before each function the setup could not put into the filter (one line each).
+pub const UNTRACEABLE: &str = "aba-ftrace-untraceable";
+
+/// The functions the setup's output says could not be traced: they have no count (never 0).
+#[must_use]
+pub fn untraceable(setup_output: &str) -> Vec<String> {
+    setup_output
+        .lines()
+        .filter_map(|l| l.strip_prefix(UNTRACEABLE))
+        .map(|f| f.trim().to_owned())
+        .collect()
 }
 
 /// The line the teardown prints before the counts.
@@ -172,6 +192,7 @@ mod tests {
         let (code, out, err) = sh(&setup_script_in(&dirs, &functions));
         assert_eq!(code, 0, "{err}");
         assert_eq!(out.trim(), t.to_str().expect("utf-8"));
+        assert!(super::untraceable(&out).is_empty());
         let read = |f: &str| std::fs::read_to_string(t.join(f)).expect("read");
         assert_eq!(read("function_profile_enabled").trim(), "1");
         assert!(read("set_ftrace_filter").contains("rebuild_sched_domains\nb.isra.0\n"));
@@ -188,6 +209,10 @@ mod tests {
         let (code, out, err) = sh(&teardown_script_in(&dirs));
         assert_eq!(code, 0, "{err}");
         assert_eq!(hit_counts(&functions, &out)[0].1, 4096);
+        assert_eq!(
+            super::untraceable(&format!("/t\n{} b.isra.0\n", super::UNTRACEABLE)),
+            ["b.isra.0"]
+        );
         assert_eq!(read("function_profile_enabled").trim(), "0");
         assert!(read("set_ftrace_filter").trim().is_empty());
         // A filter someone else set is left alone.

@@ -84,11 +84,20 @@ impl Engine<'_> {
         let mut reconnects = 0;
         loop {
             let mut problems = Vec::new();
+            let mut untraceable = Vec::new();
             let profiled = if probe.ftrace.is_empty() {
                 false
             } else {
                 match self.ftrace_step(&ftrace::setup_script(&probe.ftrace), &doing)? {
-                    Ok(_) => true,
+                    Ok(out) => {
+                        untraceable = ftrace::untraceable(&out.stdout_text());
+                        for f in &untraceable {
+                            problems.push(format!(
+                                "ftrace cannot trace `{f}` on this kernel (not in available_filter_functions): it has no count"
+                            ));
+                        }
+                        true
+                    }
                     Err(why) => {
                         problems.push(format!("the ftrace profile was not set up: {why}"));
                         // A setup that failed half-way clears what it wrote; the teardown
@@ -130,7 +139,15 @@ impl Engine<'_> {
             // connection; nothing stays enabled in tracefs.
             let hits = if profiled {
                 match self.ftrace_step(&ftrace::teardown_script(), &doing)? {
-                    Ok(out) => Some(ftrace::hit_counts(&probe.ftrace, &out.stdout_text())),
+                    Ok(out) => {
+                        let traced: Vec<String> = probe
+                            .ftrace
+                            .iter()
+                            .filter(|f| !untraceable.contains(f))
+                            .cloned()
+                            .collect();
+                        Some(ftrace::hit_counts(&traced, &out.stdout_text()))
+                    }
                     Err(why) => {
                         problems.push(format!("the ftrace teardown failed: {why}"));
                         None
