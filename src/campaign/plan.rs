@@ -764,6 +764,31 @@ metric = { number = true, better = "higher" }
     }
 
     #[test]
+    fn a_workload_or_probe_on_chosen_kernels_is_planned_and_estimated_only_there() {
+        // Default warm-up 3 + 2 samples at 2 s, two cases: 20 s of `pipe` per point; `only_b`
+        // 5 runs of 1 s at b; the probe a tenth of its 60 s at b.
+        let text = format!(
+            "{ABA}[[workload]]\nname = \"only_b\"\nrun = \"true\"\nkernels = [\"b\"]\n\
+             metric = {{ number = true, better = \"lower\" }}\n\
+             [[probe]]\nname = \"p\"\nrun = \"true\"\nkernels = [\"b\"]\ntimeout = \"60s\"\n"
+        );
+        let recipe = parse(Path::new("r.toml"), &text).expect("valid");
+        let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
+        let names = |i: usize| -> Vec<String> {
+            plan.points[i]
+                .cases
+                .iter()
+                .map(super::PlannedCase::display_name)
+                .collect()
+        };
+        assert_eq!(names(0), ["pipe[level=0]", "pipe[level=1]"]);
+        assert_eq!(names(1), ["pipe[level=0]", "pipe[level=1]", "only_b"]);
+        assert_eq!(names(2), names(0));
+        assert_eq!(plan.runs, 3 * 10 + 5);
+        assert_eq!(plan.eta.as_secs(), 3 * 10 + 3 * 20 + 5 + 6);
+    }
+
+    #[test]
     fn points_follow_the_sequence_with_cases_expanded() {
         let recipe = parse(Path::new("r.toml"), ABA).expect("valid");
         let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
