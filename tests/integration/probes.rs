@@ -322,7 +322,9 @@ fn workloads_and_checks_on_chosen_kernels_run_only_there_and_are_compared_only_t
     assert_verified(&dir);
     let report = read(&dir, "report.txt");
     let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A point of a kernel the workload leaves out is not missing data.
     assert!(!report.contains("missing"), "{report}");
+    assert!(!flat.contains("No valid values"), "{report}");
     assert!(
         flat.contains("only_b: no verdict: it ran only on kernel b (`kernels`), which leaves out the baseline a"),
         "{report}"
