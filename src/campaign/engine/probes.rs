@@ -82,31 +82,49 @@ impl Engine<'_> {
     ) -> Result<Probed, PointError> {
         let doing = format!("probe `{}` at point `{}`", probe.name, at.point.label);
         let mut reconnects = 0;
+        // What an earlier try of this probe left to say.
+        let mut carried: Vec<String> = Vec::new();
         loop {
-            let mut problems = Vec::new();
+            let mut problems = carried.clone();
             let mut untraceable = Vec::new();
             let profiled = if probe.ftrace.is_empty() {
                 false
             } else {
-                match self.ftrace_step(&ftrace::setup_script(&probe.ftrace), &doing)? {
-                    Ok(out) => {
-                        untraceable = ftrace::untraceable(&out.stdout_text());
-                        for f in &untraceable {
-                            problems.push(format!(
-                                "ftrace cannot trace `{f}` on this kernel (not in available_filter_functions): it has no count"
+                let script = ftrace::setup_script(&probe.ftrace);
+                match self.transport.exec(&script, FTRACE_TIMEOUT) {
+                    Err(TransportError::ConnectionLost { reason, .. })
+                        if reconnects < MAX_RECONNECTS_PER_RUN =>
+                    {
+                        // Lost half-way: on the same boot, what the setup wrote is aba's, so
+                        // the teardown clears it before the probe is tried again; another
+                        // boot fails the point (a fresh boot has nothing enabled).
+                        reconnects += 1;
+                        self.recover_connection(at, boot, &reason)?;
+                        if let Err(why) = self.ftrace_teardown(at, boot, &doing)? {
+                            carried.push(format!(
+                                "the ftrace teardown after a lost connection failed: {why}"
                             ));
                         }
-                        true
+                        continue;
                     }
-                    Err(why) => {
-                        problems.push(format!("the ftrace profile was not set up: {why}"));
-                        // A setup that failed half-way clears what it wrote; the teardown
-                        // makes sure.
-                        if let Err(why) = self.ftrace_step(&ftrace::teardown_script(), &doing)? {
-                            problems.push(format!("the ftrace teardown failed: {why}"));
+                    Err(e) => return Err(transport_failure(e, doing)),
+                    Ok(out) => match ftrace_answer(out) {
+                        Ok(out) => {
+                            untraceable = ftrace::untraceable(&out.stdout_text());
+                            for f in &untraceable {
+                                problems.push(format!(
+                                    "ftrace cannot trace `{f}` on this kernel (not in available_filter_functions): it has no count"
+                                ));
+                            }
+                            true
                         }
-                        false
-                    }
+                        // The setup wrote nothing, cleared what it wrote, or found someone
+                        // else's profile, which aba leaves alone: no teardown.
+                        Err(why) => {
+                            problems.push(format!("the ftrace profile was not set up: {why}"));
+                            false
+                        }
+                    },
                 }
             };
             let env = self.aba_env(at, "probe", None);
@@ -135,10 +153,11 @@ impl Engine<'_> {
                 // Another boot fails the point here; a fresh boot has no profiler enabled.
                 self.recover_connection(at, boot, reason)?;
             }
-            // Torn down whatever the command did: it may have timed out, failed or lost its
-            // connection; nothing stays enabled in tracefs.
+            // Torn down whatever the command did: it may have timed out, failed, lost its
+            // connection or been interrupted (a Ctrl-C is set aside for the teardown, as for
+            // restoring tuning); nothing stays enabled in tracefs.
             let hits = if profiled {
-                match self.ftrace_step(&ftrace::teardown_script(), &doing)? {
+                match self.ftrace_teardown(at, boot, &doing)? {
                     Ok(out) => {
                         let traced: Vec<String> = probe
                             .ftrace
@@ -168,27 +187,24 @@ impl Engine<'_> {
         }
     }
 
-    /// Runs an ftrace setup or teardown script: its output, or (inner `Err`) why it failed
-    /// in words; only a transport failure fails the point.
-    fn ftrace_step(
+    /// Runs the ftrace teardown, with a pending Ctrl-C set aside (as for restoring tuning)
+    /// and a lost connection on the same boot recovered (it is idempotent): its output, or
+    /// (inner `Err`) why it failed in words; only a transport failure fails the point.
+    fn ftrace_teardown(
         &mut self,
-        script: &str,
+        at: AttemptId<'_>,
+        boot: &Boot,
         doing: &str,
     ) -> Result<Result<CommandOutput, String>, PointError> {
-        let output = self
-            .transport
-            .exec(script, FTRACE_TIMEOUT)
-            .map_err(|e| transport_failure(e, format!("the ftrace profile of {doing}")))?;
-        if output.outcome == ExitOutcome::Exited(0) {
-            return Ok(Ok(output));
-        }
-        let stderr = output.stderr_text();
-        let last = crate::text::last_lines(&stderr, 1).join("");
-        Ok(Err(format!(
-            "{}: {}",
-            output.outcome,
-            crate::text::untrusted(last.trim(), 300)
-        )))
+        let script = ftrace::teardown_script();
+        let output = interrupt::set_aside(|| {
+            self.with_reconnect(at, boot, |e| {
+                e.transport.exec(&script, FTRACE_TIMEOUT).map_err(|err| {
+                    transport_failure(err, format!("the ftrace teardown of {doing}"))
+                })
+            })
+        })?;
+        Ok(ftrace_answer(output))
     }
 
     /// Keeps the probe's output, reads its values and journals its record; what it did not
@@ -295,4 +311,19 @@ impl Engine<'_> {
 #[expect(clippy::cast_precision_loss, reason = "hit counts stay below 2^53")]
 fn count_value(hits: u64) -> f64 {
     hits as f64
+}
+
+/// An ftrace script's output when it exited 0, else why not in words (its outcome and the
+/// last line of its stderr, escaped and cut).
+fn ftrace_answer(output: CommandOutput) -> Result<CommandOutput, String> {
+    if output.outcome == ExitOutcome::Exited(0) {
+        return Ok(output);
+    }
+    let stderr = output.stderr_text();
+    let last = crate::text::last_lines(&stderr, 1).join("");
+    Err(format!(
+        "{}: {}",
+        output.outcome,
+        crate::text::untrusted(last.trim(), 300)
+    ))
 }
