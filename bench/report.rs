@@ -197,6 +197,7 @@ pub fn generate(dir: &Path, points: usize, samples: u32) -> std::io::Result<u64>
                         dropped_bytes: None,
                         values: Some([(format!("w{w}"), value)].into()),
                         rows_sha256: Some(chain.hex()),
+                        kept: Vec::new(),
                     },
                 )?;
                 rows += 1;

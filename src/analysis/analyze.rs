@@ -359,12 +359,40 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
     });
     let mut series = Vec::new();
     let mut duplicate_rows = 0;
+    let candidates_all = &candidates;
     for workload in &recipe.workloads {
+        // A workload on chosen kernels (`kernels`) is compared only among them: a point of
+        // another kernel is not missing data, and a kernel it did not run on is no
+        // candidate. Without the baseline it has no comparison at all (the report says so).
+        let candidates: Vec<String> = if workload.runs_on(&baseline) {
+            candidates_all
+                .iter()
+                .filter(|c| workload.runs_on(c))
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // What the report says instead of a verdict for a kernel the workload left out.
+        let left_out: Vec<String> = match workload.kernels_shown() {
+            None => Vec::new(),
+            Some(shown) if !workload.runs_on(&baseline) => vec![format!(
+                "it ran only on kernel {shown} (`kernels`), which leaves out the baseline {baseline}: there is nothing to compare it with"
+            )],
+            Some(shown) => candidates_all
+                .iter()
+                .filter(|c| !workload.runs_on(c))
+                .map(|c| format!("{c}: not run there (`kernels` = {shown})"))
+                .collect(),
+        };
         for case in workload.cases() {
             for metric in &workload.metrics {
                 let mut series_points = Vec::new();
                 let mut missing = Vec::new();
-                for planned in plan.iter().filter(|p| done.contains_key(&p.label)) {
+                for planned in plan
+                    .iter()
+                    .filter(|p| done.contains_key(&p.label) && workload.runs_on(&p.kernel))
+                {
                     let values = rows.values(
                         &planned.label,
                         workload.name.as_str(),
@@ -432,7 +460,10 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                     samples: workload.samples,
                     points: series_points,
                     missing,
-                    all: analyses.all,
+                    all: analyses.all.map(|mut all| {
+                        all.not_compared.extend(left_out.iter().cloned());
+                        all
+                    }),
                     drop_first: analyses.drop_first,
                     drop_first_unavailable: analyses.drop_first_unavailable,
                     calibration: calibrated,
@@ -466,6 +497,8 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         .collect();
     let expects: Vec<_> = recipe.expect.iter().map(|e| check(e, &series)).collect();
     let summary = summarize_campaign(&series, &expects, &baseline);
+    let (probes, kept_checks) =
+        crate::analysis::probes::probe_results(&inputs.journal.history(), &points);
     Ok(Analysis {
         campaign: Campaign {
             name: recipe.name.to_string(),
@@ -505,6 +538,8 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             .map(|p| p.label.clone())
             .collect(),
         checks: check_outcomes(recipe, &points),
+        probes,
+        kept_checks,
         points,
         series,
         case_comparisons,

@@ -360,6 +360,7 @@ mod tests {
                     dropped_bytes: None,
                     values: None,
                     rows_sha256: None,
+                    kept: Vec::new(),
                 },
                 done("b", 2),
                 Event::Warning {

@@ -30,6 +30,7 @@ pub fn check_outcomes(recipe: &Recipe, points: &[PointInfo]) -> Vec<CheckOutcome
             workload: w.name.to_string(),
             kernels: kernels
                 .iter()
+                .filter(|k| w.runs_on(k))
                 .map(|k| {
                     let of = |done: bool| {
                         points

@@ -15,6 +15,7 @@ pub mod expect;
 pub mod extension;
 pub(crate) mod limit_edits;
 pub mod model;
+pub mod probes;
 pub mod recovery;
 pub mod select;
 pub mod series;

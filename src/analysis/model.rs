@@ -37,6 +37,11 @@ pub struct Analysis {
     pub case_comparisons: Vec<CaseSeries>,
     /// What each untimed correctness workload (`role = "check"`) proved on each kernel.
     pub checks: Vec<CheckOutcome>,
+    /// What the probes (`[[probe]]`) gave at the done points: evidence beside the timed
+    /// results, never in a verdict.
+    pub probes: Vec<crate::analysis::probes::ProbeResult>,
+    /// The output the passing checks kept at the done points (`checks/<point>/…`).
+    pub kept_checks: Vec<crate::analysis::probes::KeptInfo>,
     /// The recipe's `[[expect]]` entries and whether each was reproduced.
     pub expects: Vec<ExpectCheck>,
     /// What happened during the run, point attempt by point attempt.

@@ -191,6 +191,11 @@ fn shared_parts(old: &Recipe, new: &Recipe) -> Vec<(String, String, String)> {
             format!("{:?}", new.workloads),
         ),
         (
+            "the probes".to_owned(),
+            format!("{:?}", old.probes),
+            format!("{:?}", new.probes),
+        ),
+        (
             "point_retries".to_owned(),
             old.point_retries.to_string(),
             new.point_retries.to_string(),

@@ -64,6 +64,7 @@ pub fn calibration_recipe(
         kernels.retain(|label, _| *label == baseline);
     }
     table.remove("expect");
+    only_on_baseline(&mut table, &baseline);
     // A parameter only the expectations used would be declared and never used.
     if let Some(toml::Value::Table(params)) = table.remove("params") {
         let rest = toml::to_string(&table).expect("invariant: a TOML table serialises");
@@ -96,6 +97,30 @@ pub fn calibration_recipe(
     }
     .parse(&recipe.path, &text)
     .map_err(CalibrateError::Invalid)
+}
+
+/// Workloads and probes on chosen kernels (`kernels`) as the baseline alone runs them: those
+/// that leave it out are dropped, the others lose `kernels`; a check's `expect_fail` keeps
+/// the baseline only. The other kernels are not in the calibration's `[kernels]`.
+fn only_on_baseline(table: &mut toml::Table, baseline: &str) {
+    let on_baseline = |item: &toml::Value| match item.get("kernels") {
+        Some(toml::Value::Array(kernels)) => kernels.iter().any(|k| k.as_str() == Some(baseline)),
+        _ => true,
+    };
+    for key in ["workload", "probe"] {
+        let Some(toml::Value::Array(items)) = table.get_mut(key) else {
+            continue;
+        };
+        items.retain(on_baseline);
+        for item in items.iter_mut().filter_map(toml::Value::as_table_mut) {
+            item.remove("kernels");
+            if let Some(toml::Value::Table(check)) = item.get_mut("check")
+                && let Some(toml::Value::Array(fail)) = check.get_mut("expect_fail")
+            {
+                fail.retain(|k| k.as_str() == Some(baseline));
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -177,5 +202,28 @@ tolerance = 1.0
         // On a target that does not switch, its points share one boot.
         let plan = Summary::new(&calibration, &Target::local()).expect("plannable");
         assert_eq!((plan.points.len(), plan.boots), (6, 0));
+    }
+
+    #[test]
+    fn workloads_and_probes_on_chosen_kernels_are_calibrated_on_the_baseline_only() {
+        let text = RECIPE.replace(
+            "[analysis]",
+            "[[workload]]\nname = \"only_b\"\nrun = \"echo 1\"\nkernels = [\"b\"]\n\
+             metric = { number = true, better = \"lower\" }\n\
+             [[workload]]\nname = \"mode\"\nrole = \"check\"\nrun = \"echo x\"\nkernels = [\"a\", \"b\"]\n\
+             check = { must_match = [\"y\"], expect_fail = [\"a\", \"b\"] }\n\
+             [[probe]]\nname = \"p\"\nrun = \"true\"\nkernels = [\"b\"]\n[analysis]",
+        );
+        let recipe = parse(Path::new("r.toml"), &text).expect("valid");
+        let calibration = calibration_recipe(&recipe, 6, &[]).expect("valid");
+        let names: Vec<&str> = calibration
+            .workloads
+            .iter()
+            .map(|w| w.name.as_str())
+            .collect();
+        assert_eq!(names, ["w", "mode"]);
+        assert!(calibration.workloads[1].kernels.is_empty());
+        assert!(calibration.workloads[1].check.must_fail_on("a"));
+        assert!(calibration.probes.is_empty());
     }
 }

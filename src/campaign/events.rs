@@ -41,6 +41,13 @@ pub enum Step {
         /// `workload[case]`.
         name: String,
     },
+    /// Running a probe (`[[probe]]`), before or after the timed samples.
+    Probe {
+        /// The probe's name.
+        name: String,
+        /// `before` or `after`.
+        when: &'static str,
+    },
     /// Running teardown commands.
     Teardown,
     /// Counting kernel warnings and failed units.
@@ -61,6 +68,7 @@ impl std::fmt::Display for Step {
             Step::Uploading => f.write_str("copying files"),
             Step::Setup => f.write_str("setup"),
             Step::Workload { index, total, name } => write!(f, "workload {index}/{total} {name}"),
+            Step::Probe { name, when } => write!(f, "probe {name} ({when} the samples)"),
             Step::Teardown => f.write_str("teardown"),
             Step::Audit => f.write_str("audit"),
         }
@@ -193,6 +201,18 @@ pub enum Warning {
         /// `PID command line` of each.
         processes: Vec<String>,
     },
+    /// A probe did not end as its `expect` says, or gave less than it should (a value not
+    /// found, the ftrace profile not set up): said, never a failed point.
+    Probe {
+        /// The probe's name.
+        probe: String,
+        /// The point.
+        point: PointLabel,
+        /// What happened, on one line.
+        text: String,
+    },
+    /// Output aba keeps as evidence (a passing check's) could not be written.
+    NotKept(String),
     /// A run failed and is tried again.
     Retrying {
         /// Why it failed, on one line.
@@ -288,6 +308,10 @@ impl std::fmt::Display for Warning {
                 processes.len(),
                 processes.join("; ")
             ),
+            Warning::Probe { probe, point, text } => {
+                write!(f, "probe `{probe}` at point `{point}`: {text}")
+            }
+            Warning::NotKept(what) => write!(f, "output not kept: {what}"),
             Warning::Retrying {
                 failure,
                 retry,

@@ -171,7 +171,13 @@ fn check_output(output: &CommandOutput, check: &Check) -> Result<(), RunFailure>
 
 /// Extracts one metric from one stream's text.
 pub fn extract(metric: &Metric, text: &str) -> Result<f64, String> {
-    let raw = match &metric.extract {
+    read_number(&metric.extract, metric.divide, metric.multiply, text)
+}
+
+/// Reads one number from one stream's text the metric way: found by `how`, then divided by
+/// `divide` and multiplied by `multiply` (a probe's values use it too).
+pub fn read_number(how: &Extract, divide: f64, multiply: f64, text: &str) -> Result<f64, String> {
+    let raw = match how {
         Extract::Number => {
             let t = text.trim();
             if t.is_empty() {
@@ -206,7 +212,7 @@ pub fn extract(metric: &Metric, text: &str) -> Result<f64, String> {
             }
         }
     };
-    let value = raw / metric.divide * metric.multiply;
+    let value = raw / divide * multiply;
     if value.is_finite() {
         Ok(value)
     } else {

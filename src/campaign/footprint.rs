@@ -28,8 +28,10 @@ pub struct Footprint {
     pub setup: StepCommands,
     /// The first [`limits::CASE_LINES`] cases of all workloads, in run order.
     pub cases: Vec<CaseCommand>,
-    /// Cases in all (every point runs them all).
+    /// Cases in all (a point runs those of the workloads on its kernel).
     pub cases_total: u64,
+    /// `[[probe]]`, in file order.
+    pub probes: Vec<ProbeCommand>,
     /// `[teardown]`.
     pub teardown: StepCommands,
     /// `[boot] cmdline`: parameters every boot must carry.
@@ -73,6 +75,23 @@ pub struct StepCommands {
     pub counted: Duration,
 }
 
+/// One `[[probe]]`: what it runs, when and where.
+#[derive(Clone, Debug)]
+pub struct ProbeCommand {
+    /// Its name.
+    pub name: String,
+    /// The command, parameters substituted.
+    pub run: String,
+    /// `before` or `after` the samples.
+    pub when: &'static str,
+    /// Its kernels (`b`, `a, b`); `None`: every point.
+    pub kernels: Option<String>,
+    /// Its deadline.
+    pub timeout: Duration,
+    /// The functions of its ftrace profile.
+    pub ftrace: Vec<String>,
+}
+
 /// One case's command line, placeholders substituted.
 #[derive(Clone, Debug)]
 pub struct CaseCommand {
@@ -90,6 +109,8 @@ pub struct CaseCommand {
     pub samples: u32,
     /// An untimed correctness check (`role = "check"`): pass/fail, no samples analysed.
     pub check: bool,
+    /// The workload's kernels (`b`, `a, b`); `None`: every point.
+    pub kernels: Option<String>,
 }
 
 impl CaseCommand {
@@ -139,6 +160,24 @@ impl Footprint {
                 .workloads
                 .iter()
                 .fold(0u64, |n, w| n.saturating_add(w.case_count())),
+            probes: recipe
+                .probes
+                .iter()
+                .map(|p| ProbeCommand {
+                    name: p.name.to_string(),
+                    run: p.run.clone(),
+                    when: p.when.as_str(),
+                    kernels: (!p.kernels.is_empty()).then(|| {
+                        p.kernels
+                            .iter()
+                            .map(|k| k.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }),
+                    timeout: p.timeout,
+                    ftrace: p.ftrace.clone(),
+                })
+                .collect(),
             teardown: StepCommands::of(&recipe.teardown),
             boot_cmdline: recipe.boot_cmdline.clone(),
             kernel_cmdline: recipe
@@ -216,6 +255,7 @@ fn first_cases(recipe: &Recipe, max: usize) -> Vec<CaseCommand> {
                 warmup: workload.warmup,
                 samples: workload.samples,
                 check: workload.is_check(),
+                kernels: workload.kernels_shown(),
             });
         }
     }

@@ -52,6 +52,9 @@ pub struct WorkloadJudging<'a> {
     pub aux: bool,
     /// Its metrics (none for a check).
     pub metrics: Vec<MetricJudging<'a>>,
+    /// The kernels it runs on (`kernels`); empty: every kernel.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub kernels: &'a [KernelLabel],
     /// The check's kernels (only for `role = "check"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<CheckJudging<'a>>,
@@ -114,6 +117,7 @@ impl<'a> Judging<'a> {
                 name: &w.name,
                 role: w.role,
                 aux: w.aux,
+                kernels: &w.kernels,
                 metrics: w
                     .metrics
                     .iter()
@@ -128,7 +132,7 @@ impl<'a> Judging<'a> {
                     must_pass_on: recipe
                         .kernels
                         .keys()
-                        .filter(|k| !w.check.expect_fail.contains(k))
+                        .filter(|k| !w.check.expect_fail.contains(k) && w.runs_on(k.as_str()))
                         .collect(),
                     must_fail_on: &w.check.expect_fail,
                     exit: w.check.exit,

@@ -9,6 +9,7 @@ pub mod eta;
 pub mod events;
 pub mod extract;
 pub mod footprint;
+pub mod ftrace;
 pub(crate) mod judging;
 pub mod ledger;
 pub mod load;

@@ -60,8 +60,9 @@ pub struct PlannedPoint {
     pub release: Release,
     /// Every parameter that must appear in `/proc/cmdline`.
     pub cmdline: Vec<String>,
-    /// The cases, in run order. Every point runs the same cases, so all points share one
-    /// expansion: the plan's memory does not grow with the number of points.
+    /// The cases, in run order: those of the workloads that run on its kernel (`kernels`).
+    /// The points of a kernel share one expansion: the plan's memory does not grow with the
+    /// number of points.
     pub cases: Arc<[PlannedCase]>,
 }
 
@@ -277,7 +278,7 @@ impl PointSummary {
 pub struct Summary {
     /// Points in boot order.
     pub points: Vec<PointSummary>,
-    /// Cases per point (every point runs the same ones).
+    /// Cases of all workloads (a point runs those of the workloads on its kernel).
     pub cases: u64,
     /// Fresh boots the campaign needs (0 when the target does not switch).
     pub boots: usize,
@@ -409,20 +410,17 @@ impl Summary {
         // Saturating throughout: the recipe's limits keep these far from overflowing, and a
         // value that still would must become a huge ETA, never a panic.
         let mut cases = 0u64;
-        let mut runs_per_point = 0u64;
-        let mut work_per_point = Duration::ZERO;
         for workload in &recipe.workloads {
-            let n = workload.case_count();
-            let per_case = u64::from(workload.warmup) + u64::from(workload.samples);
-            cases = cases.saturating_add(n);
-            runs_per_point = runs_per_point.saturating_add(n.saturating_mul(per_case));
-            work_per_point = work_per_point.saturating_add(
-                workload
-                    .estimate
-                    .saturating_mul(saturate(n.saturating_mul(per_case))),
-            );
+            cases = cases.saturating_add(workload.case_count());
         }
-        let runs = runs_per_point.saturating_mul(n_points);
+        // A point's runs and work depend on its kernel: workloads and probes may name theirs.
+        let mut runs = 0u64;
+        let mut work = Duration::ZERO;
+        for p in &points {
+            let (r, w) = point_work(recipe, &p.kernel);
+            runs = runs.saturating_add(r);
+            work = work.saturating_add(w);
+        }
         let boots = if switches { points.len() } else { 0 };
         let boot_estimate = target.boot_estimate;
         // Setup runs after every boot (a compile is redone at every point), teardown at the
@@ -431,10 +429,13 @@ impl Summary {
             .setup
             .estimate()
             .saturating_add(recipe.teardown.estimate());
-        let eta = work_per_point
-            .saturating_add(recipe.settle)
-            .saturating_add(steps_estimate)
-            .saturating_mul(saturate(n_points))
+        let eta = work
+            .saturating_add(
+                recipe
+                    .settle
+                    .saturating_add(steps_estimate)
+                    .saturating_mul(saturate(n_points)),
+            )
             .saturating_add(boot_estimate.saturating_mul(saturate(boots as u64)));
 
         let mut warnings = Vec::new();
@@ -471,7 +472,14 @@ impl Summary {
             let boundary = e.boundary(points.len());
             let max = boundary.points.last().copied().unwrap_or(points.len());
             let extra = saturate((max - points.len()) as u64);
-            let per_point = work_per_point
+            // An appended point costs what an average point of its unit does.
+            let unit_len = saturate(e.unit.len().max(1) as u64);
+            let (unit_runs, unit_work) = e.unit.iter().fold((0u64, Duration::ZERO), |acc, k| {
+                let (r, w) = point_work(recipe, k);
+                (acc.0.saturating_add(r), acc.1.saturating_add(w))
+            });
+            let runs_per_point = unit_runs / u64::from(unit_len);
+            let per_point = (unit_work / unit_len)
                 .saturating_add(recipe.settle)
                 .saturating_add(steps_estimate)
                 .saturating_add(if switches {
@@ -484,7 +492,7 @@ impl Summary {
                 unit: e.unit.clone(),
                 looks: boundary.looks(),
                 boots: if switches { max } else { 0 },
-                runs: runs_per_point.saturating_mul(max as u64),
+                runs: runs.saturating_add(runs_per_point.saturating_mul(u64::from(extra))),
                 eta: eta.saturating_add(per_point.saturating_mul(extra)),
             }
         });
@@ -542,6 +550,29 @@ impl Summary {
     }
 }
 
+/// The workload runs (warm-ups included) at one point of `kernel` and what they and its
+/// probes are expected to take: each run its `estimate`, each probe a tenth of its
+/// timeout, as a setup step counts ([`crate::recipe::resolved::STEP_ESTIMATE_DIVISOR`]).
+fn point_work(recipe: &Recipe, kernel: &KernelLabel) -> (u64, Duration) {
+    let mut runs = 0u64;
+    let mut work = Duration::ZERO;
+    for workload in recipe
+        .workloads
+        .iter()
+        .filter(|w| w.runs_on(kernel.as_str()))
+    {
+        let n = workload
+            .case_count()
+            .saturating_mul(u64::from(workload.warmup) + u64::from(workload.samples));
+        runs = runs.saturating_add(n);
+        work = work.saturating_add(workload.estimate.saturating_mul(saturate(n)));
+    }
+    for probe in recipe.probes.iter().filter(|p| p.runs_on(kernel.as_str())) {
+        work = work.saturating_add(probe.timeout / crate::recipe::resolved::STEP_ESTIMATE_DIVISOR);
+    }
+    (runs, work)
+}
+
 /// A count as a `Duration` multiplier.
 fn saturate(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
@@ -551,37 +582,17 @@ impl Plan {
     /// Builds the plan of `recipe` on `target`.
     pub fn new(recipe: &Recipe, target: &Target) -> Result<Plan, PlanError> {
         let summary = Summary::new(recipe, target)?;
-        let mut cases = Vec::new();
-        for (w, workload) in recipe.workloads.iter().enumerate() {
-            for case in workload.cases() {
-                let run = case.render(&workload.run);
-                let env = workload
-                    .env
-                    .iter()
-                    .map(|(k, v)| (k.clone(), case.render(v)))
-                    .collect();
-                cases.push(PlannedCase {
-                    workload: w,
-                    workload_name: workload.name.clone(),
-                    case,
-                    run,
-                    env,
-                    warmup: workload.warmup,
-                    samples: workload.samples,
-                });
-            }
-        }
-        let cases: Arc<[PlannedCase]> = cases.into();
+        let all = planned_cases(recipe);
         let points = summary
             .points
             .into_iter()
             .map(|p| PlannedPoint {
+                cases: Arc::clone(&all[&p.kernel]),
                 order: p.order,
                 label: p.label,
                 kernel: p.kernel,
                 release: p.release,
                 cmdline: p.cmdline,
-                cases: Arc::clone(&cases),
             })
             .collect();
         Ok(Plan {
@@ -593,6 +604,43 @@ impl Plan {
             warnings: summary.warnings,
         })
     }
+}
+
+/// Every kernel's cases, in run order: the workloads that run on it (`kernels`), each case
+/// expanded once and shared by the kernel's points.
+fn planned_cases(recipe: &Recipe) -> std::collections::HashMap<KernelLabel, Arc<[PlannedCase]>> {
+    let mut cases = Vec::new();
+    for (w, workload) in recipe.workloads.iter().enumerate() {
+        for case in workload.cases() {
+            let run = case.render(&workload.run);
+            let env = workload
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), case.render(v)))
+                .collect();
+            cases.push(PlannedCase {
+                workload: w,
+                workload_name: workload.name.clone(),
+                case,
+                run,
+                env,
+                warmup: workload.warmup,
+                samples: workload.samples,
+            });
+        }
+    }
+    recipe
+        .kernels
+        .keys()
+        .map(|k| {
+            let of_kernel: Arc<[PlannedCase]> = cases
+                .iter()
+                .filter(|c| recipe.workloads[c.workload].runs_on(k.as_str()))
+                .cloned()
+                .collect();
+            (k.clone(), of_kernel)
+        })
+        .collect()
 }
 
 impl Plan {
@@ -631,11 +679,11 @@ impl Plan {
     pub fn append(&mut self, recipe: &Recipe, points: &[AppendedPoint]) -> Result<(), PlanError> {
         let n = u32::try_from(self.points.len().max(1)).unwrap_or(1);
         let per_point_eta = self.eta / n;
-        let per_point_runs = self.runs / u64::from(n);
         let per_point_boots = usize::from(self.boots > 0);
-        let Some(cases) = self.points.first().map(|p| Arc::clone(&p.cases)) else {
+        if self.points.is_empty() {
             return Ok(());
-        };
+        }
+        let cases = planned_cases(recipe);
         for p in points {
             let Some(kernel) = recipe
                 .kernels
@@ -653,10 +701,12 @@ impl Plan {
                 kernel: kernel.label.clone(),
                 release: kernel.release.clone(),
                 cmdline: recipe.cmdline_for(&kernel.label),
-                cases: Arc::clone(&cases),
+                cases: Arc::clone(&cases[&kernel.label]),
             });
             self.eta = self.eta.saturating_add(per_point_eta);
-            self.runs = self.runs.saturating_add(per_point_runs);
+            self.runs = self
+                .runs
+                .saturating_add(point_work(recipe, &kernel.label).0);
             self.boots += per_point_boots;
         }
         Ok(())
@@ -711,6 +761,31 @@ metric = { number = true, better = "higher" }
         )
         .expect("valid");
         inv.target("lab").expect("defined")
+    }
+
+    #[test]
+    fn a_workload_or_probe_on_chosen_kernels_is_planned_and_estimated_only_there() {
+        // Default warm-up 3 + 2 samples at 2 s, two cases: 20 s of `pipe` per point; `only_b`
+        // 5 runs of 1 s at b; the probe a tenth of its 60 s at b.
+        let text = format!(
+            "{ABA}[[workload]]\nname = \"only_b\"\nrun = \"true\"\nkernels = [\"b\"]\n\
+             metric = {{ number = true, better = \"lower\" }}\n\
+             [[probe]]\nname = \"p\"\nrun = \"true\"\nkernels = [\"b\"]\ntimeout = \"60s\"\n"
+        );
+        let recipe = parse(Path::new("r.toml"), &text).expect("valid");
+        let plan = Plan::new(&recipe, &kexec_target()).expect("plannable");
+        let names = |i: usize| -> Vec<String> {
+            plan.points[i]
+                .cases
+                .iter()
+                .map(super::PlannedCase::display_name)
+                .collect()
+        };
+        assert_eq!(names(0), ["pipe[level=0]", "pipe[level=1]"]);
+        assert_eq!(names(1), ["pipe[level=0]", "pipe[level=1]", "only_b"]);
+        assert_eq!(names(2), names(0));
+        assert_eq!(plan.runs, 3 * 10 + 5);
+        assert_eq!(plan.eta.as_secs(), 3 * 10 + 3 * 20 + 5 + 6);
     }
 
     #[test]

@@ -254,17 +254,23 @@ fn commands(f: &Footprint) -> String {
     let mut out =
         "Runs on the target (in its work directory, at every point, by sh -c)\n".to_owned();
     out.push_str(&steps("setup", &f.setup));
+    let chosen = f.cases.iter().any(|c| c.kernels.is_some());
     let _ = writeln!(
         out,
-        "    {} case{} at every point (warm-ups+samples, then the command):",
+        "    {} case{} {} (warm-ups+samples, then the command):",
         f.cases_total,
-        if f.cases_total == 1 { "" } else { "s" }
+        if f.cases_total == 1 { "" } else { "s" },
+        if chosen {
+            "at the points of their kernels"
+        } else {
+            "at every point"
+        }
     );
     let width = widest(f.cases.iter().map(|c| c.name.as_str())).min(40);
     for case in &f.cases {
         let _ = writeln!(
             out,
-            "      {:<width$}  {}+{}  {}{}",
+            "      {:<width$}  {}+{}  {}{}{}",
             one_line(&case.name),
             case.warmup,
             case.samples,
@@ -273,7 +279,11 @@ fn commands(f: &Footprint) -> String {
                 "  (check: pass/fail, untimed)"
             } else {
                 ""
-            }
+            },
+            case.kernels
+                .as_ref()
+                .map(|k| format!("  (on kernels {k} only)"))
+                .unwrap_or_default()
         );
     }
     let listed = f.cases.len() as u64;
@@ -282,6 +292,28 @@ fn commands(f: &Footprint) -> String {
             out,
             "      … and {} more (not listed)",
             f.cases_total - listed
+        );
+    }
+    for p in &f.probes {
+        let _ = writeln!(
+            out,
+            "    probe {} ({} the samples, {}; untimed, output kept, within {}): {}{}",
+            one_line(&p.name),
+            p.when,
+            p.kernels.as_ref().map_or_else(
+                || "at every point".to_owned(),
+                |k| format!("on kernels {k} only")
+            ),
+            humantime::format_duration(p.timeout),
+            one_line(&p.run),
+            if p.ftrace.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; ftrace function profile of {} (set up before, torn down after)",
+                    p.ftrace.join(", ")
+                )
+            }
         );
     }
     out.push_str(&steps("teardown", &f.teardown));
@@ -368,7 +400,19 @@ fn judged(j: &Judging<'_>) -> String {
             (Role::Measured, false) => "measured",
             (Role::Measured, true) => "measured, aux: never drives the summary",
         };
-        let _ = writeln!(out, "    {} ({role})", w.name);
+        let kernels: Vec<&str> = w.kernels.iter().map(KernelLabel::as_str).collect();
+        let place = if kernels.is_empty() {
+            String::new()
+        } else if w.role == Role::Check || kernels.contains(&j.baseline.as_str()) {
+            format!("; on kernels {} only", kernels.join(", "))
+        } else {
+            format!(
+                "; on kernels {} only: no comparison, the baseline {} is not among them",
+                kernels.join(", "),
+                j.baseline
+            )
+        };
+        let _ = writeln!(out, "    {} ({role}{place})", w.name);
         let width = widest(w.metrics.iter().map(|m| m.name.as_str()));
         for m in &w.metrics {
             let better = match m.better {

@@ -114,6 +114,9 @@ pub struct CommandsJson<'a> {
     pub cases: Vec<CaseJson<'a>>,
     /// Cases in all; more than `cases` holds when the listing is cut.
     pub cases_total: u64,
+    /// `[[probe]]`, in file order (absent without any).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<ProbeJson<'a>>,
     /// `[teardown]`.
     pub teardown: StepsJson<'a>,
 }
@@ -146,6 +149,28 @@ pub struct CaseJson<'a> {
     pub samples: u32,
     /// An untimed correctness check (`role = "check"`): pass/fail, never analysed.
     pub check: bool,
+    /// The kernels whose points run it (`kernels`, as `b` or `a, b`); absent: every point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<&'a str>,
+}
+
+/// One `[[probe]]`.
+#[derive(Debug, Serialize)]
+pub struct ProbeJson<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// The command `sh -c` runs.
+    pub run: &'a str,
+    /// `before` or `after` the samples.
+    pub when: &'a str,
+    /// Its kernels (`b`, `a, b`); absent: every point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<&'a str>,
+    /// Its deadline, seconds.
+    pub timeout_s: f64,
+    /// The functions of its ftrace profile.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub ftrace: &'a [String],
 }
 
 /// What the recipe changes on the target, every value read back.
@@ -418,9 +443,22 @@ impl<'a> CommandsJson<'a> {
                     warmup: c.warmup,
                     samples: c.samples,
                     check: c.check,
+                    kernels: c.kernels.as_deref(),
                 })
                 .collect(),
             cases_total: f.cases_total,
+            probes: f
+                .probes
+                .iter()
+                .map(|p| ProbeJson {
+                    name: &p.name,
+                    run: &p.run,
+                    when: p.when,
+                    kernels: p.kernels.as_deref(),
+                    timeout_s: p.timeout.as_secs_f64(),
+                    ftrace: &p.ftrace,
+                })
+                .collect(),
             teardown: StepsJson::new(&f.teardown),
         }
     }

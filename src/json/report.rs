@@ -48,6 +48,9 @@ pub struct ReportDoc<'a> {
     pub expects: &'a [ExpectCheck],
     /// What each correctness workload (`role = "check"`) proved on each kernel.
     pub checks: &'a [CheckOutcome],
+    /// What each probe (`[[probe]]`) gave at each done point; never in a verdict (added in
+    /// format 1: a new field keeps the format).
+    pub probes: &'a [crate::analysis::probes::ProbeResult],
     /// The noise profile the campaign used, or why none.
     pub profile: &'a ProfileUse,
     /// The comparison with the recipe's `[expect] reference` (what `aba compare --json`
@@ -120,6 +123,7 @@ impl<'a> ReportDoc<'a> {
             case_comparisons: &analysis.case_comparisons,
             expects: &analysis.expects,
             checks: &analysis.checks,
+            probes: &analysis.probes,
             profile: &analysis.profile,
             reproduction,
         }

@@ -56,3 +56,7 @@ pub const ETA_CONFIRM: Duration = Duration::from_secs(24 * 3600);
 pub const RUNS_CONFIRM: u64 = 100_000;
 /// Case lines `aba check` prints before it summarises the rest.
 pub const CASE_LINES: usize = 40;
+/// `[[probe]]` tables.
+pub const PROBES: usize = 32;
+/// Functions of one probe's `ftrace` profile.
+pub const FTRACE_FUNCTIONS: usize = 32;

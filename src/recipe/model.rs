@@ -141,6 +141,10 @@ pub struct RecipeFile {
     #[serde(default = "no_workloads", rename = "workload")]
     #[schemars(with = "Vec<WorkloadSpec>")]
     pub workloads: Spanned<Vec<WorkloadSpec>>,
+    /// Untimed commands whose output is kept (`[[probe]]`), before or after a point's timed
+    /// samples: attribution evidence, never in the verdict.
+    #[serde(default, rename = "probe")]
+    pub probes: Vec<ProbeSpec>,
     /// How results are judged.
     #[serde(default)]
     pub analysis: AnalysisSpec,
@@ -385,6 +389,12 @@ pub struct WorkloadSpec {
     /// How often a failed run is retried before the point fails.
     #[serde(default)]
     pub retries: Option<Count<Retries>>,
+    /// The kernels whose points run it; default: every point. A workload that does not run
+    /// on the baseline has no comparison (the report says so instead of a verdict).
+    /// Labels validated by `load`.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub kernels: Option<Spanned<Vec<Spanned<String>>>>,
     /// `measured` (default), `control` (expected not to move) or `check` (untimed
     /// correctness: no metric, pass/fail per kernel).
     #[serde(default)]
@@ -577,6 +587,132 @@ pub struct CheckSpec {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub expect_fail: Vec<Spanned<String>>,
+}
+
+/// `[[probe]]`: an untimed command whose output is kept as evidence (`probes/<point>/<name>.out`
+/// and `.err`), run once at a point before or after the timed samples, never between them.
+///
+/// A table of its own rather than a workload role: a probe has none of a workload's timing
+/// (warm-ups, samples, retries, a matrix, a direction, verdict limits), runs outside the
+/// workloads' order, and its values are read into `probes.tsv`, never into a series.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeSpec {
+    /// Unique among the probes; the stem of its kept files.
+    #[schemars(with = "WorkloadName")]
+    pub name: Spanned<WorkloadName>,
+    /// Shell command, run in the work directory; `{params.NAME}` expands a parameter.
+    #[schemars(with = "String")]
+    pub run: Spanned<String>,
+    /// The kernels whose points run it; default: every point. Labels validated by `load`.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub kernels: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `before` or `after` (default) the point's timed samples.
+    #[serde(default)]
+    pub when: ProbeWhen,
+    /// Deadline of the command; the whole process group is killed when it passes.
+    #[serde(default)]
+    pub timeout: Option<Dur<RunTimeout>>,
+    /// How much of each output stream is kept (default 1 MiB); the cut is named at the end
+    /// of the kept file and in the report.
+    #[serde(default)]
+    pub max_output: Option<ByteSize>,
+    /// `success` (default: exit status 0) or `failure` (any other exit). A probe that does
+    /// not end as expected is a warning of its point, never a failed point.
+    #[serde(default)]
+    pub expect: ProbeExpect,
+    /// Numbers read from the output with the metric rules (`json`, `regex`, `number`,
+    /// `stream`, `divide`, `multiply`, `unit`), into `probes.tsv`.
+    #[serde(default)]
+    #[schemars(with = "Vec<ProbeValueSpec>")]
+    pub value: Vec<ProbeValueSpec>,
+    /// The ftrace function profiler around the command: its hit count of each function
+    /// becomes a value.
+    #[serde(default)]
+    pub ftrace: Option<FtraceSpec>,
+}
+
+/// When a probe runs at its point.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeWhen {
+    /// After setup, before the first workload run.
+    Before,
+    /// After the last workload run, before teardown.
+    #[default]
+    After,
+}
+
+impl ProbeWhen {
+    /// `before` / `after`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeWhen::Before => "before",
+            ProbeWhen::After => "after",
+        }
+    }
+}
+
+/// How a probe is expected to end.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeExpect {
+    /// Exit status 0.
+    #[default]
+    Success,
+    /// Any exit status but 0 (never a timeout or a signal).
+    Failure,
+}
+
+/// One value of a probe, read like a metric's number but with no direction.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeValueSpec {
+    /// Unique within the probe.
+    #[schemars(with = "MetricName")]
+    pub name: Spanned<MetricName>,
+    /// A JSON pointer (RFC 6901) into the output, which must be one JSON document.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub json: Option<Spanned<String>>,
+    /// A regex whose first capture group (or the group named `value`) is the number.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub regex: Option<Spanned<String>>,
+    /// `true`: the whole output (trimmed) is one number.
+    #[serde(default)]
+    #[schemars(with = "Option<bool>")]
+    pub number: Option<Spanned<bool>>,
+    /// Which stream to read: `stdout` (default) or `stderr`.
+    #[serde(default)]
+    pub stream: Stream,
+    /// Divide the extracted number by this.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub divide: Option<Spanned<f64>>,
+    /// Multiply the extracted number by this.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub multiply: Option<Spanned<f64>>,
+    /// Unit of the final value.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub unit: Option<Spanned<String>>,
+}
+
+/// `ftrace = { functions = [...] }` on a probe.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FtraceSpec {
+    /// Kernel functions, by exact name (as `available_filter_functions` lists them).
+    #[schemars(with = "Vec<String>")]
+    pub functions: Spanned<Vec<Spanned<String>>>,
 }
 
 /// `[analysis]`.

@@ -12,7 +12,7 @@ use crate::recipe::{
         CpuList, EnvName, KernelLabel, KnobValue, MatrixKey, MetricName, Name, Release,
         RemoteFileName, SysctlName, TargetPath, WorkloadName,
     },
-    model::{BetterSpec, Role, Stream, TuningKnob},
+    model::{BetterSpec, ProbeExpect, ProbeWhen, Role, Stream, TuningKnob},
 };
 
 /// A recipe that passed validation.
@@ -55,6 +55,8 @@ pub struct Recipe {
     pub teardown: Steps,
     /// Workloads in run order.
     pub workloads: Vec<Workload>,
+    /// `[[probe]]`, in file order.
+    pub probes: Vec<Probe>,
     /// `[analysis]`.
     pub analysis: AnalysisSettings,
     /// `[[expect]]`.
@@ -285,6 +287,8 @@ pub struct Workload {
     pub samples: u32,
     /// Retries of a failed run before the point fails.
     pub retries: u32,
+    /// The kernels whose points run it; empty: every point.
+    pub kernels: Vec<KernelLabel>,
     /// Measured or control.
     pub role: Role,
     /// Auxiliary workload.
@@ -341,6 +345,24 @@ impl Workload {
             .collect::<Vec<_>>()
             .join(",");
         Case { name, bindings }
+    }
+
+    /// True when the points of `kernel` run it (`kernels`, default every kernel).
+    #[must_use]
+    pub fn runs_on(&self, kernel: &str) -> bool {
+        self.kernels.is_empty() || self.kernels.iter().any(|k| k.as_str() == kernel)
+    }
+
+    /// `kernels = [...]` as a reader sees it (`b`, `a, b`), or `None` for every kernel.
+    #[must_use]
+    pub fn kernels_shown(&self) -> Option<String> {
+        (!self.kernels.is_empty()).then(|| {
+            self.kernels
+                .iter()
+                .map(KernelLabel::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
     }
 
     /// True for an untimed correctness workload (`role = "check"`): no metric, no series.
@@ -408,6 +430,54 @@ pub struct Metric {
     pub better: BetterSpec,
     /// Verdict limits set on the metric.
     pub limits: LimitOverrides,
+}
+
+/// A `[[probe]]`: an untimed command whose output is kept, once per point of its kernels.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    /// Name, unique among the probes.
+    pub name: WorkloadName,
+    /// The command, parameters expanded.
+    pub run: String,
+    /// The kernels whose points run it; empty: every point.
+    pub kernels: Vec<KernelLabel>,
+    /// Before or after the timed samples.
+    pub when: ProbeWhen,
+    /// Deadline of the command.
+    pub timeout: Duration,
+    /// Bytes kept of each output stream.
+    pub max_output: usize,
+    /// How it is expected to end.
+    pub expect: ProbeExpect,
+    /// Values read from its output.
+    pub values: Vec<ProbeValue>,
+    /// Functions whose ftrace profiler hits become values; empty: no profiler.
+    pub ftrace: Vec<String>,
+}
+
+impl Probe {
+    /// True when the points of `kernel` run it.
+    #[must_use]
+    pub fn runs_on(&self, kernel: &str) -> bool {
+        self.kernels.is_empty() || self.kernels.iter().any(|k| k.as_str() == kernel)
+    }
+}
+
+/// One value of a probe: read with the metric rules ([`crate::campaign::extract::read_number`]).
+#[derive(Clone, Debug)]
+pub struct ProbeValue {
+    /// Name, unique within the probe.
+    pub name: MetricName,
+    /// How to find the number.
+    pub extract: Extract,
+    /// Which stream.
+    pub stream: Stream,
+    /// Divisor applied after extraction.
+    pub divide: f64,
+    /// Factor applied after extraction.
+    pub multiply: f64,
+    /// Unit of the final value.
+    pub unit: String,
 }
 
 /// Pass/fail conditions on a run.

@@ -71,6 +71,8 @@ pub struct Prose {
     pub expect: String,
     /// The untimed correctness workloads' outcome per kernel.
     pub checks: String,
+    /// What the probes gave at each point and what they kept (empty without probes).
+    pub probes: String,
     /// The run audit.
     pub audit: String,
     /// The shared-boot caveat (empty unless all points shared one boot).
@@ -133,6 +135,7 @@ impl<'a> Context<'a> {
                 details: block(mail_prose::details(analysis)),
                 expect: block(mail_prose::expect(analysis)),
                 checks: block(mail_prose::checks(analysis)),
+                probes: block(crate::report::probes::prose(analysis)),
                 audit: block(mail_prose::audit(analysis)),
                 shared_boot: block(mail_prose::shared_boot(analysis)),
                 profile: block(mail_prose::profile(analysis)),
@@ -146,6 +149,7 @@ impl<'a> Context<'a> {
                 files: md(markdown::files(
                     root,
                     !super::source_identity_tsv::builds(analysis).is_empty(),
+                    !analysis.probes.is_empty(),
                 )),
                 sources: md(markdown::sources(analysis)),
             },

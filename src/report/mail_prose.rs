@@ -904,6 +904,16 @@ pub fn checks(analysis: &Analysis) -> String {
             ));
         }
     }
+    if !analysis.kept_checks.is_empty() {
+        out.push_str(&wrap(
+            &format!(
+                "The passing checks' output is kept in checks/<point>/ ({} files): the evidence of each pass.",
+                analysis.kept_checks.len()
+            ),
+            WIDTH,
+            "  ",
+        ));
+    }
     out
 }
 

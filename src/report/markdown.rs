@@ -282,8 +282,8 @@ pub fn verdicts(analysis: &Analysis) -> String {
 
 /// The bundle's files that exist next to the report files, with what each holds.
 #[must_use]
-pub fn files(root: &Path, built_here: bool) -> String {
-    const FILES: [(&str, &str); 17] = [
+pub fn files(root: &Path, built_here: bool, probed: bool) -> String {
+    const FILES: [(&str, &str); 20] = [
         (
             "recipe.toml",
             "the recipe exactly as run (its sha256 is in the journal)",
@@ -296,6 +296,14 @@ pub fn files(root: &Path, built_here: bool) -> String {
         ),
         ("env/", "environment snapshot per point attempt"),
         ("raw/", "raw output of failed runs"),
+        (
+            "probes/",
+            "each probe's stdout (`.out`) and stderr (`.err`) per point, cut at `max_output` with the cut named",
+        ),
+        (
+            "checks/",
+            "each passing check's stdout and stderr per point: the evidence of its pass",
+        ),
         ("report.txt", "the mail-ready summary (72 columns)"),
         (
             "points.tsv",
@@ -307,6 +315,10 @@ pub fn files(root: &Path, built_here: bool) -> String {
             "every point attempt: boot, cmdline, tuning, failures",
         ),
         ("samples.svg", "every sample in boot order"),
+        (
+            "probes.tsv",
+            "every value a probe gave: point, kernel, probe, value name, value, unit (never in a verdict)",
+        ),
         ("README.md", "this summary"),
         (
             "source-identity.tsv",
@@ -342,6 +354,7 @@ pub fn files(root: &Path, built_here: bool) -> String {
             always.contains(name)
                 || root.join(name).exists()
                 || (built_here && *name == super::source_identity_tsv::FILE)
+                || (probed && *name == super::probes::FILE)
                 || (compared && name.starts_with("reproduction."))
         })
         .map(|(name, what)| vec![format!("`{name}`"), (*what).to_owned()])

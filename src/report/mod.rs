@@ -21,6 +21,7 @@ pub(crate) mod mail_tables;
 pub(crate) mod markdown;
 pub mod number;
 pub mod points_tsv;
+pub(crate) mod probes;
 pub(crate) mod reproduction_prose;
 pub(crate) mod reproduction_tables;
 pub(crate) mod reproduction_text;

@@ -21,7 +21,8 @@ use crate::{
 };
 
 /// The report files every campaign has, in the order they are written (a campaign that
-/// booted kernels built on the host also has `source-identity.tsv`).
+/// booted kernels built on the host also has `source-identity.tsv`, one whose probes ran
+/// `probes.tsv`).
 pub const FILES: [&str; 6] = [
     "points.tsv",
     "comparison.tsv",
@@ -114,6 +115,9 @@ pub fn render_reports(
         ];
         if let Some(sources) = source_identity_tsv::render(analysis) {
             files.push((source_identity_tsv::FILE, sources));
+        }
+        if let Some(probes) = crate::report::probes::render_tsv(analysis) {
+            files.push((crate::report::probes::FILE, probes));
         }
         Ok(Reports { files })
     })

@@ -3,6 +3,7 @@
 
 pub mod atomic;
 pub mod journal;
+pub mod kept;
 pub mod layout;
 pub mod manifest;
 pub mod row_chain;

@@ -25,6 +25,7 @@ mod multi_lab;
 mod new;
 mod params;
 mod preflight;
+mod probes;
 mod profiles;
 mod recipe_fuzz;
 mod recipes;

@@ -458,6 +458,16 @@ fn rt_sysctl_read_is_the_mail_setup() {
         assert_eq!(w.metrics[0].better, BetterSpec::Lower);
     }
     assert_eq!(workload(&r, "sched_rr_timeslice_ms").role, Role::Control);
+    // The thread's untimed probe (issue 35 item 4): rebuild_sched_domains counted during
+    // reads, after the samples of every point, never in the verdict.
+    let probe = &r.probes[0];
+    assert_eq!(probe.name.as_str(), "rebuild_calls");
+    assert_eq!(
+        probe.ftrace,
+        ["rebuild_sched_domains", "build_sched_domains"]
+    );
+    assert_eq!(probe.when, aba::recipe::model::ProbeWhen::After);
+    assert!(probe.kernels.is_empty() && probe.run.contains("sysctl_pread"));
     assert_eq!(r.analysis.baseline.as_str(), "original");
     let expect: Vec<(&str, &str, f64)> = r
         .expect

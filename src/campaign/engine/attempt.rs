@@ -19,7 +19,7 @@ use crate::{
         proof::prove,
         switch::{SwitchError, SwitchPhase, SwitchRequest, Switched, switch_to},
     },
-    recipe::ident::Release,
+    recipe::{ident::Release, model::ProbeWhen},
     results::{
         journal::{Event, now_rfc3339, now_rfc3339_micros},
         verify::{Scope, verify},
@@ -68,6 +68,8 @@ impl Engine<'_> {
         self.with_reconnect(at, &boot, |e| e.snapshot(at))?;
         self.with_reconnect(at, &boot, |e| e.prepare_workdir(at))?;
 
+        // Probes run outside the timed samples, never between them.
+        self.run_probes(at, &boot, ProbeWhen::Before)?;
         let total = point.cases.len();
         for (i, case) in point.cases.iter().enumerate() {
             self.step(Step::Workload {
@@ -77,6 +79,7 @@ impl Engine<'_> {
             });
             self.run_case(at, &boot, case)?;
         }
+        self.run_probes(at, &boot, ProbeWhen::After)?;
 
         self.teardown(at, &boot)?;
         self.step(Step::Audit);

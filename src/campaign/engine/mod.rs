@@ -34,6 +34,7 @@ mod failure;
 mod finish;
 mod hooks;
 mod points;
+mod probes;
 mod raw;
 mod reconnect;
 mod resume;

@@ -18,6 +18,7 @@ use crate::{
     recipe::{Workload, ident::CpuList},
     results::{
         journal::{Event, now_rfc3339},
+        kept::{CHECKS_DIR, KeptFile, keep, kept_path},
         layout::path_safe,
         samples::{Phase, SampleRow, Status},
     },
@@ -196,6 +197,11 @@ impl Engine<'_> {
                 processes: output.leftovers.clone(),
             });
         }
+        let kept = if workload.is_check() && judged.failure.is_none() {
+            self.keep_check_output(at, run, output)
+        } else {
+            Vec::new()
+        };
         let rows_sha256 = self.append_rows(at, boot, run, workload, &judged, &time)?;
         let values = workload
             .metrics
@@ -219,6 +225,7 @@ impl Engine<'_> {
             dropped_bytes: (judged.dropped > 0).then_some(judged.dropped),
             values: Some(values),
             rows_sha256: Some(rows_sha256),
+            kept,
         })?;
         self.observer.event(&CampaignEvent::Run {
             phase: run.phase,
@@ -238,6 +245,39 @@ impl Engine<'_> {
                 .display()
                 .to_string(),
         }))
+    }
+
+    /// Keeps a passing check run's output as evidence (`checks/<point>/<name>.out` and
+    /// `.err`): its numbers are what the pass rests on. A stream that cannot be written is
+    /// said and left out of the record.
+    fn keep_check_output(
+        &mut self,
+        at: AttemptId<'_>,
+        run: RunId<'_>,
+        output: &CommandOutput,
+    ) -> Vec<KeptFile> {
+        let mut name = run.case.workload_name.to_string();
+        if !run.case.case.name.is_empty() {
+            name = format!("{name}-{}", path_safe(&run.case.case.name));
+        }
+        if run.phase == Phase::Warmup {
+            name = format!("{name}-warmup{}", run.index);
+        } else if run.of > 1 {
+            name = format!("{name}-{}", run.index);
+        }
+        let point = at.point.label.to_string();
+        let mut kept = Vec::new();
+        for (stderr, bytes, dropped) in [
+            (false, &output.stdout, output.dropped[0]),
+            (true, &output.stderr, output.dropped[1]),
+        ] {
+            let rel = kept_path(CHECKS_DIR, &point, &name, stderr);
+            match keep(&self.dir.root, &rel, bytes, dropped) {
+                Ok(file) => kept.push(file),
+                Err(e) => self.notice(Warning::NotKept(format!("{rel}: {e}"))),
+            }
+        }
+        kept
     }
 
     /// One row per metric, with the proven boot's facts; returns the link of `samples.csv`'s

@@ -98,6 +98,7 @@ mod tests {
             warmup: 0,
             samples: 1,
             check: false,
+            kernels: None,
         };
         let pinned = case(Some("0"), &[]);
         let shown = pinned.command_line();

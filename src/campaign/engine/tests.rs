@@ -1053,3 +1053,66 @@ fn a_machine_busier_than_its_cpus_at_the_start_is_warned_about_once() {
     assert_eq!(journaled, [(Some("a-a".to_owned()), text.to_owned())]);
     assert_eq!(loaded("1.99 2.00 1.50 5/127 30274"), (vec![], vec![]));
 }
+
+/// A probe with an ftrace profile whose connection drops while the probe runs: the profile
+/// is torn down after the loss (nothing stays enabled), then set up again and the probe
+/// repeated; its record says how it ended and the counts (none listed: 0 calls each).
+#[test]
+fn an_ftrace_profile_is_torn_down_after_a_probe_that_lost_its_connection_and_retried() {
+    let recipe = format!(
+        "{}[[probe]]\nname = \"calls\"\nrun = \"reader\"\nwhen = \"before\"\n\
+         ftrace = {{ functions = [\"sched_rt_handler\"] }}\n",
+        null_recipe(0, 0).replace("sequence = [\"a\", \"a\"]", "sequence = [\"a\"]")
+    );
+    let c = Campaign::new(&recipe, Target::local());
+    let mut machine = Scripted::new("6.1.0-47");
+    machine.lose_on = ["ABA_PHASE=probe".to_owned()].into();
+    let (outcome, _) = c.run(&mut machine, None);
+    assert_finished(&outcome);
+    let steps: Vec<&str> = machine
+        .log
+        .iter()
+        .filter_map(|call| match call {
+            Call::Exec(cmd) if cmd.contains("echo 1 > \"$T/function_profile_enabled\"") => {
+                Some("setup")
+            }
+            Call::Exec(cmd) if cmd.contains(crate::campaign::ftrace::COUNTS_MARK) => {
+                Some("teardown")
+            }
+            Call::Exec(cmd) if cmd.contains("ABA_PHASE=probe") => Some("probe"),
+            Call::Exec(cmd) if cmd.contains("ABA_PHASE=sample") => Some("sample"),
+            Call::Reconnect => Some("reconnect"),
+            _ => None,
+        })
+        .collect();
+    // The first reconnect is the campaign's connection.
+    assert_eq!(
+        steps,
+        [
+            "reconnect",
+            "setup",
+            "probe",
+            "reconnect",
+            "teardown",
+            "setup",
+            "probe",
+            "teardown",
+            "sample",
+            "sample"
+        ]
+    );
+    let probe = c
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Probe {
+                outcome, values, ..
+            } => Some((outcome, values)),
+            _ => None,
+        })
+        .expect("a probe record");
+    assert_eq!(probe.0, "exit status 0");
+    assert_eq!(probe.1[0].name, "sched_rt_handler");
+    assert_eq!(probe.1[0].value, 0.0);
+    c.assert_verified();
+}

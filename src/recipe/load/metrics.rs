@@ -1,6 +1,6 @@
 //! `[[workload.metric]]` and check workloads (`check`, `expect_fail`).
 
-use std::collections::HashSet;
+use std::{collections::HashSet, ops::Range};
 
 use toml::Spanned;
 
@@ -12,6 +12,24 @@ use crate::recipe::{
 };
 
 use super::Checker;
+
+/// The keys of a table that say how a number is read: a metric's and a probe value's.
+pub(super) struct Reading<'s> {
+    pub json: Option<&'s Spanned<String>>,
+    pub regex: Option<&'s Spanned<String>>,
+    pub number: Option<&'s Spanned<bool>>,
+    pub divide: Option<&'s Spanned<f64>>,
+    pub multiply: Option<&'s Spanned<f64>>,
+    pub unit: Option<&'s Spanned<String>>,
+}
+
+/// [`Reading`], checked.
+pub(super) struct Read {
+    pub extract: Extract,
+    pub divide: f64,
+    pub multiply: f64,
+    pub unit: String,
+}
 
 impl Checker<'_> {
     pub(super) fn metrics(&mut self, spec: &WorkloadSpec) -> Vec<Metric> {
@@ -76,10 +94,45 @@ impl Checker<'_> {
         m: &MetricSpec,
         name: crate::recipe::ident::MetricName,
     ) -> Option<Metric> {
-        let number = m.number.as_ref().filter(|n| *n.get_ref());
-        let ways: Vec<(&str, std::ops::Range<usize>)> = [
-            m.json.as_ref().map(|j| ("json", j.span())),
-            m.regex.as_ref().map(|r| ("regex", r.span())),
+        let reading = Reading {
+            json: m.json.as_ref(),
+            regex: m.regex.as_ref(),
+            number: m.number.as_ref(),
+            divide: m.divide.as_ref(),
+            multiply: m.multiply.as_ref(),
+            unit: m.unit.as_ref(),
+        };
+        let anchor = m.name.as_ref().map_or(spec.metric.span(), Spanned::span);
+        let read = self.reading(&reading, &format!("metric `{name}`"), anchor)?;
+        Some(Metric {
+            name,
+            extract: read.extract,
+            stream: m.stream,
+            divide: read.divide,
+            multiply: read.multiply,
+            unit: read.unit,
+            better: m.better,
+            limits: self.overrides(
+                m.gate_pct.as_ref(),
+                m.max_drift_pct.as_ref(),
+                m.max_cv_pct.as_ref(),
+            ),
+        })
+    }
+
+    /// How a number is read (`json`, `regex` or `number`, then `divide`, `multiply` and
+    /// `unit`): the rules metrics and probe values share. `what` names the owner in errors
+    /// (``metric `x` ``), `anchor` is where an error about the whole table points.
+    pub(super) fn reading(
+        &mut self,
+        m: &Reading<'_>,
+        what: &str,
+        anchor: Range<usize>,
+    ) -> Option<Read> {
+        let number = m.number.filter(|n| *n.get_ref());
+        let ways: Vec<(&str, Range<usize>)> = [
+            m.json.map(|j| ("json", j.span())),
+            m.regex.map(|r| ("regex", r.span())),
             number.map(|n| ("number", n.span())),
         ]
         .into_iter()
@@ -88,14 +141,14 @@ impl Checker<'_> {
         if ways.len() != 1 {
             let (message, anchor) = match ways.as_slice() {
                 [] => (
-                    format!("metric `{name}` does not say how to read its number"),
-                    m.name.as_ref().map_or(spec.metric.span(), Spanned::span),
+                    format!("{what} does not say how to read its number"),
+                    anchor,
                 ),
                 [first, rest @ ..] => {
                     let others: Vec<String> = rest.iter().map(|(k, _)| format!("`{k}`")).collect();
                     (
                         format!(
-                            "metric `{name}` sets `{}` and {}: it can read its number only one way",
+                            "{what} sets `{}` and {}: it can read its number only one way",
                             first.0,
                             others.join(" and ")
                         ),
@@ -111,7 +164,7 @@ impl Checker<'_> {
             );
             return None;
         }
-        let extract = if let Some(pointer) = &m.json {
+        let extract = if let Some(pointer) = m.json {
             if !(pointer.get_ref().is_empty() || pointer.get_ref().starts_with('/')) {
                 self.error(
                     pointer.span(),
@@ -120,7 +173,7 @@ impl Checker<'_> {
                 return None;
             }
             Extract::Json(pointer.get_ref().clone())
-        } else if let Some(pattern) = &m.regex {
+        } else if let Some(pattern) = m.regex {
             let re = self.regex(pattern)?;
             if re.captures_len() < 2 {
                 self.error(
@@ -133,7 +186,7 @@ impl Checker<'_> {
         } else {
             Extract::Number
         };
-        let factor = |this: &mut Self, v: &Option<Spanned<f64>>, key: &str| match v {
+        let factor = |this: &mut Self, v: Option<&Spanned<f64>>, key: &str| match v {
             None => Some(1.0),
             Some(x) if x.get_ref().is_finite() && *x.get_ref() != 0.0 => Some(*x.get_ref()),
             Some(x) => {
@@ -144,25 +197,17 @@ impl Checker<'_> {
                 None
             }
         };
-        let divide = factor(self, &m.divide, "divide")?;
-        let multiply = factor(self, &m.multiply, "multiply")?;
-        let unit = match &m.unit {
+        let divide = factor(self, m.divide, "divide")?;
+        let multiply = factor(self, m.multiply, "multiply")?;
+        let unit = match m.unit {
             None => String::new(),
             Some(u) => self.free_text(u, "`unit`", limits::UNIT_CHARS, &[])?,
         };
-        Some(Metric {
-            name,
+        Some(Read {
             extract,
-            stream: m.stream,
             divide,
             multiply,
             unit,
-            better: m.better,
-            limits: self.overrides(
-                m.gate_pct.as_ref(),
-                m.max_drift_pct.as_ref(),
-                m.max_cv_pct.as_ref(),
-            ),
         })
     }
 

@@ -37,6 +37,7 @@ mod files;
 mod kernels;
 mod metrics;
 mod parameters;
+mod probes;
 mod resolve;
 mod workload;
 

@@ -40,6 +40,7 @@ impl Checker<'_> {
         let files = self.files(&file);
         let tuning = self.tuning(&file.tuning);
         let workloads = self.workloads(&file);
+        let probes = self.probes(&file);
         // Cases are expanded below only when their number is within the limits.
         let sized = self.size(&file, &workloads, sequence.len());
         let analysis = self.analysis(&file, &sequence, &known);
@@ -92,6 +93,7 @@ impl Checker<'_> {
                     .map_or(DEFAULT_STEP_TIMEOUT, |d| d.get()),
             },
             workloads,
+            probes,
             analysis,
             expect,
             reference,

@@ -228,6 +228,26 @@ impl Checker<'_> {
                 })
                 .ok()
         });
+        let kernels = match &spec.kernels {
+            None => Vec::new(),
+            Some(list) => {
+                self.kernel_subset(file, list, &format!("workload `{}`", spec.name.get_ref()))
+            }
+        };
+        if !kernels.is_empty() {
+            for label in &spec.check.expect_fail {
+                if !kernels.iter().any(|k| k.as_str() == label.get_ref()) {
+                    self.error(
+                        label.span(),
+                        format!(
+                            "`check.expect_fail` names kernel `{}`, where workload `{}` does not run (its `kernels` leave it out)",
+                            label.get_ref(),
+                            spec.name.get_ref()
+                        ),
+                    );
+                }
+            }
+        }
         Workload {
             name: spec.name.get_ref().clone(),
             run,
@@ -240,6 +260,7 @@ impl Checker<'_> {
             samples,
             // A check that flips is a finding about the kernel, not noise to retry away.
             retries: spec.retries.map_or(u32::from(!is_check), |c| c.get()),
+            kernels,
             role: spec.role,
             aux: spec.aux,
             matrix,

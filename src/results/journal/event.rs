@@ -313,6 +313,44 @@ pub enum Event {
         /// in journals of older aba.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rows_sha256: Option<String>,
+        /// The output of a passing check run, kept as evidence (`checks/<point>/…`): stdout,
+        /// then stderr. Empty for other runs and in journals of older aba.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        kept: Vec<crate::results::kept::KeptFile>,
+    },
+    /// A probe (`[[probe]]`) ran at the point, before or after its timed samples: its output
+    /// kept under `probes/<point>/`, the values read from it. Never part of a verdict; a
+    /// probe that did not end as expected is said, not a failed point.
+    Probe {
+        /// Point label.
+        point: String,
+        /// Attempt.
+        attempt: u32,
+        /// The point's kernel.
+        kernel: String,
+        /// The probe's name.
+        probe: String,
+        /// Before or after the timed samples.
+        when: crate::recipe::model::ProbeWhen,
+        /// How the command ended (`exit status 0`, `timed out after 30s`).
+        outcome: String,
+        /// Whether it ended as the recipe's `expect` says.
+        as_expected: bool,
+        /// Wall seconds of the command.
+        elapsed_s: f64,
+        /// The kept stdout and stderr, in that order (a stream that could not be written is
+        /// missing, and said in `problems`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        kept: Vec<crate::results::kept::KeptFile>,
+        /// The values read, in the recipe's order (ftrace functions first).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        values: Vec<ProbeReading>,
+        /// What went wrong short of failing the point: a value not found, the ftrace
+        /// profiler not set up, a stream not kept.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        problems: Vec<String>,
+        /// When it ended.
+        time: String,
     },
     /// The connection dropped; what aba found when it came back.
     ConnectionLost {
@@ -439,6 +477,18 @@ fn method_compat<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SwitchKind, D
         return Ok(SwitchKind::GrubReboot);
     }
     SwitchKind::deserialize(serde::de::value::StrDeserializer::<D::Error>::new(&text))
+}
+
+/// One value a probe's output gave.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProbeReading {
+    /// The value's name (a function's, for an ftrace profile).
+    pub name: String,
+    /// The number.
+    pub value: f64,
+    /// Its unit.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unit: String,
 }
 
 /// A file's content before tuning changed it.

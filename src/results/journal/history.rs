@@ -123,6 +123,33 @@ pub struct AttemptHistory {
     pub ends: Vec<(At, End)>,
     /// Warnings naming its point while it was the point's latest attempt.
     pub warnings: Vec<String>,
+    /// Its probes, in the order they ran.
+    pub probes: Vec<ProbeRun>,
+    /// The output its passing checks kept (`checks/<point>/…`), in the order written.
+    pub kept_checks: Vec<crate::results::kept::KeptFile>,
+}
+
+/// A `probe` record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeRun {
+    /// The probe's name.
+    pub probe: String,
+    /// The point's kernel.
+    pub kernel: String,
+    /// Before or after the timed samples.
+    pub when: crate::recipe::model::ProbeWhen,
+    /// How the command ended.
+    pub outcome: String,
+    /// Whether that is what the recipe expects.
+    pub as_expected: bool,
+    /// Wall seconds.
+    pub elapsed_s: f64,
+    /// Its kept stdout and stderr.
+    pub kept: Vec<crate::results::kept::KeptFile>,
+    /// The values read.
+    pub values: Vec<super::event::ProbeReading>,
+    /// What went wrong short of failing the point.
+    pub problems: Vec<String>,
 }
 
 /// How far an attempt got.
@@ -309,10 +336,12 @@ impl History {
                 raw,
                 leftovers,
                 dropped_bytes,
+                kept,
                 ..
             } => {
                 let a = self.attempt_mut(point, *attempt);
                 a.step = Some((at, Step::Run(*phase)));
+                a.kept_checks.extend(kept.iter().cloned());
                 // Reuses the strings' buffers: a journal of a million runs is replayed
                 // without a million copies of their names.
                 match &mut a.last_run {
@@ -343,6 +372,30 @@ impl History {
                     });
                 }
             }
+            Event::Probe {
+                point,
+                attempt,
+                kernel,
+                probe,
+                when,
+                outcome,
+                as_expected,
+                elapsed_s,
+                kept,
+                values,
+                problems,
+                ..
+            } => self.attempt_mut(point, *attempt).probes.push(ProbeRun {
+                probe: probe.clone(),
+                kernel: kernel.clone(),
+                when: *when,
+                outcome: outcome.clone(),
+                as_expected: *as_expected,
+                elapsed_s: *elapsed_s,
+                kept: kept.clone(),
+                values: values.clone(),
+                problems: problems.clone(),
+            }),
             Event::ConnectionLost {
                 point,
                 attempt,
@@ -416,6 +469,8 @@ impl AttemptHistory {
             connection_lost: Vec::new(),
             ends: Vec::new(),
             warnings: Vec::new(),
+            probes: Vec::new(),
+            kept_checks: Vec::new(),
         }
     }
 
@@ -735,6 +790,7 @@ mod tests {
             dropped_bytes: None,
             values: None,
             rows_sha256: None,
+            kept: Vec::new(),
         };
         use crate::results::samples::Phase;
         let h = History::of(&[

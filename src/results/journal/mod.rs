@@ -20,10 +20,12 @@ pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 
-pub use event::{AppendedPoint, Event, Facts, LookComparison, ReservationAction, SavedValue};
+pub use event::{
+    AppendedPoint, Event, Facts, LookComparison, ProbeReading, ReservationAction, SavedValue,
+};
 pub use history::{
-    At, AttemptHistory, Boot, CampaignState, End, History, PendingRestore, PointState, ProvenBoot,
-    RunRemark, Step,
+    At, AttemptHistory, Boot, CampaignState, End, History, PendingRestore, PointState, ProbeRun,
+    ProvenBoot, RunRemark, Step,
 };
 pub use limits::{Limits, ScopedLimits};
 pub use read::{

@@ -76,6 +76,8 @@ struct SampleKind<'a> {
     leftovers: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     dropped_bytes: Option<u64>,
+    #[serde(default)]
+    kept: Option<serde::de::IgnoredAny>,
 }
 
 /// A `sample` record (as aba writes them: the event tag first) of a run that succeeded at
@@ -89,6 +91,7 @@ fn is_plain_sample(line: &[u8]) -> bool {
                 && f.retry == 0
                 && f.leftovers.is_none()
                 && f.dropped_bytes.is_none()
+                && f.kept.is_none()
         })
 }
 
@@ -190,6 +193,10 @@ pub struct RunRecord<'a> {
     /// Output bytes dropped, when the record says (read only to tell a plain run).
     #[serde(default)]
     pub dropped_bytes: Option<u64>,
+    /// Whether the record lists kept output (a passing check's; read only to tell a plain
+    /// run: the analysis and the verification read the full record).
+    #[serde(default)]
+    pub kept: Option<serde::de::IgnoredAny>,
 }
 
 impl RunRecord<'_> {
@@ -209,6 +216,7 @@ impl RunRecord<'_> {
             rows_sha256,
             leftovers,
             dropped_bytes,
+            kept,
             ..
         } = event
         else {
@@ -230,6 +238,7 @@ impl RunRecord<'_> {
             rows_sha256: rows_sha256.as_deref(),
             leftovers: (!leftovers.is_empty()).then_some(serde::de::IgnoredAny),
             dropped_bytes: *dropped_bytes,
+            kept: (!kept.is_empty()).then_some(serde::de::IgnoredAny),
         })
     }
 }
@@ -308,7 +317,8 @@ pub fn visit_runs_for_analysis(
             let plain = record.status == Status::Ok
                 && record.retry == 0
                 && record.leftovers.is_none()
-                && record.dropped_bytes.is_none();
+                && record.dropped_bytes.is_none()
+                && record.kept.is_none();
             if !plain {
                 journal.events.push(parse_line(path, number, line)?);
             }

@@ -269,6 +269,7 @@ fn sample(index: u32, retry: u32, status: Status) -> Event {
         dropped_bytes: None,
         values: Some(std::collections::BTreeMap::from([("m".to_owned(), 1.5)])),
         rows_sha256: Some("ab".repeat(32)),
+        kept: Vec::new(),
     }
 }
 
@@ -306,4 +307,68 @@ fn reading_for_analysis_leaves_out_plain_samples_only() {
         .expect("write");
     drop(f);
     assert!(Journal::read_for_analysis(&path).is_err());
+}
+
+/// A probe record and a check run's kept output round-trip, fold into the attempt's history,
+/// and a run with kept output is read by the analysis (it is not a plain run); an older
+/// journal's sample record, without `kept`, reads as before.
+#[test]
+fn probe_records_and_kept_check_output_round_trip_and_fold_into_the_history() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("journal.jsonl");
+    let kept = crate::results::kept::KeptFile {
+        path: "checks/a-a/mode.out".into(),
+        sha256: "cd".repeat(32),
+        bytes: 8,
+        dropped_bytes: 0,
+    };
+    let mut check = sample(1, 0, Status::Ok);
+    if let Event::Sample { kept: k, .. } = &mut check {
+        k.push(kept.clone());
+    }
+    let probe = Event::Probe {
+        point: "a-a".into(),
+        attempt: 1,
+        kernel: "a".into(),
+        probe: "rebuild_calls".into(),
+        when: crate::recipe::model::ProbeWhen::After,
+        outcome: "exit status 0".into(),
+        as_expected: true,
+        elapsed_s: 0.1,
+        kept: vec![crate::results::kept::KeptFile {
+            path: "probes/a-a/rebuild_calls.out".into(),
+            sha256: "ef".repeat(32),
+            bytes: 100,
+            dropped_bytes: 7,
+        }],
+        values: vec![super::ProbeReading {
+            name: "rebuild_sched_domains".into(),
+            value: 128.0,
+            unit: "calls".into(),
+        }],
+        problems: Vec::new(),
+        time: "t".into(),
+    };
+    let events = [header(), sample(2, 0, Status::Ok), check, probe];
+    let mut w = JournalWriter::open(&path).expect("open");
+    for e in &events {
+        w.append(e).expect("append");
+    }
+    drop(w);
+    assert_eq!(Journal::read(&path).expect("readable").events, events);
+    let some = Journal::read_for_analysis(&path).expect("readable");
+    assert_eq!(
+        some.events,
+        [events[0].clone(), events[2].clone(), events[3].clone()]
+    );
+    let history = some.history();
+    let attempt = history.attempt("a-a", 1).expect("named");
+    assert_eq!(attempt.kept_checks, [kept]);
+    assert_eq!(attempt.probes[0].values[0].value, 128.0);
+    assert_eq!(attempt.probes[0].kept[0].dropped_bytes, 7);
+
+    let line = serde_json::to_string(&sample(3, 0, Status::Ok)).expect("serialises");
+    assert!(!line.contains("kept"), "{line}");
+    let old = serde_json::from_str::<Event>(&line).expect("an older record reads");
+    assert!(matches!(old, Event::Sample { ref kept, .. } if kept.is_empty()));
 }

@@ -510,14 +510,16 @@ impl<'a> Checker<'a> {
                     attempt: label.clone(),
                 });
             }
+            let kernel = self.points.get(&self.name(point)).map(|(_, k)| k.clone());
             for series in self.expected_series() {
+                let rows = series.rows_at(kernel.as_deref());
                 let mut indices = series
                     .symbols
                     .and_then(|(w, c, m)| self.valid.get(&(point, attempt, w, c, m, series.phase)))
                     .cloned()
                     .unwrap_or_default();
                 indices.sort_unstable();
-                let exact = indices.len() == series.rows as usize
+                let exact = indices.len() == rows as usize
                     && indices.iter().zip(1..).all(|(&i, want)| i == want);
                 if exact {
                     continue;
@@ -536,7 +538,7 @@ impl<'a> Checker<'a> {
                         series.phase.as_str()
                     ),
                     found: index_list(&indices),
-                    expected: series.rows,
+                    expected: rows,
                 });
             }
         }
@@ -552,6 +554,22 @@ pub(super) struct ExpectedSeries<'r> {
     pub(super) symbols: Option<(Sym, Sym, Sym)>,
     pub(super) phase: Phase,
     pub(super) rows: u32,
+    /// The workload's `kernels` (empty: every kernel).
+    pub(super) kernels: &'r [crate::recipe::ident::KernelLabel],
+}
+
+impl ExpectedSeries<'_> {
+    /// The rows an attempt of `kernel` must hold: none where the workload does not run.
+    pub(super) fn rows_at(&self, kernel: Option<&str>) -> u32 {
+        match kernel {
+            Some(k)
+                if !self.kernels.is_empty() && !self.kernels.iter().any(|l| l.as_str() == k) =>
+            {
+                0
+            }
+            _ => self.rows,
+        }
+    }
 }
 
 impl<'a> Checker<'a> {
@@ -581,6 +599,7 @@ impl<'a> Checker<'a> {
                             symbols,
                             phase,
                             rows,
+                            kernels: &workload.kernels,
                         });
                     }
                 }

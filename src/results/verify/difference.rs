@@ -119,6 +119,14 @@ pub enum Difference {
         /// Which run.
         run: String,
     },
+    /// Output a done attempt kept as evidence (a probe's, a passing check's) is missing,
+    /// unreadable or not the bytes journaled with it.
+    KeptOutput {
+        /// `point `b` attempt 1`.
+        attempt: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl fmt::Display for Difference {
@@ -190,6 +198,9 @@ impl fmt::Display for Difference {
                 f,
                 "samples.csv lines {from}-{line} are not the bytes journaled with run {run} (the hash chain of its rows differs): a row was edited, added or removed there"
             ),
+            Difference::KeptOutput { attempt, reason } => {
+                write!(f, "the kept output of {attempt}: {reason}")
+            }
             Difference::Unproven { attempt } => {
                 write!(
                     f,

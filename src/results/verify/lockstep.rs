@@ -392,6 +392,7 @@ impl<'a> Walk<'a> {
                 continue;
             }
             a.boot.as_ref()?;
+            let kernel = checker.points.get(t.text(point)).map(|(_, k)| k.as_str());
             for series in &expected {
                 let (n, in_order) = series
                     .symbols
@@ -401,7 +402,7 @@ impl<'a> Walk<'a> {
                             .copied()
                     })
                     .unwrap_or((0, true));
-                if n != series.rows || !in_order {
+                if n != series.rows_at(kernel) || !in_order {
                     return None;
                 }
             }

@@ -140,18 +140,58 @@ pub fn verify(
     };
     if let Scope::All = scope {
         let bytes = has_samples.then_some(RowBytes::File(samples_path));
-        if let Some(found) = in_step(recipe, &table, journal_path, bytes)? {
+        if let Some(mut found) = in_step(recipe, &table, journal_path, bytes)? {
+            found.differences.extend(kept_output(recipe, journal_path)?);
             return Ok(found);
         }
     }
-    full_check(
+    let mut found = full_check(
         recipe,
         &table,
         journal_path,
         samples_path,
         scope,
         has_samples,
-    )
+    )?;
+    if let Scope::All = scope {
+        found.differences.extend(kept_output(recipe, journal_path)?);
+    }
+    Ok(found)
+}
+
+/// The output the done attempts kept as evidence (`probes/`, `checks/`), each file against
+/// the SHA-256 journaled with it ([`crate::results::kept::check`]). Read only when the
+/// recipe has probes or checks: the journal is read once more, its plain runs skipped.
+fn kept_output(recipe: &Recipe, journal_path: &Path) -> Result<Vec<Difference>, VerifyError> {
+    if recipe.probes.is_empty() && !recipe.workloads.iter().any(|w| w.is_check()) {
+        return Ok(Vec::new());
+    }
+    let root = journal_path.parent().unwrap_or(Path::new("."));
+    let history = Journal::read_for_analysis(journal_path)?.history();
+    let mut differences = Vec::new();
+    for attempt in &history.attempts {
+        if !matches!(attempt.end(), Some(End::Done { .. })) {
+            continue;
+        }
+        let files = attempt
+            .probes
+            .iter()
+            .flat_map(|p| &p.kept)
+            .chain(&attempt.kept_checks);
+        for kept in files {
+            if let Err(e) = crate::results::kept::check(root, kept) {
+                differences.push(Difference::KeptOutput {
+                    attempt: format!(
+                        "point `{}` attempt {}",
+                        crate::text::untrusted(&attempt.point, 80),
+                        attempt.attempt
+                    ),
+                    reason: crate::causes::one_line(&e),
+                });
+            }
+        }
+    }
+    Ok(differences)
 }
 
 /// The check that names every difference: the journal's runs kept as interned keys, then
@@ -271,10 +311,13 @@ pub fn verify_and_read(
         parsed.ok()?;
         Some((found, journal, table))
     })?;
-    let found = match found {
+    let mut found = match found {
         Some(found) => found,
         None => full_check(recipe, &table, journal_path, samples_path, Scope::All, true).ok()?,
     };
+    found
+        .differences
+        .extend(kept_output(recipe, journal_path).ok()?);
     Some(Checked {
         found,
         journal,

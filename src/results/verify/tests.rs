@@ -71,6 +71,7 @@ fn clean() -> (Vec<Event>, Vec<Event>, String) {
                 dropped_bytes: None,
                 values: Some([("m".to_owned(), 1.5)].into()),
                 rows_sha256: None,
+                kept: Vec::new(),
             });
             let _ = writeln!(
                 csv,
@@ -304,6 +305,7 @@ fn unjournaled_rows_at_the_tail_of_an_unfinished_attempt_are_expected() {
         dropped_bytes: None,
         values: None,
         rows_sha256: None,
+        kept: Vec::new(),
     });
     csv.push_str("b,2,2,b,rb,id-b2,w,,m,warmup,1,0,ok,1.5,ns,t\n");
     csv.push_str("b,2,2,b,rb,id-b2,w,,m,sample,1,0,ok,1.5,ns,t\n");
@@ -585,6 +587,7 @@ fn rows_arriving_in_batches_are_checked_to_the_last() {
                 dropped_bytes: None,
                 values: Some([("m".to_owned(), value)].into()),
                 rows_sha256: Some(chain.hex()),
+                kept: Vec::new(),
             });
         }
     }

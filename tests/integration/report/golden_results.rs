@@ -808,6 +808,7 @@ impl Campaign {
                 dropped_bytes: None,
                 values: Some([(metric.to_owned(), *value)].into()),
                 rows_sha256: Some(rows_sha256),
+                kept: Vec::new(),
             });
         }
     }
@@ -879,6 +880,7 @@ impl Campaign {
             // Rows written as text are not hashed here: these runs read as an older aba's.
             values: None,
             rows_sha256: None,
+            kept: Vec::new(),
         });
     }
 

@@ -88,6 +88,9 @@ pub struct Workload {
     matrix: Option<(&'static str, Vec<&'static str>)>,
     retries: Option<u32>,
     metric: Metric,
+    kernels: Vec<&'static str>,
+    /// `role = "check"` with this `must_match`: no metric.
+    must_match: Option<&'static str>,
 }
 
 impl Workload {
@@ -99,7 +102,24 @@ impl Workload {
             matrix: None,
             retries: None,
             metric,
+            kernels: Vec::new(),
+            must_match: None,
         }
+    }
+
+    /// A check (`role = "check"`) `name` that runs `run` and must print a match of
+    /// `must_match`.
+    pub fn check(name: &str, run: impl Into<String>, must_match: &'static str) -> Workload {
+        Workload {
+            must_match: Some(must_match),
+            ..Workload::new(name, run, Metric::lower(""))
+        }
+    }
+
+    /// `kernels = [...]`: the kernels whose points run it.
+    pub fn kernels(mut self, kernels: &[&'static str]) -> Workload {
+        self.kernels = kernels.to_vec();
+        self
     }
 
     /// `retries`: how often a failed run is repeated.
@@ -127,9 +147,125 @@ impl Workload {
         if let Some(n) = self.retries {
             out.push_str(&format!("retries = {n}\n"));
         }
-        out.push_str(&format!("metric = {}\n", self.metric.toml()));
+        if !self.kernels.is_empty() {
+            out.push_str(&format!("kernels = {}\n", list(&self.kernels)));
+        }
+        match self.must_match {
+            Some(pattern) => out.push_str(&format!(
+                "role = \"check\"\ncheck = {{ must_match = [{}] }}\n",
+                quote(pattern)
+            )),
+            None => out.push_str(&format!("metric = {}\n", self.metric.toml())),
+        }
         out
     }
+}
+
+/// A `[[probe]]`: an untimed command whose output is kept.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    name: String,
+    run: String,
+    when: Option<&'static str>,
+    kernels: Vec<&'static str>,
+    max_output: Option<&'static str>,
+    expect: Option<&'static str>,
+    /// Name, regex, unit.
+    values: Vec<(&'static str, &'static str, &'static str)>,
+    ftrace: Vec<&'static str>,
+}
+
+impl Probe {
+    /// A probe `name` that runs `run` (shell text) after the samples at every point.
+    pub fn new(name: &str, run: impl Into<String>) -> Probe {
+        Probe {
+            name: name.to_owned(),
+            run: run.into(),
+            when: None,
+            kernels: Vec::new(),
+            max_output: None,
+            expect: None,
+            values: Vec::new(),
+            ftrace: Vec::new(),
+        }
+    }
+
+    /// `when = "before" | "after"`.
+    pub fn when(mut self, when: &'static str) -> Probe {
+        self.when = Some(when);
+        self
+    }
+
+    /// `kernels = [...]`.
+    pub fn kernels(mut self, kernels: &[&'static str]) -> Probe {
+        self.kernels = kernels.to_vec();
+        self
+    }
+
+    /// `max_output = "…"`.
+    pub fn max_output(mut self, size: &'static str) -> Probe {
+        self.max_output = Some(size);
+        self
+    }
+
+    /// `expect = "success" | "failure"`.
+    pub fn expect(mut self, expect: &'static str) -> Probe {
+        self.expect = Some(expect);
+        self
+    }
+
+    /// A `[[probe.value]]` read from stdout by `regex`, in `unit`.
+    pub fn value(mut self, name: &'static str, regex: &'static str, unit: &'static str) -> Probe {
+        self.values.push((name, regex, unit));
+        self
+    }
+
+    /// `ftrace = { functions = [...] }`.
+    pub fn ftrace(mut self, functions: &[&'static str]) -> Probe {
+        self.ftrace = functions.to_vec();
+        self
+    }
+
+    fn toml(&self) -> String {
+        let mut out = format!(
+            "[[probe]]\nname = {}\nrun = {}\n",
+            quote(&self.name),
+            quote(&self.run)
+        );
+        for (key, value) in [
+            ("when", self.when),
+            ("max_output", self.max_output),
+            ("expect", self.expect),
+        ] {
+            if let Some(v) = value {
+                out.push_str(&format!("{key} = {}\n", quote(v)));
+            }
+        }
+        if !self.kernels.is_empty() {
+            out.push_str(&format!("kernels = {}\n", list(&self.kernels)));
+        }
+        if !self.ftrace.is_empty() {
+            out.push_str(&format!(
+                "ftrace = {{ functions = {} }}\n",
+                list(&self.ftrace)
+            ));
+        }
+        for (name, regex, unit) in &self.values {
+            out.push_str(&format!(
+                "[[probe.value]]\nname = {}\nregex = {}\nunit = {}\n",
+                quote(name),
+                quote(regex),
+                quote(unit)
+            ));
+        }
+        out
+    }
+}
+
+/// `["a", "b"]`.
+fn list(items: &[&str]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| quote(s)).collect();
+    format!("[{}]", quoted.join(", "))
 }
 
 /// A recipe, as data.
@@ -146,6 +282,7 @@ pub struct Recipe {
     /// Name and integer value.
     sysctls: Vec<(String, i64)>,
     workloads: Vec<Workload>,
+    probes: Vec<Probe>,
     /// `max_cv_pct` and `max_drift_pct`.
     limits: Option<(f64, f64)>,
     detect_pct: Option<f64>,
@@ -171,6 +308,7 @@ impl Recipe {
             kernels,
             sysctls: Vec::new(),
             workloads: Vec::new(),
+            probes: Vec::new(),
             limits: None,
             detect_pct: None,
         }
@@ -212,6 +350,12 @@ impl Recipe {
     /// One more `[[workload]]`, run after the others.
     pub fn workload(mut self, workload: Workload) -> Recipe {
         self.workloads.push(workload);
+        self
+    }
+
+    /// One more `[[probe]]`.
+    pub fn probe(mut self, probe: Probe) -> Recipe {
+        self.probes.push(probe);
         self
     }
 
@@ -262,6 +406,9 @@ impl Recipe {
         }
         for workload in &self.workloads {
             out.push_str(&workload.toml());
+        }
+        for probe in &self.probes {
+            out.push_str(&probe.toml());
         }
         if let Some((cv, drift)) = self.limits {
             out.push_str(&format!(
