@@ -47,6 +47,8 @@ pub struct Analysis {
     pub preregistration: Preregistration,
     /// The environment records of the done points, compared.
     pub environment: crate::analysis::environment::EnvironmentCheck,
+    /// Every kernel's build against the baseline's, field by field (`matched-build.tsv`).
+    pub matched_builds: crate::analysis::matched_build::MatchedBuilds,
     /// The noise profile the campaign used, or why none.
     pub profile: ProfileUse,
     /// How a campaign that extends itself (`[analysis] extend`) extended; `None` when the

@@ -146,6 +146,7 @@ impl<'a> Context<'a> {
                 files: md(markdown::files(
                     root,
                     !super::source_identity_tsv::builds(analysis).is_empty(),
+                    !analysis.matched_builds.rows.is_empty(),
                 )),
                 sources: md(markdown::sources(analysis)),
             },

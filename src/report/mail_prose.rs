@@ -1081,10 +1081,10 @@ pub fn profile(analysis: &Analysis) -> String {
 #[must_use]
 pub fn environment(analysis: &Analysis) -> String {
     let env = &analysis.environment;
+    let mut out = builds(analysis);
     if env.differences.is_empty() && env.unchecked.is_empty() {
-        return String::new();
+        return out;
     }
-    let mut out = String::new();
     if !env.differences.is_empty() {
         out.push_str(&wrap(
             "ENVIRONMENT DIFFERS between points (each difference makes the comparisons of its \
@@ -1108,6 +1108,100 @@ pub fn environment(analysis: &Analysis) -> String {
             "",
             "  ",
         ));
+    }
+    out
+}
+
+/// What matched builds found (`matched-build.tsv`): each kernel whose build differs from the
+/// baseline's beyond what the experiment intends, with the fields and both values; when
+/// every kernel was built on the host and none does, one line saying so. Released kernels
+/// that match say nothing (their release is the experiment).
+#[must_use]
+pub fn builds(analysis: &Analysis) -> String {
+    use crate::analysis::matched_build::Status;
+    let matched = &analysis.matched_builds;
+    let beyond = matched.beyond_intended();
+    let short = |text: &str| {
+        let text = crate::text::one_line(text);
+        if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            format!("{}…", &text[..12])
+        } else {
+            text.into_owned()
+        }
+    };
+    let mut out = String::new();
+    for (kernel, rows) in &beyond {
+        let built = analysis
+            .kernels
+            .iter()
+            .any(|k| k.label == *kernel && k.bound.as_ref().is_some_and(|b| b.build.is_some()));
+        let fields: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} ({} vs {})",
+                    r.field,
+                    r.baseline
+                        .as_ref()
+                        .map_or_else(String::new, |v| short(&v.text)),
+                    r.value
+                        .as_ref()
+                        .map_or_else(String::new, |v| short(&v.text))
+                )
+            })
+            .collect();
+        out.push_str(&wrap(
+            &format!(
+                "BUILDS DIFFER beyond {}: {kernel} against {}: {} (matched-build.tsv).",
+                if built {
+                    "the intended patch"
+                } else {
+                    "their release"
+                },
+                matched.baseline,
+                fields.join(", ")
+            ),
+            WIDTH,
+            "",
+        ));
+    }
+    let built_here = |label: &str| {
+        analysis
+            .kernels
+            .iter()
+            .any(|k| k.label == label && k.bound.as_ref().is_some_and(|b| b.build.is_some()))
+    };
+    let kernels = matched.kernels();
+    if beyond.is_empty()
+        && !kernels.is_empty()
+        && kernels.iter().all(|k| built_here(k))
+        && built_here(&matched.baseline)
+    {
+        let unknown: Vec<&str> = matched
+            .rows
+            .iter()
+            .filter(|r| r.status == Status::NotRecorded)
+            .map(|r| r.field)
+            .fold(Vec::new(), |mut seen, f| {
+                if !seen.contains(&f) {
+                    seen.push(f);
+                }
+                seen
+            });
+        let mut text = format!(
+            "Builds matched (matched-build.tsv): {} against {}, field by field, differ only \
+             where intended: the patch, the source, the build's name, number and time.",
+            kernels.join(", "),
+            matched.baseline
+        );
+        if !unknown.is_empty() {
+            let _ = write!(
+                text,
+                " Not compared (not recorded): {}.",
+                unknown.join(", ")
+            );
+        }
+        out.push_str(&wrap(&text, WIDTH, ""));
     }
     out
 }
