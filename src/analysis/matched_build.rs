@@ -37,6 +37,19 @@ pub struct Value {
     pub from: &'static str,
 }
 
+impl Value {
+    /// The value on one line, a SHA-256 cut to its first 12 digits (for text, not tables).
+    #[must_use]
+    pub fn short(&self) -> String {
+        let text = crate::text::one_line(&self.text);
+        if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            format!("{}…", &text[..12])
+        } else {
+            text.into_owned()
+        }
+    }
+}
+
 /// How a kernel's field compares with the baseline's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {

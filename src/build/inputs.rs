@@ -221,12 +221,9 @@ pub fn message_id(text: &str) -> Option<String> {
             continue;
         }
         // A line that is no header field ends the header (a plain diff has none).
-        let Some((name, value)) = line
+        let (name, value) = line
             .split_once(':')
-            .filter(|(name, _)| !name.is_empty() && !name.contains(char::is_whitespace))
-        else {
-            return None;
-        };
+            .filter(|(name, _)| !name.is_empty() && !name.contains(char::is_whitespace))?;
         if !name.eq_ignore_ascii_case("message-id") {
             continue;
         }

@@ -75,15 +75,11 @@ fn matched_lines(matched: &MatchedBuilds) -> Vec<String> {
         "matched builds: each kernel against the baseline {}",
         matched.baseline
     )];
+    let width = matched.kernels().iter().map(|k| k.len()).max().unwrap_or(0);
     for row in &matched.rows {
-        let mut line = format!("  {} {:<25} {}", row.kernel, row.field, row.status);
+        let mut line = format!("  {:<width$} {:<25} {}", row.kernel, row.field, row.status);
         if let (Some(b), Some(v), Status::Differs) = (&row.baseline, &row.value, row.status) {
-            let _ = write!(
-                line,
-                ": {} vs {}",
-                crate::text::one_line(&b.text),
-                crate::text::one_line(&v.text)
-            );
+            let _ = write!(line, ": {} vs {}", b.short(), v.short());
         }
         lines.push(line);
     }

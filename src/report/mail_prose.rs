@@ -1118,17 +1118,9 @@ pub fn environment(analysis: &Analysis) -> String {
 /// that match say nothing (their release is the experiment).
 #[must_use]
 pub fn builds(analysis: &Analysis) -> String {
-    use crate::analysis::matched_build::Status;
+    use crate::analysis::matched_build::{Status, Value};
     let matched = &analysis.matched_builds;
     let beyond = matched.beyond_intended();
-    let short = |text: &str| {
-        let text = crate::text::one_line(text);
-        if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
-            format!("{}…", &text[..12])
-        } else {
-            text.into_owned()
-        }
-    };
     let mut out = String::new();
     for (kernel, rows) in &beyond {
         let built = analysis
@@ -1141,12 +1133,8 @@ pub fn builds(analysis: &Analysis) -> String {
                 format!(
                     "{} ({} vs {})",
                     r.field,
-                    r.baseline
-                        .as_ref()
-                        .map_or_else(String::new, |v| short(&v.text)),
-                    r.value
-                        .as_ref()
-                        .map_or_else(String::new, |v| short(&v.text))
+                    r.baseline.as_ref().map_or_else(String::new, Value::short),
+                    r.value.as_ref().map_or_else(String::new, Value::short)
                 )
             })
             .collect();

@@ -19,6 +19,7 @@ mod kernels;
 mod lab;
 mod labgrid;
 mod legacy;
+mod matched_builds;
 mod multi;
 mod multi_lab;
 mod new;
