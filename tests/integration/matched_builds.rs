@@ -18,7 +18,7 @@ use aba::{
     results::journal::Event,
 };
 
-use crate::support::cli::{aba, text, write};
+use crate::support::cli::{aba, on_target, text, write};
 
 /// A minimal x86 bzImage as far as aba reads one: the setup header's `HdrS` magic at 0x202
 /// and, at 0x20E, the pointer (less 0x200) to the version string `version`.
@@ -201,6 +201,32 @@ fn aba_build_compares_every_build_with_the_baseline_field_by_field() {
             "other {field}: {stdout}"
         );
     }
+
+    // `aba check` says the same in a line per kernel, before anything runs.
+    let inventory = write(
+        tmp.path(),
+        "targets.toml",
+        "[targets.lab]\nhost = \"127.0.0.1\"\nport = 1\nuser = \"root\"\nknown_hosts = \"known_hosts\"\nswitch = \"kexec\"\n",
+    );
+    let out = on_target(
+        tmp.path(),
+        "check",
+        &recipe,
+        &inventory,
+        "lab",
+        &["--builds", builds.to_str().expect("utf-8")],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let flat = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("kernel patched against the baseline original: 7 of 12 fields PASS; differ as intended or expected: kbuild_number, kbuild_timestamp, patches, patch_message_ids; not recorded: source; nothing beyond"),
+        "{stdout}"
+    );
+    assert!(
+        flat.contains("kernel other against the baseline original: 8 of 12 fields PASS; differ as intended or expected: kbuild_number, kbuild_timestamp; not recorded: source; DIFFERS beyond: config_normalised_sha256 ("),
+        "{stdout}"
+    );
 }
 
 /// recipes/005's three lab builds (lab/kernel/build.sh), as they are: PASS on compiler,
