@@ -383,54 +383,16 @@ impl MatchedBuilds {
 mod tests {
     use super::{BuildSide, MatchedBuilds, Status};
     use crate::{
-        build::{
-            inputs::{BuildInputs, PatchMessage, ReadFrom, Stated},
-            record::{HostFile, KernelBuild},
-            version::KernelVersion,
-        },
-        results::journal::Facts,
+        analysis::testkit::host_build, build::record::KernelBuild, results::journal::Facts,
     };
 
     fn build(number: u32, config: &str, patch: Option<&str>) -> KernelBuild {
-        let file = |path: &str, sha: &str| HostFile {
-            path: path.into(),
-            sha256: sha.into(),
-            bytes: 1,
-        };
-        KernelBuild {
-            at: "b.toml:2:10".into(),
-            version: KernelVersion::parse_proc(&format!(
-                "Linux version 6.1.192-aba-lab (root@vm) #{number} Sun Dec  6 12:11:{number:02} UTC 2026"
-            ))
-            .expect("valid"),
-            image: file("/b/bzImage", &format!("{number}")),
-            initrd: None,
-            modules: None,
-            config: Some(file("/b/config", config)),
-            install_dir: String::new(),
-            source: None,
-            patches: patch.map(|p| file(p, "pp")).into_iter().collect(),
-            built: None,
-            made_with: Some(BuildInputs {
-                compiler: Some(Stated {
-                    value: "gcc (Debian 12.2.0-14+deb12u1) 12.2.0".into(),
-                    from: ReadFrom::Config,
-                }),
-                linker: Some(Stated {
-                    value: "GNU ld 2.40".into(),
-                    from: ReadFrom::Config,
-                }),
-                config_normalised_sha256: Some(config.into()),
-                patch_messages: patch
-                    .map(|p| PatchMessage {
-                        patch: p.into(),
-                        message_id: "<1@x>".into(),
-                    })
-                    .into_iter()
-                    .collect(),
-                ..BuildInputs::default()
-            }),
-        }
+        host_build(
+            number,
+            config,
+            "gcc (Debian 12.2.0-14+deb12u1) 12.2.0",
+            patch,
+        )
     }
 
     fn statuses(m: &MatchedBuilds, kernel: &str) -> Vec<(String, String)> {

@@ -1255,8 +1255,64 @@ pub fn footer(analysis: &Analysis, root: &std::path::Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{audit, details, shared_boot, summary};
-    use crate::{analysis::testkit::roles, report::testdata::fixture};
+    use super::{audit, builds, details, shared_boot, summary};
+    use crate::{
+        analysis::{
+            matched_build::{BuildSide, MatchedBuilds},
+            testkit::{host_build, roles},
+        },
+        build::record::KernelBuild,
+        kernel::binding::{BoundKernel, Origin},
+        recipe::ident::{KernelLabel, Release, TargetPath},
+        report::testdata::fixture,
+    };
+
+    /// The fixture `mail-rt-sysctl` (original, patched) as if its kernels were `builds`.
+    fn built(builds: [KernelBuild; 2]) -> crate::analysis::Analysis {
+        let mut analysis = fixture("mail-rt-sysctl");
+        let mut sides = Vec::new();
+        for (k, build) in analysis.kernels.iter_mut().zip(builds) {
+            sides.push((k.label.clone(), Some(BuildSide::of_build(&build))));
+            k.bound = Some(BoundKernel {
+                label: KernelLabel::new(&k.label).expect("label"),
+                release: Release::new(&build.version.release).expect("release"),
+                release_from: Origin::Recipe,
+                image: TargetPath::new("/boot/vmlinuz").expect("path"),
+                image_from: Origin::Recipe,
+                initrd: TargetPath::new("/boot/initrd.img").expect("path"),
+                initrd_from: Origin::Recipe,
+                build: Some(Box::new(build)),
+            });
+        }
+        analysis.matched_builds = MatchedBuilds::compare("original", &sides);
+        analysis
+    }
+
+    #[test]
+    fn the_report_says_whether_builds_differ_beyond_the_patch() {
+        let gcc = "gcc 12.2.0";
+        let matched = built([
+            host_build(1, "c", gcc, None),
+            host_build(2, "c", gcc, Some("/p/fix.patch")),
+        ]);
+        assert_eq!(
+            flat(&builds(&matched)),
+            "Builds matched (matched-build.tsv): patched against original, field by field, \
+             differ only where intended: the patch, the source, the build's name, number and \
+             time. Not compared (not recorded): source."
+        );
+        let other = built([
+            host_build(1, "c", gcc, None),
+            host_build(2, "c", "gcc 13.1.0", Some("/p/fix.patch")),
+        ]);
+        assert_eq!(
+            flat(&builds(&other)),
+            "BUILDS DIFFER beyond the intended patch: patched against original: compiler \
+             (gcc 12.2.0 vs gcc 13.1.0) (matched-build.tsv)."
+        );
+        // Nothing compared, nothing said.
+        assert_eq!(builds(&fixture("mail-rt-sysctl")), "");
+    }
 
     fn flat(text: &str) -> String {
         text.split_whitespace().collect::<Vec<_>>().join(" ")
