@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 use crate::{
     analysis::{
         Analysis, AttemptOutcome, CandidateResult, Series, SeriesCalibration, SeriesResult,
-        VerdictLine, Worst, model::Expected,
+        VerdictLine, Worst,
+        model::{Expected, ExpectedQuantity},
     },
     point_name::point_name,
     recipe::scoped_limits::ScopedLimit,
@@ -842,30 +843,52 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
 pub fn expect(analysis: &Analysis) -> String {
     let mut out = String::new();
     for e in &analysis.expects {
-        let got = e.got_pct.map_or_else(
-            || "could not be computed".to_owned(),
-            |g| format!("got {} ({})", signed_pct(g), fixed(g, 6)),
-        );
-        let expected = if e.expected_pct > 0.0 {
-            format!("+{}", as_written(e.expected_pct))
-        } else {
-            as_written(e.expected_pct)
-        };
         let verdict = if e.reproduced {
             "reproduced"
         } else {
             "NOT reproduced"
         };
-        out.push_str(&wrap(
-            &format!(
-                "{} {}: expected {expected}% ± {}, {got}: {verdict}.",
-                e.series,
-                e.kernel,
-                as_written(e.tolerance)
-            ),
-            WIDTH,
-            "  ",
-        ));
+        let line = match e.quantity {
+            ExpectedQuantity::ChangePct => {
+                let got = e.got.map_or_else(
+                    || "could not be computed".to_owned(),
+                    |g| format!("got {} ({})", signed_pct(g), fixed(g, 6)),
+                );
+                let expected = if e.expected > 0.0 {
+                    format!("+{}", as_written(e.expected))
+                } else {
+                    as_written(e.expected)
+                };
+                format!(
+                    "{} {}: expected {expected}% ± {}, {got}: {verdict}.",
+                    e.series,
+                    e.kernel,
+                    as_written(e.tolerance)
+                )
+            }
+            ExpectedQuantity::Mean => {
+                let unit = if e.unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", e.unit)
+                };
+                let got = e.got.map_or_else(
+                    || "could not be computed".to_owned(),
+                    |g| format!("got {}{unit}", fixed(g, 6)),
+                );
+                let at = e.point.as_ref().map_or_else(
+                    || format!("{} (boot-weighted mean)", e.kernel),
+                    |p| point_name(p, &e.kernel),
+                );
+                format!(
+                    "{} {at}: expected a mean of {}{unit} ± {}{unit}, {got}: {verdict}.",
+                    e.series,
+                    as_written(e.expected),
+                    as_written(e.tolerance)
+                )
+            }
+        };
+        out.push_str(&wrap(&line, WIDTH, "  "));
     }
     out
 }
