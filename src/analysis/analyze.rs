@@ -23,6 +23,7 @@ use crate::{
         error::AnalysisError,
         expect::check,
         limit_edits::limit_edits,
+        matched_build::{BuildSide, MatchedBuilds},
         model::{
             Analysis, Campaign, CaseSeries, Extension, KernelInfo, LookRecord, PointInfo,
             Preregistration, Series, SeriesCalibration, SeriesPoint,
@@ -475,7 +476,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
 
     audit.duplicate_rows = duplicate_rows;
     let case_comparisons = case_comparisons(recipe, &series, &params, &environment);
-    let kernels = recipe
+    let kernels: Vec<KernelInfo> = recipe
         .kernels
         .values()
         .map(|k| KernelInfo {
@@ -495,6 +496,12 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                 .cloned(),
         })
         .collect();
+    // Points that shared one boot ran one kernel: there are no builds to compare.
+    let matched_builds = if audit.shared_boot.is_some() {
+        MatchedBuilds::default()
+    } else {
+        matched_builds(&baseline, &kernels, &points, &env_names, inputs.env_records)
+    };
     let expects: Vec<_> = recipe.expect.iter().map(|e| check(e, &series)).collect();
     let summary = summarize_campaign(&series, &expects, &baseline);
     let (probes, kept_checks) =
@@ -548,6 +555,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         summary,
         preregistration,
         environment,
+        matched_builds,
         profile: calibration.usage,
         extension: recipe.analysis.extend.as_ref().map(|e| Extension {
             max_points: e.max_points,
@@ -732,6 +740,38 @@ struct Header {
     aba: String,
     sha256: String,
     time: String,
+}
+
+/// Each kernel's build against the baseline's ([`MatchedBuilds`]): a kernel built on the
+/// host by its record, a released one by the environment record of its first done point that
+/// has one.
+fn matched_builds(
+    baseline: &str,
+    kernels: &[KernelInfo],
+    points: &[PointInfo],
+    env_names: &[Option<String>],
+    records: &BTreeMap<String, Result<Facts, String>>,
+) -> MatchedBuilds {
+    let sides: Vec<(String, Option<BuildSide>)> = kernels
+        .iter()
+        .map(|k| {
+            let built = k
+                .bound
+                .as_ref()
+                .and_then(|b| b.build.as_deref())
+                .map(BuildSide::of_build);
+            let released = || {
+                points
+                    .iter()
+                    .zip(env_names)
+                    .filter(|(p, _)| p.kernel == k.label)
+                    .filter_map(|(_, name)| records.get(name.as_deref()?)?.as_ref().ok())
+                    .find_map(BuildSide::of_facts)
+            };
+            (k.label.clone(), built.or_else(released))
+        })
+        .collect();
+    MatchedBuilds::compare(baseline, &sides)
 }
 
 /// The journal's `amended` records.

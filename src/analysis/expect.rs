@@ -1,10 +1,11 @@
-//! `[[expect]]`: was a published change reproduced? Reproduced means
-//! |change − expected| ≤ tolerance, with the all-samples change against the baseline,
-//! unrounded.
+//! `[[expect]]`: was a published result reproduced? Reproduced means
+//! |got − expected| ≤ tolerance, unrounded, with all samples: for `change_pct` the change of
+//! the candidate against the baseline (percent, tolerance in percentage points); for `mean`
+//! the kernel's boot-weighted mean or a point's mean (the metric's unit).
 
 use crate::{
-    analysis::model::{ExpectCheck, Series},
-    recipe::resolved::Expect,
+    analysis::model::{ExpectCheck, ExpectedQuantity, Series},
+    recipe::resolved::{Expect, Expected},
 };
 
 /// Checks one expectation against the analysed series.
@@ -15,21 +16,55 @@ pub fn check(expect: &Expect, series: &[Series]) -> ExpectCheck {
             && s.case == expect.case
             && s.metric == expect.metric.as_str()
     });
-    let got_pct = found
-        .and_then(|s| s.all.as_ref())
-        .and_then(|all| {
-            all.comparisons
-                .iter()
-                .find(|c| c.candidate == expect.kernel.as_str())
-        })
-        .map(|c| c.comparison.change_pct);
+    let kernel = expect.kernel.as_str();
+    let (quantity, expected, point, got) = match &expect.value {
+        Expected::ChangePct(change) => (
+            ExpectedQuantity::ChangePct,
+            *change,
+            None,
+            found
+                .and_then(|s| s.all.as_ref())
+                .and_then(|all| all.comparisons.iter().find(|c| c.candidate == kernel))
+                .map(|c| c.comparison.change_pct),
+        ),
+        Expected::Mean { value, point: None } => (
+            ExpectedQuantity::Mean,
+            *value,
+            None,
+            found
+                .and_then(|s| s.all.as_ref())
+                .and_then(|all| all.kernels.iter().find(|k| k.kernel == kernel))
+                .map(|k| k.mean),
+        ),
+        Expected::Mean {
+            value,
+            point: Some(point),
+        } => (
+            ExpectedQuantity::Mean,
+            *value,
+            Some(point.clone()),
+            found
+                .and_then(|s| s.points.iter().find(|p| p.label == *point))
+                .map(|p| p.all.mean),
+        ),
+    };
+    let change = quantity == ExpectedQuantity::ChangePct;
     ExpectCheck {
         series: found.map_or_else(|| expect.workload.to_string(), |s| s.label.clone()),
-        kernel: expect.kernel.to_string(),
-        expected_pct: expect.change_pct,
+        kernel: kernel.to_owned(),
+        quantity,
+        point,
+        expected,
+        got,
+        unit: if change {
+            "%".to_owned()
+        } else {
+            found.map_or_else(String::new, |s| s.unit.clone())
+        },
+        expected_pct: change.then_some(expected),
         tolerance: expect.tolerance,
-        got_pct,
-        reproduced: got_pct.is_some_and(|got| (got - expect.change_pct).abs() <= expect.tolerance),
+        got_pct: if change { got } else { None },
+        reproduced: got.is_some_and(|got| (got - expected).abs() <= expect.tolerance),
     }
 }
 
@@ -44,7 +79,7 @@ mod tests {
         recipe::{
             ident::{KernelLabel, MetricName, WorkloadName},
             model::Role,
-            resolved::Expect,
+            resolved::{Expect, Expected},
         },
         stats::{Better, VerdictParams, summarize},
     };
@@ -113,7 +148,7 @@ mod tests {
             case: String::new(),
             metric: MetricName::new("w").expect("valid"),
             kernel: KernelLabel::new("b").expect("valid"),
-            change_pct,
+            value: Expected::ChangePct(change_pct),
             tolerance,
         }
     }
@@ -131,6 +166,44 @@ mod tests {
         let miss = check(&expect(9.4, 0.5), std::slice::from_ref(&s));
         assert!(!miss.reproduced);
         assert_eq!(miss.series, "w");
+    }
+
+    /// A published absolute value: the kernel's boot-weighted mean, or one point's mean, in
+    /// the metric's unit, with the tolerance in that unit.
+    #[test]
+    fn a_mean_is_checked_in_the_metrics_unit() {
+        // a = 100 and 102 (midpoint 101), b = 110.
+        let s = series(&[("a-a", "a", 100.0), ("b", "b", 110.0), ("a-b", "a", 102.0)]);
+        let mean = |kernel: &str, value: f64, point: Option<&str>, tolerance: f64| Expect {
+            kernel: KernelLabel::new(kernel).expect("valid"),
+            value: Expected::Mean {
+                value,
+                point: point.map(str::to_owned),
+            },
+            tolerance,
+            ..expect(0.0, 0.0)
+        };
+        let hit = check(&mean("a", 101.5, None, 0.5), std::slice::from_ref(&s));
+        assert_eq!(hit.got, Some(101.0));
+        assert!(hit.reproduced, "{hit:?}");
+        assert_eq!(hit.unit, "ns");
+        assert_eq!(hit.expected_pct, None);
+        assert_eq!(hit.got_pct, None);
+        let miss = check(&mean("a", 101.6, None, 0.5), std::slice::from_ref(&s));
+        assert!(!miss.reproduced);
+        let point = check(
+            &mean("a", 102.0, Some("a-b"), 0.0),
+            std::slice::from_ref(&s),
+        );
+        assert_eq!(point.got, Some(102.0));
+        assert!(point.reproduced);
+        assert_eq!(point.point.as_deref(), Some("a-b"));
+        let gone = check(
+            &mean("a", 102.0, Some("a-c"), 9.0),
+            std::slice::from_ref(&s),
+        );
+        assert_eq!(gone.got, None);
+        assert!(!gone.reproduced);
     }
 
     #[test]

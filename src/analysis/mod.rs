@@ -14,6 +14,7 @@ pub mod error;
 pub mod expect;
 pub mod extension;
 pub(crate) mod limit_edits;
+pub mod matched_build;
 pub mod model;
 pub mod probes;
 pub mod recovery;

@@ -52,6 +52,8 @@ pub struct Analysis {
     pub preregistration: Preregistration,
     /// The environment records of the done points, compared.
     pub environment: crate::analysis::environment::EnvironmentCheck,
+    /// Every kernel's build against the baseline's, field by field (`matched-build.tsv`).
+    pub matched_builds: crate::analysis::matched_build::MatchedBuilds,
     /// The noise profile the campaign used, or why none.
     pub profile: ProfileUse,
     /// How a campaign that extends itself (`[analysis] extend`) extended; `None` when the
@@ -452,16 +454,40 @@ pub struct RecoveryResult {
 pub struct ExpectCheck {
     /// Label of the series it is about.
     pub series: String,
-    /// Candidate kernel.
+    /// Candidate kernel, or the kernel whose mean is expected.
     pub kernel: String,
-    /// The published change, percent.
-    pub expected_pct: f64,
-    /// Allowed distance, percentage points.
+    /// What is expected: `change_pct` (against the baseline) or `mean` (an absolute value).
+    pub quantity: ExpectedQuantity,
+    /// For a point's mean, the point's label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point: Option<String>,
+    /// The published value: percent for a change, the unit for a mean.
+    pub expected: f64,
+    /// The reproduced value (all samples); `None` when it could not be computed.
+    pub got: Option<f64>,
+    /// The unit of `expected`, `got` and `tolerance`: `%` (a change, tolerance in
+    /// percentage points) or the metric's.
+    pub unit: String,
+    /// The published change, percent (a change only; kept for readers of format 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_pct: Option<f64>,
+    /// Allowed distance: percentage points for a change, the unit for a mean.
     pub tolerance: f64,
-    /// The reproduced change (all samples); `None` when it could not be computed.
+    /// The reproduced change (a change only: `null` for a mean, or when it could not be
+    /// computed).
     pub got_pct: Option<f64>,
     /// |got − expected| ≤ tolerance.
     pub reproduced: bool,
+}
+
+/// What an `[[expect]]` compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectedQuantity {
+    /// The change against the baseline, percent.
+    ChangePct,
+    /// An absolute value in the metric's unit.
+    Mean,
 }
 
 /// What happened to one point attempt.

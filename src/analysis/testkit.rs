@@ -133,3 +133,58 @@ pub fn roles() -> crate::analysis::Analysis {
         ],
     )
 }
+
+/// A kernel built on the host as the journal records it: release `6.1.192-aba-lab`, build
+/// `number` (its `#N` and time), a config whose normalised SHA-256 is `config`, made with
+/// `compiler` and GNU ld 2.40, with `patch` (a mail with a Message-ID) when given.
+pub fn host_build(
+    number: u32,
+    config: &str,
+    compiler: &str,
+    patch: Option<&str>,
+) -> crate::build::record::KernelBuild {
+    use crate::build::{
+        inputs::{BuildInputs, PatchMessage, ReadFrom, Stated},
+        record::{HostFile, KernelBuild},
+        version::KernelVersion,
+    };
+    let file = |path: &str, sha: &str| HostFile {
+        path: path.into(),
+        sha256: sha.into(),
+        bytes: 1,
+    };
+    KernelBuild {
+        at: "b.toml:2:10".into(),
+        version: KernelVersion::parse_proc(&format!(
+            "Linux version 6.1.192-aba-lab (root@vm) #{number} Sun Dec  6 12:11:{number:02} UTC 2026"
+        ))
+        .expect("valid"),
+        image: file("/b/bzImage", &format!("{number}")),
+        initrd: None,
+        modules: None,
+        config: Some(file("/b/config", config)),
+        install_dir: String::new(),
+        source: None,
+        patches: patch.map(|p| file(p, "pp")).into_iter().collect(),
+        built: None,
+        made_with: Some(BuildInputs {
+            compiler: Some(Stated {
+                value: compiler.into(),
+                from: ReadFrom::Config,
+            }),
+            linker: Some(Stated {
+                value: "GNU ld 2.40".into(),
+                from: ReadFrom::Config,
+            }),
+            config_normalised_sha256: Some(config.into()),
+            patch_messages: patch
+                .map(|p| PatchMessage {
+                    patch: p.into(),
+                    message_id: "<1@x>".into(),
+                })
+                .into_iter()
+                .collect(),
+            ..BuildInputs::default()
+        }),
+    }
+}

@@ -10,6 +10,7 @@ use thiserror::Error;
 
 use super::{
     file::{BuildSpec, BuildsFile},
+    inputs,
     modules::{self, ModulesError},
     record::{BuildRun, FileError, HostFile, KernelBuild, read_file},
     source,
@@ -233,7 +234,14 @@ fn record(spec: &BuildSpec, built: Option<BuildRun>) -> Result<KernelBuild, Buil
             .map_err(file_error)
     };
     let initrd = optional(&spec.initrd, "initrd")?;
-    let config = optional(&spec.config, "config")?;
+    let (config, config_text) = match &spec.config {
+        Some(path) => {
+            let data = read_file(path, "config").map_err(file_error)?;
+            let text = String::from_utf8_lossy(&data).into_owned();
+            (Some(HostFile::of(path, &data)), Some(text))
+        }
+        None => (None, None),
+    };
     let patches = spec
         .patches
         .iter()
@@ -250,15 +258,21 @@ fn record(spec: &BuildSpec, built: Option<BuildRun>) -> Result<KernelBuild, Buil
             at: spec.at.clone(),
             source: Box::new(source),
         })?;
+    let source_error = |reason| BuildError::Source {
+        label: spec.label.clone(),
+        at: spec.at.clone(),
+        reason,
+    };
     let source = if spec.dir_given {
-        source::identify(&spec.dir).map_err(|reason| BuildError::Source {
-            label: spec.label.clone(),
-            at: spec.at.clone(),
-            reason,
-        })?
+        source::identify(&spec.dir).map_err(source_error)?
     } else {
         None
     };
+    let mut made_with =
+        inputs::record(spec, &version, config_text.as_deref()).map_err(file_error)?;
+    if spec.dir_given && source.is_none() {
+        made_with.source_snapshot = Some(source::snapshot(&spec.dir).map_err(source_error)?);
+    }
     Ok(KernelBuild {
         at: spec.at.clone(),
         version,
@@ -270,6 +284,7 @@ fn record(spec: &BuildSpec, built: Option<BuildRun>) -> Result<KernelBuild, Buil
         source,
         patches,
         built,
+        made_with: Some(made_with),
     })
 }
 

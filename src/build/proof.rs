@@ -162,6 +162,7 @@ mod tests {
             source: None,
             patches: vec![],
             built: None,
+            made_with: None,
         }
     }
 

@@ -99,6 +99,10 @@ pub struct KernelBuild {
     /// The build step, when it ran for this campaign.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub built: Option<BuildRun>,
+    /// What it was made with (compiler, linker, normalised config…), for matched builds;
+    /// absent from the journal of an older aba.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub made_with: Option<super::inputs::BuildInputs>,
 }
 
 impl KernelBuild {

@@ -10,7 +10,7 @@ use std::{
 
 use sha2::{Digest as _, Sha256};
 
-use super::record::SourceIdentity;
+use super::{inputs::SourceSnapshot, record::SourceIdentity};
 
 /// The identity of the git tree at `dir`; `Ok(None)` when `dir` is not in one (or it has no
 /// commit yet), `Err` with the reason when git could not say.
@@ -46,6 +46,88 @@ pub fn identify(dir: &Path) -> Result<Option<SourceIdentity>, String> {
         dirty: !status.trim().is_empty(),
         diff_sha256,
     }))
+}
+
+/// The snapshot of a source tree that is not a git checkout: a SHA-256 over its source
+/// files, each as its path, a NUL, its size, a NUL and its content (a symbolic link: its
+/// target), in byte order of the paths. The source files are those git would not ignore in
+/// the tree (`git ls-files --others --exclude-standard`, with an empty repository of aba's
+/// own and no global exclude file): a kernel tree's `.gitignore` files, which release
+/// tarballs carry, leave out what Kbuild generates, and a `make O=` folder ignores itself.
+/// Every file is read, so a kernel tree takes seconds.
+pub fn snapshot(dir: &Path) -> Result<SourceSnapshot, String> {
+    let repo = crate::session::private_dir::PrivateDir::new("aba-snapshot")
+        .map_err(|e| format!("cannot make a private directory: {e}"))?;
+    let git_dir = repo.0.join("git");
+    let init = bare_git(&repo.0)
+        .args(["init", "-q", "--bare"])
+        .arg(&git_dir)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !init.status.success() {
+        return Err(format!(
+            "`git init --bare` failed: {}",
+            String::from_utf8_lossy(&init.stderr).trim()
+        ));
+    }
+    let out = git_command(dir)?
+        .args(["-c", "core.excludesFile=/dev/null"])
+        .arg(format!("--git-dir={}", git_dir.display()))
+        .args([
+            "--work-tree=.",
+            "ls-files",
+            "-z",
+            "--others",
+            "--exclude-standard",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`git ls-files --others` in {} failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let mut paths: Vec<&[u8]> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .collect();
+    paths.sort_unstable();
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    for raw in &paths {
+        use std::os::unix::ffi::OsStrExt as _;
+        let path = dir.join(std::ffi::OsStr::from_bytes(raw));
+        let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+        let meta = std::fs::symlink_metadata(&path).map_err(cannot)?;
+        hasher.update(raw);
+        hasher.update([0]);
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path).map_err(cannot)?;
+            hasher.update(b"link\0");
+            hasher.update(target.as_os_str().as_bytes());
+        } else {
+            hasher.update(meta.len().to_string().as_bytes());
+            hasher.update([0]);
+            let mut file = crate::input::open_regular(&path).map_err(cannot)?;
+            loop {
+                match file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => hasher.update(&buf[..n]),
+                    Err(e) => return Err(cannot(e)),
+                }
+            }
+        }
+        hasher.update([0]);
+    }
+    Ok(SourceSnapshot {
+        sha256: hex::encode(hasher.finalize()),
+        files: paths.len() as u64,
+    })
 }
 
 /// Runs git in `dir`; its stdout, or its stderr's last line as the error.
@@ -206,6 +288,27 @@ mod tests {
         assert!(dirty.dirty);
         assert_ne!(dirty.diff_sha256, clean.diff_sha256);
         assert_eq!(dirty.commit, clean.commit);
+    }
+
+    /// A tree that is not git is identified by its source files: what its `.gitignore`
+    /// leaves out (build outputs, a `make O=` folder) does not count, an edit does.
+    #[test]
+    fn a_tree_without_git_is_snapshot_by_its_source_files() {
+        use super::snapshot;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let tree = tmp.path();
+        std::fs::create_dir_all(tree.join("kernel")).expect("mkdir");
+        std::fs::create_dir_all(tree.join("build")).expect("mkdir");
+        std::fs::write(tree.join(".gitignore"), "*.o\n").expect("write");
+        std::fs::write(tree.join("kernel/sched.c"), "int x;\n").expect("write");
+        std::fs::write(tree.join("build/.gitignore"), "*\n").expect("write");
+        let before = snapshot(tree).expect("snapshot");
+        assert_eq!(before.files, 2, "{before:?}");
+        std::fs::write(tree.join("kernel/sched.o"), "obj").expect("write");
+        std::fs::write(tree.join("build/vmlinux"), "elf").expect("write");
+        assert_eq!(snapshot(tree).expect("snapshot"), before);
+        std::fs::write(tree.join("kernel/sched.c"), "int y;\n").expect("write");
+        assert_ne!(snapshot(tree).expect("snapshot").sha256, before.sha256);
     }
 
     /// A tree whose `.git/config` names an fsmonitor hook, a filter driver (clean, smudge and

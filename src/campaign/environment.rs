@@ -7,6 +7,8 @@
 use std::time::Duration;
 
 use crate::{
+    analysis::matched_build::{CONFIG_NORMALISED_FACT, TOOLCHAIN_FACT},
+    build::kconfig::NORMALISE_SHELL,
     results::journal::Facts,
     target::transport::{Transport, TransportError},
 };
@@ -41,6 +43,15 @@ fn script(sysctls: &[String]) -> String {
          echo @@uptime; cat /proc/uptime\n\
          echo @@loadavg; cat /proc/loadavg\n",
     );
+    // The running kernel's config as matched builds compare it (`analysis::matched_build`):
+    // normalised like a build's `.config`, and its toolchain lines.
+    s.push_str(&format!(
+        "aba_config() {{ if [ -r /proc/config.gz ]; then zcat /proc/config.gz; elif [ -r \"/boot/config-$(uname -r)\" ]; then cat \"/boot/config-$(uname -r)\"; else return 1; fi; }}\n\
+         echo @@{normalised}; if aba_config >/dev/null 2>&1; then aba_config | {{ {NORMALISE_SHELL}; }} | sha256sum | cut -d' ' -f1; fi\n\
+         echo @@{toolchain}; aba_config 2>/dev/null | grep -E '^CONFIG_(CC_VERSION_TEXT|LD_IS_BFD|LD_IS_LLD|LD_VERSION|LLD_VERSION)='\n",
+        normalised = CONFIG_NORMALISED_FACT,
+        toolchain = TOOLCHAIN_FACT,
+    ));
     s.push_str(&format!(
         "echo @@dmesg_warnings; dmesg 2>/dev/null | grep -cE '{DMESG_WARNING_PATTERN}'\n"
     ));
@@ -225,6 +236,33 @@ mod tests {
         assert_eq!(facts["thp"], thp.trim());
         if let Ok(entries) = std::fs::read_dir("/sys/devices/system/cpu/vulnerabilities") {
             assert_eq!(facts["mitigations"].lines().count(), entries.count());
+        }
+        // The running kernel's config, where this machine shows one, normalised as a
+        // build's is.
+        let shown = if std::path::Path::new("/proc/config.gz").exists() {
+            std::process::Command::new("zcat")
+                .arg("/proc/config.gz")
+                .output()
+                .ok()
+                .map(|o| o.stdout)
+        } else {
+            std::fs::read(format!("/boot/config-{}", facts["release"])).ok()
+        };
+        match shown {
+            Some(config) => {
+                let config = String::from_utf8_lossy(&config);
+                assert_eq!(
+                    facts["config_normalised_sha256"],
+                    crate::build::kconfig::normalised_sha256(&config)
+                );
+                if config.contains("CONFIG_CC_VERSION_TEXT=") {
+                    assert!(
+                        facts["toolchain"].contains("CONFIG_CC_VERSION_TEXT="),
+                        "{facts:?}"
+                    );
+                }
+            }
+            None => assert_eq!(facts["config_normalised_sha256"], ""),
         }
         let h = health(&mut t).expect("runs");
         assert!(matches!(h.dmesg_warnings, Count::Counted(_)), "{h:?}");

@@ -11,6 +11,7 @@ use crate::recipe::{
     Recipe,
     ident::{KernelLabel, MetricName, WorkloadName},
     model::{BetterSpec, Role},
+    resolved::Expected,
     scoped_limits::SeriesLimits,
 };
 
@@ -97,11 +98,20 @@ pub struct ExpectJudging<'a> {
     pub case: &'a str,
     /// Metric.
     pub metric: &'a MetricName,
-    /// Candidate kernel.
+    /// Candidate kernel, or the kernel whose mean is expected.
     pub kernel: &'a KernelLabel,
-    /// Published change against the baseline, percent.
-    pub change_pct: f64,
-    /// How far the reproduction may be, percentage points.
+    /// Published change against the baseline, percent (`change_pct` expectations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_pct: Option<f64>,
+    /// Published absolute value in the metric's unit (`mean` expectations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    /// The point whose mean is expected (else the kernel's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point: Option<&'a str>,
+    /// The metric's unit, which a `mean` and its tolerance are in.
+    pub unit: &'a str,
+    /// How far the reproduction may be: percentage points for a change, the unit for a mean.
     pub tolerance: f64,
 }
 
@@ -154,13 +164,27 @@ impl<'a> Judging<'a> {
         let expect = recipe
             .expect
             .iter()
-            .map(|e| ExpectJudging {
-                workload: &e.workload,
-                case: &e.case,
-                metric: &e.metric,
-                kernel: &e.kernel,
-                change_pct: e.change_pct,
-                tolerance: e.tolerance,
+            .map(|e| {
+                let (change_pct, mean, point) = match &e.value {
+                    Expected::ChangePct(c) => (Some(*c), None, None),
+                    Expected::Mean { value, point } => (None, Some(*value), point.as_deref()),
+                };
+                ExpectJudging {
+                    workload: &e.workload,
+                    case: &e.case,
+                    metric: &e.metric,
+                    kernel: &e.kernel,
+                    change_pct,
+                    mean,
+                    point,
+                    unit: recipe
+                        .workloads
+                        .iter()
+                        .find(|w| w.name == e.workload)
+                        .and_then(|w| w.metrics.iter().find(|m| m.name == e.metric))
+                        .map_or("", |m| m.unit.as_str()),
+                    tolerance: e.tolerance,
+                }
             })
             .collect();
         Judging {

@@ -1,9 +1,13 @@
 //! `aba build` and `aba clean`: the tester's kernels built on this host, and every trace a
 //! campaign left on its target removed.
 
-use std::path::{Path, PathBuf};
+use std::{
+    fmt::Write as _,
+    path::{Path, PathBuf},
+};
 
 use crate::{
+    analysis::matched_build::{BuildSide, MatchedBuilds, Status},
     build::{
         file::BuildsFile,
         prepare::{self, Steps},
@@ -50,7 +54,36 @@ pub fn build(
     for (spec, build) in file.kernels.iter().zip(&builds) {
         println!("{}", describe(&spec.label, build).join("\n"));
     }
+    let matched = MatchedBuilds::compare(
+        recipe.analysis.baseline.as_str(),
+        &file
+            .kernels
+            .iter()
+            .zip(&builds)
+            .map(|(spec, build)| (spec.label.clone(), Some(BuildSide::of_build(build))))
+            .collect::<Vec<_>>(),
+    );
+    if !matched.rows.is_empty() {
+        println!("{}", matched_lines(&matched).join("\n"));
+    }
     Ok(crate::error::exit_code::OK)
+}
+
+/// The builds against the baseline's, field by field, as `matched-build.tsv` has them.
+fn matched_lines(matched: &MatchedBuilds) -> Vec<String> {
+    let mut lines = vec![format!(
+        "matched builds: each kernel against the baseline {}",
+        matched.baseline
+    )];
+    let width = matched.kernels().iter().map(|k| k.len()).max().unwrap_or(0);
+    for row in &matched.rows {
+        let mut line = format!("  {:<width$} {:<25} {}", row.kernel, row.field, row.status);
+        if let (Some(b), Some(v), Status::Differs) = (&row.baseline, &row.value, row.status) {
+            let _ = write!(line, ": {} vs {}", b.short(), v.short());
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 /// `aba clean DIR`: removes every trace the campaign left on its target
@@ -92,13 +125,25 @@ pub fn describe(label: &str, build: &KernelBuild) -> Vec<String> {
             build.image.sha256
         ),
     ];
-    if let Some(c) = &build.version.compiler {
-        lines.push(format!("  compiler {c}"));
+    let made = build.made_with.as_ref();
+    match made.and_then(|m| m.compiler.as_ref()) {
+        Some(c) => lines.push(format!("  compiler {} (from {})", c.value, c.from.words())),
+        None => {
+            if let Some(c) = &build.version.compiler {
+                lines.push(format!("  compiler {c}"));
+            }
+        }
+    }
+    if let Some(l) = made.and_then(|m| m.linker.as_ref()) {
+        lines.push(format!("  linker   {} (from {})", l.value, l.from.words()));
     }
     for (what, file) in [("initrd", &build.initrd), ("config", &build.config)] {
         if let Some(f) = file {
             lines.push(format!("  {what:<8} {} (SHA-256 {})", f.path, f.sha256));
         }
+    }
+    if let Some(sha) = made.and_then(|m| m.config_normalised_sha256.as_ref()) {
+        lines.push(format!("  config   normalised SHA-256 {sha}"));
     }
     if let Some(m) = &build.modules {
         lines.push(format!("  modules  {} (SHA-256 {})", m.path, m.sha256));
@@ -112,10 +157,23 @@ pub fn describe(label: &str, build: &KernelBuild) -> Vec<String> {
             if s.dirty { ", dirty" } else { "" },
             s.diff_sha256
         )),
-        None => lines.push("  source   not a git tree (no `dir`, or not a checkout)".to_owned()),
+        None => match made.and_then(|m| m.source_snapshot.as_ref()) {
+            Some(s) => lines.push(format!(
+                "  source   not a git tree: snapshot SHA-256 {} ({} files)",
+                s.sha256, s.files
+            )),
+            None => lines.push("  source   not recorded (no `dir`)".to_owned()),
+        },
     }
     for p in &build.patches {
         lines.push(format!("  patch    {} (SHA-256 {})", p.path, p.sha256));
+        if let Some(m) = made
+            .into_iter()
+            .flat_map(|m| &m.patch_messages)
+            .find(|m| m.patch == p.path)
+        {
+            lines.push(format!("           Message-ID {}", m.message_id));
+        }
     }
     if let Some(b) = &build.built {
         lines.push(format!(

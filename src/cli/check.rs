@@ -482,11 +482,37 @@ fn judged(j: &Judging<'_>) -> String {
         } else {
             format!("[{}]", one_line(e.case))
         };
-        let _ = writeln!(
-            out,
-            "    expect   {}{case}/{} on {}: {:+}% against {}, within {} pp",
-            e.workload, e.metric, e.kernel, e.change_pct, j.baseline, e.tolerance
-        );
+        let unit = if e.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", one_line(e.unit))
+        };
+        match (e.change_pct, e.mean) {
+            (Some(change), _) => {
+                let _ = writeln!(
+                    out,
+                    "    expect   {}{case}/{} on {}: {change:+}% against {}, within {} pp",
+                    e.workload, e.metric, e.kernel, j.baseline, e.tolerance
+                );
+            }
+            (None, Some(mean)) => {
+                let _ = writeln!(
+                    out,
+                    "    expect   {}{case}/{} on {}: mean {mean}{unit}, within {}{unit}",
+                    e.workload,
+                    e.metric,
+                    e.point.map_or_else(
+                        || format!("kernel {}", e.kernel),
+                        |p| format!(
+                            "point {}",
+                            crate::point_name::point_name(p, e.kernel.as_str())
+                        )
+                    ),
+                    e.tolerance
+                );
+            }
+            (None, None) => {}
+        }
     }
     out
 }

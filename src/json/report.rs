@@ -53,6 +53,9 @@ pub struct ReportDoc<'a> {
     pub probes: &'a [crate::analysis::probes::ProbeResult],
     /// The noise profile the campaign used, or why none.
     pub profile: &'a ProfileUse,
+    /// Every kernel's build against the baseline's, field by field (`matched-build.tsv`;
+    /// added in format 1: a new field keeps the format).
+    pub matched_builds: &'a crate::analysis::matched_build::MatchedBuilds,
     /// The comparison with the recipe's `[expect] reference` (what `aba compare --json`
     /// prints); `null` when the recipe names none.
     pub reproduction: Option<&'a Reproduction>,
@@ -125,6 +128,7 @@ impl<'a> ReportDoc<'a> {
             checks: &analysis.checks,
             probes: &analysis.probes,
             profile: &analysis.profile,
+            matched_builds: &analysis.matched_builds,
             reproduction,
         }
     }

@@ -908,16 +908,27 @@ pub struct ExpectSpec {
     #[serde(default)]
     #[schemars(with = "Option<MetricName>")]
     pub metric: Option<Spanned<MetricName>>,
-    /// Candidate kernel; default: the only kernel other than the baseline.
+    /// Candidate kernel (default: the only kernel other than the baseline); with `mean`, the
+    /// kernel whose mean is expected (any kernel, the baseline too).
     #[serde(default)]
     #[schemars(with = "Option<KernelLabel>")]
     pub kernel: Option<Spanned<KernelLabel>>,
     /// The published change against the baseline, in percent; or `"{params.NAME}"`, since
-    /// the published number may be a machine's.
-    #[schemars(with = "NumberOrParam")]
-    pub change_pct: Spanned<NumberOrParam>,
-    /// How far (in percentage points) the reproduced change may be from it; or
-    /// `"{params.NAME}"`.
+    /// the published number may be a machine's. Exactly one of `change_pct` and `mean`.
+    #[serde(default)]
+    #[schemars(with = "Option<NumberOrParam>")]
+    pub change_pct: Option<Spanned<NumberOrParam>>,
+    /// A published absolute value, in the metric's unit: the boot-weighted mean of `kernel`,
+    /// or the mean of `point`; or `"{params.NAME}"`.
+    #[serde(default)]
+    #[schemars(with = "Option<NumberOrParam>")]
+    pub mean: Option<Spanned<NumberOrParam>>,
+    /// With `mean`: the point (its label in the plan, `original-a`) whose mean is expected.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub point: Option<Spanned<String>>,
+    /// How far the reproduced value may be from the published one: percentage points for
+    /// `change_pct`, the metric's unit for `mean`; or `"{params.NAME}"`.
     #[schemars(with = "NumberOrParam")]
     pub tolerance: Spanned<NumberOrParam>,
 }

@@ -585,12 +585,38 @@ pub struct Expect {
     pub case: String,
     /// Metric.
     pub metric: MetricName,
-    /// Candidate kernel.
+    /// Candidate kernel, or the kernel whose mean is expected (a point's kernel).
     pub kernel: KernelLabel,
-    /// Published change, percent.
-    pub change_pct: f64,
-    /// Allowed distance, percentage points.
+    /// What is expected.
+    pub value: Expected,
+    /// Allowed distance: percentage points for a change, the metric's unit for a mean.
     pub tolerance: f64,
+}
+
+impl Expect {
+    /// The published change, percent, when this expects a change.
+    #[must_use]
+    pub fn change_pct(&self) -> Option<f64> {
+        match self.value {
+            Expected::ChangePct(c) => Some(c),
+            Expected::Mean { .. } => None,
+        }
+    }
+}
+
+/// What an `[[expect]]` table expects.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expected {
+    /// The change against the baseline, percent (`change_pct`).
+    ChangePct(f64),
+    /// An absolute value in the metric's unit (`mean`): the kernel's boot-weighted mean, or
+    /// the mean of `point` when given.
+    Mean {
+        /// The value.
+        value: f64,
+        /// The point's label, for a point's mean.
+        point: Option<String>,
+    },
 }
 
 impl Kernel {

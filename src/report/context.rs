@@ -150,6 +150,7 @@ impl<'a> Context<'a> {
                     root,
                     !super::source_identity_tsv::builds(analysis).is_empty(),
                     !analysis.probes.is_empty(),
+                    !analysis.matched_builds.rows.is_empty(),
                 )),
                 sources: md(markdown::sources(analysis)),
             },

@@ -9,7 +9,8 @@
 //! run-audit.tsv                experiment point point_name kernel kernel_release boot_id samples
 //!                              semantic_failures
 //! source-identity.tsv          experiment kernel kernel_release git_commit config_sha256 patches
-//! matched-build.tsv            field status <kernel>…   (kernels built on the host only)
+//! matched-build.tsv            baseline kernel field baseline_value kernel_value status read_from
+//!                              (when kernels could be compared: the results directory's own)
 //! patches/ workload/ recipe.toml samples.csv README.md
 //! ```
 //!
@@ -27,6 +28,7 @@ use crate::{
     point_name::point_name,
     recipe::model::PublishSpec,
     report::{
+        matched_build_tsv,
         number::{fixed, signed_pct},
         source_identity_tsv,
     },
@@ -67,9 +69,6 @@ pub struct Export {
 
 /// Names of the side tables, as `aba compare` reads them.
 use crate::reproduction::bundle_audit::{RUN_AUDIT, SOURCE_IDENTITY};
-
-/// The file of the matched-build table.
-pub const MATCHED_BUILD: &str = "matched-build.tsv";
 
 /// An experiment's file stem: workload, case and metric (when it is not the workload's
 /// name), every character a file name should not carry replaced by `_`; unique in the export.
@@ -269,11 +268,13 @@ pub fn render(
         data: identity.into_bytes(),
     });
     let mut copies = Vec::new();
-    if !builds.is_empty() {
+    if let Some(matched) = matched_build_tsv::render(&analysis.matched_builds) {
         files.push(ExportFile {
-            path: MATCHED_BUILD.to_owned(),
-            data: matched_build(&builds).into_bytes(),
+            path: matched_build_tsv::FILE.to_owned(),
+            data: matched,
         });
+    }
+    if !builds.is_empty() {
         for (_, b) in &builds {
             for p in &b.patches {
                 let to = format!("patches/{}", base_name(&p.path));
@@ -316,60 +317,6 @@ fn base_name(path: &str) -> String {
         Some(name) if name != ".." && name != "." => cell(name),
         _ => "patch".to_owned(),
     }
-}
-
-/// `field status <kernel>…`: what each build was made from, and whether the builds agree.
-fn matched_build(builds: &[(&str, &crate::build::record::KernelBuild)]) -> String {
-    let mut out = format!(
-        "field\tstatus\t{}\n",
-        builds
-            .iter()
-            .map(|(l, _)| *l)
-            .collect::<Vec<_>>()
-            .join("\t")
-    );
-    type Field = fn(&crate::build::record::KernelBuild) -> String;
-    let fields: [(&str, Field); 6] = [
-        ("release", |b| b.version.release.clone()),
-        ("config_sha256", |b| {
-            b.config
-                .as_ref()
-                .map(|f| f.sha256.clone())
-                .unwrap_or_default()
-        }),
-        ("git_commit", |b| {
-            b.source
-                .as_ref()
-                .map(|s| s.commit.clone())
-                .unwrap_or_default()
-        }),
-        ("git_dirty", |b| {
-            b.source
-                .as_ref()
-                .map(|s| if s.dirty { "yes" } else { "no" }.to_owned())
-                .unwrap_or_default()
-        }),
-        ("image_sha256", |b| b.image.sha256.clone()),
-        ("patches_sha256", |b| {
-            b.patches
-                .iter()
-                .map(|p| p.sha256.clone())
-                .collect::<Vec<_>>()
-                .join(" ")
-        }),
-    ];
-    for (name, get) in fields {
-        let values: Vec<String> = builds.iter().map(|(_, b)| cell(&get(b))).collect();
-        let status = if values.iter().any(String::is_empty) {
-            "not_recorded"
-        } else if values.iter().all(|v| *v == values[0]) {
-            "same"
-        } else {
-            "differs"
-        };
-        let _ = writeln!(out, "{name}\t{status}\t{}", values.join("\t"));
-    }
-    out
 }
 
 /// The README: scope, method, machine, results, caveats, files, how to reproduce.
@@ -534,50 +481,7 @@ mod tests {
     }
 
     #[test]
-    fn matched_build_says_which_fields_agree() {
-        use crate::build::{
-            record::{HostFile, KernelBuild, SourceIdentity},
-            version::KernelVersion,
-        };
-        let file = |path: &str, sha: &str| HostFile {
-            path: path.into(),
-            sha256: sha.into(),
-            bytes: 1,
-        };
-        let build = |commit: &str, patches: Vec<HostFile>| KernelBuild {
-            at: "b.toml:2:10".into(),
-            version: KernelVersion::parse_proc(
-                "Linux version 7.2.0-x (root@b) (gcc 12.2.0) #2 SMP Thu Dec  3 10:12:54 UTC 2026",
-            )
-            .expect("valid"),
-            image: file("/b/img", "ii"),
-            initrd: None,
-            modules: None,
-            config: Some(file("/b/.config", "cc")),
-            install_dir: "/tmp/k".into(),
-            source: Some(SourceIdentity {
-                dir: "/b".into(),
-                describe: "v7.2".into(),
-                commit: commit.into(),
-                dirty: false,
-                diff_sha256: "dd".into(),
-            }),
-            patches,
-            built: None,
-        };
-        let (a, b) = (
-            build("c0ffee", Vec::new()),
-            build("c0ffee", vec![file("/p/fix.patch", "pp")]),
-        );
-        let text = super::matched_build(&[("a", &a), ("b", &b)]);
-        let rows: Vec<&str> = text.lines().collect();
-        assert_eq!(rows[0], "field\tstatus\ta\tb");
-        assert!(rows.contains(&"config_sha256\tsame\tcc\tcc"), "{text}");
-        assert!(rows.contains(&"git_commit\tsame\tc0ffee\tc0ffee"), "{text}");
-        assert!(
-            rows.contains(&"patches_sha256\tnot_recorded\t\tpp"),
-            "{text}"
-        );
+    fn a_patch_keeps_its_base_name() {
         assert_eq!(super::base_name("/p/../fix.patch"), "fix.patch");
         assert_eq!(super::base_name("/p/.."), "patch");
     }

@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 use crate::{
     analysis::{
         Analysis, AttemptOutcome, CandidateResult, Series, SeriesCalibration, SeriesResult,
-        VerdictLine, Worst, model::Expected,
+        VerdictLine, Worst,
+        model::{Expected, ExpectedQuantity},
     },
     point_name::point_name,
     recipe::scoped_limits::ScopedLimit,
@@ -842,30 +843,52 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
 pub fn expect(analysis: &Analysis) -> String {
     let mut out = String::new();
     for e in &analysis.expects {
-        let got = e.got_pct.map_or_else(
-            || "could not be computed".to_owned(),
-            |g| format!("got {} ({})", signed_pct(g), fixed(g, 6)),
-        );
-        let expected = if e.expected_pct > 0.0 {
-            format!("+{}", as_written(e.expected_pct))
-        } else {
-            as_written(e.expected_pct)
-        };
         let verdict = if e.reproduced {
             "reproduced"
         } else {
             "NOT reproduced"
         };
-        out.push_str(&wrap(
-            &format!(
-                "{} {}: expected {expected}% ± {}, {got}: {verdict}.",
-                e.series,
-                e.kernel,
-                as_written(e.tolerance)
-            ),
-            WIDTH,
-            "  ",
-        ));
+        let line = match e.quantity {
+            ExpectedQuantity::ChangePct => {
+                let got = e.got.map_or_else(
+                    || "could not be computed".to_owned(),
+                    |g| format!("got {} ({})", signed_pct(g), fixed(g, 6)),
+                );
+                let expected = if e.expected > 0.0 {
+                    format!("+{}", as_written(e.expected))
+                } else {
+                    as_written(e.expected)
+                };
+                format!(
+                    "{} {}: expected {expected}% ± {}, {got}: {verdict}.",
+                    e.series,
+                    e.kernel,
+                    as_written(e.tolerance)
+                )
+            }
+            ExpectedQuantity::Mean => {
+                let unit = if e.unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", e.unit)
+                };
+                let got = e.got.map_or_else(
+                    || "could not be computed".to_owned(),
+                    |g| format!("got {}{unit}", fixed(g, 6)),
+                );
+                let at = e.point.as_ref().map_or_else(
+                    || format!("{} (boot-weighted mean)", e.kernel),
+                    |p| point_name(p, &e.kernel),
+                );
+                format!(
+                    "{} {at}: expected a mean of {}{unit} ± {}{unit}, {got}: {verdict}.",
+                    e.series,
+                    as_written(e.expected),
+                    as_written(e.tolerance)
+                )
+            }
+        };
+        out.push_str(&wrap(&line, WIDTH, "  "));
     }
     out
 }
@@ -1091,10 +1114,10 @@ pub fn profile(analysis: &Analysis) -> String {
 #[must_use]
 pub fn environment(analysis: &Analysis) -> String {
     let env = &analysis.environment;
+    let mut out = builds(analysis);
     if env.differences.is_empty() && env.unchecked.is_empty() {
-        return String::new();
+        return out;
     }
-    let mut out = String::new();
     if !env.differences.is_empty() {
         out.push_str(&wrap(
             "ENVIRONMENT DIFFERS between points (each difference makes the comparisons of its \
@@ -1118,6 +1141,88 @@ pub fn environment(analysis: &Analysis) -> String {
             "",
             "  ",
         ));
+    }
+    out
+}
+
+/// What matched builds found (`matched-build.tsv`): each kernel whose build differs from the
+/// baseline's beyond what the experiment intends, with the fields and both values; when
+/// every kernel was built on the host and none does, one line saying so. Released kernels
+/// that match say nothing (their release is the experiment).
+#[must_use]
+pub fn builds(analysis: &Analysis) -> String {
+    use crate::analysis::matched_build::{Status, Value};
+    let matched = &analysis.matched_builds;
+    let beyond = matched.beyond_intended();
+    let mut out = String::new();
+    for (kernel, rows) in &beyond {
+        let built = analysis
+            .kernels
+            .iter()
+            .any(|k| k.label == *kernel && k.bound.as_ref().is_some_and(|b| b.build.is_some()));
+        let fields: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} ({} vs {})",
+                    r.field,
+                    r.baseline.as_ref().map_or_else(String::new, Value::short),
+                    r.value.as_ref().map_or_else(String::new, Value::short)
+                )
+            })
+            .collect();
+        out.push_str(&wrap(
+            &format!(
+                "BUILDS DIFFER beyond {}: {kernel} against {}: {} (matched-build.tsv).",
+                if built {
+                    "the intended patch"
+                } else {
+                    "their release"
+                },
+                matched.baseline,
+                fields.join(", ")
+            ),
+            WIDTH,
+            "",
+        ));
+    }
+    let built_here = |label: &str| {
+        analysis
+            .kernels
+            .iter()
+            .any(|k| k.label == label && k.bound.as_ref().is_some_and(|b| b.build.is_some()))
+    };
+    let kernels = matched.kernels();
+    if beyond.is_empty()
+        && !kernels.is_empty()
+        && kernels.iter().all(|k| built_here(k))
+        && built_here(&matched.baseline)
+    {
+        let unknown: Vec<&str> = matched
+            .rows
+            .iter()
+            .filter(|r| r.status == Status::NotRecorded)
+            .map(|r| r.field)
+            .fold(Vec::new(), |mut seen, f| {
+                if !seen.contains(&f) {
+                    seen.push(f);
+                }
+                seen
+            });
+        let mut text = format!(
+            "Builds matched (matched-build.tsv): {} against {}, field by field, differ only \
+             where intended: the patch, the source, the build's name, number and time.",
+            kernels.join(", "),
+            matched.baseline
+        );
+        if !unknown.is_empty() {
+            let _ = write!(
+                text,
+                " Not compared (not recorded): {}.",
+                unknown.join(", ")
+            );
+        }
+        out.push_str(&wrap(&text, WIDTH, ""));
     }
     out
 }
@@ -1183,8 +1288,64 @@ pub fn footer(analysis: &Analysis, root: &std::path::Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{audit, details, shared_boot, summary};
-    use crate::{analysis::testkit::roles, report::testdata::fixture};
+    use super::{audit, builds, details, shared_boot, summary};
+    use crate::{
+        analysis::{
+            matched_build::{BuildSide, MatchedBuilds},
+            testkit::{host_build, roles},
+        },
+        build::record::KernelBuild,
+        kernel::binding::{BoundKernel, Origin},
+        recipe::ident::{KernelLabel, Release, TargetPath},
+        report::testdata::fixture,
+    };
+
+    /// The fixture `mail-rt-sysctl` (original, patched) as if its kernels were `builds`.
+    fn built(builds: [KernelBuild; 2]) -> crate::analysis::Analysis {
+        let mut analysis = fixture("mail-rt-sysctl");
+        let mut sides = Vec::new();
+        for (k, build) in analysis.kernels.iter_mut().zip(builds) {
+            sides.push((k.label.clone(), Some(BuildSide::of_build(&build))));
+            k.bound = Some(BoundKernel {
+                label: KernelLabel::new(&k.label).expect("label"),
+                release: Release::new(&build.version.release).expect("release"),
+                release_from: Origin::Recipe,
+                image: TargetPath::new("/boot/vmlinuz").expect("path"),
+                image_from: Origin::Recipe,
+                initrd: TargetPath::new("/boot/initrd.img").expect("path"),
+                initrd_from: Origin::Recipe,
+                build: Some(Box::new(build)),
+            });
+        }
+        analysis.matched_builds = MatchedBuilds::compare("original", &sides);
+        analysis
+    }
+
+    #[test]
+    fn the_report_says_whether_builds_differ_beyond_the_patch() {
+        let gcc = "gcc 12.2.0";
+        let matched = built([
+            host_build(1, "c", gcc, None),
+            host_build(2, "c", gcc, Some("/p/fix.patch")),
+        ]);
+        assert_eq!(
+            flat(&builds(&matched)),
+            "Builds matched (matched-build.tsv): patched against original, field by field, \
+             differ only where intended: the patch, the source, the build's name, number and \
+             time. Not compared (not recorded): source."
+        );
+        let other = built([
+            host_build(1, "c", gcc, None),
+            host_build(2, "c", "gcc 13.1.0", Some("/p/fix.patch")),
+        ]);
+        assert_eq!(
+            flat(&builds(&other)),
+            "BUILDS DIFFER beyond the intended patch: patched against original: compiler \
+             (gcc 12.2.0 vs gcc 13.1.0) (matched-build.tsv)."
+        );
+        // Nothing compared, nothing said.
+        assert_eq!(builds(&fixture("mail-rt-sysctl")), "");
+    }
 
     fn flat(text: &str) -> String {
         text.split_whitespace().collect::<Vec<_>>().join(" ")

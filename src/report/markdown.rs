@@ -282,8 +282,8 @@ pub fn verdicts(analysis: &Analysis) -> String {
 
 /// The bundle's files that exist next to the report files, with what each holds.
 #[must_use]
-pub fn files(root: &Path, built_here: bool, probed: bool) -> String {
-    const FILES: [(&str, &str); 20] = [
+pub fn files(root: &Path, built_here: bool, probed: bool, matched: bool) -> String {
+    const FILES: [(&str, &str); 21] = [
         (
             "recipe.toml",
             "the recipe exactly as run (its sha256 is in the journal)",
@@ -324,6 +324,10 @@ pub fn files(root: &Path, built_here: bool, probed: bool) -> String {
             "source-identity.tsv",
             "each kernel built on the host: image and config SHA-256, version string, git tree, patches",
         ),
+        (
+            "matched-build.tsv",
+            "each kernel's build against the baseline's, field by field (compiler, linker, normalised config, Kbuild metadata, source, patches): PASS, or DIFFERS and whether the difference is intended",
+        ),
         ("build/", "the logs of the kernels' build steps"),
         (
             "reference/",
@@ -355,6 +359,7 @@ pub fn files(root: &Path, built_here: bool, probed: bool) -> String {
                 || root.join(name).exists()
                 || (built_here && *name == super::source_identity_tsv::FILE)
                 || (probed && *name == super::probes::FILE)
+                || (matched && *name == super::matched_build_tsv::FILE)
                 || (compared && name.starts_with("reproduction."))
         })
         .map(|(name, what)| vec![format!("`{name}`"), (*what).to_owned()])

@@ -19,6 +19,7 @@ pub(crate) mod machine_line;
 pub(crate) mod mail_prose;
 pub(crate) mod mail_tables;
 pub(crate) mod markdown;
+pub mod matched_build_tsv;
 pub mod number;
 pub mod points_tsv;
 pub(crate) mod probes;

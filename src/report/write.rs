@@ -11,7 +11,7 @@ use crate::{
         context::Context,
         error::ReportError,
         layout::{WIDTH, fit_width},
-        points_tsv,
+        matched_build_tsv, points_tsv,
         reproduction_text::{RenderedReproduction, render_reproduction},
         source_identity_tsv, svg,
         template::{README_MD, REPORT_TXT, Templates},
@@ -22,7 +22,7 @@ use crate::{
 
 /// The report files every campaign has, in the order they are written (a campaign that
 /// booted kernels built on the host also has `source-identity.tsv`, one whose probes ran
-/// `probes.tsv`).
+/// `probes.tsv`, one whose kernels' builds could be compared `matched-build.tsv`).
 pub const FILES: [&str; 6] = [
     "points.tsv",
     "comparison.tsv",
@@ -118,6 +118,9 @@ pub fn render_reports(
         }
         if let Some(probes) = crate::report::probes::render_tsv(analysis) {
             files.push((crate::report::probes::FILE, probes));
+        }
+        if let Some(matched) = matched_build_tsv::render(&analysis.matched_builds) {
+            files.push((matched_build_tsv::FILE, matched));
         }
         Ok(Reports { files })
     })

@@ -235,6 +235,9 @@ pub fn check_lines(
         ));
     }
     let all_there = builds.len() == file.kernels.len();
+    if all_there {
+        lines.extend(matched_summary(recipe, &file, &builds));
+    }
     let file_labels = file
         .kernels
         .iter()
@@ -251,6 +254,68 @@ pub fn check_lines(
         host,
         estimate,
     }))
+}
+
+/// Each kernel's build against the baseline's, in a line per kernel (the baseline built
+/// here too): the fields that agree, those that differ as intended or expected, and those
+/// that differ beyond (with both values), as `matched-build.tsv` will say.
+fn matched_summary(recipe: &Recipe, file: &BuildsFile, builds: &[KernelBuild]) -> Vec<String> {
+    use crate::analysis::matched_build::{BuildSide, MatchedBuilds, Status};
+    let sides: Vec<_> = file
+        .kernels
+        .iter()
+        .zip(builds)
+        .map(|(spec, build)| (spec.label.clone(), Some(BuildSide::of_build(build))))
+        .collect();
+    let matched = MatchedBuilds::compare(recipe.analysis.baseline.as_str(), &sides);
+    let mut lines = Vec::new();
+    for kernel in matched.kernels() {
+        let rows: Vec<_> = matched.rows.iter().filter(|r| r.kernel == kernel).collect();
+        let pass = rows.iter().filter(|r| r.status == Status::Pass).count();
+        let allowed: Vec<&str> = rows
+            .iter()
+            .filter(|r| matches!(r.status, Status::Intended(_) | Status::Expected(_)))
+            .map(|r| r.field)
+            .collect();
+        let differs: Vec<String> = rows
+            .iter()
+            .filter(|r| r.status == Status::Differs)
+            .map(|r| {
+                format!(
+                    "{} ({} vs {})",
+                    r.field,
+                    r.baseline.as_ref().map_or_else(String::new, |v| v.short()),
+                    r.value.as_ref().map_or_else(String::new, |v| v.short())
+                )
+            })
+            .collect();
+        let mut line = format!(
+            "  kernel {kernel} against the baseline {}: {pass} of {} fields PASS",
+            matched.baseline,
+            rows.len()
+        );
+        if !allowed.is_empty() {
+            line.push_str(&format!(
+                "; differ as intended or expected: {}",
+                allowed.join(", ")
+            ));
+        }
+        let unknown: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.status == Status::NotRecorded)
+            .map(|r| r.field)
+            .collect();
+        if !unknown.is_empty() {
+            line.push_str(&format!("; not recorded: {}", unknown.join(", ")));
+        }
+        if differs.is_empty() {
+            line.push_str("; nothing beyond");
+        } else {
+            line.push_str(&format!("; DIFFERS beyond: {}", differs.join(", ")));
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 /// A build's files besides its image, with what each is.

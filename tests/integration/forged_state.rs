@@ -375,6 +375,7 @@ fn installed_records(install_dir: &str, items: &[String]) -> [String; 2] {
         source: None,
         patches: Vec::new(),
         built: None,
+        made_with: None,
     };
     let kernels = Event::Kernels {
         kernels: vec![BoundKernel {

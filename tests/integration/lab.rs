@@ -586,6 +586,36 @@ fn kernels_built_here_are_installed_proven_and_compared() {
         "{readme}"
     );
     assert!(!readme.contains("NOT PROVEN"), "{readme}");
+
+    // Matched builds (issue 33, item 3): the three builds agree on compiler, linker and
+    // normalised config, and differ, as intended, by their patches.
+    let matched =
+        std::fs::read_to_string(dir.join("matched-build.tsv")).expect("matched-build.tsv");
+    for kernel in ["patched", "null-patch"] {
+        for (field, status) in [
+            ("compiler", "PASS"),
+            ("linker", "PASS"),
+            ("config_normalised_sha256", "PASS"),
+            ("release_length", "PASS"),
+            ("patches", "DIFFERS (intended: the patch)"),
+        ] {
+            assert!(
+                matched.lines().any(|l| {
+                    let cells: Vec<&str> = l.split('\t').collect();
+                    cells.get(1) == Some(&kernel)
+                        && cells.get(2) == Some(&field)
+                        && cells.get(5) == Some(&status)
+                }),
+                "{kernel} {field} {status}: {matched}"
+            );
+        }
+    }
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("Builds matched (matched-build.tsv): patched, null-patch against original"),
+        "{report}"
+    );
 }
 
 /// Installed on the lab VM before the stale-install test's campaign: any `kexec -l` of

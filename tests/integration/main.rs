@@ -20,6 +20,7 @@ mod lab;
 mod labgrid;
 mod labgrid_lab;
 mod legacy;
+mod matched_builds;
 mod multi;
 mod multi_lab;
 mod new;

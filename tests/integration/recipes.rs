@@ -472,7 +472,13 @@ fn rt_sysctl_read_is_the_mail_setup() {
     let expect: Vec<(&str, &str, f64)> = r
         .expect
         .iter()
-        .map(|e| (e.workload.as_str(), e.kernel.as_str(), e.change_pct))
+        .map(|e| {
+            (
+                e.workload.as_str(),
+                e.kernel.as_str(),
+                e.change_pct().expect("a change"),
+            )
+        })
         .collect();
     assert_eq!(
         expect,
@@ -542,7 +548,7 @@ fn setparam_slice_compares_default_with_a_custom_slice_control() {
         assert_eq!(w.metrics[0].unit, "ns/call");
     }
     assert_eq!(r.expect.len(), 1);
-    assert_eq!(r.expect[0].change_pct, -73.66);
+    assert_eq!(r.expect[0].change_pct().expect("a change"), -73.66);
     assert_eq!(r.expect[0].kernel.as_str(), "revision");
     // Headroom over the mail's own bounds (drift 0.18%, CV 0.30%), not those bounds.
     assert_eq!(r.analysis.max_drift_pct, Some(0.5));
@@ -719,8 +725,8 @@ fn dl_server_reads_several_metrics_from_one_run_and_needs_a_pass() {
             .iter()
             .any(|p| p == "isolcpus=nohz,domain,managed_irq,1")
     );
-    assert!((b.expect[0].change_pct - 111_077.8).abs() < 1e-6);
-    assert!((r.expect[0].change_pct - 1417.6).abs() < 1e-6);
+    assert!((b.expect[0].change_pct().expect("a change") - 111_077.8).abs() < 1e-6);
+    assert!((r.expect[0].change_pct().expect("a change") - 1417.6).abs() < 1e-6);
     let w = &r.workloads[0];
     let metrics: Vec<(&str, BetterSpec)> = w
         .metrics
@@ -1143,8 +1149,8 @@ fn perf_bench_pipe_runs_at_four_cgroup_levels() {
     assert_eq!(r.kernels.len(), 3);
     assert_eq!(r.expect.len(), 8);
     // The eight figures are one arm64 machine's: params with the thread's values as defaults.
-    assert_eq!(r.expect[0].change_pct, -2.78);
-    assert_eq!(r.expect[7].change_pct, -1.00);
+    assert_eq!(r.expect[0].change_pct().expect("a change"), -2.78);
+    assert_eq!(r.expect[7].change_pct().expect("a change"), -1.00);
     assert!(r.expect.iter().all(|e| e.tolerance == 0.5));
     let bound = |name: &str, value: &str| aba::recipe::params::BoundParam {
         name: aba::recipe::ident::ParamName::new(name).expect("valid"),
@@ -1157,7 +1163,7 @@ fn perf_bench_pipe_runs_at_four_cgroup_levels() {
     )
     .expect("another machine's figures fit");
     assert_eq!(other.sha256, r.sha256);
-    assert_eq!(other.expect[0].change_pct, -4.1);
+    assert_eq!(other.expect[0].change_pct().expect("a change"), -4.1);
     assert!(other.expect.iter().all(|e| e.tolerance == 1.5));
     // The uclamp config, proven at every boot; uclamp-off fails it by design.
     let config = workload(&r, "uclamp_config");

@@ -6,8 +6,8 @@ use crate::recipe::{
     diagnostic::ticked,
     ident::KernelLabel,
     limits,
-    model::{ExpectSection, RecipeFile},
-    resolved::{AnalysisSettings, Expect, Workload},
+    model::{ExpectSection, ExpectSpec, RecipeFile},
+    resolved::{AnalysisSettings, Expect, Expected, Workload, point_labels},
 };
 
 use super::Checker;
@@ -104,13 +104,41 @@ impl Checker<'_> {
                     continue;
                 }
             };
-            let kernel = match &spec.kernel {
-                Some(k) if known.contains(&k.get_ref()) => k.get_ref().clone(),
-                Some(k) => {
+            let Some(value) = self.expected_value(spec, sequence) else {
+                continue;
+            };
+            let kernel = match (&spec.kernel, &value) {
+                (Some(k), _) if !known.contains(&k.get_ref()) => {
                     self.unknown_kernel(k, known, "[[expect]] `kernel`");
                     continue;
                 }
-                None => {
+                (Some(k), Expected::Mean { point: Some(p), .. }) => {
+                    let at = point_kernel(sequence, p);
+                    if at != Some(k.get_ref()) {
+                        self.error(
+                            k.span(),
+                            format!(
+                                "[[expect]] `point` `{p}` is a point of kernel `{}`, not of `{}`",
+                                at.map_or("?", KernelLabel::as_str),
+                                k.get_ref()
+                            ),
+                        );
+                        continue;
+                    }
+                    k.get_ref().clone()
+                }
+                (Some(k), _) => k.get_ref().clone(),
+                (None, Expected::Mean { point: Some(p), .. }) => point_kernel(sequence, p)
+                    .expect("invariant: expected_value checked the point")
+                    .clone(),
+                (None, Expected::Mean { point: None, .. }) => {
+                    self.error(
+                        spec.workload.span(),
+                        "an [[expect]] with `mean` names the `kernel` whose mean it expects, or its `point`",
+                    );
+                    continue;
+                }
+                (None, Expected::ChangePct(_)) => {
                     let mut others: Vec<&KernelLabel> = sequence
                         .iter()
                         .filter(|k| **k != analysis.baseline)
@@ -127,21 +155,9 @@ impl Checker<'_> {
                     others[0].clone()
                 }
             };
-            let change_pct = self.number(&spec.change_pct, "change_pct");
-            let tolerance = self.number(&spec.tolerance, "tolerance");
-            let (Some(change_pct), Some(tolerance)) = (change_pct, tolerance) else {
+            let Some(tolerance) = self.number(&spec.tolerance, "tolerance") else {
                 continue;
             };
-            if !change_pct.is_finite() {
-                let help = self.param_help(&format!("{:?}", spec.change_pct.get_ref()));
-                self.error(
-                    spec.change_pct.span(),
-                    "`change_pct` must be a finite number",
-                )
-                .help
-                .extend(help);
-                continue;
-            }
             if !(tolerance.is_finite() && tolerance >= 0.0) {
                 let help = self.param_help(&format!("{:?}", spec.tolerance.get_ref()));
                 self.error(
@@ -157,10 +173,175 @@ impl Checker<'_> {
                 case,
                 metric,
                 kernel,
-                change_pct,
+                value,
                 tolerance,
             });
         }
         out
+    }
+
+    /// What `spec` expects: exactly one of `change_pct` and `mean`, a finite number; `point`
+    /// only with `mean`, and one of the plan's points.
+    fn expected_value(&mut self, spec: &ExpectSpec, sequence: &[KernelLabel]) -> Option<Expected> {
+        if let (Some(point), None) = (&spec.point, &spec.mean) {
+            self.error(
+                point.span(),
+                "[[expect]] `point` goes with `mean` (a point's absolute value); a change is the kernel's",
+            );
+            return None;
+        }
+        let (field, key) = match (&spec.change_pct, &spec.mean) {
+            (Some(c), None) => (c, "change_pct"),
+            (None, Some(m)) => (m, "mean"),
+            (Some(_), Some(m)) => {
+                self.error(
+                    m.span(),
+                    "[[expect]] has both `change_pct` and `mean`: one table expects one value",
+                );
+                return None;
+            }
+            (None, None) => {
+                self.error(
+                    spec.workload.span(),
+                    "[[expect]] says what it expects: `change_pct` (the change against the baseline, %) or `mean` (an absolute value in the metric's unit)",
+                );
+                return None;
+            }
+        };
+        let n = self.number(field, key)?;
+        if !n.is_finite() {
+            let help = self.param_help(&format!("{:?}", field.get_ref()));
+            self.error(field.span(), format!("`{key}` must be a finite number"))
+                .help
+                .extend(help);
+            return None;
+        }
+        if key == "change_pct" {
+            return Some(Expected::ChangePct(n));
+        }
+        let point = match &spec.point {
+            Some(p) if point_kernel(sequence, p.get_ref()).is_some() => Some(p.get_ref().clone()),
+            Some(p) => {
+                let labels = point_labels(sequence);
+                let diag = self.error(
+                    p.span(),
+                    format!(
+                        "[[expect]] `point` `{}` is not a point of the sequence",
+                        crate::text::one_line(p.get_ref())
+                    ),
+                );
+                diag.suggest(p.get_ref(), labels.iter().map(String::as_str), ticked);
+                diag.help.push(format!("points: {}", labels.join(", ")));
+                return None;
+            }
+            None => None,
+        };
+        Some(Expected::Mean { value: n, point })
+    }
+}
+
+/// The kernel of the point labelled `label` in `sequence`'s plan.
+fn point_kernel<'a>(sequence: &'a [KernelLabel], label: &str) -> Option<&'a KernelLabel> {
+    point_labels(sequence)
+        .iter()
+        .position(|l| l == label)
+        .map(|i| &sequence[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::recipe::{
+        load::{
+            parse,
+            testkit::{MINIMAL, errors},
+        },
+        resolved::Expected,
+    };
+
+    fn with(expect: &str) -> String {
+        format!("{MINIMAL}[[expect]]\nworkload = \"w\"\n{expect}")
+    }
+
+    #[test]
+    fn a_mean_is_expected_of_a_kernel_or_of_a_point() {
+        let r = parse(
+            Path::new("r.toml"),
+            &with("kernel = \"a\"\nmean = 2480.5\ntolerance = 50\n"),
+        )
+        .expect("valid");
+        assert_eq!(
+            r.expect[0].value,
+            Expected::Mean {
+                value: 2480.5,
+                point: None
+            }
+        );
+        assert_eq!(r.expect[0].kernel.as_str(), "a");
+        let r = parse(
+            Path::new("r.toml"),
+            &with("point = \"a-b\"\nmean = 1\ntolerance = 0\n"),
+        )
+        .expect("valid");
+        assert_eq!(r.expect[0].kernel.as_str(), "a", "the point's kernel");
+        assert_eq!(
+            r.expect[0].value,
+            Expected::Mean {
+                value: 1.0,
+                point: Some("a-b".into())
+            }
+        );
+        let r = parse(
+            Path::new("r.toml"),
+            &with("change_pct = 5\ntolerance = 1\n"),
+        )
+        .expect("valid");
+        assert_eq!(r.expect[0].value, Expected::ChangePct(5.0));
+        assert_eq!(r.expect[0].kernel.as_str(), "b");
+    }
+
+    /// Each mistake is named at its line and column, with the field.
+    #[test]
+    fn a_mean_expectation_names_its_mistakes_at_their_place() {
+        // MINIMAL ends at line 14; `[[expect]]` is line 15, `workload` 16, the rest from 17.
+        let e = errors(&with("mean = 1\ntolerance = 1\n"));
+        assert!(e.contains("r.toml:16:12"), "{e}");
+        assert!(
+            e.contains("with `mean` names the `kernel` whose mean it expects, or its `point`"),
+            "{e}"
+        );
+        let e = errors(&with(
+            "kernel = \"a\"\nchange_pct = 1\nmean = 1\ntolerance = 1\n",
+        ));
+        assert!(e.contains("r.toml:19:8"), "{e}");
+        assert!(e.contains("has both `change_pct` and `mean`"), "{e}");
+        let e = errors(&with("tolerance = 1\n"));
+        assert!(e.contains("r.toml:16:12"), "{e}");
+        assert!(
+            e.contains("`change_pct` (the change against the baseline, %) or `mean`"),
+            "{e}"
+        );
+        let e = errors(&with("point = \"a-c\"\nmean = 1\ntolerance = 1\n"));
+        assert!(e.contains("r.toml:17:9"), "{e}");
+        assert!(
+            e.contains("`point` `a-c` is not a point of the sequence"),
+            "{e}"
+        );
+        assert!(e.contains("points: a-a, b, a-b"), "{e}");
+        let e = errors(&with("point = \"b\"\nchange_pct = 1\ntolerance = 1\n"));
+        assert!(e.contains("r.toml:17:9"), "{e}");
+        assert!(e.contains("`point` goes with `mean`"), "{e}");
+        let e = errors(&with(
+            "kernel = \"a\"\npoint = \"b\"\nmean = 1\ntolerance = 1\n",
+        ));
+        assert!(e.contains("r.toml:17:10"), "{e}");
+        assert!(
+            e.contains("`point` `b` is a point of kernel `b`, not of `a`"),
+            "{e}"
+        );
+        let e = errors(&with("kernel = \"a\"\nmean = 1\ntolerance = -1\n"));
+        assert!(e.contains("r.toml:19:13"), "{e}");
+        assert!(e.contains("`tolerance` must be a finite number ≥ 0"), "{e}");
     }
 }

@@ -216,7 +216,10 @@ tolerance = 2.5
         assert_eq!(r.boot_cmdline, ["nohz_full=3", "isolcpus=nohz,domain,3"]);
         assert_eq!(r.kernels["a"].cmdline, ["rcu_nocbs=3"]);
         assert_eq!(r.setup.commands, ["echo setup 3"]);
-        assert!((r.expect[0].change_pct - -10.0).abs() < 1e-9);
+        assert_eq!(
+            r.expect[0].value,
+            crate::recipe::resolved::Expected::ChangePct(-10.0)
+        );
         assert_eq!(r.params[0].line(), "cpu = 3 (the recipe's default)");
     }
 
@@ -229,7 +232,10 @@ tolerance = 2.5
         assert_eq!(b.workloads[0].run, "echo 5");
         assert_eq!(b.workloads[0].cpu.as_ref().unwrap().as_str(), "5");
         assert_eq!(b.boot_cmdline[0], "nohz_full=5");
-        assert!((b.expect[0].change_pct - -68.5).abs() < 1e-9);
+        assert_eq!(
+            b.expect[0].value,
+            crate::recipe::resolved::Expected::ChangePct(-68.5)
+        );
         assert_eq!(
             b.params[0].line(),
             "cpu = 5 (bound by the inventory (targets.toml:9:1); the recipe's default is 3)"

@@ -136,6 +136,7 @@ fn a_build_on_the_host_its_install_and_its_proof_round_trip() {
         source: None,
         patches: vec![file("/p/x.patch", "d")],
         built: None,
+        made_with: None,
     };
     let kernels = vec![BoundKernel {
         label: KernelLabel::new("patched").unwrap(),

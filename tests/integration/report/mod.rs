@@ -12,6 +12,7 @@ use assert_cmd::Command;
 
 use crate::support::report_oracle;
 
+pub mod expectations;
 pub mod golden_results;
 
 use golden_results::{FIXTURES, build, fixtures_dir};
