@@ -627,8 +627,8 @@ pub struct ProbeSpec {
     #[serde(default)]
     #[schemars(with = "Vec<ProbeValueSpec>")]
     pub value: Vec<ProbeValueSpec>,
-    /// The ftrace function profiler around the command: its hit count of each function
-    /// becomes a value.
+    /// A call counter around the command (a kprobe event on each function, read from
+    /// `kprobe_profile`): each function's calls become a value.
     #[serde(default)]
     pub ftrace: Option<FtraceSpec>,
 }
@@ -710,7 +710,7 @@ pub struct ProbeValueSpec {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FtraceSpec {
-    /// Kernel functions, by exact name (as `available_filter_functions` lists them).
+    /// Kernel functions, by exact name (as `/proc/kallsyms` lists them).
     #[schemars(with = "Vec<String>")]
     pub functions: Spanned<Vec<Spanned<String>>>,
 }

@@ -92,6 +92,8 @@ pub struct Scripted {
     pub cpus_online: String,
     /// What `/proc/loadavg` says.
     pub loadavg: String,
+    /// What `kprobe_profile` holds when the ftrace teardown reads it.
+    pub kprobe_profile: String,
 }
 
 impl Scripted {
@@ -116,6 +118,7 @@ impl Scripted {
             dmesg: Vec::new(),
             cpus_online: "0-3".to_owned(),
             loadavg: "0.10 0.05 0.01 1/100 123".to_owned(),
+            kprobe_profile: String::new(),
         }
     }
 
@@ -168,6 +171,13 @@ impl Scripted {
                 "@@count\n{}\n@@lines\n{}\n@@units\n",
                 self.dmesg.len(),
                 self.dmesg.join("\n")
+            )));
+        }
+        if command.contains(crate::campaign::ftrace::COUNTS_MARK) {
+            return Ok(printed(format!(
+                "{}\n{}",
+                crate::campaign::ftrace::COUNTS_MARK,
+                self.kprobe_profile
             )));
         }
         if is_workload(command) {

@@ -216,9 +216,9 @@ fn a_kernel_that_hangs_is_power_cycled_after_the_boot_timeout_even_after_a_kille
         "{warnings:?}"
     );
     assert!(
-        warnings
-            .iter()
-            .any(|t| t.contains("power-cycle command was used")),
+        warnings.iter().any(|t| t
+            .contains("the boot did not come back; the power-cycle command `")
+            && t.ends_with("` was used")),
         "{warnings:?}"
     );
     assert!(vm.console_log().is_file());

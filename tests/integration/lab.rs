@@ -13,7 +13,7 @@ use crate::{
     support::{
         cli::{aba, assert_verified, campaign_dir, run_built, run_on, text, write},
         lab::{KERNEL_A, KERNEL_B, LabVm, built_kernels, console_tail, lab_dir},
-        recipe::{Metric, Recipe, Workload},
+        recipe::{Metric, Probe, Recipe, Workload},
     },
 };
 
@@ -50,10 +50,58 @@ fn kexec_aba_in_the_lab_proves_three_boots() {
     let vm = LabVm::start("t-kexec", KERNEL_A);
     let tmp = tempfile::tempdir().expect("tempdir");
     let targets = vm.inventory(tmp.path(), "");
-    let recipe = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/lab-aba.toml");
+    // The shipped lab recipe with an ftrace call counter at the A points (the last one's
+    // boot is still up after the campaign, to see that nothing stays behind).
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/lab-aba.toml");
+    let probe = Probe::new(
+        "sysctl_reads",
+        "for i in 1 2 3 4 5; do cat /proc/sys/kernel/ostype; done",
+    )
+    .kernels(&["a"])
+    .ftrace(&["proc_sys_read", "aba_no_such_function", "vfs_read"]);
+    let recipe = tmp.path().join("lab-aba.toml");
+    std::fs::write(
+        &recipe,
+        format!(
+            "{}\n{}",
+            std::fs::read_to_string(&shipped).expect("read"),
+            probe.toml()
+        ),
+    )
+    .expect("write");
     let out = run_on(tmp.path(), &recipe, &targets, "kexec", "results");
     assert!(out.status.success(), "{}", text(&out));
     let dir = campaign_dir(&tmp.path().join("results"));
+    let probes = std::fs::read_to_string(dir.join("probes.tsv")).expect("probes.tsv");
+    let calls = |point: &str, function: &str| -> Option<f64> {
+        probes
+            .lines()
+            .map(|l| l.split('\t').collect::<Vec<_>>())
+            .find(|f| f[0] == point && f[2] == "sysctl_reads" && f[3] == function)
+            .map(|f| {
+                assert_eq!(f[5], "calls", "{probes}");
+                f[4].parse().expect("a number")
+            })
+    };
+    for point in ["a-a", "a-b"] {
+        // Each `cat` reads twice (the text, then the end).
+        let sysctl = calls(point, "proc_sys_read").unwrap_or_else(|| panic!("{probes}"));
+        assert!(sysctl >= 10.0, "{probes}");
+        let reads = calls(point, "vfs_read").unwrap_or_else(|| panic!("{probes}"));
+        assert!(reads >= sysctl, "{probes}");
+        assert_eq!(calls(point, "aba_no_such_function"), None, "{probes}");
+    }
+    assert_eq!(calls("b", "proc_sys_read"), None, "{probes}");
+    let report = std::fs::read_to_string(dir.join("report.txt")).expect("report");
+    assert!(
+        report.contains("no kprobe can be put on `aba_no_such_function`"),
+        "{report}"
+    );
+    // Nothing of aba's stays in tracefs on the boot the last probe ran on.
+    let left = vm.ssh(
+        "grep -c aba_ftrace /sys/kernel/debug/tracing/kprobe_events || true; ls /sys/kernel/debug/tracing/instances",
+    );
+    assert_eq!(left.trim(), "0", "{left}");
 
     let boots = proven(&dir);
     let points: Vec<&str> = boots.iter().map(|b| b.0.as_str()).collect();

@@ -1,6 +1,6 @@
 //! A point's probes (`[[probe]]`): untimed commands run once before or after the timed
 //! samples (never between them), each with its own deadline, its output kept under
-//! `probes/<point>/`, its values read with the metric rules, an ftrace function profile set
+//! `probes/<point>/`, its values read with the metric rules, an ftrace call counter set
 //! up and torn down around it, and one `probe` record in the journal.
 //!
 //! A probe never fails its point: what it did not deliver (an unexpected exit, a value not
@@ -113,7 +113,7 @@ impl Engine<'_> {
                             untraceable = ftrace::untraceable(&out.stdout_text());
                             for f in &untraceable {
                                 problems.push(format!(
-                                    "ftrace cannot trace `{f}` on this kernel (not in available_filter_functions): it has no count"
+                                    "no kprobe can be put on `{f}` on this kernel (inlined, renamed or on the kprobe blacklist): it has no count"
                                 ));
                             }
                             true
@@ -121,7 +121,7 @@ impl Engine<'_> {
                         // The setup wrote nothing, cleared what it wrote, or found someone
                         // else's profile, which aba leaves alone: no teardown.
                         Err(why) => {
-                            problems.push(format!("the ftrace profile was not set up: {why}"));
+                            problems.push(format!("the ftrace call counter was not set up: {why}"));
                             false
                         }
                     },
@@ -159,13 +159,15 @@ impl Engine<'_> {
             let hits = if profiled {
                 match self.ftrace_teardown(at, boot, &doing)? {
                     Ok(out) => {
-                        let traced: Vec<String> = probe
-                            .ftrace
-                            .iter()
-                            .filter(|f| !untraceable.contains(f))
-                            .cloned()
-                            .collect();
-                        Some(ftrace::hit_counts(&traced, &out.stdout_text()))
+                        let counts = ftrace::hit_counts(&probe.ftrace, &out.stdout_text());
+                        for f in probe.ftrace.iter().filter(|f| !untraceable.contains(f)) {
+                            if !counts.iter().any(|(name, _)| name == f) {
+                                problems.push(format!(
+                                    "the call count of `{f}` is not in kprobe_profile: it has no count"
+                                ));
+                            }
+                        }
+                        Some(counts)
                     }
                     Err(why) => {
                         problems.push(format!("the ftrace teardown failed: {why}"));

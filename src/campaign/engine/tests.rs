@@ -1056,7 +1056,7 @@ fn a_machine_busier_than_its_cpus_at_the_start_is_warned_about_once() {
 
 /// A probe with an ftrace profile whose connection drops while the probe runs: the profile
 /// is torn down after the loss (nothing stays enabled), then set up again and the probe
-/// repeated; its record says how it ended and the counts (none listed: 0 calls each).
+/// repeated; its record says how it ended and the calls (hits and missed ones).
 #[test]
 fn an_ftrace_profile_is_torn_down_after_a_probe_that_lost_its_connection_and_retried() {
     let recipe = format!(
@@ -1067,15 +1067,15 @@ fn an_ftrace_profile_is_torn_down_after_a_probe_that_lost_its_connection_and_ret
     let c = Campaign::new(&recipe, Target::local());
     let mut machine = Scripted::new("6.1.0-47");
     machine.lose_on = ["ABA_PHASE=probe".to_owned()].into();
+    machine.kprobe_profile =
+        "  aba_ftrace_f0                                       3               1\n".to_owned();
     let (outcome, _) = c.run(&mut machine, None);
     assert_finished(&outcome);
     let steps: Vec<&str> = machine
         .log
         .iter()
         .filter_map(|call| match call {
-            Call::Exec(cmd) if cmd.contains("echo 1 > \"$T/function_profile_enabled\"") => {
-                Some("setup")
-            }
+            Call::Exec(cmd) if cmd.contains("echo 1 > \"$I/events/$G/enable\"") => Some("setup"),
             Call::Exec(cmd) if cmd.contains(crate::campaign::ftrace::COUNTS_MARK) => {
                 Some("teardown")
             }
@@ -1113,6 +1113,6 @@ fn an_ftrace_profile_is_torn_down_after_a_probe_that_lost_its_connection_and_ret
         .expect("a probe record");
     assert_eq!(probe.0, "exit status 0");
     assert_eq!(probe.1[0].name, "sched_rt_handler");
-    assert_eq!(probe.1[0].value, 0.0);
+    assert_eq!(probe.1[0].value, 4.0, "3 hits and 1 missed call");
     c.assert_verified();
 }

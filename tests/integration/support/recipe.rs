@@ -226,7 +226,8 @@ impl Probe {
         self
     }
 
-    fn toml(&self) -> String {
+    /// The `[[probe]]` table, to append to a recipe file.
+    pub fn toml(&self) -> String {
         let mut out = format!(
             "[[probe]]\nname = {}\nrun = {}\n",
             quote(&self.name),
