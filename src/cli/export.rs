@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest as _, Sha256};
 
 use crate::{
+    analysis::Analysis,
     error::{Error, exit_code},
     input::{open_data, read_text},
     recipe::model::PublishSpec,
@@ -18,7 +19,10 @@ use crate::{
         campaign::read_results,
         copy::{copy_regular, reference_files},
     },
-    results::{atomic::write_atomic_no_link, layout::ResultsDir},
+    results::{
+        atomic::write_atomic_no_link, journal::Journal, kept::check as check_kept,
+        layout::ResultsDir,
+    },
 };
 
 /// A patch is a few KiB; a file beyond this is not one.
@@ -45,6 +49,8 @@ pub fn export(dir: &Path, to: &Path, json: bool) -> Result<u8, Error> {
             Some((file.from, to.to_string_lossy().into_owned()))
         })
         .collect();
+    let mut own = own;
+    own.extend(kept_evidence(dir, &analysis)?);
     let copied: Vec<String> = own.iter().map(|(_, to)| to.clone()).collect();
     let export = render(&analysis, &evidence, &publish, &copied);
     // Every patch is read and checked before OUT is touched: a changed one writes nothing.
@@ -90,6 +96,41 @@ pub fn export(dir: &Path, to: &Path, json: bool) -> Result<u8, Error> {
         );
     }
     Ok(exit_code::OK)
+}
+
+/// The output the done points kept as evidence (`probes/…`, `checks/…`), each at the same
+/// path in OUT, and each checked against the SHA-256 the journal holds for it before
+/// anything is written: a file edited since the campaign fails the export, which names it.
+fn kept_evidence(dir: &Path, analysis: &Analysis) -> Result<Vec<(PathBuf, String)>, ReportError> {
+    let journal = ResultsDir::open(dir).journal_path();
+    let history = Journal::read_for_analysis(&journal)
+        .map_err(|e| ReportError::ExportCopy {
+            from: journal.clone(),
+            why: crate::causes::one_line(&e),
+        })?
+        .history();
+    let mut files = Vec::new();
+    for point in &analysis.points {
+        let Some(attempt) = point
+            .done_attempt
+            .and_then(|a| history.attempt(&point.label, a))
+        else {
+            continue;
+        };
+        for kept in attempt.kept_files() {
+            check_kept(dir, kept).map_err(|e| ReportError::ExportCopy {
+                from: dir.join(&kept.path),
+                why: format!(
+                    "{} (point `{}`, attempt {}): it is not the output the campaign kept",
+                    crate::causes::one_line(&e),
+                    point.label,
+                    attempt.attempt
+                ),
+            })?;
+            files.push((dir.join(&kept.path), kept.path.clone()));
+        }
+    }
+    Ok(files)
 }
 
 /// The recipe copy's `[publish]`; a copy without one has the empty table.

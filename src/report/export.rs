@@ -268,6 +268,13 @@ pub fn render(
         data: identity.into_bytes(),
     });
     let mut copies = Vec::new();
+    // The probes' values: attribution beside the timed tables, never in a verdict.
+    if let Some(probed) = crate::report::probes::render_tsv(analysis) {
+        files.push(ExportFile {
+            path: crate::report::probes::FILE.to_owned(),
+            data: probed,
+        });
+    }
     if let Some(matched) = matched_build_tsv::render(&analysis.matched_builds) {
         files.push(ExportFile {
             path: matched_build_tsv::FILE.to_owned(),
@@ -422,11 +429,50 @@ fn readme(
     let _ = writeln!(
         out,
         "\n## Files\n\n{}. Each `<experiment>-points.tsv` has one row per boot with every \
-         sample in `values`.\n\n## Reproduce\n\nRun `recipe.toml` on your machine, then \
+         sample in `values`.{}\n\n## Reproduce\n\nRun `recipe.toml` on your machine, then \
          `aba compare <your results directory> <this folder>`. Written by aba {}.",
         names.join(", "),
+        attribution_files(listed),
         env!("CARGO_PKG_VERSION")
     );
+    out
+}
+
+/// What the attribution entries among `listed` hold, one sentence each (empty when there is
+/// none): the untimed evidence beside the timed tables.
+fn attribution_files(listed: &[String]) -> String {
+    let mut out = String::new();
+    for (entry, says) in [
+        (
+            "probes/",
+            "`probes/<point>/<probe>.out` and `.err` are what each untimed probe printed, as \
+             the campaign kept it",
+        ),
+        (
+            "checks/",
+            "`checks/<point>/<check>.out` and `.err` are what each passing check printed",
+        ),
+        (
+            "probes.tsv",
+            "`probes.tsv` has the values read from the probes' output, one row per point and \
+             value; they never enter a verdict",
+        ),
+        (
+            "matched-build.tsv",
+            "`matched-build.tsv` compares each kernel built for the campaign with the \
+             baseline's build, field by field (PASS or DIFFERS with both values)",
+        ),
+    ] {
+        if listed.iter().any(|l| l == entry) {
+            let _ = write!(out, " {says}.");
+        }
+    }
+    if listed.iter().any(|l| l == "probes/" || l == "checks/") {
+        out.push_str(
+            " Each kept file was checked against the SHA-256 the campaign's journal holds for \
+             it when this folder was exported.",
+        );
+    }
     out
 }
 

@@ -282,3 +282,55 @@ fn workloads_and_checks_on_chosen_kernels_run_only_there_and_are_compared_only_t
         "{report}"
     );
 }
+
+/// `aba export` publishes the probes' values and the output the probes and a passing check
+/// kept, each file checked against the SHA-256 its journal holds: an edited kept file stops
+/// the export, naming it, and OUT is not written.
+#[test]
+fn an_export_carries_the_kept_output_and_refuses_an_edited_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let recipe = probed()
+        .workload(Workload::check("mode", "echo \"mode: $ABA_KERNEL\"", "mode: ").kernels(&["b"]));
+    let dir = run_local(tmp.path(), &recipe);
+    let dir_arg = dir.to_str().expect("utf-8");
+    let out = aba(tmp.path(), &["export", dir_arg, "--to", "published"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let published = tmp.path().join("published");
+    for (file, from) in [
+        ("probes/a-a/count.out", "probes/a-a/count.out"),
+        ("probes/b/late.out", "probes/b/late.out"),
+        ("probes/a-b/count.err", "probes/a-b/count.err"),
+        ("checks/b/mode.out", "checks/b/mode.out"),
+    ] {
+        assert_eq!(
+            std::fs::read(published.join(file)).expect(file),
+            std::fs::read(dir.join(from)).expect(from),
+            "{file}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(published.join("probes.tsv")).expect("probes.tsv"),
+        read(&dir, "probes.tsv")
+    );
+    let readme = std::fs::read_to_string(published.join("README.md")).expect("README");
+    for part in [
+        "`probes/`",
+        "`checks/`",
+        "`probes.tsv`",
+        "what each untimed probe printed",
+        "checked against the SHA-256",
+    ] {
+        assert!(readme.contains(part), "{part}: {readme}");
+    }
+
+    // A kept file edited since the campaign: the export stops and names it.
+    std::fs::write(dir.join("probes/b/late.out"), "late=99\n").expect("write");
+    let out = aba(tmp.path(), &["export", dir_arg, "--to", "again"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("probes/b/late.out") && said.contains("not the output the campaign kept"),
+        "{said}"
+    );
+    assert!(!tmp.path().join("again").exists(), "{said}");
+}

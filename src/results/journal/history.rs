@@ -486,6 +486,15 @@ impl AttemptHistory {
         self.ends.last().map(|(_, e)| e)
     }
 
+    /// The output it kept as evidence (its probes' streams, then its passing checks'), each
+    /// with the SHA-256 journaled for it.
+    pub fn kept_files(&self) -> impl Iterator<Item = &crate::results::kept::KeptFile> {
+        self.probes
+            .iter()
+            .flat_map(|p| &p.kept)
+            .chain(&self.kept_checks)
+    }
+
     /// Its last proven boot and its last end among the records after `since` (all of them
     /// when `None`).
     #[must_use]

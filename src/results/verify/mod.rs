@@ -173,12 +173,7 @@ fn kept_output(recipe: &Recipe, journal_path: &Path) -> Result<Vec<Difference>, 
         if !matches!(attempt.end(), Some(End::Done { .. })) {
             continue;
         }
-        let files = attempt
-            .probes
-            .iter()
-            .flat_map(|p| &p.kept)
-            .chain(&attempt.kept_checks);
-        for kept in files {
+        for kept in attempt.kept_files() {
             if let Err(e) = crate::results::kept::check(root, kept) {
                 differences.push(Difference::KeptOutput {
                     attempt: format!(
