@@ -2,7 +2,8 @@
 //! the coordinator's queue, acquired for the campaign and given back (released and its
 //! reservation cancelled) at the end, a second campaign on the same place waits in the queue
 //! and runs after the first, and a campaign killed with SIGKILL takes its place back on
-//! resume. The machine itself is the real sshd of `support::sshd` (a `switch = "none"`
+//! resume; a batch's campaign waits behind the place's holder and its morning summary says
+//! so. The machine itself is the real sshd of `support::sshd` (a `switch = "none"`
 //! target); labgrid comes from PyPI into lab/out/labgrid (lab/labgrid/install.sh, run by
 //! test.sh).
 
@@ -10,13 +11,16 @@ use std::{path::Path, time::Duration};
 
 use aba::results::journal::{Event, Journal, ReservationAction};
 
-use crate::support::{
-    cli::{
-        aba, assert_verified, campaign_dir, resume, spawn_run_on, text, wait_for_journal, write,
+use crate::{
+    batch::{spawn_batch, tsv_rows, wait_for_batch},
+    support::{
+        cli::{
+            aba, assert_verified, campaign_dir, resume, spawn_run_on, text, wait_for_journal, write,
+        },
+        labgrid::Coordinator,
+        recipe::{Metric, Recipe, Workload},
+        sshd::{Sshd, signal},
     },
-    labgrid::Coordinator,
-    recipe::{Metric, Recipe, Workload},
-    sshd::{Sshd, signal},
 };
 
 fn recipe() -> String {
@@ -184,4 +188,78 @@ fn two_campaigns_on_one_labgrid_place_queue_in_the_coordinator_and_a_killed_one_
             && said.contains("(labgrid place box"),
         "{said}"
     );
+}
+
+/// A night's queue on a labgrid place (`aba batch`): someone else holds the place when the
+/// batch starts, so its campaign waits in the coordinator's queue until they give it back;
+/// the morning summary names whom it waited behind, how long, and how long it held the place
+/// (summary.txt's `lab:` line, summary.tsv's place, waited_s, held_s and behind).
+#[test]
+fn a_batch_on_a_labgrid_place_waits_behind_its_holder_and_the_summary_says_so() {
+    let Some(lab) = Coordinator::start("night") else {
+        return;
+    };
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(tmp.path(), "r.toml", &recipe());
+    let plan = write(
+        tmp.path(),
+        "plan.toml",
+        "version = 1\nname = \"night\"\n\n[[campaign]]\nrecipe = \"r.toml\"\ntargets = [\"box\"]\n",
+    );
+    let targets = lab.inventory(&sshd, tmp.path(), "night");
+    let taken = lab.client_as("alice", &["-p", "night", "acquire"]);
+    assert!(taken.status.success(), "{}", text(&taken));
+
+    let batch = spawn_batch(tmp.path(), &plan, &targets);
+    let dir = wait_for_batch(tmp.path());
+    // The campaign's reservation waits in the coordinator's queue (alice only acquired the
+    // place, she reserved nothing): nothing is measured while she holds it.
+    let started = std::time::Instant::now();
+    loop {
+        let listed = lab.client(&["reservations"]);
+        if String::from_utf8_lossy(&listed.stdout).contains("Reservation '") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no reservation queued: {}",
+            text(&listed)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let measured: usize = std::fs::read_dir(&dir)
+        .expect("the batch folder")
+        .flatten()
+        .flat_map(|e| [e.path().join("box"), e.path()])
+        .filter_map(|d| Journal::read(&d.join("journal.jsonl")).ok())
+        .map(|j| samples(&j.events))
+        .sum();
+    assert_eq!(measured, 0, "measured on a place alice holds");
+    let given = lab.client_as("alice", &["-p", "night", "release"]);
+    assert!(given.status.success(), "{}", text(&given));
+    let out = batch.wait_with_output().expect("the batch ends");
+    assert!(out.status.success(), "{}", text(&out));
+
+    let summary = std::fs::read_to_string(dir.join("summary.txt")).expect("summary.txt");
+    let flat = summary.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("lab: labgrid place night: waited ")
+            && flat.contains(" in the queue behind lab/alice, held it "),
+        "{summary}"
+    );
+    let rows = tsv_rows(&dir);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["place"], "night", "{rows:?}");
+    assert_eq!(rows[0]["behind"], "lab/alice", "{rows:?}");
+    let waited: f64 = rows[0]["waited_s"].parse().expect("seconds");
+    let held: f64 = rows[0]["held_s"].parse().expect("seconds");
+    assert!(waited >= 2.0, "{rows:?}");
+    assert!(held > 0.0, "{rows:?}");
+    assert!(lab.show("night").contains("acquired: None"));
+    let campaign = dir.join(&rows[0]["dir"]);
+    let held = reservations(&journal(&campaign));
+    assert!(held[0].1.contains("was held by lab/alice"), "{held:?}");
+    assert_verified(&campaign);
 }

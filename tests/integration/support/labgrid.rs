@@ -72,6 +72,17 @@ impl Coordinator {
             .expect("labgrid-client runs")
     }
 
+    /// `labgrid-client ARGS` as someone else: user `user` on host `lab`.
+    pub fn client_as(&self, user: &str, args: &[&str]) -> std::process::Output {
+        Command::new(venv_bin("labgrid-client"))
+            .args(["-x", &self.address])
+            .args(args)
+            .env("LG_USERNAME", user)
+            .env("LG_HOSTNAME", "lab")
+            .output()
+            .expect("labgrid-client runs")
+    }
+
     /// What `labgrid-client -p PLACE show` says.
     pub fn show(&self, place: &str) -> String {
         let out = self.client(&["-p", place, "show"]);
