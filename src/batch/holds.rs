@@ -67,7 +67,7 @@ impl PlaceHold {
                 ReservationAction::Reserve => {}
                 ReservationAction::Release => {
                     if let Some(from) = since.take() {
-                        h.held += super::summary::between(from, time).unwrap_or_default();
+                        h.held += super::stamps::between(from, time).unwrap_or_default();
                     }
                     h.holding = false;
                 }

@@ -8,4 +8,5 @@ pub(crate) mod confine;
 pub mod holds;
 pub mod journal;
 pub mod plan;
+mod stamps;
 pub mod summary;

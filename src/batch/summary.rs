@@ -14,6 +14,7 @@ use crate::{
     batch::{
         holds::PlaceHold,
         journal::{BatchJournal, Ended},
+        stamps::{between, parse_time},
     },
     results::layout::ResultsDir,
 };
@@ -121,15 +122,6 @@ pub struct BatchSummary {
     pub ended: Option<String>,
     /// Every campaign and target, in plan order.
     pub jobs: Vec<JobSummary>,
-}
-
-fn parse_time(text: &str) -> Option<time::OffsetDateTime> {
-    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
-}
-
-pub(super) fn between(from: &str, to: &str) -> Option<Duration> {
-    let d = parse_time(to)? - parse_time(from)?;
-    Duration::try_from(d).ok()
 }
 
 /// A time to the second (the journal keeps microseconds).

@@ -15,6 +15,7 @@ use std::{
 use crate::target::transport::{CommandOutput, ExitOutcome, Transport, TransportError};
 
 const FACTS: &str = "cat /proc/sys/kernel/random/boot_id; uname -r; cat /proc/cmdline";
+const FTRACE_COUNTS: &str = "aba-ftrace-counts";
 
 /// How a workload run ends.
 #[derive(Clone, Debug)]
@@ -173,12 +174,10 @@ impl Scripted {
                 self.dmesg.join("\n")
             )));
         }
-        if command.contains(crate::campaign::ftrace::COUNTS_MARK) {
-            return Ok(printed(format!(
-                "{}\n{}",
-                crate::campaign::ftrace::COUNTS_MARK,
-                self.kprobe_profile
-            )));
+        // The ftrace teardown, by the mark it prints before the counts (the campaign's
+        // `ftrace::COUNTS_MARK`, spelled out: the target layer does not import the campaign).
+        if command.contains(FTRACE_COUNTS) {
+            return Ok(printed(format!("{FTRACE_COUNTS}\n{}", self.kprobe_profile)));
         }
         if is_workload(command) {
             if let Some(warning) = &self.dmesg_per_run {
