@@ -186,7 +186,7 @@ impl Checker<'_> {
             if !valid {
                 self.error(
                     f.span(),
-                    format!("`{}` is not a kernel function name\nhelp: write the exact name as /sys/kernel/tracing/available_filter_functions lists it (letters, digits, `_` and `.`; no globs: each function is counted by name)", crate::text::untrusted(name, 80)),
+                    format!("`{}` is not a kernel function name\nhelp: write the exact name as /proc/kallsyms lists it (letters, digits, `_` and `.`; no globs: each function is counted by name)", crate::text::untrusted(name, 80)),
                 );
             } else if out.contains(name) {
                 self.error(f.span(), format!("the ftrace profile lists `{name}` twice"));
