@@ -44,6 +44,10 @@ pub struct KeptInfo {
     pub bytes: u64,
     /// Bytes printed beyond `max_output`, not kept.
     pub dropped_bytes: u64,
+    /// The journal's record as written (raw path and SHA-256), for the readers that check
+    /// or copy the file; never rendered.
+    #[serde(skip)]
+    pub record: crate::results::kept::KeptFile,
 }
 
 /// One value of a probe.
@@ -66,6 +70,7 @@ pub fn probe_results(history: &History, points: &[PointInfo]) -> (Vec<ProbeResul
         path: text(&k.path),
         bytes: k.bytes,
         dropped_bytes: k.dropped_bytes,
+        record: k.clone(),
     };
     let mut probes = Vec::new();
     let mut checks = Vec::new();

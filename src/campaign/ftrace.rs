@@ -30,8 +30,8 @@ fn event(index: usize) -> String {
     format!("{GROUP}_f{index}")
 }
 
-/// Finds the first of `dirs` with kprobe events, into `$T` (and the instance into `$I`);
-/// exits 3 with the reason when there is none.
+/// Finds the first of `dirs` with kprobe events, into `$T` (the event group into `$G`, the
+/// instance into `$I`); exits 3 with the reason when there is none.
 fn find_tracefs(dirs: &[&str]) -> String {
     let quoted: Vec<String> = dirs.iter().map(|d| sh_quote(d)).collect();
     format!(
@@ -43,7 +43,8 @@ if [ -z "$T" ]; then
   echo "no tracefs with kprobe events (kprobe_events) under {}: is tracefs mounted (mount -t tracefs nodev /sys/kernel/tracing) and the kernel built with CONFIG_KPROBE_EVENTS=y?" >&2
   exit 3
 fi
-I="$T/instances/{GROUP}"
+G={GROUP}
+I="$T/instances/$G"
 "#,
         quoted.join(" "),
         dirs.join(" or ")
@@ -52,17 +53,13 @@ I="$T/instances/{GROUP}"
 
 /// Disables and removes every event of [`GROUP`] and aba's instance: what an earlier setup
 /// wrote, on this boot. Idempotent.
-fn clear() -> String {
-    format!(
-        r#"[ -e "$I/events/{GROUP}/enable" ] && echo 0 > "$I/events/{GROUP}/enable"
-[ -e "$T/events/{GROUP}/enable" ] && echo 0 > "$T/events/{GROUP}/enable"
-for e in $(grep '^[pr]:{GROUP}/' "$T/kprobe_events" | cut -d' ' -f1); do
-  echo "-:${{e#*:}}" >> "$T/kprobe_events"
+const CLEAR: &str = r#"[ -e "$I/events/$G/enable" ] && echo 0 > "$I/events/$G/enable"
+[ -e "$T/events/$G/enable" ] && echo 0 > "$T/events/$G/enable"
+for e in $(grep "^[pr]:$G/" "$T/kprobe_events" | cut -d' ' -f1); do
+  echo "-:${e#*:}" >> "$T/kprobe_events"
 done
 [ -d "$I" ] && rmdir "$I"
-"#
-    )
-}
+"#;
 
 /// True (exit 0) when something of aba's is still there.
 const LEFT: &str = r#"grep -q "^[pr]:$G/" "$T/kprobe_events" || [ -d "$I" ]"#;
@@ -88,8 +85,7 @@ pub fn setup_script_in(dirs: &[&str], functions: &[String]) -> String {
         ));
     }
     format!(
-        r#"{find}G={GROUP}
-{clear}if {LEFT}; then
+        r#"{find}{CLEAR}if {LEFT}; then
   echo "kprobe events of group $G or the instance $I remain and cannot be removed" >&2
   exit 4
 fi
@@ -99,13 +95,12 @@ traced=0
   exit 5
 fi
 if ! mkdir "$I" || ! echo 1 > "$I/events/$G/enable"; then
-{clear}  echo "cannot enable the kprobe events in the trace instance $I" >&2
+{CLEAR}  echo "cannot enable the kprobe events in the trace instance $I" >&2
   exit 5
 fi
 echo "$T"
 "#,
         find = find_tracefs(dirs),
-        clear = clear(),
     )
 }
 
@@ -137,18 +132,16 @@ pub fn teardown_script() -> String {
 #[must_use]
 pub fn teardown_script_in(dirs: &[&str]) -> String {
     format!(
-        r#"{find}G={GROUP}
-[ -e "$I/events/$G/enable" ] && echo 0 > "$I/events/$G/enable"
+        r#"{find}[ -e "$I/events/$G/enable" ] && echo 0 > "$I/events/$G/enable"
 echo {COUNTS_MARK}
 cat "$T/kprobe_profile"
-{clear}if {LEFT}; then
+{CLEAR}if {LEFT}; then
   echo "kprobe events of group $G or the instance $I remain after aba's teardown" >&2
   exit 6
 fi
 exit 0
 "#,
         find = find_tracefs(dirs),
-        clear = clear(),
     )
 }
 

@@ -19,10 +19,7 @@ use crate::{
         campaign::read_results,
         copy::{copy_regular, reference_files},
     },
-    results::{
-        atomic::write_atomic_no_link, journal::Journal, kept::check as check_kept,
-        layout::ResultsDir,
-    },
+    results::{atomic::write_atomic_no_link, kept::check as check_kept, layout::ResultsDir},
 };
 
 /// A patch is a few KiB; a file beyond this is not one.
@@ -34,7 +31,7 @@ pub fn export(dir: &Path, to: &Path, json: bool) -> Result<u8, Error> {
     let publish = publish_of(&ResultsDir::open(dir).recipe_path())?;
     // The results directory's own files, listed (links refused) before anything is written.
     let results = ResultsDir::open(dir);
-    let own: Vec<(PathBuf, String)> = reference_files(dir)?
+    let mut own: Vec<(PathBuf, String)> = reference_files(dir)?
         .into_iter()
         .filter_map(|file| {
             let to = if file.from == results.recipe_path() {
@@ -49,7 +46,6 @@ pub fn export(dir: &Path, to: &Path, json: bool) -> Result<u8, Error> {
             Some((file.from, to.to_string_lossy().into_owned()))
         })
         .collect();
-    let mut own = own;
     own.extend(kept_evidence(dir, &analysis)?);
     let copied: Vec<String> = own.iter().map(|(_, to)| to.clone()).collect();
     let export = render(&analysis, &evidence, &publish, &copied);
@@ -98,39 +94,28 @@ pub fn export(dir: &Path, to: &Path, json: bool) -> Result<u8, Error> {
     Ok(exit_code::OK)
 }
 
-/// The output the done points kept as evidence (`probes/…`, `checks/…`), each at the same
-/// path in OUT, and each checked against the SHA-256 the journal holds for it before
-/// anything is written: a file edited since the campaign fails the export, which names it.
+/// The output the done points kept as evidence (`probes/…`, `checks/…`, as the analysis
+/// lists them), each at the same path in OUT, and each checked against the SHA-256 the
+/// journal holds for it before anything is written: a file edited since the campaign fails
+/// the export, which names it.
 fn kept_evidence(dir: &Path, analysis: &Analysis) -> Result<Vec<(PathBuf, String)>, ReportError> {
-    let journal = ResultsDir::open(dir).journal_path();
-    let history = Journal::read_for_analysis(&journal)
-        .map_err(|e| ReportError::ExportCopy {
-            from: journal.clone(),
-            why: crate::causes::one_line(&e),
-        })?
-        .history();
-    let mut files = Vec::new();
-    for point in &analysis.points {
-        let Some(attempt) = point
-            .done_attempt
-            .and_then(|a| history.attempt(&point.label, a))
-        else {
-            continue;
-        };
-        for kept in attempt.kept_files() {
-            check_kept(dir, kept).map_err(|e| ReportError::ExportCopy {
-                from: dir.join(&kept.path),
+    analysis
+        .probes
+        .iter()
+        .flat_map(|p| &p.files)
+        .chain(&analysis.kept_checks)
+        .map(|kept| {
+            let from = dir.join(&kept.record.path);
+            check_kept(dir, &kept.record).map_err(|e| ReportError::ExportCopy {
+                from: from.clone(),
                 why: format!(
-                    "{} (point `{}`, attempt {}): it is not the output the campaign kept",
-                    crate::causes::one_line(&e),
-                    point.label,
-                    attempt.attempt
+                    "{}: it is not the output the campaign kept",
+                    crate::causes::one_line(&e)
                 ),
             })?;
-            files.push((dir.join(&kept.path), kept.path.clone()));
-        }
-    }
-    Ok(files)
+            Ok((from, kept.record.path.clone()))
+        })
+        .collect()
 }
 
 /// The recipe copy's `[publish]`; a copy without one has the empty table.
