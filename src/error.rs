@@ -402,6 +402,9 @@ pub enum Error {
         #[source]
         source: BuildError,
     },
+    /// `aba bisect` could not start or go on.
+    #[error(transparent)]
+    Bisect(#[from] crate::session::bisect::failure::BisectFailure),
     /// `aba new` wrote nothing (a bad name, an existing file) or could not write a file.
     #[error(transparent)]
     New(#[from] ScaffoldError),
@@ -501,6 +504,7 @@ impl Error {
             | Error::Profile(_)
             | Error::Calibrate(_)
             | Error::Calibration { .. }
+            | Error::Bisect(_)
             | Error::New(_)
             | Error::Output { .. } => exit_code::ERROR,
         }
@@ -642,6 +646,7 @@ impl Error {
             | Error::Preflight { .. }
             | Error::PrivateDir(_)
             | Error::Calibrate(_)
+            | Error::Bisect(_)
             | Error::New(ScaffoldError::Write { .. })
             | Error::Manifest(_)
             | Error::BatchPlan(_)

@@ -65,17 +65,7 @@ pub fn calibration_recipe(
     }
     table.remove("expect");
     only_on_baseline(&mut table, &baseline);
-    // A parameter only the expectations used would be declared and never used.
-    if let Some(toml::Value::Table(params)) = table.remove("params") {
-        let rest = toml::to_string(&table).expect("invariant: a TOML table serialises");
-        let used: toml::Table = params
-            .into_iter()
-            .filter(|(name, _)| rest.contains(&format!("{{params.{name}}}")))
-            .collect();
-        if !used.is_empty() {
-            table.insert("params".into(), toml::Value::Table(used));
-        }
-    }
+    keep_used_params(&mut table);
     let analysis = table
         .entry("analysis")
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
@@ -99,10 +89,25 @@ pub fn calibration_recipe(
     .map_err(CalibrateError::Invalid)
 }
 
+/// Drops the `[params]` a rewritten recipe no longer uses (a parameter only the
+/// expectations used would be declared and never used, which a recipe may not do).
+pub(crate) fn keep_used_params(table: &mut toml::Table) {
+    if let Some(toml::Value::Table(params)) = table.remove("params") {
+        let rest = toml::to_string(&table).expect("invariant: a TOML table serialises");
+        let used: toml::Table = params
+            .into_iter()
+            .filter(|(name, _)| rest.contains(&format!("{{params.{name}}}")))
+            .collect();
+        if !used.is_empty() {
+            table.insert("params".into(), toml::Value::Table(used));
+        }
+    }
+}
+
 /// Workloads and probes on chosen kernels (`kernels`) as the baseline alone runs them: those
 /// that leave it out are dropped, the others lose `kernels`; a check's `expect_fail` keeps
 /// the baseline only. The other kernels are not in the calibration's `[kernels]`.
-fn only_on_baseline(table: &mut toml::Table, baseline: &str) {
+pub(crate) fn only_on_baseline(table: &mut toml::Table, baseline: &str) {
     let on_baseline = |item: &toml::Value| match item.get("kernels") {
         Some(toml::Value::Array(kernels)) => kernels.iter().any(|k| k.as_str() == Some(baseline)),
         _ => true,

@@ -5,6 +5,7 @@
 //! returns values or emits events.
 
 mod batch;
+mod bisect;
 mod builds;
 mod calibrate;
 mod check;
@@ -334,6 +335,71 @@ pub enum Command {
         #[command(flatten)]
         files: FilesArgs,
     },
+    /// Find the commit of a git range that changed a recipe's workload: each commit chosen is
+    /// built from the tester's tree, booted in a sandwich against good and decided like good
+    /// or like bad by aba's verdict with a stated error rate (docs/bisect.md). The same
+    /// command with `--dir` continues a bisection after any stop; `aba bisect status DIR`
+    /// says where it stands.
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+    Bisect {
+        /// `status DIR`; without it, bisect.
+        #[command(subcommand)]
+        action: Option<BisectAction>,
+        /// The recipe: its first measured series (or `--series`), boot, tuning and gate; its
+        /// kernels and sequence are replaced by each step's good/commit/good.
+        #[arg(value_name = "RECIPE", required = true)]
+        recipe: Option<PathBuf>,
+        /// The builds file with one table: the git tree (`dir`), its build `command`, the
+        /// `image` and the `config` it makes (docs/bisect.md).
+        #[arg(long, value_name = "FILE", required = true, help_heading = "Bisect")]
+        builds: Option<PathBuf>,
+        /// The good commit (a ref or hash of the tree).
+        #[arg(long, value_name = "REF", required = true, help_heading = "Bisect")]
+        good: Option<String>,
+        /// The bad commit (a descendant of good on the first-parent line).
+        #[arg(long, value_name = "REF", required = true, help_heading = "Bisect")]
+        bad: Option<String>,
+        /// The bisection's directory: continued when it holds one, made otherwise [default:
+        /// RESULTS/<name>-bisect-<UTC stamp>/].
+        #[arg(long, value_name = "DIR", help_heading = "Bisect")]
+        dir: Option<PathBuf>,
+        /// The series to bisect (`workload`, `workload[case]`, plus `/metric`), as `aba
+        /// report` labels it [default: the recipe's first measured one].
+        #[arg(long, value_name = "LABEL", help_heading = "Bisect")]
+        series: Option<String>,
+        /// How the next commit is chosen.
+        #[arg(long, value_enum, default_value = "bayesian", help_heading = "Bisect")]
+        strategy: StrategyArg,
+        /// Use VALUE for the recipe's parameter NAME (repeatable).
+        #[arg(
+            long = "param",
+            value_name = "NAME=VALUE",
+            value_parser = ParamBinding::from_option,
+            help_heading = "Recipe"
+        )]
+        params: Vec<ParamBinding>,
+        /// Target selection.
+        #[command(flatten)]
+        target: TargetArgs,
+        /// Directory under which a new bisection's directory is made.
+        #[arg(
+            long,
+            value_name = "DIR",
+            default_value = "results",
+            env = "ABA_RESULTS",
+            help_heading = "Campaign"
+        )]
+        results: PathBuf,
+        /// Start steps even when one is estimated to take more than a day.
+        #[arg(long, help_heading = "Campaign")]
+        yes: bool,
+        /// Where `[files]` may come from.
+        #[command(flatten)]
+        files: FilesArgs,
+        /// Campaign options.
+        #[command(flatten)]
+        run: RunArgs,
+    },
     /// Run the build steps of the kernels a builds file names for a recipe and print each
     /// build's identity (version string, SHA-256 of image and config, git tree, patches);
     /// touches no target.
@@ -502,6 +568,25 @@ pub enum BatchAction {
     },
 }
 
+/// What `aba bisect` does besides bisecting.
+#[derive(Debug, Subcommand)]
+pub enum BisectAction {
+    /// Print where a bisection stands: its steps and its outcome (writes nothing).
+    Status {
+        /// The bisection's directory.
+        dir: PathBuf,
+    },
+}
+
+/// `--strategy` of `aba bisect`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum StrategyArg {
+    /// A posterior over the first bad commit (the default: fewer wrong commits).
+    Bayesian,
+    /// git bisect's halving.
+    Plain,
+}
+
 /// How a new campaign starts (`run`, `calibrate`).
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
@@ -549,6 +634,7 @@ impl RunArgs {
         RunOptions {
             allow_tuning: self.allow_tuning,
             wait: self.wait,
+            look_rule: None,
         }
     }
 }
@@ -635,6 +721,47 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             &files,
             run.options(),
         ),
+        Command::Bisect {
+            action,
+            recipe,
+            builds,
+            good,
+            bad,
+            dir,
+            series,
+            strategy,
+            params,
+            target,
+            results,
+            yes,
+            files,
+            run,
+        } => match (action, recipe, builds, good, bad) {
+            (Some(BisectAction::Status { dir }), ..) => bisect::status(&dir),
+            (None, Some(recipe), Some(builds), Some(good), Some(bad)) => {
+                bisect::bisect(&bisect::BisectArgs {
+                    recipe: &recipe,
+                    builds,
+                    good: &good,
+                    bad: &bad,
+                    dir: dir.as_deref(),
+                    series: series.as_deref(),
+                    strategy: match strategy {
+                        StrategyArg::Bayesian => crate::bisect::Strategy::Bayesian,
+                        StrategyArg::Plain => crate::bisect::Strategy::Plain,
+                    },
+                    params,
+                    target: &target,
+                    results: &results,
+                    yes,
+                    files: &files,
+                    options: run.options(),
+                })
+            }
+            _ => unreachable!(
+                "clap requires RECIPE, --builds, --good and --bad without a subcommand"
+            ),
+        },
         Command::Batch {
             action,
             plan,

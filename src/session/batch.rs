@@ -85,6 +85,7 @@ impl Job<'_> {
         RunOptions {
             allow_tuning: self.entry.allow_tuning,
             wait: self.entry.wait,
+            look_rule: None,
         }
     }
 
@@ -142,6 +143,7 @@ fn prepare(
     let options = RunOptions {
         allow_tuning: entry.allow_tuning,
         wait: entry.wait,
+        look_rule: None,
     };
     ready.check(recipe, launch(entry, at), &options)?;
     Ok(ready)

@@ -20,7 +20,7 @@ use crate::stats::{
 };
 
 /// Which direction of the metric is an improvement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Better {
     /// Lower is better (latency, ns per operation).
     Lower,
@@ -29,7 +29,8 @@ pub enum Better {
 }
 
 /// Preregistered verdict parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct VerdictParams {
     /// G: minimum |change| in percent for a material change.
     pub gate_pct: f64,

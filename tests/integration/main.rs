@@ -1,6 +1,7 @@
 //! aba integration tests: one binary, one module per area.
 
 mod batch;
+mod bisect;
 mod builds;
 mod check;
 mod compare;

@@ -80,6 +80,7 @@ fn isolated() -> RunOptions {
     RunOptions {
         allow_tuning: false,
         wait: true,
+        look_rule: None,
     }
 }
 

@@ -38,7 +38,18 @@ impl Engine<'_> {
         })?;
         let comparisons = look_comparisons(&analysis);
         let states: Vec<ComparisonState> = comparisons.iter().map(|c| c.state).collect();
-        let decision = decide(&states, &look);
+        let (decision, reason) = match &self.look_rule {
+            Some(rule) => (rule.0)(&analysis, &look).map_err(|why| {
+                Box::new(Stop::LookRule {
+                    look: look.look,
+                    why,
+                })
+            })?,
+            None => {
+                let decision = decide(&states, &look);
+                (decision, decision.why().to_owned())
+            }
+        };
         let appended = if decision == Decision::Extend {
             self.plan.next_unit(&extend.unit)
         } else {
@@ -51,7 +62,7 @@ impl Engine<'_> {
                 spending: boundary.spending,
                 alpha: look.alpha,
                 decision,
-                reason: decision.why().to_owned(),
+                reason: reason.clone(),
                 comparisons,
                 appended: appended.clone(),
                 time: now_rfc3339(),
@@ -66,9 +77,9 @@ impl Engine<'_> {
             .map(|p| crate::point_name::point_name(&p.label, &p.kernel))
             .collect();
         let text = if appended.is_empty() {
-            format!("stop: {}", decision.why())
+            format!("stop: {reason}")
         } else {
-            format!("extend by {}: {}", labels.join(", "), decision.why())
+            format!("extend by {}: {reason}", labels.join(", "))
         };
         self.appended.extend(appended);
         self.observer.event(&CampaignEvent::Look {

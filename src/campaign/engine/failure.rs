@@ -447,6 +447,13 @@ pub enum Stop {
         /// Why the analysis failed.
         error: Box<crate::analysis::AnalysisError>,
     },
+    /// The command's stopping rule (`aba bisect`'s step) could not decide a look.
+    LookRule {
+        /// The look.
+        look: u32,
+        /// Why, as the rule said it.
+        why: String,
+    },
     /// The journal could not record how the run ended; it must not count as finished.
     Unrecorded {
         /// How the run ended.
@@ -466,7 +473,11 @@ impl Stop {
                 Outcome::Stopped(stop) => stop.failure(),
                 Outcome::Finished | Outcome::Interrupted => None,
             },
-            Stop::Journal(_) | Stop::Verify(_) | Stop::Disagree { .. } | Stop::Look { .. } => None,
+            Stop::Journal(_)
+            | Stop::Verify(_)
+            | Stop::Disagree { .. }
+            | Stop::Look { .. }
+            | Stop::LookRule { .. } => None,
         }
     }
 }
@@ -501,6 +512,12 @@ impl fmt::Display for Stop {
                 "look {look} of the extended campaign could not analyse the results so far: {}",
                 one_line(error.as_ref())
             ),
+            Stop::LookRule { look, why } => {
+                write!(
+                    f,
+                    "look {look} could not be decided by the step's rule: {why}"
+                )
+            }
             Stop::Unrecorded { outcome, errors } => {
                 match outcome.as_ref() {
                     Outcome::Finished => f.write_str("every point is done")?,

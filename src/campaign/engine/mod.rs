@@ -84,6 +84,29 @@ pub struct RunOptions {
     pub allow_tuning: bool,
     /// Wait while another campaign holds the target instead of refusing.
     pub wait: bool,
+    /// Decides the looks of an extended campaign instead of `[analysis] extend`'s stopping
+    /// rule: `aba bisect`'s step, which stops when its commit is shown like good or like bad.
+    pub look_rule: Option<LookRule>,
+}
+
+/// A stopping rule for the looks of an extended campaign (`[analysis] extend`), given the
+/// analysis `aba report` would make at the look: the decision, and why in a few words (the
+/// journal's and the report's text). An error stops the campaign at that look, resumably.
+#[derive(Clone)]
+pub struct LookRule(pub std::sync::Arc<LookFn>);
+
+/// The function a [`LookRule`] holds.
+pub type LookFn = dyn Fn(
+        &crate::analysis::model::Analysis,
+        &crate::stats::sequential::Look,
+    ) -> Result<(crate::stats::sequential::Decision, String), String>
+    + Send
+    + Sync;
+
+impl std::fmt::Debug for LookRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LookRule(..)")
+    }
 }
 
 /// Why the engine could not even start.
@@ -175,6 +198,8 @@ pub struct Engine<'a> {
     appended: Vec<AppendedPoint>,
     /// The looks taken so far and what each decided: a look is never taken twice.
     looks: Vec<(u32, Decision)>,
+    /// The stopping rule that replaces `[analysis] extend`'s, when the command gives one.
+    look_rule: Option<LookRule>,
     target: &'a Target,
     dir: &'a ResultsDir,
     lock: Option<&'a TargetLock>,
@@ -227,13 +252,15 @@ impl<'a> Engine<'a> {
         options: &RunOptions,
     ) -> Result<Engine<'a>, EngineError> {
         check_tuning_consent(job.recipe, job.target, options)?;
-        match start {
+        let mut engine = match start {
             Start::New => {
                 let journal = JournalWriter::open(&job.dir.journal_path())?;
                 Engine::create_with(job, transport, observer, journal)
             }
             Start::Resume => Engine::resume(job, transport, observer),
-        }
+        }?;
+        engine.look_rule = options.look_rule.clone();
+        Ok(engine)
     }
 
     /// A new campaign appending to `journal`.
@@ -301,6 +328,7 @@ impl<'a> Engine<'a> {
             plan: plan.clone(),
             appended: Vec::new(),
             looks: Vec::new(),
+            look_rule: None,
             target,
             dir,
             lock,

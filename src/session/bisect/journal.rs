@@ -40,6 +40,8 @@ pub enum Entry {
         bad: String,
         /// The first-parent line, good first and bad last.
         commits: Vec<RangeCommit>,
+        /// What else the bisection was started with, which a continuation must repeat.
+        setup: Setup,
     },
     /// A commit's build, stored under the bisect directory.
     Built {
@@ -61,6 +63,32 @@ pub enum Entry {
     },
 }
 
+/// The inputs of a bisection besides its range: a continuation (`--dir` of an existing
+/// bisection) must be given the same ones, or it is refused. The paths are recorded only to
+/// say them: nothing is read or run from this record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// The recipe as given.
+    pub recipe: String,
+    /// Its SHA-256 (as bound for the target).
+    pub recipe_sha256: String,
+    /// The builds file as given.
+    pub builds: String,
+    /// Its SHA-256.
+    pub builds_sha256: String,
+    /// The target.
+    pub target: String,
+    /// The bisected series (`workload[case]/metric`).
+    pub series: String,
+    /// How the next commit is chosen.
+    pub strategy: crate::bisect::Strategy,
+    /// The series' limits (its gate first), as the recipe set them.
+    pub params: crate::stats::VerdictParams,
+    /// Which direction of the series is an improvement.
+    pub better: crate::stats::Better,
+}
+
 /// A journal as read: its start and what followed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BisectJournal {
@@ -72,6 +100,8 @@ pub struct BisectJournal {
     pub bad: String,
     /// The first-parent line, good first.
     pub commits: Vec<RangeCommit>,
+    /// The other inputs.
+    pub setup: Setup,
     /// Every `built` entry, in order.
     pub built: Vec<Entry>,
     /// Every decided record, in order: what [`crate::bisect::Bisection::replay`] takes.
@@ -150,6 +180,7 @@ pub fn read(path: &Path) -> Result<BisectJournal, BisectJournalError> {
                     good,
                     bad,
                     commits,
+                    setup,
                 },
             ) => {
                 if format != BISECT_JOURNAL_FORMAT {
@@ -172,6 +203,7 @@ pub fn read(path: &Path) -> Result<BisectJournal, BisectJournalError> {
                     good,
                     bad,
                     commits,
+                    setup,
                     built: Vec::new(),
                     records: Vec::new(),
                 });
@@ -192,6 +224,19 @@ pub fn read(path: &Path) -> Result<BisectJournal, BisectJournalError> {
                     version,
                 },
             ) => match j.commits.get(commit) {
+                Some(c)
+                    if c.hash == hash
+                        && (image != stored(&hash, IMAGE) || config != stored(&hash, CONFIG)) =>
+                {
+                    return Err(bad_line(
+                        number,
+                        format!(
+                            "commit {commit}'s build must be stored as {} and {}, not {image} and {config}",
+                            stored(&hash, IMAGE),
+                            stored(&hash, CONFIG)
+                        ),
+                    ));
+                }
                 Some(c) if c.hash == hash => j.built.push(Entry::Built {
                     commit,
                     hash,
@@ -218,6 +263,76 @@ pub fn read(path: &Path) -> Result<BisectJournal, BisectJournalError> {
     journal.ok_or_else(|| bad_line(1, "empty: no start line".into()))
 }
 
+/// What differs between the journal's start and `start` (the inputs of a continuation), in
+/// a few words; `None` when they are the same bisection.
+#[must_use]
+pub fn differs(had: &BisectJournal, start: &Entry) -> Option<String> {
+    let Entry::Start {
+        tree,
+        good,
+        bad,
+        commits,
+        setup,
+        ..
+    } = start
+    else {
+        return Some("not a start".into());
+    };
+    let field = |what: &str, then: &str, now: &str| {
+        (then != now).then(|| {
+            format!(
+                "{what} was {} then, {} now",
+                crate::text::quoted(then),
+                crate::text::quoted(now)
+            )
+        })
+    };
+    field("the tree", &had.tree, tree)
+        .or_else(|| field("--good", &had.good, good))
+        .or_else(|| field("--bad", &had.bad, bad))
+        .or_else(|| field("the target", &had.setup.target, &setup.target))
+        .or_else(|| field("the series", &had.setup.series, &setup.series))
+        .or_else(|| {
+            field(
+                "the recipe's SHA-256",
+                &had.setup.recipe_sha256,
+                &setup.recipe_sha256,
+            )
+        })
+        .or_else(|| {
+            field(
+                "the builds file's SHA-256",
+                &had.setup.builds_sha256,
+                &setup.builds_sha256,
+            )
+        })
+        .or_else(|| {
+            (had.setup.strategy != setup.strategy).then(|| "the strategy differs".to_owned())
+        })
+        .or_else(|| {
+            (had.commits != *commits).then(|| {
+                format!(
+                    "the range resolves to {} commits now, {} then, or to other commits",
+                    commits.len(),
+                    had.commits.len()
+                )
+            })
+        })
+}
+
+/// The stored image's file name in a build's folder.
+pub const IMAGE: &str = "image";
+/// The stored configuration's file name in a build's folder.
+pub const CONFIG: &str = "config";
+
+/// Where a commit's build is stored, relative to the bisect directory: `builds/HASH/NAME`.
+/// The only place a `built` line may name, so an edited journal cannot point aba at another
+/// file to install.
+#[must_use]
+pub fn stored(hash: &str, name: &str) -> String {
+    format!("builds/{hash}/{name}")
+}
+
 /// Appends `entry` as one line and flushes it to disk, so a kill loses at most the line
 /// being written (which [`read`] then names).
 pub fn append(path: &Path, entry: &Entry) -> Result<(), BisectJournalError> {
@@ -238,7 +353,7 @@ pub fn append(path: &Path, entry: &Entry) -> Result<(), BisectJournalError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{BISECT_JOURNAL_FORMAT, BisectJournalError, Entry, append, read};
+    use super::{BISECT_JOURNAL_FORMAT, BisectJournalError, Entry, Setup, append, read};
     use crate::{
         bisect::{BisectInput, Bisection, Record, StepResult, StepVerdict},
         session::bisect::range::RangeCommit,
@@ -257,6 +372,22 @@ mod tests {
                     subject: format!("commit {i}"),
                 })
                 .collect(),
+            setup: Setup {
+                recipe: "recipes/005.toml".into(),
+                recipe_sha256: "0".repeat(64),
+                builds: "bisect-builds.toml".into(),
+                builds_sha256: "1".repeat(64),
+                target: "lab".into(),
+                series: "w".into(),
+                strategy: crate::bisect::Strategy::Bayesian,
+                params: crate::stats::VerdictParams {
+                    gate_pct: 5.0,
+                    drift_margin: 0.5,
+                    max_drift_pct: None,
+                    max_cv_pct: 10.0,
+                },
+                better: crate::stats::Better::Lower,
+            },
         }
     }
 
@@ -264,7 +395,7 @@ mod tests {
         Entry::Built {
             commit,
             hash: format!("{commit:040x}"),
-            image: format!("builds/{commit:040x}/bzImage"),
+            image: format!("builds/{commit:040x}/image"),
             config: format!("builds/{commit:040x}/config"),
             version: Some("6.1.192-aba-lab".into()),
         }
@@ -354,5 +485,46 @@ mod tests {
         assert_eq!(what, "format 9; this aba reads 1");
         let (line, what) = line_error("");
         assert_eq!((line, what.as_str()), (1, "empty: no start line"));
+    }
+
+    #[test]
+    fn a_continuation_with_other_inputs_is_named_by_what_differs() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let path = tmp.path().join("bisect.jsonl");
+        append(&path, &start(4)).expect("start");
+        let had = read(&path).expect("reads");
+        assert_eq!(super::differs(&had, &start(4)), None);
+        let Entry::Start {
+            format,
+            tree,
+            good,
+            bad,
+            commits,
+            mut setup,
+        } = start(4)
+        else {
+            unreachable!()
+        };
+        let other_good = Entry::Start {
+            format,
+            tree: tree.clone(),
+            good: "v6.2".into(),
+            bad: bad.clone(),
+            commits: commits.clone(),
+            setup: setup.clone(),
+        };
+        let why = super::differs(&had, &other_good).expect("differs");
+        assert!(why.contains("--good"), "{why}");
+        setup.builds_sha256 = "2".repeat(64);
+        let other_builds = Entry::Start {
+            format,
+            tree,
+            good,
+            bad,
+            commits,
+            setup,
+        };
+        let why = super::differs(&had, &other_builds).expect("differs");
+        assert!(why.contains("builds file"), "{why}");
     }
 }

@@ -34,6 +34,18 @@ pub enum RangeError {
         /// The first line of `git status --porcelain`.
         first: String,
     },
+    /// The folder is not the top of a git work tree: git would find a repository in a
+    /// folder above it and check out that one's commits.
+    #[error(
+        "{dir} is not the top folder of a git work tree (git's top folder for it is {top}); \
+         name the tree's own folder in the builds file's `dir`"
+    )]
+    NotTopLevel {
+        /// The folder given.
+        dir: String,
+        /// What git says the top is (empty when none).
+        top: String,
+    },
     /// `good` is not an ancestor of `bad` along first parents, or they are the same commit.
     #[error(
         "no commits from --good {good} to --bad {bad} along first parents: good must be an \
@@ -61,6 +73,7 @@ pub enum RangeError {
 /// The first-parent line of `dir` from `good` to `bad`, good first and bad last; refuses a
 /// dirty tree, an empty range, and a good commit off bad's first-parent line.
 pub fn resolve(dir: &Path, good: &str, bad: &str) -> Result<Vec<RangeCommit>, RangeError> {
+    own_tree(dir)?;
     let status = git(
         dir,
         &[
@@ -122,8 +135,28 @@ pub fn resolve(dir: &Path, good: &str, bad: &str) -> Result<Vec<RangeCommit>, Ra
 /// Checks out `hash` detached in `dir` (the tree's hooks and filters do not run: see
 /// [`crate::build::source`]), so the tree's build command builds that commit incrementally.
 pub fn checkout(dir: &Path, hash: &str) -> Result<(), RangeError> {
+    own_tree(dir)?;
     git(dir, &["checkout", "-q", "--detach", hash, "--"]).map_err(RangeError::Git)?;
     Ok(())
+}
+
+/// Refuses a folder that is not the top of its own work tree: `git -C dir` would otherwise
+/// act on a repository found in a folder above (a tree unpacked inside another checkout).
+fn own_tree(dir: &Path) -> Result<(), RangeError> {
+    let top = git(dir, &["rev-parse", "--show-toplevel"]).map_err(RangeError::Git)?;
+    let top = top.trim();
+    let same = match (std::fs::canonicalize(dir), std::fs::canonicalize(top)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        Ok(())
+    } else {
+        Err(RangeError::NotTopLevel {
+            dir: dir.display().to_string(),
+            top: top.to_owned(),
+        })
+    }
 }
 
 /// The full hash `rev` names in `dir`, as a commit.
@@ -164,6 +197,25 @@ mod tests {
         git(dir, &["add", file]);
         git(dir, &["commit", "-q", "-m", subject]);
         git(dir, &["rev-parse", "HEAD"])
+    }
+
+    #[test]
+    fn a_folder_inside_another_tree_is_refused_not_bisected_as_that_tree() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        let good = commit(dir, "a", "0", "base");
+        let bad = commit(dir, "a", "1", "one");
+        let inner = dir.join("unpacked");
+        std::fs::create_dir(&inner).expect("mkdir");
+        let e = resolve(&inner, &good, &bad).expect_err("not its own tree");
+        assert!(matches!(e, RangeError::NotTopLevel { .. }), "{e}");
+        assert!(checkout(&inner, &good).is_err());
+        assert_eq!(
+            git(dir, &["rev-parse", "HEAD"]),
+            bad,
+            "nothing was checked out"
+        );
     }
 
     #[test]
