@@ -19,7 +19,7 @@
 //!   up to the same budget: what a script around `aba report` would do.
 //!
 //! `cargo bench --bench bisect -- [--short] [--histories N] [--seed S] [--commits LIST]
-//! [--size LIST] [--sd LIST] [--cv LIST] [--n N] [--max-points N] [--confirm-points N]
+//! [--size LIST] [--sd LIST] [--cv LIST] [--n N] [--max-points N] [--confirm-points N] [--confirm-retries N] [--step-retries N]
 //! [--step-error E] [--step-alpha A] [--alpha A]`. Prints one table per history length and
 //! the bounds of issue 32, each met or missed; never judges: the exit status is 0 whatever
 //! the rates are.
@@ -55,6 +55,7 @@ struct Config {
     max_points: usize,
     confirm_points: usize,
     confirm_retries: usize,
+    step_retries: usize,
     step_error: f64,
     step_alpha: f64,
     alpha: f64,
@@ -92,6 +93,7 @@ fn config() -> Config {
         max_points: core.budget.max_points,
         confirm_points: core.budget.confirm_max_points,
         confirm_retries: core.budget.confirm_retries,
+        step_retries: core.budget.step_retries,
         step_error: core.step_error,
         step_alpha: core.step_alpha,
         alpha: core.alpha,
@@ -107,6 +109,7 @@ fn config() -> Config {
         "--max-points" => c.max_points = value.parse().expect("--max-points N"),
         "--confirm-points" => c.confirm_points = value.parse().expect("--confirm-points N"),
         "--confirm-retries" => c.confirm_retries = value.parse().expect("--confirm-retries N"),
+        "--step-retries" => c.step_retries = value.parse().expect("--step-retries N"),
         "--step-error" => c.step_error = value.parse().expect("--step-error E"),
         "--step-alpha" => c.step_alpha = value.parse().expect("--step-alpha A"),
         "--alpha" => c.alpha = value.parse().expect("--alpha A"),
@@ -351,6 +354,7 @@ fn simulate(cell: Cell, index: usize, c: &Config) -> Vec<Tally> {
             input.budget.max_points = c.max_points;
             input.budget.confirm_max_points = c.confirm_points;
             input.budget.confirm_retries = c.confirm_retries;
+            input.budget.step_retries = c.step_retries;
             input.step_error = c.step_error;
             input.step_alpha = c.step_alpha;
             input.alpha = c.alpha;

@@ -326,6 +326,14 @@ impl Bisection {
                             self.next = Action::Done(Outcome::Between(s.clone()));
                             return Ok(());
                         }
+                        StepVerdict::Unstable
+                            if self.unstable_steps(commit) < self.input.budget.step_retries =>
+                        {
+                            // A fresh sandwich of the same commit, from its first point.
+                            self.records.push(record);
+                            self.next = Action::Test { commit };
+                            return Ok(());
+                        }
                         StepVerdict::Undecided | StepVerdict::Unstable => {
                             self.excluded.insert(
                                 commit,
@@ -350,6 +358,16 @@ impl Bisection {
         }
         self.records.push(record);
         Ok(())
+    }
+
+    /// The UNSTABLE steps of `commit` journaled so far.
+    fn unstable_steps(&self, commit: usize) -> usize {
+        self.records
+            .iter()
+            .filter(|r| {
+                matches!(r, Record::Step(s) if s.commit == commit && s.verdict == StepVerdict::Unstable)
+            })
+            .count()
     }
 
     /// The next action once the endpoints are confirmed.

@@ -312,3 +312,30 @@ fn steps_are_judged_by_aba_s_analysis() {
         Err(BisectError::NotALook { points: 4, .. })
     ));
 }
+
+/// An UNSTABLE commit step is taken again on a fresh sandwich once (`step_retries`), then
+/// left out; the retry is replayed like any record.
+#[test]
+fn an_unstable_commit_step_is_retried_once_then_left_out() {
+    let mut b = Bisection::new(input(16, Strategy::Plain)).unwrap();
+    b.push(step(16, StepVerdict::Bad, 10.0)).unwrap();
+    assert_eq!(b.input().budget.step_retries, 1);
+    let first = test_of(&b);
+    b.push(step(first, StepVerdict::Unstable, 10.0)).unwrap();
+    assert_eq!(test_of(&b), first, "a fresh sandwich of the same commit");
+    b.push(step(first, StepVerdict::Unstable, 10.0)).unwrap();
+    let next = test_of(&b);
+    assert_ne!(next, first, "left out after its retry");
+    let replayed = Bisection::replay(b.input().clone(), b.records()).unwrap();
+    assert_eq!(replayed.next(), b.next());
+    // Decided on its retry, the commit counts like any decided step.
+    let mut c = Bisection::new(input(16, Strategy::Plain)).unwrap();
+    c.push(step(16, StepVerdict::Bad, 10.0)).unwrap();
+    let first = test_of(&c);
+    c.push(step(first, StepVerdict::Unstable, 10.0)).unwrap();
+    c.push(step(first, StepVerdict::Bad, 10.0)).unwrap();
+    assert!(
+        test_of(&c) < first,
+        "bad at {first}: the search goes below it"
+    );
+}
