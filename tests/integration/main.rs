@@ -2,6 +2,7 @@
 
 mod batch;
 mod bisect;
+mod bisect_lab;
 mod builds;
 mod check;
 mod compare;

@@ -1,0 +1,446 @@
+//! `aba bisect` on real kernels in the QEMU lab: a generated git history of 16 commits over
+//! the lab's kernel source (lab/out/kernel/src, Debian's linux-source-6.1), one of them the
+//! slowing patch of recipes/005-lab-built-kernels, one the null patch (changes nothing
+//! measurable), one that does not build; every other commit touches a compiled comment.
+//! Each commit aba tests is built incrementally in the lab's one build tree, installed and
+//! proven at every boot, and decided in a good/X/good sandwich by kexec.
+//!
+//! The history tracks two files of the source (`git init --separate-git-dir`, everything
+//! else excluded), so it costs seconds to make; the tree and the build folder are the lab's
+//! own, taken under lab/kernel/build.sh's lock and put back as they were, even on a panic.
+
+use std::{
+    os::unix::process::CommandExt as _,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use aba::results::journal::{Event, Journal};
+
+use crate::support::{
+    cli::{aba, aba_command, assert_verified, text, write},
+    lab::{KERNEL_A, LabVm, built_kernels, console_tail},
+};
+
+/// The commits of the history after good, 1-based: what each one does.
+const COMMITS: usize = 16;
+const NULL_PATCH: usize = 5;
+const BROKEN: usize = 8;
+const SLOWING: usize = 11;
+
+/// The files the history tracks, relative to the source tree.
+const TRACKED: [&str; 2] = ["kernel/sched/rt.c", "init/calibrate.c"];
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=aba lab",
+            "-c",
+            "user.email=lab@aba.invalid",
+        ])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// The lab's source tree borrowed for a history: its tracked files' bytes kept, put back and
+/// the `.git` link removed when dropped; lab/kernel/build.sh's lock held meanwhile.
+struct BorrowedTree {
+    src: PathBuf,
+    kept: Vec<(PathBuf, Vec<u8>)>,
+    _lock: std::fs::File,
+}
+
+impl BorrowedTree {
+    fn take(kout: &Path) -> BorrowedTree {
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(kout.join(".lock"))
+            .expect("lab/out/kernel/.lock");
+        // SAFETY: flock on a file descriptor this process owns.
+        let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
+        assert_eq!(locked, 0, "flock lab/out/kernel/.lock");
+        let src = kout.join("src");
+        let _ = std::fs::remove_file(src.join(".git")); // a killed earlier run's link
+        // The tracked files' bytes are kept beside the tree until they are put back: a run
+        // killed before that leaves them, and the next run puts them back first.
+        let pristine = kout.join("bisect-lab-pristine");
+        let kept = TRACKED
+            .iter()
+            .map(|f| {
+                let path = src.join(f);
+                let saved = pristine.join(f.replace('/', "_"));
+                let bytes = match std::fs::read(&saved) {
+                    Ok(bytes) => {
+                        std::fs::write(&path, &bytes).expect("put back a killed run's file");
+                        bytes
+                    }
+                    Err(_) => {
+                        let bytes =
+                            std::fs::read(&path).expect("a tracked file of the lab's source");
+                        std::fs::create_dir_all(&pristine).expect("mkdir");
+                        std::fs::write(&saved, &bytes).expect("keep");
+                        bytes
+                    }
+                };
+                (path, bytes)
+            })
+            .collect();
+        BorrowedTree {
+            src,
+            kept,
+            _lock: lock,
+        }
+    }
+}
+
+impl Drop for BorrowedTree {
+    fn drop(&mut self) {
+        for (path, bytes) in &self.kept {
+            let _ = std::fs::write(path, bytes);
+        }
+        let _ = std::fs::remove_file(self.src.join(".git"));
+        if let Some(kout) = self.src.parent() {
+            let _ = std::fs::remove_dir_all(kout.join("bisect-lab-pristine"));
+        }
+    }
+}
+
+/// Makes the history in `src` (its git directory in `gitdir`); the hashes, good first.
+fn make_history(src: &Path, gitdir: &Path, with_slowing: bool) -> Vec<String> {
+    let recipes = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/005-lab-built-kernels");
+    let out = Command::new("git")
+        .args(["init", "-q", "--separate-git-dir"])
+        .arg(gitdir)
+        .arg(src)
+        .output()
+        .expect("git init");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(gitdir.join("info/exclude"), "*\n").expect("exclude");
+    let mut add = vec!["add", "-f", "--"];
+    add.extend(TRACKED);
+    git(src, &add);
+    git(
+        src,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "Linux 6.1.192 (the lab's source): good",
+        ],
+    );
+    let mut hashes = vec![git(src, &["rev-parse", "HEAD"])];
+    let calibrate = src.join("init/calibrate.c");
+    let pristine = std::fs::read_to_string(&calibrate).expect("calibrate.c");
+    let mut comments = String::new();
+    for k in 1..=COMMITS {
+        let patch = |name: &str| {
+            let ok = Command::new("patch")
+                .args(["-p1", "-s", "-d"])
+                .arg(src)
+                .stdin(std::fs::File::open(recipes.join(name)).expect("the patch"))
+                .status()
+                .expect("patch runs")
+                .success();
+            assert!(ok, "{name} applies");
+        };
+        let subject = match k {
+            NULL_PATCH => {
+                patch("null.patch");
+                "sched/rt: reword a comment (the null patch)".to_owned()
+            }
+            SLOWING if with_slowing => {
+                patch("patched.patch");
+                "sched/rt: spin in the RT bandwidth sysctls' read handler (the slowing patch)"
+                    .to_owned()
+            }
+            BROKEN => {
+                std::fs::write(
+                    &calibrate,
+                    format!("{pristine}{comments}#error \"aba bisect lab: this commit does not build\"\n"),
+                )
+                .expect("write");
+                "init: a commit that does not build".to_owned()
+            }
+            _ => {
+                comments.push_str(&format!("/* aba bisect lab: commit {k} */\n"));
+                std::fs::write(&calibrate, format!("{pristine}{comments}")).expect("write");
+                format!("init: comment {k}")
+            }
+        };
+        git(
+            src,
+            &["commit", "-q", "-a", "--allow-empty", "-m", &subject],
+        );
+        hashes.push(git(src, &["rev-parse", "HEAD"]));
+    }
+    hashes
+}
+
+/// The bisection's builds file: the borrowed tree, built incrementally in the lab's one build
+/// folder as lab/kernel/build.sh builds it.
+fn builds_file(dir: &Path, kout: &Path) -> PathBuf {
+    let script = write(
+        dir,
+        "build.sh",
+        &format!(
+            "#!/bin/sh\nset -e\nexport LOCALVERSION=\nexec make -s -C {src} O={build} -j\"$(nproc)\" bzImage\n",
+            src = kout.join("src").display(),
+            build = kout.join("build").display()
+        ),
+    );
+    let ok = Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .expect("chmod")
+        .success();
+    assert!(ok);
+    write(
+        dir,
+        "bisect-builds.toml",
+        &format!(
+            "version = 1\n[kernels.tree]\ndir = \"{}\"\ncommand = \"{}\"\ntimeout = \"30m\"\nimage = \"{}\"\nconfig = \"{}\"\n",
+            kout.join("src").display(),
+            script.display(),
+            kout.join("build/arch/x86/boot/bzImage").display(),
+            kout.join("build/.config").display()
+        ),
+    )
+}
+
+fn bisect_args<'a>(
+    recipe: &'a str,
+    builds: &'a str,
+    good: &'a str,
+    bad: &'a str,
+    targets: &'a str,
+    dir: &'a str,
+) -> Vec<&'a str> {
+    vec![
+        "bisect",
+        recipe,
+        "--builds",
+        builds,
+        "--good",
+        good,
+        "--bad",
+        bad,
+        "--targets",
+        targets,
+        "--target",
+        "kexec",
+        "--dir",
+        dir,
+    ]
+}
+
+/// Recipe 005's measured workload, smaller for CI's time: one workload, 3 samples of 5,000
+/// reads, and a 25 % gate (the slowing patch is +150 %; boots under emulation differ by a few
+/// percent, so "like good" within ±10 % took 7–19 boots a step, within ±25 % a few).
+const RECIPE: &str = r#"
+version = 1
+name = "lab-bisect"
+description = "open+read+close of /proc/sys/kernel/sched_rt_runtime_us (recipe 005's workload), bisected over a generated history of the lab's kernel source"
+sequence = ["original", "patched", "original"]
+warmup = 1
+samples = 3
+settle = "3s"
+[kernels.original]
+release = "6.1.192-aba-lab"
+initrd = "/boot/initrd.img"
+[kernels.patched]
+release = "6.1.192-aba-lab"
+initrd = "/boot/initrd.img"
+[boot]
+cmdline = "aba.lab=1"
+[[workload]]
+name = "sched_rt_runtime_us"
+run = "labbench --read /proc/sys/kernel/sched_rt_runtime_us 5000 --json"
+timeout = "60s"
+estimate = "500ms"
+metric = { json = "/ns_per_read", unit = "ns/read", better = "lower" }
+[analysis]
+baseline = "original"
+gate_pct = 25.0
+max_cv_pct = 10.0
+"#;
+
+/// The PointDone records of the step campaign in `dir`, 0 while it cannot be read.
+fn points_done(dir: &Path) -> usize {
+    Journal::read(&dir.join("journal.jsonl")).map_or(0, |j| {
+        j.events
+            .iter()
+            .filter(|e| matches!(e, Event::PointDone { .. }))
+            .count()
+    })
+}
+
+/// Recipe 005's workload (its first and only measured series) bisected over 16 commits: the endpoints confirmed, the commit that
+/// does not build skipped and named, the slowing commit named as the first bad one; killed
+/// in the middle of a step and continued by the same command with `--dir`; every step an
+/// ordinary results directory `aba verify` accepts.
+#[test]
+fn bisect_names_the_slowing_commit_skips_the_broken_one_and_continues_after_a_kill() {
+    let kernels = built_kernels();
+    let kout = kernels.clone();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let vm = LabVm::start("t-bisect", KERNEL_A);
+    let tree = BorrowedTree::take(&kout);
+    let hashes = make_history(&tree.src, &tmp.path().join("history.git"), true);
+    let builds = builds_file(tmp.path(), &kout);
+    let targets = vm.inventory(tmp.path(), "");
+    let recipe = write(tmp.path(), "lab-bisect.toml", RECIPE);
+    let dir = tmp.path().join("bisect");
+    let (recipe_s, builds_s, targets_s, dir_s) = (
+        recipe.to_str().expect("utf-8"),
+        builds.to_str().expect("utf-8"),
+        targets.to_str().expect("utf-8"),
+        dir.to_str().expect("utf-8"),
+    );
+    let args = bisect_args(
+        recipe_s,
+        builds_s,
+        &hashes[0],
+        &hashes[COMMITS],
+        targets_s,
+        dir_s,
+    );
+
+    // The first run is killed once the first commit step (after the endpoints' confirmation
+    // and the skip) has a point done.
+    let bad_label = format!("-c{}", &hashes[COMMITS][..12]);
+    let started = Instant::now();
+    let first_log = tmp.path().join("first-run.log");
+    let mut child = aba_command(tmp.path())
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&first_log).expect("log"))
+        .process_group(0)
+        .spawn()
+        .expect("aba bisect starts");
+    let killed_in = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            panic!(
+                "aba bisect ended before it could be killed: {status}\n{}",
+                std::fs::read_to_string(&first_log).unwrap_or_default()
+            );
+        }
+        let step = std::fs::read_dir(dir.join("steps"))
+            .ok()
+            .and_then(|entries| {
+                entries.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+                    p.is_dir()
+                        && p.file_name()
+                            .is_some_and(|n| !n.to_string_lossy().ends_with(&bad_label))
+                })
+            });
+        if let Some(step) = step
+            && points_done(&step) >= 1
+        {
+            // SAFETY: signals the process group this test started.
+            unsafe { libc::kill(-i32::try_from(child.id()).expect("pid"), libc::SIGKILL) };
+            let _ = child.wait();
+            break step;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(1800),
+            "no third step after 30 minutes\n{}",
+            console_tail(&vm.console_log(), 40)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+
+    // The same command continues it.
+    let out = aba(tmp.path(), &args);
+    assert!(
+        out.status.success(),
+        "{}\n--- console ---\n{}",
+        text(&out),
+        console_tail(&vm.console_log(), 40)
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    let report = std::fs::read_to_string(dir.join("bisect-report.txt")).expect("report");
+    assert!(
+        report.contains(&format!("Result: first bad commit {}", hashes[SLOWING])),
+        "{report}\n{said}"
+    );
+    let tsv = std::fs::read_to_string(dir.join("bisect.tsv")).expect("tsv");
+    let broken_row = tsv
+        .lines()
+        .find(|l| l.starts_with(&hashes[BROKEN]))
+        .unwrap_or_else(|| panic!("the broken commit is named:\n{tsv}"));
+    assert!(broken_row.contains("\tskip\t"), "{broken_row}");
+    let log = std::fs::read_to_string(dir.join("git-bisect-log.txt")).expect("log");
+    assert!(
+        log.contains(&format!("git bisect skip {}", hashes[BROKEN])),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("git bisect bad {}", hashes[SLOWING])),
+        "{log}"
+    );
+    let decided = tsv
+        .lines()
+        .skip(1)
+        .filter(|l| (l.contains("\tgood\t") || l.contains("\tbad\t")) && !l.contains("endpoints"))
+        .count();
+    assert!(
+        (2..=7).contains(&decided),
+        "about log2(16) decided commit steps, got {decided}:\n{tsv}"
+    );
+
+    // The killed step was resumed in its own directory, and every step verifies.
+    let resumed = Journal::read(&killed_in.join("journal.jsonl")).expect("journal");
+    assert!(
+        resumed
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Resumed { .. })),
+        "{} was resumed",
+        killed_in.display()
+    );
+    let mut steps: Vec<PathBuf> = std::fs::read_dir(dir.join("steps"))
+        .expect("steps")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    steps.sort();
+    assert!(steps.len() >= 3, "{steps:?}");
+    for step in &steps {
+        assert_verified(step);
+    }
+
+    let status = aba(tmp.path(), &["bisect", "status", dir_s]);
+    assert!(status.status.success(), "{}", text(&status));
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains(&hashes[SLOWING]),
+        "{}",
+        text(&status)
+    );
+    eprintln!(
+        "bisect in the lab: {} s, {} step directories, {decided} decided commit steps\n{report}",
+        started.elapsed().as_secs(),
+        steps.len()
+    );
+    drop(tree);
+    let _ = kernels;
+}
