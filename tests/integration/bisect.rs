@@ -175,3 +175,74 @@ fn status_refuses_a_journal_that_points_a_build_elsewhere() {
         "{said}"
     );
 }
+
+/// A build a killed aba left running (it runs in its own process group, so it outlives aba)
+/// is waited for before the tree is checked out and built again: the continuation says so,
+/// and its build starts only after the orphaned one ended.
+#[test]
+fn a_build_left_running_by_a_killed_aba_is_waited_for() {
+    use std::os::unix::process::CommandExt as _;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (good, bad) = tree(tmp.path());
+    let recipe = write(tmp.path(), "r.toml", RECIPE);
+    let marks = tmp.path().join("marks");
+    let script = write(
+        tmp.path(),
+        "build.sh",
+        &format!(
+            "#!/bin/sh\necho started >> {m}\nsleep 3\necho ended >> {m}\nexit 1\n",
+            m = marks.display()
+        ),
+    );
+    let builds = write(
+        tmp.path(),
+        "bisect-builds.toml",
+        &format!(
+            "version = 1\n[kernels.t]\ndir = \"{}\"\ncommand = \"sh {}\"\nimage = \"bzImage\"\nconfig = \"config\"\n",
+            tmp.path().join("tree").display(),
+            script.display()
+        ),
+    );
+    let dir = tmp.path().join("bisect");
+    let args = [
+        "bisect",
+        recipe.to_str().expect("utf-8"),
+        "--builds",
+        builds.to_str().expect("utf-8"),
+        "--good",
+        &good,
+        "--bad",
+        &bad,
+        "--dir",
+        dir.to_str().expect("utf-8"),
+    ];
+    let mut first = crate::support::cli::aba_command(tmp.path())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("aba bisect starts");
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&marks).is_ok_and(|m| m.contains("started")) {
+        assert!(started.elapsed().as_secs() < 60, "the build never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: signals the process group this test started (the build has its own).
+    unsafe { libc::kill(-i32::try_from(first.id()).expect("pid"), libc::SIGKILL) };
+    let _ = first.wait();
+    let out = aba(tmp.path(), &args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a build that an earlier aba left running"),
+        "{err}"
+    );
+    assert!(err.contains("the good commit"), "{err}");
+    let marks = std::fs::read_to_string(&marks).expect("marks");
+    assert_eq!(
+        marks.lines().collect::<Vec<_>>(),
+        ["started", "ended", "started", "ended"],
+        "the second build waited for the first"
+    );
+}

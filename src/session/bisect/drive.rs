@@ -490,6 +490,8 @@ fn build_commit(
     voice: &Voice,
 ) -> Result<Entry, Unbuilt> {
     let fail = |e: Error| Unbuilt::Error(e);
+    let lock = dir.join("builds").join(BUILD_LOCK);
+    wait_for_orphaned_build(&lock, &tree.dir, voice).map_err(fail)?;
     range::checkout(&tree.dir, &commit.hash).map_err(|e| fail(BisectFailure::from(e).into()))?;
     let folder = dir.join("builds").join(&commit.hash);
     std::fs::create_dir_all(&folder).map_err(|source| {
@@ -506,8 +508,17 @@ fn build_commit(
         short(&commit.hash),
         commit.subject
     ));
+    // The build holds the lock on an inherited descriptor: a build a killed aba left running
+    // (it runs in its own process group, so it outlives aba) keeps it until its last process
+    // ends, and the next build waits for it before the tree is checked out again.
+    let command = format!(
+        "exec 9>>{}; flock 9; {}",
+        crate::target::quote::sh_quote(&lock.display().to_string()),
+        tree.command.as_deref().unwrap_or_default()
+    );
     let spec = BuildSpec {
         label: commit_label(&commit.hash),
+        command: Some(command),
         ..tree.clone()
     };
     let say = |text: &str| voice.say(text);
@@ -533,6 +544,43 @@ fn build_commit(
         config: stored(&commit.hash, CONFIG),
         version: Some(built.version.to_string()),
     })
+}
+
+/// The lock file of the builds, in `builds/`.
+const BUILD_LOCK: &str = ".lock";
+
+/// Waits until no build of an earlier run holds `lock` (a killed aba's build goes on in its
+/// own process group), saying so when it must wait; the lock is not kept: the build command
+/// takes it again, on a descriptor its processes inherit.
+fn wait_for_orphaned_build(lock: &Path, tree: &Path, voice: &Voice) -> Result<(), Error> {
+    use std::os::fd::AsRawFd as _;
+    let io = |source| BisectFailure::Io {
+        path: lock.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = lock.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(lock)
+        .map_err(io)?;
+    let fd = file.as_raw_fd();
+    // SAFETY: flock(2) on a descriptor this function owns; it is closed (unlocked) on return.
+    if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(());
+    }
+    voice.say(&format!(
+        "bisect: a build that an earlier aba left running in {} still holds {}; waiting for it to end",
+        tree.display(),
+        lock.display()
+    ));
+    // SAFETY: as above, blocking.
+    if unsafe { libc::flock(fd, libc::LOCK_EX) } != 0 {
+        return Err(io(std::io::Error::last_os_error()).into());
+    }
+    Ok(())
 }
 
 /// One step: its campaign created or resumed, its decision read back.
