@@ -80,12 +80,22 @@ pub fn calibration_recipe(
         toml::to_string(&table).expect("invariant: a TOML table serialises")
     );
     // The calibration measures the machine the recipe's parameters were bound for.
+    reparse(recipe, &text, allowed)
+}
+
+/// `text`, a rewriting of `recipe`, read as if it were the file at the recipe's path (its
+/// `[files]` come from the same folders) with the parameter values `recipe` was bound with.
+pub(crate) fn reparse(
+    recipe: &Recipe,
+    text: &str,
+    allowed: &[PathBuf],
+) -> Result<Recipe, CalibrateError> {
     let bound: Vec<BoundParam> = recipe.params.iter().map(BoundParam::from).collect();
     Loader {
         files: FilesFrom::RecipeDir(allowed),
         params: Params::Recorded(&bound),
     }
-    .parse(&recipe.path, &text)
+    .parse(&recipe.path, text)
     .map_err(CalibrateError::Invalid)
 }
 

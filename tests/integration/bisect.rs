@@ -66,25 +66,26 @@ fn builds(dir: &Path, tree: &Path, tables: usize) -> String {
         .to_owned()
 }
 
+fn bisect_args<'a>(recipe: &'a Path, builds: &'a str, good: &'a str, bad: &'a str) -> Vec<&'a str> {
+    vec![
+        "bisect",
+        recipe.to_str().expect("utf-8"),
+        "--builds",
+        builds,
+        "--good",
+        good,
+        "--bad",
+        bad,
+    ]
+}
+
 #[test]
 fn a_builds_file_of_two_tables_is_refused_before_anything_is_made() {
     let tmp = tempfile::tempdir().expect("tmp");
     let (good, bad) = tree(tmp.path());
     let recipe = write(tmp.path(), "r.toml", RECIPE);
     let builds = builds(tmp.path(), &tmp.path().join("tree"), 2);
-    let out = aba(
-        tmp.path(),
-        &[
-            "bisect",
-            recipe.to_str().expect("utf-8"),
-            "--builds",
-            &builds,
-            "--good",
-            &good,
-            "--bad",
-            &bad,
-        ],
-    );
+    let out = aba(tmp.path(), &bisect_args(&recipe, &builds, &good, &bad));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("exactly one [kernels.LABEL] table"), "{err}");
@@ -100,19 +101,7 @@ fn a_tree_folder_inside_another_checkout_is_refused_and_left_alone() {
     std::fs::create_dir(&inner).expect("mkdir");
     let recipe = write(tmp.path(), "r.toml", RECIPE);
     let builds = builds(tmp.path(), &inner, 1);
-    let out = aba(
-        tmp.path(),
-        &[
-            "bisect",
-            recipe.to_str().expect("utf-8"),
-            "--builds",
-            &builds,
-            "--good",
-            &good,
-            "--bad",
-            &bad,
-        ],
-    );
+    let out = aba(tmp.path(), &bisect_args(&recipe, &builds, &good, &bad));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use crate::{
-    campaign::calibrate::{CalibrateError, keep_used_params, only_on_baseline},
-    recipe::{FilesFrom, Loader, Params, Recipe, params::BoundParam},
+    campaign::calibrate::{CalibrateError, keep_used_params, only_on_baseline, reparse},
+    recipe::Recipe,
 };
 
 /// The label of the reference kernel in every step.
@@ -103,13 +103,7 @@ pub fn step_recipe(
         spec.what.replace('\n', " "),
         toml::to_string(&table).expect("invariant: a TOML table serialises")
     );
-    let bound: Vec<BoundParam> = recipe.params.iter().map(BoundParam::from).collect();
-    Loader {
-        files: FilesFrom::RecipeDir(allowed),
-        params: Params::Recorded(&bound),
-    }
-    .parse(&recipe.path, &text)
-    .map_err(CalibrateError::Invalid)
+    reparse(recipe, &text, allowed)
 }
 
 /// Workloads and probes as both kernels of a step run them: a check whose expected outcome
