@@ -132,7 +132,7 @@ fn status_refuses_a_journal_that_points_a_build_elsewhere() {
         ],
         "setup": {
             "recipe": "r.toml", "recipe_sha256": "0", "builds": "b.toml", "builds_sha256": "0",
-            "target": "lab", "series": "w", "strategy": "bayesian",
+            "target": "lab", "series": "w\u{1b}[31m", "strategy": "bayesian",
             "params": {"gate_pct": 5.0, "drift_margin": 2.0, "max_drift_pct": null, "max_cv_pct": 10.0},
             "better": "Lower"
         }
@@ -163,6 +163,11 @@ fn status_refuses_a_journal_that_points_a_build_elsewhere() {
         said.contains("In progress: the endpoints' confirmation."),
         "{said}"
     );
+    assert!(
+        !said.contains('\u{1b}'),
+        "a journal's text is escaped: {said}"
+    );
+    assert!(said.contains("w\\u{1b}[31m"), "{said}");
 }
 
 /// A build a killed aba left running (it runs in its own process group, so it outlives aba)

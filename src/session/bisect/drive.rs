@@ -22,7 +22,7 @@ use super::{
     failure::BisectFailure,
     journal::{self, BISECT_JOURNAL_FORMAT, CONFIG, Entry, IMAGE, Setup, stored},
     range::{self, RangeCommit},
-    report,
+    report::{self, short},
     step_recipe::{GOOD, StepSpec, commit_label, step_recipe},
 };
 use crate::{
@@ -151,7 +151,10 @@ pub fn run(args: &BisectRun<'_>) -> Result<u8, Error> {
         report::write_all(&dir, &commits, &built, &bisection, &followed.label)?;
         let (commit, confirm) = match bisection.next().clone() {
             Action::Done(outcome) => {
-                voice.say(&format!("bisect: {}", outcome.sentence(&hashes(&commits))));
+                voice.say(&format!(
+                    "bisect: {}",
+                    crate::text::untrusted(&outcome.sentence(&hashes(&commits)), 4000)
+                ));
                 voice.say(&format!("wrote {}", dir.join(report::REPORT).display()));
                 return Ok(crate::error::exit_code::OK);
             }
@@ -190,11 +193,8 @@ pub fn run(args: &BisectRun<'_>) -> Result<u8, Error> {
                 Err(Unbuilt::Error(e)) => return Err(e),
             }
         }
-        if !matches!(
-            bisection.next(),
-            Action::Confirm { .. } | Action::Test { .. }
-        ) || bisection.next() != &action_of(commit, confirm)
-        {
+        // A skip moved the bisection on: choose again.
+        if bisection.next() != &action_of(commit, confirm) {
             continue;
         }
         let step = StepRun {
@@ -255,10 +255,6 @@ fn built_index(entry: &Entry) -> Option<usize> {
 
 fn hashes(commits: &[RangeCommit]) -> Vec<String> {
     commits.iter().map(|c| c.hash.clone()).collect()
-}
-
-fn short(hash: &str) -> &str {
-    &hash[..hash.len().min(12)]
 }
 
 /// Journals `record` (flushed) and hands it to the core.
@@ -742,7 +738,12 @@ impl StepRun<'_> {
             },
             &allowed,
         )
-        .map_err(Error::Calibrate)
+        .map_err(|e| {
+            BisectFailure::StepRecipe {
+                why: crate::causes::one_line(&e),
+            }
+            .into()
+        })
     }
 
     /// A builds file for the step's two stored builds (no command: they are built).

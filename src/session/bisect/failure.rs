@@ -41,6 +41,12 @@ pub enum BisectFailure {
     /// The recipe has no series to bisect, or not the one named.
     #[error("{0}")]
     Series(String),
+    /// The step recipe made from the tester's recipe does not read back as a recipe.
+    #[error("the recipe of a bisection step, made from the recipe, is not valid: {why}")]
+    StepRecipe {
+        /// What the recipe reader said.
+        why: String,
+    },
     /// An endpoint could not be built: nothing can be bisected.
     #[error("the {which} commit {hash} does not build: {why}")]
     Endpoint {

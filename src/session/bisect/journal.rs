@@ -189,6 +189,15 @@ pub fn read(path: &Path) -> Result<BisectJournal, BisectJournalError> {
                         format!("format {format}; this aba reads {BISECT_JOURNAL_FORMAT}"),
                     ));
                 }
+                if let Some(c) = commits.iter().find(|c| !is_hash(&c.hash)) {
+                    return Err(bad_line(
+                        number,
+                        format!(
+                            "commit `{}` is not a commit hash (40 or 64 lowercase hex digits)",
+                            crate::text::quoted(&c.hash)
+                        ),
+                    ));
+                }
                 if commits.len() < 2 {
                     return Err(bad_line(
                         number,
@@ -318,6 +327,15 @@ pub fn differs(had: &BisectJournal, start: &Entry) -> Option<String> {
                 )
             })
         })
+}
+
+/// A full commit hash as git prints it: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits.
+/// Everything the journal's hashes name (`builds/HASH/`, the reports) relies on it.
+fn is_hash(text: &str) -> bool {
+    matches!(text.len(), 40 | 64)
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// The stored image's file name in a build's folder.
@@ -526,5 +544,38 @@ mod tests {
         };
         let why = super::differs(&had, &other_builds).expect("differs");
         assert!(why.contains("builds file"), "{why}");
+    }
+
+    #[test]
+    fn a_start_whose_commit_is_not_a_hash_is_refused_at_its_line() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let path = tmp.path().join("bisect.jsonl");
+        let Entry::Start {
+            format,
+            tree,
+            good,
+            bad,
+            mut commits,
+            setup,
+        } = start(2)
+        else {
+            unreachable!()
+        };
+        commits[1].hash = "../../etc\u{1b}[31m".into();
+        append(
+            &path,
+            &Entry::Start {
+                format,
+                tree,
+                good,
+                bad,
+                commits,
+                setup,
+            },
+        )
+        .expect("written");
+        let e = read(&path).expect_err("not a hash");
+        assert!(e.to_string().contains(":1: commit"), "{e}");
+        assert!(!e.to_string().contains('\u{1b}'), "{e}");
     }
 }

@@ -61,7 +61,8 @@ pub fn render(commits: &[RangeCommit], bisection: &Bisection, series: &str) -> S
     let input = bisection.input();
     let _ = writeln!(
         out,
-        "aba bisect of {series}: good {} ({}) .. bad {} ({}), {} commits on the first-parent line",
+        "aba bisect of {}: good {} ({}) .. bad {} ({}), {} commits on the first-parent line",
+        crate::text::untrusted(series, 200),
         short(&good.hash),
         crate::text::untrusted(&good.subject, 80),
         short(&bad.hash),
@@ -72,7 +73,12 @@ pub fn render(commits: &[RangeCommit], bisection: &Bisection, series: &str) -> S
     let _ = writeln!(out);
     match bisection.next() {
         Action::Done(outcome) => {
-            let _ = writeln!(out, "Result: {}", outcome.sentence(&hashes));
+            // The sentence quotes step labels and skip reasons a journal holds: escaped.
+            let _ = writeln!(
+                out,
+                "Result: {}",
+                crate::text::untrusted(&outcome.sentence(&hashes), 4000)
+            );
             if let crate::bisect::Outcome::Culprit { commit, .. } = outcome
                 && let Some(c) = commits.get(*commit)
             {
@@ -191,6 +197,7 @@ pub fn render(commits: &[RangeCommit], bisection: &Bisection, series: &str) -> S
     out
 }
 
-fn short(hash: &str) -> &str {
-    &hash[..hash.len().min(12)]
+/// A commit hash's first 12 digits (hashes are checked hex when a journal is read).
+pub(crate) fn short(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
 }
