@@ -265,6 +265,7 @@ fn naive_judge(points: &[aba::analysis::model::SeriesPoint], commit: usize) -> S
     let ctx = SeriesContext {
         baseline: "a",
         candidates: &candidates,
+        declared: &[],
         params: &params,
         better: Better::Lower,
         aux: false,

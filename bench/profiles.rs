@@ -260,6 +260,7 @@ fn judge(
     let ctx = SeriesContext {
         baseline: "a",
         candidates: &candidates,
+        declared: &[],
         params,
         better: Better::Lower,
         aux: false,
@@ -315,6 +316,7 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
             &SeriesContext {
                 baseline: "a",
                 candidates: &[],
+                declared: &[],
                 params: &nothing,
                 better: Better::Lower,
                 aux: false,

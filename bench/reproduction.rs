@@ -160,6 +160,7 @@ fn judged(
     let ctx = SeriesContext {
         baseline: "a",
         candidates,
+        declared: &[],
         params,
         better: Better::Lower,
         aux: false,

@@ -74,6 +74,7 @@ fn context<'a>(
     SeriesContext {
         baseline: "a",
         candidates,
+        declared: &[],
         params,
         better: Better::Lower,
         aux: false,

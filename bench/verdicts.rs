@@ -239,6 +239,7 @@ fn simulate(cell: Cell, index: usize, config: &Config) -> CellResult {
             let ctx = SeriesContext {
                 baseline: "a",
                 candidates: &candidates,
+                declared: &[],
                 params,
                 better: Better::Lower,
                 aux: false,

@@ -374,6 +374,14 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
         } else {
             Vec::new()
         };
+        // Declared comparisons among the kernels it ran on.
+        let declared: Vec<(String, String)> = recipe
+            .analysis
+            .comparisons
+            .iter()
+            .filter(|c| workload.runs_on(c.candidate.as_str()) && workload.runs_on(c.baseline.as_str()))
+            .map(|c| (c.candidate.to_string(), c.baseline.to_string()))
+            .collect();
         // What the report says instead of a verdict for a kernel the workload left out.
         let left_out: Vec<String> = match workload.kernels_shown() {
             None => Vec::new(),
@@ -441,6 +449,7 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
                         environment: &environment,
                         baseline: &baseline,
                         candidates: &candidates,
+                        declared: &declared,
                         params: &series_params,
                         better,
                         aux: workload.aux,
@@ -1123,6 +1132,98 @@ control = ""
         assert!((a.comparison.baseline_mean - 99.0 * 1.002).abs() < 1e-9);
         assert_eq!(a.points, ["a-a", "a-b"]);
         assert_eq!(case.drop_first.len(), 2);
+    }
+
+    /// `[[analysis.comparison]]`: the fix against the unfixed kernel besides each against
+    /// the parent, with its own verdict, its own reference in the mail, and an `[[expect]]`
+    /// on it; a journal of the same campaign without the table has no such comparison.
+    #[test]
+    fn a_declared_comparison_has_its_own_baseline_verdict_and_expectation() {
+        let recipe = parse(
+            Path::new("recipe.toml"),
+            r#"
+version = 1
+name = "t"
+description = "unit"
+sequence = ["parent", "child", "fix", "parent", "child", "fix"]
+samples = 3
+[kernels.parent]
+release = "6.1.0-a"
+[kernels.child]
+release = "6.1.0-b"
+[kernels.fix]
+release = "6.1.0-c"
+[[workload]]
+name = "w"
+run = "true"
+metric = { number = true, unit = "ns", better = "lower" }
+[[analysis.comparison]]
+candidate = "fix"
+baseline = "child"
+[[expect]]
+workload = "w"
+kernel = "fix"
+baseline = "child"
+change_pct = -20.0
+tolerance = 0.5
+"#,
+        )
+        .expect("valid");
+        let labels = crate::recipe::resolved::point_labels(&recipe.sequence);
+        let mut lines = Vec::new();
+        for (point, kernel) in labels.iter().zip(&recipe.sequence) {
+            let mean = match kernel.as_str() {
+                "parent" => 100.0,
+                "child" => 150.0,
+                _ => 120.0,
+            };
+            for i in 1..=3 {
+                let value = mean * (1.0 + 0.001 * f64::from(i));
+                lines.push(format!(
+                    "{point},1,1,{kernel},r,b-{point},w,,w,sample,{i},0,ok,{value},ns,t"
+                ));
+            }
+        }
+        let table = rows(&lines);
+        let points: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let done: Vec<(&str, u32)> = points.iter().map(|p| (*p, 1)).collect();
+        let journal = journal_of(&points, &done, &recipe.sha256, Some(Limits::of(&recipe)));
+        let analysis = analysed(&recipe, &journal, &table);
+        let all = analysis.series[0].all.as_ref().expect("values");
+        let pairs: Vec<(&str, &str)> = all
+            .comparisons
+            .iter()
+            .map(|c| (c.candidate.as_str(), c.baseline.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [("child", "parent"), ("fix", "parent"), ("fix", "child")]
+        );
+        let fix = &all.comparisons[2];
+        assert!((fix.comparison.change_pct + 20.0).abs() < 1e-9);
+        assert_eq!(fix.name("parent"), "fix vs child");
+        let df = analysis.series[0].drop_first.as_ref().expect("n = 3");
+        assert_eq!(df.comparisons.len(), 3);
+        assert!(analysis.expects[0].reproduced, "{:?}", analysis.expects[0]);
+        assert_eq!(analysis.expects[0].baseline.as_deref(), Some("child"));
+        assert_eq!(analysis.summary.verdicts.len(), 3);
+        assert_eq!(analysis.summary.verdicts[2].name, "fix vs child");
+        // The words: the table names the pair, the expectation says what it was against.
+        let table = crate::report::mail_tables::changes(&analysis);
+        assert!(table.contains("fix vs child"), "{table}");
+        let expect = crate::report::mail_prose::expect(&analysis);
+        assert!(expect.contains("w fix vs child: expected -20% ± 0.5"), "{expect}");
+        let reports = crate::report::write::render_reports(
+            &analysis,
+            Path::new("t-1"),
+            &crate::report::template::Templates::builtin(),
+        )
+        .expect("renders");
+        let text = reports.report_txt();
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("the midpoint of kernel child"), "{text}");
+        let svg = String::from_utf8_lossy(reports.get("samples.svg").expect("drawn")).into_owned();
+        assert!(svg.contains("fix vs child"), "the interval's name");
     }
 
     #[test]

@@ -24,7 +24,11 @@ pub fn check(expect: &Expect, series: &[Series]) -> ExpectCheck {
             None,
             found
                 .and_then(|s| s.all.as_ref())
-                .and_then(|all| all.comparisons.iter().find(|c| c.candidate == kernel))
+                .and_then(|all| {
+                    all.comparisons.iter().find(|c| {
+                        c.candidate == kernel && c.baseline == expect.baseline.as_str()
+                    })
+                })
                 .map(|c| c.comparison.change_pct),
         ),
         Expected::Mean { value, point: None } => (
@@ -52,6 +56,7 @@ pub fn check(expect: &Expect, series: &[Series]) -> ExpectCheck {
     ExpectCheck {
         series: found.map_or_else(|| expect.workload.to_string(), |s| s.label.clone()),
         kernel: kernel.to_owned(),
+        baseline: change.then(|| expect.baseline.to_string()),
         quantity,
         point,
         expected,
@@ -105,6 +110,7 @@ mod tests {
         let ctx = SeriesContext {
             baseline: "a",
             candidates: &candidates,
+            declared: &[],
             params: &params,
             better: Better::Lower,
             aux: false,
@@ -148,6 +154,7 @@ mod tests {
             case: String::new(),
             metric: MetricName::new("w").expect("valid"),
             kernel: KernelLabel::new("b").expect("valid"),
+            baseline: KernelLabel::new("a").expect("valid"),
             value: Expected::ChangePct(change_pct),
             tolerance,
         }

@@ -409,6 +409,25 @@ pub struct CandidateResult {
     pub same_conclusion: Option<bool>,
 }
 
+impl CandidateResult {
+    /// Whether `other` compares the same two kernels (the drop-first twin of a comparison).
+    #[must_use]
+    pub fn same_pair(&self, other: &CandidateResult) -> bool {
+        self.candidate == other.candidate && self.baseline == other.baseline
+    }
+
+    /// How a report names this comparison: the candidate alone against the campaign's
+    /// `baseline`, `candidate vs other` for a declared comparison against another kernel.
+    #[must_use]
+    pub fn name(&self, baseline: &str) -> String {
+        if self.baseline == baseline {
+            self.candidate.clone()
+        } else {
+            format!("{} vs {}", self.candidate, self.baseline)
+        }
+    }
+}
+
 /// Whether a recovery step is one step of the path, the whole path, or what is left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -456,6 +475,10 @@ pub struct ExpectCheck {
     pub series: String,
     /// Candidate kernel, or the kernel whose mean is expected.
     pub kernel: String,
+    /// For a change: the kernel it is against (the campaign's baseline, or a declared
+    /// comparison's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
     /// What is expected: `change_pct` (against the baseline) or `mean` (an absolute value).
     pub quantity: ExpectedQuantity,
     /// For a point's mean, the point's label.
@@ -656,6 +679,9 @@ pub struct VerdictLine {
     pub candidate: String,
     /// Baseline kernel.
     pub baseline: String,
+    /// How the reports name the comparison: the candidate, or `candidate vs baseline` for a
+    /// declared comparison against another kernel than the campaign's baseline.
+    pub name: String,
     /// Change in percent (all samples).
     pub change_pct: f64,
     /// The baseline's boot-weighted mean (A/B/A: the midpoint), in `unit`.

@@ -28,6 +28,9 @@ pub struct SeriesContext<'a> {
     pub baseline: &'a str,
     /// Candidate kernels in order of first boot.
     pub candidates: &'a [String],
+    /// Declared comparisons besides each candidate against the baseline, as (candidate,
+    /// baseline) pairs (`[[analysis.comparison]]`).
+    pub declared: &'a [(String, String)],
     /// Verdict parameters.
     pub params: &'a VerdictParams,
     /// Which direction is an improvement.
@@ -47,6 +50,22 @@ pub struct SeriesContext<'a> {
     /// The look of an extended campaign these points make (`[analysis] extend`): its
     /// evidence is judged at the look's level, not at 95%; `None` for a fixed design.
     pub look: Option<Look>,
+}
+
+impl<'a> SeriesContext<'a> {
+    /// Every comparison of the series as (candidate, baseline): each candidate against the
+    /// baseline, then the declared ones.
+    fn pairs(&self) -> Vec<(&'a str, &'a str)> {
+        self.candidates
+            .iter()
+            .map(|c| (c.as_str(), self.baseline))
+            .chain(
+                self.declared
+                    .iter()
+                    .map(|(c, b)| (c.as_str(), b.as_str())),
+            )
+            .collect()
+    }
 }
 
 /// Both analyses of a series.
@@ -170,18 +189,12 @@ fn stage(kind: AnalysisKind, points: &[SeriesPoint], ctx: &SeriesContext<'_>) ->
         AnalysisKind::DropFirst => ctx.prior_drop_first,
     };
     let comparisons = ctx
-        .candidates
-        .iter()
-        .map(|c| {
-            let mut cmp = compare_with(&boot_points, c, ctx.baseline, prior)?;
+        .pairs()
+        .into_iter()
+        .map(|(c, baseline)| {
+            let mut cmp = compare_with(&boot_points, c, baseline, prior)?;
             cmp.look = ctx.look.map(|look| {
-                LookIntervals::new(
-                    &boot_points,
-                    c,
-                    ctx.baseline,
-                    cmp.boot_variance.as_ref(),
-                    look,
-                )
+                LookIntervals::new(&boot_points, c, baseline, cmp.boot_variance.as_ref(), look)
             });
             Some(cmp)
         })
@@ -204,17 +217,23 @@ fn finish(
 ) -> SeriesResult {
     let mut comparisons = Vec::new();
     let mut not_compared = Vec::new();
-    for (i, candidate) in ctx.candidates.iter().enumerate() {
+    for (i, (candidate, baseline)) in ctx.pairs().into_iter().enumerate() {
+        // A declared comparison is named with its baseline wherever it is listed.
+        let name = if baseline == ctx.baseline {
+            candidate.to_owned()
+        } else {
+            format!("{candidate} vs {baseline}")
+        };
         if let Some(why) = refusal {
-            if own.points.iter().any(|p| &p.kernel == candidate) {
-                not_compared.push(format!("{candidate}: {why}"));
+            if own.points.iter().any(|p| p.kernel == candidate) {
+                not_compared.push(format!("{name}: {why}"));
             } else {
-                not_compared.push(why_not_compared(&own.points, candidate, ctx.baseline));
+                not_compared.push(why_not_compared(&own.points, &name, candidate, baseline));
             }
             continue;
         }
         let Some(cmp) = &own.comparisons[i] else {
-            not_compared.push(why_not_compared(&own.points, candidate, ctx.baseline));
+            not_compared.push(why_not_compared(&own.points, &name, candidate, baseline));
             continue;
         };
         let other_cmp = other.and_then(|o| o.comparisons[i].as_ref());
@@ -237,10 +256,10 @@ fn finish(
             Vec::new()
         };
         comparisons.push(CandidateResult {
-            candidate: candidate.clone(),
-            baseline: ctx.baseline.to_owned(),
+            candidate: candidate.to_owned(),
+            baseline: baseline.to_owned(),
             comparison: cmp.clone(),
-            max_cv_pct: max_cv(own, &[candidate, ctx.baseline]),
+            max_cv_pct: max_cv(own, &[candidate, baseline]),
             direction: own_verdict.direction.map(|d| {
                 match d {
                     Direction::Worse => "slower",
@@ -320,14 +339,15 @@ fn cv_basis(stage: &Stage, kernels: &[&str]) -> Option<crate::stats::CvBasis> {
     })
 }
 
-fn why_not_compared(points: &[BootPoint], candidate: &str, baseline: &str) -> String {
+/// Why `candidate` against `baseline` has no comparison, led by its `name` in the report.
+fn why_not_compared(points: &[BootPoint], name: &str, candidate: &str, baseline: &str) -> String {
     let has = |k: &str| points.iter().any(|p| p.kernel == k);
     if !has(baseline) {
-        format!("{candidate}: the baseline {baseline} has no done point with values")
+        format!("{name}: the baseline {baseline} has no done point with values")
     } else if !has(candidate) {
-        format!("{candidate}: no done point with values")
+        format!("{name}: no done point with values")
     } else {
-        format!("{candidate}: the baseline mean is 0, a percentage does not exist")
+        format!("{name}: the baseline mean is 0, a percentage does not exist")
     }
 }
 
@@ -362,6 +382,7 @@ mod tests {
         SeriesContext {
             baseline: "a",
             candidates,
+            declared: &[],
             params,
             better: Better::Lower,
             aux,

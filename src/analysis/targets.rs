@@ -385,7 +385,11 @@ impl TargetsAnalysis {
                 for c in &all.comparisons {
                     let found = comparisons
                         .iter_mut()
-                        .find(|x| x.series == series.label && x.candidate == c.candidate);
+                        .find(|x| {
+                            x.series == series.label
+                                && x.candidate == c.candidate
+                                && x.baseline == c.baseline
+                        });
                     let entry = match found {
                         Some(entry) => entry,
                         None => {

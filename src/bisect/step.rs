@@ -138,6 +138,7 @@ pub(crate) fn judge(
     let ctx = SeriesContext {
         baseline,
         candidates: &candidates,
+        declared: &[],
         params: &params,
         better: input.better,
         aux: false,

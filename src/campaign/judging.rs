@@ -11,7 +11,7 @@ use crate::recipe::{
     Recipe,
     ident::{KernelLabel, MetricName, WorkloadName},
     model::{BetterSpec, Role},
-    resolved::Expected,
+    resolved::{Expected, KernelComparison},
     scoped_limits::SeriesLimits,
 };
 
@@ -28,6 +28,9 @@ pub struct Judging<'a> {
     pub workloads: Vec<WorkloadJudging<'a>>,
     /// The `[[expect]]` entries.
     pub expect: Vec<ExpectJudging<'a>>,
+    /// The declared comparisons besides every candidate against the baseline
+    /// (`[[analysis.comparison]]`).
+    pub comparisons: &'a [KernelComparison],
 }
 
 /// `[analysis]`'s limits, percent.
@@ -100,6 +103,9 @@ pub struct ExpectJudging<'a> {
     pub metric: &'a MetricName,
     /// Candidate kernel, or the kernel whose mean is expected.
     pub kernel: &'a KernelLabel,
+    /// The kernel a change is against (`change_pct` expectations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<&'a KernelLabel>,
     /// Published change against the baseline, percent (`change_pct` expectations).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change_pct: Option<f64>,
@@ -174,6 +180,7 @@ impl<'a> Judging<'a> {
                     case: &e.case,
                     metric: &e.metric,
                     kernel: &e.kernel,
+                    baseline: change_pct.map(|_| &e.baseline),
                     change_pct,
                     mean,
                     point,
@@ -197,6 +204,7 @@ impl<'a> Judging<'a> {
             drift_margin: analysis.drift_margin,
             workloads,
             expect,
+            comparisons: &analysis.comparisons,
         }
     }
 }

@@ -392,6 +392,13 @@ fn judged(j: &Judging<'_>) -> String {
          the largest spread of a compared kernel's boots)",
         j.limits.gate_pct, j.limits.max_cv_pct, j.drift_margin, j.drift_margin
     );
+    for c in j.comparisons {
+        let _ = writeln!(
+            out,
+            "    compare  {} against kernel {} too ([[analysis.comparison]]), with its own verdict",
+            c.candidate, c.baseline
+        );
+    }
     for w in &j.workloads {
         let role = match (w.role, w.aux) {
             (Role::Check, _) => "check: pass/fail, untimed",
@@ -492,7 +499,11 @@ fn judged(j: &Judging<'_>) -> String {
                 let _ = writeln!(
                     out,
                     "    expect   {}{case}/{} on {}: {change:+}% against {}, within {} pp",
-                    e.workload, e.metric, e.kernel, j.baseline, e.tolerance
+                    e.workload,
+                    e.metric,
+                    e.kernel,
+                    e.baseline.unwrap_or(j.baseline),
+                    e.tolerance
                 );
             }
             (None, Some(mean)) => {

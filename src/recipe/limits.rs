@@ -33,6 +33,8 @@ pub const PLAN_BYTES: u64 = 64 << 20;
 pub const EXPECTS: usize = 100;
 /// `[[analysis.case_comparison]]` tables.
 pub const CASE_COMPARISONS: usize = 100;
+/// `[[analysis.comparison]]` tables.
+pub const COMPARISONS: usize = 100;
 /// `[files]` entries.
 pub const FILES: usize = 256;
 /// Size of one `[files]` source (they are hashed, kept in the results directory and copied

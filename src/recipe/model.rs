@@ -757,6 +757,26 @@ pub struct AnalysisSpec {
     /// Comparisons between two cases within each kernel (`[[analysis.case_comparison]]`).
     #[serde(default)]
     pub case_comparison: Vec<CaseComparisonSpec>,
+    /// Comparisons besides each kernel against the baseline (`[[analysis.comparison]]`):
+    /// a candidate against another candidate, or against a second baseline.
+    #[serde(default)]
+    pub comparison: Vec<ComparisonSpec>,
+}
+
+/// `[[analysis.comparison]]`: one more kernel-against-kernel comparison, judged like every
+/// candidate against the baseline, with its own verdict and statement.
+///
+/// Evidence bundles headline more than one: a fix against the parent and against the
+/// previous release, or two diagnostic variants against each other.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonSpec {
+    /// The kernel whose change is measured.
+    #[schemars(with = "KernelLabel")]
+    pub candidate: Spanned<KernelLabel>,
+    /// The kernel it is measured against.
+    #[schemars(with = "KernelLabel")]
+    pub baseline: Spanned<KernelLabel>,
 }
 
 /// `[analysis] extend`: a campaign that extends itself until its comparisons are decided.
@@ -913,6 +933,11 @@ pub struct ExpectSpec {
     #[serde(default)]
     #[schemars(with = "Option<KernelLabel>")]
     pub kernel: Option<Spanned<KernelLabel>>,
+    /// With `change_pct`: the kernel the change is against (default: `analysis.baseline`);
+    /// another kernel needs its `[[analysis.comparison]]`.
+    #[serde(default)]
+    #[schemars(with = "Option<KernelLabel>")]
+    pub baseline: Option<Spanned<KernelLabel>>,
     /// The published change against the baseline, in percent; or `"{params.NAME}"`, since
     /// the published number may be a machine's. Exactly one of `change_pct` and `mean`.
     #[serde(default)]

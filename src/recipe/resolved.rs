@@ -523,6 +523,17 @@ pub struct AnalysisSettings {
     pub extend: Option<Extend>,
     /// Case comparisons within each kernel, in file order.
     pub case_comparisons: Vec<CaseComparison>,
+    /// Declared kernel comparisons besides each candidate against `baseline`, in file order.
+    pub comparisons: Vec<KernelComparison>,
+}
+
+/// A declared comparison (`[[analysis.comparison]]`): `candidate` against `baseline`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct KernelComparison {
+    /// The kernel whose change is measured.
+    pub candidate: KernelLabel,
+    /// The kernel it is measured against.
+    pub baseline: KernelLabel,
 }
 
 /// A campaign that extends itself (`[analysis] extend`, docs/statistics.md §12).
@@ -587,6 +598,9 @@ pub struct Expect {
     pub metric: MetricName,
     /// Candidate kernel, or the kernel whose mean is expected (a point's kernel).
     pub kernel: KernelLabel,
+    /// For a change: the kernel it is against (the campaign's baseline unless a declared
+    /// comparison's).
+    pub baseline: KernelLabel,
     /// What is expected.
     pub value: Expected,
     /// Allowed distance: percentage points for a change, the metric's unit for a mean.

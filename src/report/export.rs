@@ -218,7 +218,7 @@ pub fn render(
                 row.push(
                     r.comparisons
                         .iter()
-                        .find(|x| x.candidate == c.candidate)
+                        .find(|x| x.same_pair(c))
                         .map_or_else(|| "-".to_owned(), |x| fixed(x.comparison.change_pct, 6)),
                 );
             }

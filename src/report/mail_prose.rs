@@ -19,7 +19,7 @@ use crate::{
     report::{
         audit_tsv::describe_run,
         layout::{WIDTH, keep_together, wrap, wrap_hanging},
-        mail_tables::{baseline_reference, design},
+        mail_tables::{baseline_reference, design, kernel_reference},
         number::{as_written, ceil2, fixed, nu, pct, signed_pct, significant},
         unit_scale::{display_scale, signed_with_unit, with_unit},
         verdict_text::{calibration, confidence, few_boots, headline, level},
@@ -274,9 +274,21 @@ fn verdict_sentences(
     let mut text = String::new();
     let mut rest = lines;
     while let Some(first) = rest.first() {
-        let n = rest.iter().take_while(|l| l.series == first.series).count();
+        // One group per series and baseline: a declared comparison against another kernel
+        // (`[[analysis.comparison]]`) gets its own sentence and its own reference value.
+        let n = rest
+            .iter()
+            .take_while(|l| l.series == first.series && l.baseline == first.baseline)
+            .count();
         let (group, tail) = rest.split_at(n);
         rest = tail;
+        let own_reference;
+        let reference = if first.baseline == analysis.campaign.baseline {
+            reference
+        } else {
+            own_reference = kernel_reference(analysis, &first.baseline);
+            own_reference.as_str()
+        };
         if let [line] = group {
             let _ = write!(
                 text,
@@ -474,19 +486,23 @@ pub fn summary(analysis: &Analysis) -> String {
                         .filter(|c| c.same_conclusion == Some(false))
                         .map(move |c| {
                             let dropped = series.drop_first.as_ref().and_then(|d| {
-                                d.comparisons.iter().find(|o| o.candidate == c.candidate)
+                                d.comparisons.iter().find(|o| o.same_pair(c))
                             });
                             match dropped {
                                 Some(d) => format!(
                                     "{} {} is {} at {} instead of {} at {}",
                                     series.label,
-                                    c.candidate,
+                                    c.name(&analysis.campaign.baseline),
                                     d.label,
                                     signed_pct(d.comparison.change_pct),
                                     c.label,
                                     signed_pct(c.comparison.change_pct)
                                 ),
-                                None => format!("{} {}", series.label, c.candidate),
+                                None => format!(
+                                    "{} {}",
+                                    series.label,
+                                    c.name(&analysis.campaign.baseline)
+                                ),
                             }
                         })
                 })
@@ -739,7 +755,7 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
     };
     let mut text = format!(
         "{} {} ({} against {}): {label}.",
-        c.candidate,
+        c.name(&analysis.campaign.baseline),
         signed_pct(cmp.change_pct),
         keep_together(&signed_with_unit(
             cmp.diff,
@@ -821,7 +837,7 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
     if let Some(df) = s
         .drop_first
         .as_ref()
-        .and_then(|d| d.comparisons.iter().find(|d| d.candidate == c.candidate))
+        .and_then(|d| d.comparisons.iter().find(|d| d.same_pair(c)))
     {
         let same = if c.same_conclusion == Some(true) {
             "the same conclusion"
@@ -859,10 +875,13 @@ pub fn expect(analysis: &Analysis) -> String {
                 } else {
                     as_written(e.expected)
                 };
+                let who = match &e.baseline {
+                    Some(b) if *b != analysis.campaign.baseline => format!("{} vs {b}", e.kernel),
+                    _ => e.kernel.clone(),
+                };
                 format!(
-                    "{} {}: expected {expected}% ± {}, {got}: {verdict}.",
+                    "{} {who}: expected {expected}% ± {}, {got}: {verdict}.",
                     e.series,
-                    e.kernel,
                     as_written(e.tolerance)
                 )
             }

@@ -53,7 +53,13 @@ pub fn design(analysis: &Analysis) -> String {
 /// `the a midpoint`).
 #[must_use]
 pub fn baseline_reference(analysis: &Analysis) -> String {
-    let baseline = &analysis.campaign.baseline;
+    kernel_reference(analysis, &analysis.campaign.baseline)
+}
+
+/// What a change against `baseline` is measured from, as [`baseline_reference`] says it for
+/// the campaign's baseline: a declared comparison (`[[analysis.comparison]]`) has another.
+#[must_use]
+pub fn kernel_reference(analysis: &Analysis, baseline: &str) -> String {
     let boots = analysis
         .kernels
         .iter()
@@ -321,10 +327,10 @@ pub fn changes(analysis: &Analysis) -> String {
             let df = s
                 .drop_first
                 .as_ref()
-                .and_then(|df| df.comparisons.iter().find(|d| d.candidate == c.candidate))
+                .and_then(|df| df.comparisons.iter().find(|d| d.same_pair(c)))
                 .map_or_else(|| "-".to_owned(), |d| signed_pct(d.comparison.change_pct));
             table.row([
-                format!("  {}", c.candidate),
+                format!("  {}", c.name(&analysis.campaign.baseline)),
                 signed_pct(c.comparison.change_pct),
                 df,
                 verdict_cell(c),

@@ -249,10 +249,10 @@ pub fn verdicts(analysis: &Analysis) -> String {
             let df = s
                 .drop_first
                 .as_ref()
-                .and_then(|d| d.comparisons.iter().find(|d| d.candidate == c.candidate));
+                .and_then(|d| d.comparisons.iter().find(|d| d.same_pair(c)));
             rows.push(vec![
                 s.label.clone(),
-                c.candidate.clone(),
+                c.name(&analysis.campaign.baseline),
                 signed_pct(c.comparison.change_pct),
                 df.map_or_else(String::new, |d| signed_pct(d.comparison.change_pct)),
                 interval(c.comparison.ci_boot.as_ref()),

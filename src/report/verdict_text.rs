@@ -314,7 +314,7 @@ pub fn calibration(lines: &[VerdictLine], shared_boot: bool) -> Vec<String> {
     let named = lines.len() > 1;
     let name = |l: &VerdictLine| {
         if named {
-            format!("{} {} ", l.series, l.candidate)
+            format!("{} {} ", l.series, l.name)
         } else {
             String::new()
         }
@@ -363,7 +363,7 @@ pub fn calibration(lines: &[VerdictLine], shared_boot: bool) -> Vec<String> {
                 "To decide {}: at that noise no alternation of up to 20 more pairs of boots \
                  would detect a change of the gate ({gate}) with {POWER_80}",
                 if named {
-                    format!("{} {}", l.series, l.candidate)
+                    format!("{} {}", l.series, l.name)
                 } else {
                     "it".to_string()
                 }

@@ -583,6 +583,7 @@ impl Experiment {
             &SeriesContext {
                 baseline: &self.baseline,
                 candidates: &candidates,
+                declared: &[],
                 params,
                 // Which direction is better is not published; it decides no label, only the
                 // words, which the comparison takes from the new campaign.

@@ -4,7 +4,7 @@ use crate::recipe::{
     ident::KernelLabel,
     limits,
     model::{ExtendSpec, ExtendUntil, RecipeFile},
-    resolved::{AnalysisSettings, Extend, Recovery},
+    resolved::{AnalysisSettings, Extend, KernelComparison, Recovery},
 };
 
 use super::Checker;
@@ -65,6 +65,7 @@ impl Checker<'_> {
                 path: path.iter().map(|p| p.get_ref().clone()).collect(),
             });
         }
+        let comparisons = self.comparisons(file, sequence, known, &baseline);
         let extend = spec
             .extend
             .as_ref()
@@ -90,8 +91,84 @@ impl Checker<'_> {
             recovery,
             // Checked against the workloads once their cases are known (`case_comparisons`).
             case_comparisons: Vec::new(),
+            comparisons,
             extend,
         }
+    }
+
+    /// `[[analysis.comparison]]`: two different kernels the sequence boots, neither pair
+    /// already compared (every candidate is compared with the baseline without asking).
+    fn comparisons(
+        &mut self,
+        file: &RecipeFile,
+        sequence: &[KernelLabel],
+        known: &[&KernelLabel],
+        baseline: &KernelLabel,
+    ) -> Vec<KernelComparison> {
+        let specs = &file.analysis.comparison;
+        let mut out: Vec<KernelComparison> = Vec::new();
+        if specs.len() > limits::COMPARISONS {
+            self.error(
+                specs[limits::COMPARISONS].candidate.span(),
+                format!(
+                    "the recipe lists {} [[analysis.comparison]] tables; at most {} are allowed",
+                    specs.len(),
+                    limits::COMPARISONS
+                ),
+            );
+            return out;
+        }
+        for spec in specs {
+            let mut usable = true;
+            for label in [&spec.candidate, &spec.baseline] {
+                if !known.contains(&label.get_ref()) {
+                    self.unknown_kernel(label, known, "`analysis.comparison`");
+                    usable = false;
+                } else if !sequence.contains(label.get_ref()) {
+                    self.error(
+                        label.span(),
+                        format!(
+                            "`analysis.comparison` names kernel `{}`, which `sequence` never boots: there would be nothing to compare",
+                            label.get_ref()
+                        ),
+                    );
+                    usable = false;
+                }
+            }
+            if !usable {
+                continue;
+            }
+            let (candidate, against) = (spec.candidate.get_ref(), spec.baseline.get_ref());
+            if candidate == against {
+                self.error(
+                    spec.baseline.span(),
+                    format!("`analysis.comparison` compares `{candidate}` with itself"),
+                );
+                continue;
+            }
+            if against == baseline {
+                self.error(
+                    spec.baseline.span(),
+                    format!(
+                        "`{candidate}` against `{baseline}` is compared already: every candidate is compared with the baseline (`analysis.baseline`)"
+                    ),
+                );
+                continue;
+            }
+            let pair = KernelComparison {
+                candidate: candidate.clone(),
+                baseline: against.clone(),
+            };
+            if out.contains(&pair) {
+                self.error(
+                    spec.candidate.span(),
+                    format!("`{candidate}` against `{against}` is declared twice"),
+                );
+                continue;
+            }
+            out.push(pair);
+        }
+        out
     }
 
     /// `[analysis] extend`: the unit is every candidate in order of first boot, then the

@@ -155,6 +155,10 @@ impl Checker<'_> {
                     others[0].clone()
                 }
             };
+            let Some(baseline) = self.expect_baseline(spec, &value, &kernel, analysis, known)
+            else {
+                continue;
+            };
             let Some(tolerance) = self.number(&spec.tolerance, "tolerance") else {
                 continue;
             };
@@ -173,11 +177,58 @@ impl Checker<'_> {
                 case,
                 metric,
                 kernel,
+                baseline,
                 value,
                 tolerance,
             });
         }
         out
+    }
+
+    /// The kernel a change is against: `baseline` when given (only with `change_pct`, and
+    /// only a compared pair: the campaign's baseline or a declared comparison), else the
+    /// campaign's baseline.
+    fn expect_baseline(
+        &mut self,
+        spec: &ExpectSpec,
+        value: &Expected,
+        kernel: &KernelLabel,
+        analysis: &AnalysisSettings,
+        known: &[&KernelLabel],
+    ) -> Option<KernelLabel> {
+        let Some(b) = &spec.baseline else {
+            return Some(analysis.baseline.clone());
+        };
+        if !known.contains(&b.get_ref()) {
+            self.unknown_kernel(b, known, "[[expect]] `baseline`");
+            return None;
+        }
+        if !matches!(value, Expected::ChangePct(_)) {
+            self.error(
+                b.span(),
+                "[[expect]] `baseline` goes with `change_pct` (a change is against a kernel); a mean is a kernel's own",
+            );
+            return None;
+        }
+        let against = b.get_ref();
+        let declared = analysis
+            .comparisons
+            .iter()
+            .any(|c| &c.candidate == kernel && &c.baseline == against);
+        if against != &analysis.baseline && !declared {
+            let diag = self.error(
+                b.span(),
+                format!(
+                    "`{kernel}` against `{against}` is not a comparison of this recipe: add it as [[analysis.comparison]] (candidate = \"{kernel}\", baseline = \"{against}\")"
+                ),
+            );
+            diag.help.push(format!(
+                "every candidate is compared with `{}` (`analysis.baseline`) without asking",
+                analysis.baseline
+            ));
+            return None;
+        }
+        Some(against.clone())
     }
 
     /// What `spec` expects: exactly one of `change_pct` and `mean`, a finite number; `point`
@@ -299,6 +350,71 @@ mod tests {
         .expect("valid");
         assert_eq!(r.expect[0].value, Expected::ChangePct(5.0));
         assert_eq!(r.expect[0].kernel.as_str(), "b");
+    }
+
+    /// MINIMAL with a third kernel `c`, booted `a, b, c, a`.
+    fn three(tail: &str) -> String {
+        MINIMAL.replace(r#"sequence = ["a", "b", "a"]"#, r#"sequence = ["a", "b", "c", "a"]"#)
+            + "[kernels.c]\nrelease = \"6.1.0-51-cloud-amd64\"\n"
+            + tail
+    }
+
+    /// `[[analysis.comparison]]` and an `[[expect]]` on it resolve; every mistake is named
+    /// at its place.
+    #[test]
+    fn a_declared_comparison_and_its_expectation() {
+        let r = parse(
+            Path::new("r.toml"),
+            &three(
+                "[[analysis.comparison]]\ncandidate = \"c\"\nbaseline = \"b\"\n\
+                 [[expect]]\nworkload = \"w\"\nkernel = \"c\"\nbaseline = \"b\"\n\
+                 change_pct = -3\ntolerance = 1\n",
+            ),
+        )
+        .expect("valid");
+        assert_eq!(r.analysis.comparisons.len(), 1);
+        assert_eq!(
+            (
+                r.analysis.comparisons[0].candidate.as_str(),
+                r.analysis.comparisons[0].baseline.as_str()
+            ),
+            ("c", "b")
+        );
+        assert_eq!(r.expect[0].baseline.as_str(), "b");
+        // The tables start at line 17 (MINIMAL's 14 lines, then kernel c's two).
+        let comparison = |c: &str, b: &str| {
+            three(&format!(
+                "[[analysis.comparison]]\ncandidate = \"{c}\"\nbaseline = \"{b}\"\n"
+            ))
+        };
+        let e = errors(&comparison("c", "a"));
+        assert!(e.contains("r.toml:19:12"), "{e}");
+        assert!(e.contains("`c` against `a` is compared already"), "{e}");
+        let e = errors(&comparison("c", "c"));
+        assert!(e.contains("compares `c` with itself"), "{e}");
+        let e = errors(&comparison("d", "b"));
+        assert!(e.contains("r.toml:18:13"), "{e}");
+        assert!(e.contains("names kernel `d`, which is not in [kernels]"), "{e}");
+        let e = errors(&(comparison("c", "b") + "[[analysis.comparison]]\ncandidate = \"c\"\nbaseline = \"b\"\n"));
+        assert!(e.contains("r.toml:21:13"), "{e}");
+        assert!(e.contains("`c` against `b` is declared twice"), "{e}");
+        let unbooted = MINIMAL.to_owned()
+            + "[kernels.c]\nrelease = \"x\"\n[[analysis.comparison]]\ncandidate = \"c\"\nbaseline = \"b\"\n";
+        let e = errors(&unbooted);
+        assert!(e.contains("`sequence` never boots"), "{e}");
+        // An expectation against another kernel needs that comparison declared.
+        let e = errors(&three(
+            "[[expect]]\nworkload = \"w\"\nkernel = \"c\"\nbaseline = \"b\"\nchange_pct = 1\ntolerance = 1\n",
+        ));
+        assert!(e.contains("r.toml:20:12"), "{e}");
+        assert!(
+            e.contains("`c` against `b` is not a comparison of this recipe: add it as [[analysis.comparison]]"),
+            "{e}"
+        );
+        let e = errors(&three(
+            "[[expect]]\nworkload = \"w\"\nkernel = \"c\"\nbaseline = \"b\"\nmean = 1\ntolerance = 1\n",
+        ));
+        assert!(e.contains("`baseline` goes with `change_pct`"), "{e}");
     }
 
     /// Each mistake is named at its line and column, with the field.

@@ -26,7 +26,7 @@ use crate::{
     point_name::point_name,
     report::{
         layout::wrap,
-        mail_tables::baseline_reference,
+        mail_tables::kernel_reference,
         number::{fixed, mean_decimals, signed_pct},
         unit_scale::display_scale,
         verdict_text::{confidence, headline, level},
@@ -113,9 +113,9 @@ fn heading(analysis: &Analysis, series: &Series) -> Vec<String> {
     } else {
         format!("{} ({unit}, {})", series.label, better(series))
     }];
-    let reference = baseline_reference(analysis);
     let shared = analysis.audit.shared_boot.is_some();
     for line in verdict_lines(analysis, series) {
+        let reference = kernel_reference(analysis, &line.baseline);
         let text = headline(line, &scale, &reference, shared, true);
         lines.extend(wrap(&text, HEADING_CHARS, "").lines().map(str::to_owned));
     }
@@ -352,7 +352,13 @@ fn panel(
                 shared,
             );
             let x = frame.strip_left + STRIP_COLUMN * (k as f64 + 0.5);
-            interval_mark(svg, w, &statement, colour(kernels, &w.candidate), x, &frame);
+            let mark = Mark {
+                name: &c.name(&analysis.campaign.baseline),
+                statement: &statement,
+                colour: colour(kernels, &w.candidate),
+                x,
+            };
+            interval_mark(svg, w, &mark, &frame);
         }
     }
 }
@@ -525,25 +531,35 @@ fn point_column(
     }
 }
 
+/// What one interval mark shows besides its whisker: the comparison's name (the candidate,
+/// or `candidate vs baseline` for a declared comparison), its confidence statement, its
+/// colour and its column.
+#[derive(Clone, Copy)]
+struct Mark<'a> {
+    name: &'a str,
+    statement: &'a str,
+    colour: &'a str,
+    x: f64,
+}
+
 /// One comparison's interval at `x` in the strip: a whisker from the low to the high end
 /// (capped, or an arrowhead where it leaves the plot), a square at the candidate's mean, the
 /// candidate and its change below; `n/e` when the verdict has no bounded interval. The
 /// confidence statement is its tooltip.
-fn interval_mark(
-    svg: &mut String,
-    w: &Whisker,
-    statement: &str,
-    colour: &str,
-    x: f64,
-    frame: &Frame,
-) {
+fn interval_mark(svg: &mut String, w: &Whisker, mark: &Mark<'_>, frame: &Frame) {
+    let Mark {
+        name,
+        statement,
+        colour,
+        x,
+    } = *mark;
     let cx = fixed(x, 2);
     let _ = writeln!(
         svg,
         r#"<g class="interval"><title>{}</title>"#,
         escape(&format!(
             "{}: {} ({statement})",
-            w.candidate,
+            name,
             signed_pct(w.change_pct)
         ))
     );
@@ -603,7 +619,7 @@ fn interval_mark(
         x,
         STRIP_COLUMN - 4.0,
         colour,
-        &w.candidate,
+        name,
         change.as_deref(),
         frame,
     );
