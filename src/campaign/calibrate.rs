@@ -66,13 +66,7 @@ pub fn calibration_recipe(
     table.remove("expect");
     only_on_baseline(&mut table, &baseline);
     keep_used_params(&mut table);
-    let analysis = table
-        .entry("analysis")
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-    if let toml::Value::Table(analysis) = analysis {
-        analysis.remove("recovery");
-        analysis.insert("baseline".into(), baseline.clone().into());
-    }
+    rebase_analysis(&mut table, &baseline);
     let text = format!(
         "# Calibration of {} by `aba calibrate`: the baseline {baseline} booted {boots} \
          times.\n{}",
@@ -115,6 +109,21 @@ pub(crate) fn keep_used_params(table: &mut toml::Table) {
 }
 
 /// Workloads and probes on chosen kernels (`kernels`) as the baseline alone runs them: those
+/// Sets `[analysis] baseline` of a rewritten recipe that boots other kernels than the
+/// tester's, and removes what names the tester's kernels there (recovery decompositions,
+/// declared comparisons): left in, they would name kernels the rewritten recipe lacks.
+pub fn rebase_analysis(table: &mut toml::Table, baseline: &str) {
+    let mut analysis = match table.remove("analysis") {
+        Some(toml::Value::Table(analysis)) => analysis,
+        _ => toml::Table::new(),
+    };
+    for names_kernels in ["recovery", "comparison"] {
+        analysis.remove(names_kernels);
+    }
+    analysis.insert("baseline".into(), baseline.into());
+    table.insert("analysis".into(), toml::Value::Table(analysis));
+}
+
 /// that leave it out are dropped, the others lose `kernels`; a check's `expect_fail` keeps
 /// the baseline only. The other kernels are not in the calibration's `[kernels]`.
 pub(crate) fn only_on_baseline(table: &mut toml::Table, baseline: &str) {

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use crate::{
-    campaign::calibrate::{CalibrateError, keep_used_params, only_on_baseline, reparse},
+    campaign::calibrate::{CalibrateError, keep_used_params, only_on_baseline, rebase_analysis, reparse},
     recipe::Recipe,
 };
 
@@ -82,12 +82,8 @@ pub fn step_recipe(
     table.remove("publish");
     on_both(&mut table, &baseline);
     keep_used_params(&mut table);
-    let analysis = table
-        .entry("analysis")
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-    if let toml::Value::Table(analysis) = analysis {
-        analysis.remove("recovery");
-        analysis.insert("baseline".into(), GOOD.into());
+    rebase_analysis(&mut table, GOOD);
+    if let Some(toml::Value::Table(analysis)) = table.get_mut("analysis") {
         analysis.insert("gate_pct".into(), spec.gate_pct.into());
         let mut extend = toml::Table::new();
         extend.insert("until".into(), "decided".into());
@@ -133,12 +129,14 @@ mod tests {
 version = 1
 name = "lab-built"
 description = "three kernels"
-sequence = ["original", "patched", "original"]
+sequence = ["original", "patched", "fixed", "original"]
 samples = 5
 [kernels.original]
 release = "6.1.0-lab"
 initrd = "/boot/initrd.img"
 [kernels.patched]
+release = "6.1.0-lab"
+[kernels.fixed]
 release = "6.1.0-lab"
 [[workload]]
 name = "w"
@@ -152,8 +150,12 @@ metric = { number = true, unit = "ns", better = "lower" }
 [analysis]
 baseline = "original"
 gate_pct = 10.0
+[[analysis.comparison]]
+candidate = "fixed"
+baseline = "patched"
 [[expect]]
 workload = "w"
+kernel = "patched"
 change_pct = 1.0
 tolerance = 1.0
 "#;
@@ -195,5 +197,9 @@ tolerance = 1.0
             "a workload that leaves the baseline out is dropped"
         );
         assert!(step.expect.is_empty());
+        assert!(
+            step.analysis.comparisons.is_empty(),
+            "a declared comparison names the tester's kernels"
+        );
     }
 }
