@@ -21,7 +21,7 @@ use crate::{
         checks::check_outcomes,
         environment::{DonePoint, EnvironmentCheck},
         error::AnalysisError,
-        expect::check,
+        expect::{Judged, check},
         limit_edits::limit_edits,
         matched_build::{BuildSide, MatchedBuilds},
         model::{
@@ -379,7 +379,9 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
             .analysis
             .comparisons
             .iter()
-            .filter(|c| workload.runs_on(c.candidate.as_str()) && workload.runs_on(c.baseline.as_str()))
+            .filter(|c| {
+                workload.runs_on(c.candidate.as_str()) && workload.runs_on(c.baseline.as_str())
+            })
             .map(|c| (c.candidate.to_string(), c.baseline.to_string()))
             .collect();
         // What the report says instead of a verdict for a kernel the workload left out.
@@ -511,7 +513,12 @@ pub fn analyze_inputs(inputs: &Inputs<'_>) -> Result<Analysis, AnalysisError> {
     } else {
         matched_builds(&baseline, &kernels, &points, &env_names, inputs.env_records)
     };
-    let expects: Vec<_> = recipe.expect.iter().map(|e| check(e, &series)).collect();
+    let judged = Judged {
+        series: &series,
+        cases: &case_comparisons,
+        target: &header.target,
+    };
+    let expects: Vec<_> = recipe.expect.iter().map(|e| check(e, judged)).collect();
     let summary = summarize_campaign(&series, &expects, &baseline);
     let (probes, kept_checks) =
         crate::analysis::probes::probe_results(&inputs.journal.history(), &points);
@@ -1089,6 +1096,13 @@ workload = "flag"
 treatment = ""
 control_workload = "noflag"
 control = ""
+[[expect]]
+workload = "flag"
+control_workload = "noflag"
+control = ""
+kernel = "b"
+change_pct = -10.0
+tolerance = 0.01
 "#,
         )
         .expect("valid");
@@ -1132,6 +1146,14 @@ control = ""
         assert!((a.comparison.baseline_mean - 99.0 * 1.002).abs() < 1e-9);
         assert_eq!(a.points, ["a-a", "a-b"]);
         assert_eq!(case.drop_first.len(), 2);
+        let e = &analysis.expects[0];
+        assert!(e.reproduced, "{e:?}");
+        assert_eq!(e.control.as_deref(), Some("noflag/ops"));
+        let line = crate::report::mail_prose::expect(&analysis);
+        assert!(
+            line.contains("flag/ops vs noflag/ops on kernel b: expected -10% ± 0.01"),
+            "{line}"
+        );
     }
 
     /// `[[analysis.comparison]]`: the fix against the unfixed kernel besides each against
@@ -1160,12 +1182,27 @@ metric = { number = true, unit = "ns", better = "lower" }
 [[analysis.comparison]]
 candidate = "fix"
 baseline = "child"
+[[analysis.recovery]]
+name = "fix"
+gap = ["child", "parent"]
+path = ["child", "fix"]
 [[expect]]
 workload = "w"
 kernel = "fix"
 baseline = "child"
 change_pct = -20.0
 tolerance = 0.5
+[[expect]]
+workload = "w"
+recovery = "fix"
+share_pct = 60.0
+tolerance = 0.5
+[[expect]]
+workload = "w"
+kernel = "child"
+change_pct = 10.0
+tolerance = 0.5
+target = "machine-b"
 "#,
         )
         .expect("valid");
@@ -1206,13 +1243,37 @@ tolerance = 0.5
         assert_eq!(df.comparisons.len(), 3);
         assert!(analysis.expects[0].reproduced, "{:?}", analysis.expects[0]);
         assert_eq!(analysis.expects[0].baseline.as_deref(), Some("child"));
+        // The fix takes back (150 - 120) / (150 - 100) = 60 % of the gap.
+        let share = &analysis.expects[1];
+        assert!(share.reproduced, "{share:?}");
+        assert_eq!(share.recovery.as_deref(), Some("fix, child -> fix"));
+        // Machine B's figure (+50 % here would miss it) is not judged on target lab, and
+        // does not make the campaign NOT reproduced.
+        let elsewhere = &analysis.expects[2];
+        assert!(!elsewhere.applies && !elsewhere.reproduced, "{elsewhere:?}");
+        assert_eq!(analysis.summary.expects_reproduced, Some(true));
         assert_eq!(analysis.summary.verdicts.len(), 3);
         assert_eq!(analysis.summary.verdicts[2].name, "fix vs child");
         // The words: the table names the pair, the expectation says what it was against.
         let table = crate::report::mail_tables::changes(&analysis);
         assert!(table.contains("fix vs child"), "{table}");
         let expect = crate::report::mail_prose::expect(&analysis);
-        assert!(expect.contains("w fix vs child: expected -20% ± 0.5"), "{expect}");
+        assert!(
+            expect.contains("w fix vs child: expected -20% ± 0.5"),
+            "{expect}"
+        );
+        let flat_expect = expect.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat_expect.contains(
+                "w recovery fix, child -> fix: expected a share of 60% ± 0.5 of the gap, got 60.00%"
+            ),
+            "{expect}"
+        );
+        assert!(
+            flat_expect
+                .contains("not judged, it is about target machine-b and this campaign ran on lab"),
+            "{expect}"
+        );
         let reports = crate::report::write::render_reports(
             &analysis,
             Path::new("t-1"),
@@ -1222,6 +1283,10 @@ tolerance = 0.5
         let text = reports.report_txt();
         let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat.contains("the midpoint of kernel child"), "{text}");
+        assert!(
+            flat.contains("Every published result in [[expect]] (of those about target lab; 1 about other targets was not judged) was reproduced."),
+            "{text}"
+        );
         let svg = String::from_utf8_lossy(reports.get("samples.svg").expect("drawn")).into_owned();
         assert!(svg.contains("fix vs child"), "the interval's name");
     }

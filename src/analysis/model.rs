@@ -479,6 +479,18 @@ pub struct ExpectCheck {
     /// comparison's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+    /// For a case's change: the control case's series label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
+    /// For a share: the `[[analysis.recovery]]`'s name and the step, `from -> to`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<String>,
+    /// The only target the expectation is about (`target`); `None`: every target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// False when the campaign ran on another target than `target`: the expectation was not
+    /// judged and counts neither way.
+    pub applies: bool,
     /// What is expected: `change_pct` (against the baseline) or `mean` (an absolute value).
     pub quantity: ExpectedQuantity,
     /// For a point's mean, the point's label.
@@ -499,7 +511,7 @@ pub struct ExpectCheck {
     /// The reproduced change (a change only: `null` for a mean, or when it could not be
     /// computed).
     pub got_pct: Option<f64>,
-    /// |got − expected| ≤ tolerance.
+    /// |got − expected| ≤ tolerance (false when it does not apply).
     pub reproduced: bool,
 }
 
@@ -511,6 +523,10 @@ pub enum ExpectedQuantity {
     ChangePct,
     /// An absolute value in the metric's unit.
     Mean,
+    /// The change of a case against a control case on one kernel, percent.
+    CaseChangePct,
+    /// The share of a recovery's gap one step recovers, percent.
+    SharePct,
 }
 
 /// What happened to one point attempt.

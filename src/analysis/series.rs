@@ -59,11 +59,7 @@ impl<'a> SeriesContext<'a> {
         self.candidates
             .iter()
             .map(|c| (c.as_str(), self.baseline))
-            .chain(
-                self.declared
-                    .iter()
-                    .map(|(c, b)| (c.as_str(), b.as_str())),
-            )
+            .chain(self.declared.iter().map(|(c, b)| (c.as_str(), b.as_str())))
             .collect()
     }
 }

@@ -383,13 +383,11 @@ impl TargetsAnalysis {
             for series in &analysis.series {
                 let Some(all) = &series.all else { continue };
                 for c in &all.comparisons {
-                    let found = comparisons
-                        .iter_mut()
-                        .find(|x| {
-                            x.series == series.label
-                                && x.candidate == c.candidate
-                                && x.baseline == c.baseline
-                        });
+                    let found = comparisons.iter_mut().find(|x| {
+                        x.series == series.label
+                            && x.candidate == c.candidate
+                            && x.baseline == c.baseline
+                    });
                     let entry = match found {
                         Some(entry) => entry,
                         None => {

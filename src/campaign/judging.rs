@@ -115,6 +115,18 @@ pub struct ExpectJudging<'a> {
     /// The point whose mean is expected (else the kernel's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub point: Option<&'a str>,
+    /// The control case (`workload[case]`) a case's change is against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
+    /// A recovery's name, whose step ending at `kernel` has an expected share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<&'a str>,
+    /// The published share of the gap, percent (`share_pct` expectations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share_pct: Option<f64>,
+    /// The only target whose campaign is held to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<&'a str>,
     /// The metric's unit, which a `mean` and its tolerance are in.
     pub unit: &'a str,
     /// How far the reproduction may be: percentage points for a change, the unit for a mean.
@@ -172,15 +184,33 @@ impl<'a> Judging<'a> {
             .iter()
             .map(|e| {
                 let (change_pct, mean, point) = match &e.value {
-                    Expected::ChangePct(c) => (Some(*c), None, None),
+                    Expected::ChangePct(c) | Expected::CaseChangePct { value: c, .. } => {
+                        (Some(*c), None, None)
+                    }
                     Expected::Mean { value, point } => (None, Some(*value), point.as_deref()),
+                    Expected::RecoveryShare { .. } => (None, None, None),
+                };
+                let (control, recovery, share_pct) = match &e.value {
+                    Expected::CaseChangePct {
+                        control_workload,
+                        control,
+                        ..
+                    } => (Some(format!("{control_workload}[{control}]")), None, None),
+                    Expected::RecoveryShare { value, recovery } => {
+                        (None, Some(recovery.as_str()), Some(*value))
+                    }
+                    Expected::ChangePct(_) | Expected::Mean { .. } => (None, None, None),
                 };
                 ExpectJudging {
                     workload: &e.workload,
                     case: &e.case,
                     metric: &e.metric,
                     kernel: &e.kernel,
-                    baseline: change_pct.map(|_| &e.baseline),
+                    baseline: matches!(e.value, Expected::ChangePct(_)).then_some(&e.baseline),
+                    control,
+                    recovery,
+                    share_pct,
+                    target: e.target.as_deref(),
                     change_pct,
                     mean,
                     point,

@@ -494,11 +494,25 @@ fn judged(j: &Judging<'_>) -> String {
         } else {
             format!(" {}", one_line(e.unit))
         };
-        match (e.change_pct, e.mean) {
-            (Some(change), _) => {
+        let only = e
+            .target
+            .map_or_else(String::new, |t| format!(" (on target {t} only)"));
+        match (e.change_pct, e.mean, e.share_pct) {
+            (Some(change), _, _) if e.control.is_some() => {
                 let _ = writeln!(
                     out,
-                    "    expect   {}{case}/{} on {}: {change:+}% against {}, within {} pp",
+                    "    expect   {}{case}/{} vs {} on kernel {}: {change:+}%, within {} pp{only}",
+                    e.workload,
+                    e.metric,
+                    one_line(e.control.as_deref().unwrap_or_default()),
+                    e.kernel,
+                    e.tolerance
+                );
+            }
+            (Some(change), _, _) => {
+                let _ = writeln!(
+                    out,
+                    "    expect   {}{case}/{} on {}: {change:+}% against {}, within {} pp{only}",
                     e.workload,
                     e.metric,
                     e.kernel,
@@ -506,10 +520,10 @@ fn judged(j: &Judging<'_>) -> String {
                     e.tolerance
                 );
             }
-            (None, Some(mean)) => {
+            (None, Some(mean), _) => {
                 let _ = writeln!(
                     out,
-                    "    expect   {}{case}/{} on {}: mean {mean}{unit}, within {}{unit}",
+                    "    expect   {}{case}/{} on {}: mean {mean}{unit}, within {}{unit}{only}",
                     e.workload,
                     e.metric,
                     e.point.map_or_else(
@@ -522,7 +536,18 @@ fn judged(j: &Judging<'_>) -> String {
                     e.tolerance
                 );
             }
-            (None, None) => {}
+            (None, None, Some(share)) => {
+                let _ = writeln!(
+                    out,
+                    "    expect   {}{case}/{} recovery {}: the step to {} recovers {share}% of the gap, within {} pp{only}",
+                    e.workload,
+                    e.metric,
+                    one_line(e.recovery.unwrap_or_default()),
+                    e.kernel,
+                    e.tolerance
+                );
+            }
+            (None, None, None) => {}
         }
     }
     out

@@ -939,7 +939,8 @@ pub struct ExpectSpec {
     #[schemars(with = "Option<KernelLabel>")]
     pub baseline: Option<Spanned<KernelLabel>>,
     /// The published change against the baseline, in percent; or `"{params.NAME}"`, since
-    /// the published number may be a machine's. Exactly one of `change_pct` and `mean`.
+    /// the published number may be a machine's. Exactly one of `change_pct`, `mean` and
+    /// `share_pct`.
     #[serde(default)]
     #[schemars(with = "Option<NumberOrParam>")]
     pub change_pct: Option<Spanned<NumberOrParam>>,
@@ -952,8 +953,33 @@ pub struct ExpectSpec {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub point: Option<Spanned<String>>,
+    /// With `change_pct`: the control case of an `[[analysis.case_comparison]]`, making the
+    /// expectation the change of `case` against it on `kernel` (both in one boot).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub control: Option<Spanned<String>>,
+    /// With `control`: the control case's workload when the case comparison names another.
+    #[serde(default)]
+    #[schemars(with = "Option<WorkloadName>")]
+    pub control_workload: Option<Spanned<WorkloadName>>,
+    /// With `share_pct`: the `[[analysis.recovery]]` whose step ending at `kernel` is
+    /// expected.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub recovery: Option<Spanned<String>>,
+    /// A published share of a recovery's gap, in percent, that the step ending at `kernel`
+    /// recovers; or `"{params.NAME}"`.
+    #[serde(default)]
+    #[schemars(with = "Option<NumberOrParam>")]
+    pub share_pct: Option<Spanned<NumberOrParam>>,
+    /// Only a campaign on this target (its name in the inventory) is held to the
+    /// expectation: a published figure is one machine's. Elsewhere it is listed as not
+    /// applying, never as reproduced.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub target: Option<Spanned<String>>,
     /// How far the reproduced value may be from the published one: percentage points for
-    /// `change_pct`, the metric's unit for `mean`; or `"{params.NAME}"`.
+    /// `change_pct` and `share_pct`, the metric's unit for `mean`; or `"{params.NAME}"`.
     #[schemars(with = "NumberOrParam")]
     pub tolerance: Spanned<NumberOrParam>,
 }

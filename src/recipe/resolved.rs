@@ -603,8 +603,11 @@ pub struct Expect {
     pub baseline: KernelLabel,
     /// What is expected.
     pub value: Expected,
-    /// Allowed distance: percentage points for a change, the metric's unit for a mean.
+    /// Allowed distance: percentage points for a change or a share, the metric's unit for a
+    /// mean.
     pub tolerance: f64,
+    /// The only target whose campaigns are held to it; `None`: every target's.
+    pub target: Option<String>,
 }
 
 impl Expect {
@@ -613,7 +616,9 @@ impl Expect {
     pub fn change_pct(&self) -> Option<f64> {
         match self.value {
             Expected::ChangePct(c) => Some(c),
-            Expected::Mean { .. } => None,
+            Expected::Mean { .. }
+            | Expected::CaseChangePct { .. }
+            | Expected::RecoveryShare { .. } => None,
         }
     }
 }
@@ -630,6 +635,24 @@ pub enum Expected {
         value: f64,
         /// The point's label, for a point's mean.
         point: Option<String>,
+    },
+    /// The change of the case against a control case on one kernel, percent
+    /// (`change_pct` with `control`): an `[[analysis.case_comparison]]`'s.
+    CaseChangePct {
+        /// The value.
+        value: f64,
+        /// The control case's workload.
+        control_workload: WorkloadName,
+        /// The control case.
+        control: String,
+    },
+    /// The share of a recovery's gap its step ending at the kernel recovers, percent
+    /// (`share_pct` with `recovery`).
+    RecoveryShare {
+        /// The value.
+        value: f64,
+        /// The `[[analysis.recovery]]`'s name.
+        recovery: String,
     },
 }
 

@@ -485,9 +485,10 @@ pub fn summary(analysis: &Analysis) -> String {
                         .iter()
                         .filter(|c| c.same_conclusion == Some(false))
                         .map(move |c| {
-                            let dropped = series.drop_first.as_ref().and_then(|d| {
-                                d.comparisons.iter().find(|o| o.same_pair(c))
-                            });
+                            let dropped = series
+                                .drop_first
+                                .as_ref()
+                                .and_then(|d| d.comparisons.iter().find(|o| o.same_pair(c)));
                             match dropped {
                                 Some(d) => format!(
                                     "{} {} is {} at {} instead of {} at {}",
@@ -555,9 +556,31 @@ pub fn summary(analysis: &Analysis) -> String {
             verdict_sentences(analysis, &s.aux, &reference, shared)
         );
     }
+    let elsewhere = analysis.expects.iter().filter(|e| !e.applies).count();
+    let those = if elsewhere == 0 {
+        String::new()
+    } else {
+        format!(
+            " (of those about target {}; {elsewhere} about other targets {} not judged)",
+            analysis.campaign.target,
+            if elsewhere == 1 { "was" } else { "were" }
+        )
+    };
     match s.expects_reproduced {
-        Some(true) => text.push_str("Every published result in [[expect]] was reproduced. "),
-        Some(false) => text.push_str("A published result in [[expect]] was NOT reproduced. "),
+        Some(true) => {
+            let _ = write!(
+                text,
+                "Every published result in [[expect]]{those} was reproduced. "
+            );
+        }
+        Some(false) => {
+            let _ = write!(
+                text,
+                "A published result in [[expect]]{those} was NOT reproduced. "
+            );
+        }
+        None if elsewhere > 0 => text
+            .push_str("No published result in [[expect]] is about this target: none was judged. "),
         None => {}
     }
     if let Some(shared) = &analysis.audit.shared_boot {
@@ -859,29 +882,61 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
 pub fn expect(analysis: &Analysis) -> String {
     let mut out = String::new();
     for e in &analysis.expects {
-        let verdict = if e.reproduced {
-            "reproduced"
-        } else {
-            "NOT reproduced"
+        let verdict = match (e.applies, e.reproduced) {
+            (false, _) => format!(
+                "not judged, it is about target {} and this campaign ran on {}",
+                e.target.as_deref().unwrap_or("-"),
+                analysis.campaign.target
+            ),
+            (true, true) => "reproduced".to_owned(),
+            (true, false) => "NOT reproduced".to_owned(),
+        };
+        let signed = |v: f64| {
+            if v > 0.0 {
+                format!("+{}", as_written(v))
+            } else {
+                as_written(v)
+            }
+        };
+        let got_pct = || {
+            e.got.map_or_else(
+                || "could not be computed".to_owned(),
+                |g| format!("got {} ({})", signed_pct(g), fixed(g, 6)),
+            )
         };
         let line = match e.quantity {
             ExpectedQuantity::ChangePct => {
-                let got = e.got.map_or_else(
-                    || "could not be computed".to_owned(),
-                    |g| format!("got {} ({})", signed_pct(g), fixed(g, 6)),
-                );
-                let expected = if e.expected > 0.0 {
-                    format!("+{}", as_written(e.expected))
-                } else {
-                    as_written(e.expected)
-                };
                 let who = match &e.baseline {
                     Some(b) if *b != analysis.campaign.baseline => format!("{} vs {b}", e.kernel),
                     _ => e.kernel.clone(),
                 };
                 format!(
-                    "{} {who}: expected {expected}% ± {}, {got}: {verdict}.",
+                    "{} {who}: expected {}% ± {}, {}: {verdict}.",
                     e.series,
+                    signed(e.expected),
+                    as_written(e.tolerance),
+                    got_pct()
+                )
+            }
+            ExpectedQuantity::CaseChangePct => format!(
+                "{} vs {} on kernel {}: expected {}% ± {}, {}: {verdict}.",
+                e.series,
+                e.control.as_deref().unwrap_or("-"),
+                e.kernel,
+                signed(e.expected),
+                as_written(e.tolerance),
+                got_pct()
+            ),
+            ExpectedQuantity::SharePct => {
+                let got = e.got.map_or_else(
+                    || "could not be computed".to_owned(),
+                    |g| format!("got {} ({})", pct(g), fixed(g, 6)),
+                );
+                format!(
+                    "{} recovery {}: expected a share of {}% ± {} of the gap, {got}: {verdict}.",
+                    e.series,
+                    e.recovery.as_deref().unwrap_or("-"),
+                    as_written(e.expected),
                     as_written(e.tolerance)
                 )
             }

@@ -63,7 +63,7 @@ pub fn kernel_reference(analysis: &Analysis, baseline: &str) -> String {
     let boots = analysis
         .kernels
         .iter()
-        .find(|k| &k.label == baseline)
+        .find(|k| k.label == baseline)
         .map_or(0, |k| k.booted.len());
     match boots {
         2 => format!("the midpoint of kernel {baseline}"),

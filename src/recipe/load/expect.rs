@@ -2,11 +2,14 @@
 
 use std::collections::HashSet;
 
+use toml::Spanned;
+
 use crate::recipe::{
     diagnostic::ticked,
     ident::KernelLabel,
     limits,
     model::{ExpectSection, ExpectSpec, RecipeFile},
+    params::NumberOrParam,
     resolved::{AnalysisSettings, Expect, Expected, Workload, point_labels},
 };
 
@@ -104,56 +107,11 @@ impl Checker<'_> {
                     continue;
                 }
             };
-            let Some(value) = self.expected_value(spec, sequence) else {
+            let Some(value) = self.expected_value(spec, sequence, workload, &case, analysis) else {
                 continue;
             };
-            let kernel = match (&spec.kernel, &value) {
-                (Some(k), _) if !known.contains(&k.get_ref()) => {
-                    self.unknown_kernel(k, known, "[[expect]] `kernel`");
-                    continue;
-                }
-                (Some(k), Expected::Mean { point: Some(p), .. }) => {
-                    let at = point_kernel(sequence, p);
-                    if at != Some(k.get_ref()) {
-                        self.error(
-                            k.span(),
-                            format!(
-                                "[[expect]] `point` `{p}` is a point of kernel `{}`, not of `{}`",
-                                at.map_or("?", KernelLabel::as_str),
-                                k.get_ref()
-                            ),
-                        );
-                        continue;
-                    }
-                    k.get_ref().clone()
-                }
-                (Some(k), _) => k.get_ref().clone(),
-                (None, Expected::Mean { point: Some(p), .. }) => point_kernel(sequence, p)
-                    .expect("invariant: expected_value checked the point")
-                    .clone(),
-                (None, Expected::Mean { point: None, .. }) => {
-                    self.error(
-                        spec.workload.span(),
-                        "an [[expect]] with `mean` names the `kernel` whose mean it expects, or its `point`",
-                    );
-                    continue;
-                }
-                (None, Expected::ChangePct(_)) => {
-                    let mut others: Vec<&KernelLabel> = sequence
-                        .iter()
-                        .filter(|k| **k != analysis.baseline)
-                        .collect();
-                    others.dedup();
-                    let unique: HashSet<&&KernelLabel> = others.iter().collect();
-                    if unique.len() != 1 {
-                        self.error(
-                            spec.workload.span(),
-                            "the recipe has several candidate kernels; say which `kernel` this expectation is about",
-                        );
-                        continue;
-                    }
-                    others[0].clone()
-                }
+            let Some(kernel) = self.expect_kernel(spec, &value, analysis, sequence, known) else {
+                continue;
             };
             let Some(baseline) = self.expect_baseline(spec, &value, &kernel, analysis, known)
             else {
@@ -172,6 +130,20 @@ impl Checker<'_> {
                 .extend(help);
                 continue;
             }
+            let target = match &spec.target {
+                Some(t) if target_name(t.get_ref()) => Some(t.get_ref().clone()),
+                Some(t) => {
+                    self.error(
+                        t.span(),
+                        format!(
+                            "[[expect]] `target` `{}` is not a target name: 1 to 64 letters, digits, `-`, `_` or `.`",
+                            crate::text::one_line(t.get_ref())
+                        ),
+                    );
+                    continue;
+                }
+                None => None,
+            };
             out.push(Expect {
                 workload: workload.name.clone(),
                 case,
@@ -180,9 +152,106 @@ impl Checker<'_> {
                 baseline,
                 value,
                 tolerance,
+                target,
             });
         }
         out
+    }
+
+    /// The kernel an expectation is about: `kernel` when given (checked against what the
+    /// value needs), else the one kernel it can be.
+    fn expect_kernel(
+        &mut self,
+        spec: &ExpectSpec,
+        value: &Expected,
+        analysis: &AnalysisSettings,
+        sequence: &[KernelLabel],
+        known: &[&KernelLabel],
+    ) -> Option<KernelLabel> {
+        let kernel = match (&spec.kernel, value) {
+            (Some(k), _) if !known.contains(&k.get_ref()) => {
+                self.unknown_kernel(k, known, "[[expect]] `kernel`");
+                return None;
+            }
+            (Some(k), Expected::Mean { point: Some(p), .. }) => {
+                let at = point_kernel(sequence, p);
+                if at != Some(k.get_ref()) {
+                    self.error(
+                        k.span(),
+                        format!(
+                            "[[expect]] `point` `{p}` is a point of kernel `{}`, not of `{}`",
+                            at.map_or("?", KernelLabel::as_str),
+                            k.get_ref()
+                        ),
+                    );
+                    return None;
+                }
+                k.get_ref().clone()
+            }
+            (Some(k), Expected::RecoveryShare { recovery, .. }) => {
+                let ends = step_ends(analysis, recovery);
+                if !ends.contains(&k.get_ref()) {
+                    let names: Vec<&str> = ends.iter().map(|e| e.as_str()).collect();
+                    self.error(
+                        k.span(),
+                        format!(
+                            "recovery `{recovery}` has no step ending at `{}`; its steps end at {}",
+                            k.get_ref(),
+                            names.join(", ")
+                        ),
+                    );
+                    return None;
+                }
+                k.get_ref().clone()
+            }
+            (Some(k), _) => k.get_ref().clone(),
+            (None, Expected::Mean { point: Some(p), .. }) => point_kernel(sequence, p)
+                .expect("invariant: expected_value checked the point")
+                .clone(),
+            (None, Expected::Mean { point: None, .. }) => {
+                self.error(
+                    spec.workload.span(),
+                    "an [[expect]] with `mean` names the `kernel` whose mean it expects, or its `point`",
+                );
+                return None;
+            }
+            (None, Expected::CaseChangePct { .. }) => {
+                self.error(
+                    spec.workload.span(),
+                    "an [[expect]] with `control` names the `kernel` on which the two cases are compared",
+                );
+                return None;
+            }
+            (None, Expected::RecoveryShare { recovery, .. }) => {
+                let ends = step_ends(analysis, recovery);
+                if let [only] = ends.as_slice() {
+                    (*only).clone()
+                } else {
+                    self.error(
+                        spec.workload.span(),
+                        format!("recovery `{recovery}` has several steps; say which with `kernel` (the kernel a step ends at)"),
+                    );
+                    return None;
+                }
+            }
+            (None, Expected::ChangePct(_)) => {
+                let mut others: Vec<&KernelLabel> = sequence
+                    .iter()
+                    .filter(|k| **k != analysis.baseline)
+                    .collect();
+                others.dedup();
+                let unique: HashSet<&&KernelLabel> = others.iter().collect();
+                if unique.len() != 1 {
+                    self.error(
+                        spec.workload.span(),
+                        "the recipe has several candidate kernels; say which `kernel` this expectation is about",
+                    );
+                    return None;
+                }
+                others[0].clone()
+            }
+        };
+        Some(kernel)
     }
 
     /// The kernel a change is against: `baseline` when given (only with `change_pct`, and
@@ -197,6 +266,13 @@ impl Checker<'_> {
         known: &[&KernelLabel],
     ) -> Option<KernelLabel> {
         let Some(b) = &spec.baseline else {
+            if matches!(value, Expected::ChangePct(_)) && kernel == &analysis.baseline {
+                self.error(
+                    spec.kernel.as_ref().map_or(spec.workload.span(), Spanned::span),
+                    format!("[[expect]] `kernel` `{kernel}` is the baseline: a change is a candidate's against it"),
+                );
+                return None;
+            }
             return Some(analysis.baseline.clone());
         };
         if !known.contains(&b.get_ref()) {
@@ -231,30 +307,74 @@ impl Checker<'_> {
         Some(against.clone())
     }
 
-    /// What `spec` expects: exactly one of `change_pct` and `mean`, a finite number; `point`
-    /// only with `mean`, and one of the plan's points.
-    fn expected_value(&mut self, spec: &ExpectSpec, sequence: &[KernelLabel]) -> Option<Expected> {
-        if let (Some(point), None) = (&spec.point, &spec.mean) {
-            self.error(
-                point.span(),
+    /// What `spec` expects: exactly one of `change_pct`, `mean` and `share_pct`, a finite
+    /// number; `point` only with `mean` (one of the plan's points), `control` only with
+    /// `change_pct` (a declared case comparison), `recovery` with `share_pct` and only with
+    /// it (a declared decomposition).
+    fn expected_value(
+        &mut self,
+        spec: &ExpectSpec,
+        sequence: &[KernelLabel],
+        workload: &Workload,
+        case: &str,
+        analysis: &AnalysisSettings,
+    ) -> Option<Expected> {
+        let misplaced = [
+            (
+                spec.point.as_ref().map(Spanned::span),
+                spec.mean.is_none(),
                 "[[expect]] `point` goes with `mean` (a point's absolute value); a change is the kernel's",
-            );
-            return None;
+            ),
+            (
+                spec.control.as_ref().map(Spanned::span),
+                spec.change_pct.is_none(),
+                "[[expect]] `control` goes with `change_pct`: the change of `case` against the control case",
+            ),
+            (
+                spec.control_workload.as_ref().map(Spanned::span),
+                spec.control.is_none(),
+                "[[expect]] `control_workload` goes with `control`: the control case's workload",
+            ),
+            (
+                spec.recovery.as_ref().map(Spanned::span),
+                spec.share_pct.is_none(),
+                "[[expect]] `recovery` goes with `share_pct`: the share of its gap a step recovers",
+            ),
+            (
+                spec.share_pct.as_ref().map(Spanned::span),
+                spec.recovery.is_none(),
+                "[[expect]] `share_pct` names its `recovery` (an [[analysis.recovery]] name)",
+            ),
+        ];
+        for (span, alone, message) in misplaced {
+            if let (Some(span), true) = (span, alone) {
+                self.error(span, message);
+                return None;
+            }
         }
-        let (field, key) = match (&spec.change_pct, &spec.mean) {
-            (Some(c), None) => (c, "change_pct"),
-            (None, Some(m)) => (m, "mean"),
-            (Some(_), Some(m)) => {
+        let given: Vec<(&Spanned<NumberOrParam>, &str)> = [
+            (spec.change_pct.as_ref(), "change_pct"),
+            (spec.mean.as_ref(), "mean"),
+            (spec.share_pct.as_ref(), "share_pct"),
+        ]
+        .into_iter()
+        .filter_map(|(field, key)| Some((field?, key)))
+        .collect();
+        let (field, key) = match given.as_slice() {
+            [one] => *one,
+            [] => {
                 self.error(
-                    m.span(),
-                    "[[expect]] has both `change_pct` and `mean`: one table expects one value",
+                    spec.workload.span(),
+                    "[[expect]] says what it expects: `change_pct` (the change against the baseline, %) or `mean` (an absolute value in the metric's unit), or `share_pct` with `recovery` (a recovery step's share of its gap, %)",
                 );
                 return None;
             }
-            (None, None) => {
+            [(_, first), (second, key), ..] => {
                 self.error(
-                    spec.workload.span(),
-                    "[[expect]] says what it expects: `change_pct` (the change against the baseline, %) or `mean` (an absolute value in the metric's unit)",
+                    second.span(),
+                    format!(
+                        "[[expect]] has both `{first}` and `{key}`: one table expects one value"
+                    ),
                 );
                 return None;
             }
@@ -267,9 +387,107 @@ impl Checker<'_> {
                 .extend(help);
             return None;
         }
-        if key == "change_pct" {
-            return Some(Expected::ChangePct(n));
+        match key {
+            "change_pct" => match &spec.control {
+                Some(control) => self.case_expectation(spec, control, n, workload, case, analysis),
+                None => Some(Expected::ChangePct(n)),
+            },
+            "share_pct" => {
+                let name = spec.recovery.as_ref().expect("invariant: checked above");
+                if analysis
+                    .recovery
+                    .iter()
+                    .any(|r| r.name.as_str() == name.get_ref())
+                {
+                    Some(Expected::RecoveryShare {
+                        value: n,
+                        recovery: name.get_ref().clone(),
+                    })
+                } else {
+                    let names: Vec<&str> =
+                        analysis.recovery.iter().map(|r| r.name.as_str()).collect();
+                    let diag = self.error(
+                        name.span(),
+                        format!(
+                            "[[expect]] `recovery` `{}` is not an [[analysis.recovery]] of this recipe",
+                            crate::text::one_line(name.get_ref())
+                        ),
+                    );
+                    diag.suggest(name.get_ref(), names.iter().copied(), ticked);
+                    diag.help.push(if names.is_empty() {
+                        "the recipe declares no [[analysis.recovery]]".to_owned()
+                    } else {
+                        format!("recoveries: {}", names.join(", "))
+                    });
+                    None
+                }
+            }
+            _ => self.mean_expectation(spec, n, sequence),
         }
+    }
+
+    /// `change_pct` with `control`: one of the recipe's case comparisons, treatment `case`.
+    fn case_expectation(
+        &mut self,
+        spec: &ExpectSpec,
+        control: &Spanned<String>,
+        value: f64,
+        workload: &Workload,
+        case: &str,
+        analysis: &AnalysisSettings,
+    ) -> Option<Expected> {
+        let control_workload = spec
+            .control_workload
+            .as_ref()
+            .map_or(&workload.name, |w| w.get_ref());
+        let declared = analysis.case_comparisons.iter().any(|c| {
+            c.workload == workload.name
+                && c.treatment == case
+                && &c.control_workload == control_workload
+                && &c.control == control.get_ref()
+        });
+        if declared {
+            return Some(Expected::CaseChangePct {
+                value,
+                control_workload: control_workload.clone(),
+                control: control.get_ref().clone(),
+            });
+        }
+        let listed: Vec<String> = analysis
+            .case_comparisons
+            .iter()
+            .filter(|c| c.workload == workload.name)
+            .map(|c| {
+                format!(
+                    "`{}` vs `{}` of {}",
+                    c.treatment, c.control, c.control_workload
+                )
+            })
+            .collect();
+        let diag = self.error(
+            control.span(),
+            format!(
+                "no [[analysis.case_comparison]] compares case `{}` of `{}` with case `{}` of `{control_workload}`",
+                crate::text::one_line(case),
+                workload.name,
+                crate::text::one_line(control.get_ref())
+            ),
+        );
+        diag.help.push(if listed.is_empty() {
+            format!("workload `{}` has no case comparison", workload.name)
+        } else {
+            format!("its case comparisons: {}", listed.join(", "))
+        });
+        None
+    }
+
+    /// `mean`, of a kernel or of one of the plan's points.
+    fn mean_expectation(
+        &mut self,
+        spec: &ExpectSpec,
+        value: f64,
+        sequence: &[KernelLabel],
+    ) -> Option<Expected> {
         let point = match &spec.point {
             Some(p) if point_kernel(sequence, p.get_ref()).is_some() => Some(p.get_ref().clone()),
             Some(p) => {
@@ -287,8 +505,26 @@ impl Checker<'_> {
             }
             None => None,
         };
-        Some(Expected::Mean { value: n, point })
+        Some(Expected::Mean { value, point })
     }
+}
+
+/// The kernels the steps of recovery `name` end at (its path after the first kernel).
+fn step_ends<'a>(analysis: &'a AnalysisSettings, name: &str) -> Vec<&'a KernelLabel> {
+    analysis
+        .recovery
+        .iter()
+        .find(|r| r.name.as_str() == name)
+        .map(|r| r.path.iter().skip(1).collect())
+        .unwrap_or_default()
+}
+
+/// A target's name as inventories spell it.
+fn target_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// The kernel of the point labelled `label` in `sequence`'s plan.
@@ -354,8 +590,10 @@ mod tests {
 
     /// MINIMAL with a third kernel `c`, booted `a, b, c, a`.
     fn three(tail: &str) -> String {
-        MINIMAL.replace(r#"sequence = ["a", "b", "a"]"#, r#"sequence = ["a", "b", "c", "a"]"#)
-            + "[kernels.c]\nrelease = \"6.1.0-51-cloud-amd64\"\n"
+        MINIMAL.replace(
+            r#"sequence = ["a", "b", "a"]"#,
+            r#"sequence = ["a", "b", "c", "a"]"#,
+        ) + "[kernels.c]\nrelease = \"6.1.0-51-cloud-amd64\"\n"
             + tail
     }
 
@@ -394,8 +632,14 @@ mod tests {
         assert!(e.contains("compares `c` with itself"), "{e}");
         let e = errors(&comparison("d", "b"));
         assert!(e.contains("r.toml:18:13"), "{e}");
-        assert!(e.contains("names kernel `d`, which is not in [kernels]"), "{e}");
-        let e = errors(&(comparison("c", "b") + "[[analysis.comparison]]\ncandidate = \"c\"\nbaseline = \"b\"\n"));
+        assert!(
+            e.contains("names kernel `d`, which is not in [kernels]"),
+            "{e}"
+        );
+        let e = errors(
+            &(comparison("c", "b")
+                + "[[analysis.comparison]]\ncandidate = \"c\"\nbaseline = \"b\"\n"),
+        );
         assert!(e.contains("r.toml:21:13"), "{e}");
         assert!(e.contains("`c` against `b` is declared twice"), "{e}");
         let unbooted = MINIMAL.to_owned()
@@ -415,6 +659,97 @@ mod tests {
             "[[expect]]\nworkload = \"w\"\nkernel = \"c\"\nbaseline = \"b\"\nmean = 1\ntolerance = 1\n",
         ));
         assert!(e.contains("`baseline` goes with `change_pct`"), "{e}");
+    }
+
+    /// A case's change against a control case, a recovery step's share and a target:
+    /// each resolves, and each mistake is named at its place.
+    #[test]
+    fn case_share_and_target_expectations() {
+        let cases = MINIMAL.replace(
+            "run = \"echo 1\"\nmetric = { number = true",
+            "run = \"echo {flag}\"\nmatrix = { flag = [\"on\", \"off\"] }\nmetric = { number = true",
+        ) + "[[analysis.case_comparison]]\nworkload = \"w\"\ntreatment = \"flag=on\"\ncontrol = \"flag=off\"\n";
+        let r = parse(
+            Path::new("r.toml"),
+            &(cases.clone()
+                + "[[expect]]\nworkload = \"w\"\ncase = \"flag=on\"\ncontrol = \"flag=off\"\nkernel = \"a\"\nchange_pct = -4\ntolerance = 1\ntarget = \"machine-b\"\n"),
+        )
+        .expect("valid");
+        assert!(matches!(
+            &r.expect[0].value,
+            Expected::CaseChangePct { value, control, .. } if *value == -4.0 && control == "flag=off"
+        ));
+        assert_eq!(r.expect[0].target.as_deref(), Some("machine-b"));
+        // The case comparison ends at line 19; [[expect]] is 20, workload 21.
+        let e = errors(
+            &(cases.clone()
+                + "[[expect]]\nworkload = \"w\"\ncase = \"flag=off\"\ncontrol = \"flag=on\"\nkernel = \"a\"\nchange_pct = -4\ntolerance = 1\n"),
+        );
+        assert!(e.contains("r.toml:23:11"), "{e}");
+        assert!(
+            e.contains("no [[analysis.case_comparison]] compares case `flag=off` of `w` with case `flag=on` of `w`"),
+            "{e}"
+        );
+        assert!(
+            e.contains("its case comparisons: `flag=on` vs `flag=off` of w"),
+            "{e}"
+        );
+        let e = errors(
+            &(cases.clone()
+                + "[[expect]]\nworkload = \"w\"\ncase = \"flag=on\"\ncontrol = \"flag=off\"\nchange_pct = -4\ntolerance = 1\n"),
+        );
+        assert!(
+            e.contains("names the `kernel` on which the two cases are compared"),
+            "{e}"
+        );
+        let e = errors(
+            &(cases
+                + "[[expect]]\nworkload = \"w\"\ncase = \"flag=on\"\ncontrol = \"flag=off\"\nkernel = \"a\"\nmean = 4\ntolerance = 1\n"),
+        );
+        assert!(e.contains("`control` goes with `change_pct`"), "{e}");
+        let e = errors(&with(
+            "kernel = \"b\"\nchange_pct = 1\ntolerance = 1\ntarget = \"a b\"\n",
+        ));
+        assert!(e.contains("r.toml:20:10"), "{e}");
+        assert!(e.contains("`target` `a b` is not a target name"), "{e}");
+        let e = errors(&with("kernel = \"a\"\nchange_pct = 1\ntolerance = 1\n"));
+        assert!(e.contains("r.toml:17:10"), "{e}");
+        assert!(e.contains("`kernel` `a` is the baseline"), "{e}");
+        // Shares.
+        let recovery = three(
+            "[[analysis.recovery]]\nname = \"fix\"\ngap = [\"b\", \"a\"]\npath = [\"b\", \"c\"]\n[[expect]]\nworkload = \"w\"\n",
+        );
+        let r = parse(
+            Path::new("r.toml"),
+            &(recovery.clone() + "recovery = \"fix\"\nshare_pct = 60\ntolerance = 20\n"),
+        )
+        .expect("valid");
+        assert_eq!(r.expect[0].kernel.as_str(), "c", "the one step's end");
+        assert!(
+            matches!(&r.expect[0].value, Expected::RecoveryShare { value, recovery } if *value == 60.0 && recovery == "fix")
+        );
+        // [[expect]] is line 21, workload 22, the rest from 23.
+        let e =
+            errors(&(recovery.clone() + "recovery = \"fixx\"\nshare_pct = 60\ntolerance = 20\n"));
+        assert!(e.contains("r.toml:23:12"), "{e}");
+        assert!(
+            e.contains("`recovery` `fixx` is not an [[analysis.recovery]] of this recipe"),
+            "{e}"
+        );
+        assert!(e.contains("recoveries: fix"), "{e}");
+        let e = errors(
+            &(recovery.clone()
+                + "recovery = \"fix\"\nkernel = \"b\"\nshare_pct = 60\ntolerance = 20\n"),
+        );
+        assert!(e.contains("r.toml:24:10"), "{e}");
+        assert!(
+            e.contains("recovery `fix` has no step ending at `b`; its steps end at c"),
+            "{e}"
+        );
+        let e = errors(&(recovery.clone() + "share_pct = 60\ntolerance = 20\n"));
+        assert!(e.contains("`share_pct` names its `recovery`"), "{e}");
+        let e = errors(&(recovery + "recovery = \"fix\"\nchange_pct = 60\ntolerance = 20\n"));
+        assert!(e.contains("`recovery` goes with `share_pct`"), "{e}");
     }
 
     /// Each mistake is named at its line and column, with the field.

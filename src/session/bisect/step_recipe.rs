@@ -8,7 +8,9 @@
 use std::path::PathBuf;
 
 use crate::{
-    campaign::calibrate::{CalibrateError, keep_used_params, only_on_baseline, rebase_analysis, reparse},
+    campaign::calibrate::{
+        CalibrateError, keep_used_params, only_on_baseline, rebase_analysis, reparse,
+    },
     recipe::Recipe,
 };
 
