@@ -18,6 +18,8 @@ pub mod matched_build;
 pub mod model;
 pub mod probes;
 pub mod recovery;
+#[cfg(test)]
+mod seed_expectations;
 pub mod select;
 pub mod series;
 pub mod summary;

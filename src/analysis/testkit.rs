@@ -17,14 +17,45 @@ use crate::{
 /// metric is named after its workload).
 pub fn campaign(recipe: &str, values: &[(&str, &str, &[f64])]) -> Analysis {
     let recipe = parse(Path::new("recipe.toml"), recipe).expect("valid test recipe");
+    let rows: Vec<Row<'_>> = values
+        .iter()
+        .map(|(point, workload, xs)| Row {
+            point,
+            workload,
+            case: "",
+            metric: workload,
+            values: xs,
+        })
+        .collect();
+    campaign_of(&recipe, &rows, "lab")
+}
+
+/// One point's samples of one workload case and metric.
+#[derive(Clone, Copy, Debug)]
+pub struct Row<'a> {
+    /// Point label.
+    pub point: &'a str,
+    /// Workload.
+    pub workload: &'a str,
+    /// Case name (`""` without a matrix).
+    pub case: &'a str,
+    /// Metric.
+    pub metric: &'a str,
+    /// The samples, in order.
+    pub values: &'a [f64],
+}
+
+/// Analyses `recipe` run on `target` with `rows` as its samples, every point done at
+/// attempt 1 in its own boot.
+pub fn campaign_of(recipe: &crate::recipe::Recipe, rows: &[Row<'_>], target: &str) -> Analysis {
     let labels = point_labels(&recipe.sequence);
     let mut events = vec![Event::Campaign {
         format: JOURNAL_FORMAT,
         aba: "0.0.0".into(),
         name: recipe.name.to_string(),
         recipe_sha256: recipe.sha256.clone(),
-        limits: Some(crate::results::journal::Limits::of(&recipe)),
-        target: "lab".into(),
+        limits: Some(crate::results::journal::Limits::of(recipe)),
+        target: target.into(),
         points: labels.clone(),
         time: "t".into(),
     }];
@@ -48,12 +79,17 @@ pub fn campaign(recipe: &str, values: &[(&str, &str, &[f64])]) -> Analysis {
             failed_units: vec![],
             time: "t".into(),
         });
-        for (point, workload, xs) in values.iter().filter(|(p, _, _)| p == label) {
-            for (i, x) in xs.iter().enumerate() {
+        for row in rows.iter().filter(|r| r.point == label) {
+            assert!(!row.case.contains([',', '"']), "a plain CSV field: {}", row.case);
+            for (i, x) in row.values.iter().enumerate() {
                 let _ = writeln!(
                     csv,
-                    "{point},{},1,k,r,boot-{order},{workload},,{workload},sample,{},0,ok,{x},ns,t",
+                    "{},{},1,k,r,boot-{order},{},{},{},sample,{},0,ok,{x},ns,t",
+                    row.point,
                     order + 1,
+                    row.workload,
+                    row.case,
+                    row.metric,
                     i + 1
                 );
             }
@@ -65,7 +101,7 @@ pub fn campaign(recipe: &str, values: &[(&str, &str, &[f64])]) -> Analysis {
         truncated_tail: false,
     };
     let table = SampleTable::parse(Path::new("samples.csv"), csv.as_bytes()).expect("valid");
-    analysed(&recipe, &journal, &table, "test")
+    analysed(recipe, &journal, &table, "test")
 }
 
 /// The analysis of `table` under `journal`, with no environment records and no profile.

@@ -1,0 +1,151 @@
+//! The seed recipes' expectations, judged by the analysis over the numbers their threads
+//! publish: a replay of the thread's table must reproduce every expectation the table
+//! holds, and a kernel without the published effect must not.
+//!
+//! Each point's samples are the published mean with a ±0.1 % alternation (a CV the limits
+//! accept), so the replay's means are the thread's.
+
+use std::path::PathBuf;
+
+use crate::{
+    analysis::{
+        Analysis,
+        model::{ExpectCheck, ExpectedQuantity},
+        testkit::{Row, campaign_of},
+    },
+    recipe::{Recipe, parse, resolved::point_labels},
+};
+
+fn load(name: &str) -> Recipe {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "recipes", name].iter().collect();
+    let text = std::fs::read_to_string(&path).expect("a seed recipe");
+    parse(&path, &text).expect("valid")
+}
+
+/// `n` samples around `mean`.
+fn around(mean: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| mean * if i % 2 == 0 { 1.001 } else { 0.999 })
+        .collect()
+}
+
+/// Every point of `recipe` with the value `mean(kernel, case, metric)` for each row asked.
+fn replay(
+    recipe: &Recipe,
+    target: &str,
+    cells: &[(&str, &str, &str)],
+    mean: impl Fn(&str, &str, &str, &str) -> f64,
+    samples: usize,
+) -> Analysis {
+    let labels = point_labels(&recipe.sequence);
+    let values: Vec<(String, &str, &str, &str, Vec<f64>)> = labels
+        .iter()
+        .zip(&recipe.sequence)
+        .flat_map(|(label, kernel)| {
+            cells.iter().map(|(workload, case, metric)| {
+                (
+                    label.clone(),
+                    *workload,
+                    *case,
+                    *metric,
+                    around(mean(kernel.as_str(), workload, case, metric), samples),
+                )
+            })
+        })
+        .collect();
+    let rows: Vec<Row<'_>> = values
+        .iter()
+        .map(|(point, workload, case, metric, xs)| Row {
+            point,
+            workload,
+            case,
+            metric,
+            values: xs,
+        })
+        .collect();
+    campaign_of(recipe, &rows, target)
+}
+
+fn lines(expects: &[ExpectCheck]) -> String {
+    expects
+        .iter()
+        .map(|e| format!("{e:?}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Recipe 004 over the thread's table: uclamp off, on and on with the fix at the root and
+/// three cgroup levels. The eight changes against uclamp-off, the fix against uclamp-on
+/// ([[analysis.comparison]]) and the fix's share of uclamp's cost per level all reproduce;
+/// a "fix" that changes nothing fails the fix's figures and its shares at levels 2 and 3.
+#[test]
+fn recipe_004_reproduces_the_threads_table_and_not_a_fix_without_effect() {
+    let r = load("004-perf-bench-pipe-cgroup.toml");
+    let table = [
+        ("level=root", [50097.0, 48706.0, 48882.0]),
+        ("level=1", [46615.0, 45583.0, 45774.0]),
+        ("level=2", [43806.0, 42851.0, 43108.0]),
+        ("level=3", [41078.0, 40313.0, 40667.0]),
+    ];
+    let cells: Vec<(&str, &str, &str)> = table.iter().map(|(c, _)| ("pipe", *c, "pipe")).collect();
+    let mean = |no_fix: bool| {
+        move |kernel: &str, _: &str, case: &str, _: &str| {
+            let row = table.iter().find(|(c, _)| *c == case).expect("a level").1;
+            match kernel {
+                "uclamp-off" => row[0],
+                "uclamp-on" => row[1],
+                _ if no_fix => row[1],
+                _ => row[2],
+            }
+        }
+    };
+    let a = replay(&r, "lab", &cells, mean(false), 20);
+    assert_eq!(a.expects.len(), 16);
+    assert!(a.expects.iter().all(|e| e.applies && e.reproduced), "{}", lines(&a.expects));
+    let shares: Vec<f64> = a
+        .expects
+        .iter()
+        .filter(|e| e.quantity == ExpectedQuantity::SharePct)
+        .map(|e| e.got.expect("a share"))
+        .collect();
+    assert_eq!(shares.len(), 4);
+    for (got, published) in shares.iter().zip([12.7, 18.5, 26.9, 46.3]) {
+        assert!((got - published).abs() < 0.05, "{got} against {published}");
+    }
+    let fix_vs_on: Vec<&ExpectCheck> = a
+        .expects
+        .iter()
+        .filter(|e| e.baseline.as_deref() == Some("uclamp-on"))
+        .collect();
+    assert_eq!(fix_vs_on.len(), 4);
+    assert_eq!(a.summary.expects_reproduced, Some(true));
+    // The declared comparison has its own verdict line per level.
+    let declared = a
+        .summary
+        .verdicts
+        .iter()
+        .filter(|v| v.name == "uclamp-on-fix vs uclamp-on")
+        .count();
+    assert_eq!(declared, 4);
+
+    let none = replay(&r, "lab", &cells, mean(true), 20);
+    let missed: Vec<String> = none
+        .expects
+        .iter()
+        .filter(|e| !e.reproduced)
+        .map(|e| match &e.recovery {
+            Some(step) => format!("{} share {step}", e.series),
+            None => format!("{} {} vs {}", e.series, e.kernel, e.baseline.as_deref().unwrap_or("-")),
+        })
+        .collect();
+    assert_eq!(missed.len(), 6, "{missed:#?}");
+    for must in [
+        "pipe[level=2] uclamp-on-fix vs uclamp-on",
+        "pipe[level=3] uclamp-on-fix vs uclamp-on",
+        "pipe[level=2] share fix, uclamp-on -> uclamp-on-fix",
+        "pipe[level=3] share fix, uclamp-on -> uclamp-on-fix",
+    ] {
+        assert!(missed.iter().any(|m| m == must), "{must} in {missed:#?}");
+    }
+    assert_eq!(none.summary.expects_reproduced, Some(false));
+}
