@@ -80,7 +80,11 @@ pub fn campaign_of(recipe: &crate::recipe::Recipe, rows: &[Row<'_>], target: &st
             time: "t".into(),
         });
         for row in rows.iter().filter(|r| r.point == label) {
-            assert!(!row.case.contains([',', '"']), "a plain CSV field: {}", row.case);
+            assert!(
+                !row.case.contains([',', '"']),
+                "a plain CSV field: {}",
+                row.case
+            );
             for (i, x) in row.values.iter().enumerate() {
                 let _ = writeln!(
                     csv,
