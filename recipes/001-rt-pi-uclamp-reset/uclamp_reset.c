@@ -30,6 +30,13 @@
  * "reset: yes" (M = 0) or "reset: no" (M = N). Exit status: 0 when the sequence ran as
  * derived (whichever the verdict), 1 with "uclamp_reset: ..." on stderr otherwise. Needs root
  * (a SCHED_FIFO waiter), Linux 6.12+ (custom slices) and CONFIG_UCLAMP_TASK.
+ *
+ * `uclamp_reset explicit` is one of the thread's controls, "explicit uclamp requests": the
+ * same sequence for a task that asked for its own uclamp_min (EXPLICIT_MIN, with
+ * SCHED_FLAG_UTIL_CLAMP_MIN). A user-defined clamp is never replaced by the RT default
+ * (uclamp_se.user_defined), so the changing call during the boost keeps it, and the
+ * revision's reset, which is for the implicit clamp, must keep it too: "explicit kept: yes"
+ * on both kernels. The same checks fail the program where the derivation does not hold.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,6 +54,10 @@
 #include "sched_attr.h"
 
 #define RT_DEFAULT "/proc/sys/kernel/sched_util_clamp_min_rt_default"
+/* include/uapi/linux/sched.h */
+#define ABA_SCHED_FLAG_UTIL_CLAMP_MIN 0x20
+/* The explicit request of the control: neither 0 nor the usual RT default of 1024. */
+#define EXPLICIT_MIN 512u
 
 static pthread_mutex_t lock;
 
@@ -82,7 +93,8 @@ static void *waiter(void *unused)
 	return NULL;
 }
 
-int main(void)
+/* The sequence; with `explicit`, for a task with its own uclamp_min. */
+static int run(int explicit)
 {
 	pthread_mutexattr_t mattr;
 	pthread_attr_t tattr;
@@ -90,6 +102,7 @@ int main(void)
 	struct aba_sched_attr_v1 attr;
 	pthread_t thread;
 	unsigned long rt_default;
+	unsigned int want;
 	uint64_t slice;
 	FILE *f;
 	int err, prio;
@@ -112,6 +125,23 @@ int main(void)
 		fail("the task starts with a uclamp_min other than 0");
 	/* A custom slice that differs from the current one: a changing call on any kernel. */
 	slice = attr.sched_runtime + 1000000ull;
+	/* The control: the task's own request, made before anything else. */
+	want = explicit ? EXPLICIT_MIN : (unsigned int)rt_default;
+	if (explicit) {
+		if (rt_default == EXPLICIT_MIN)
+			fail(RT_DEFAULT " is the control's own request (512): they cannot be told apart");
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.sched_policy = SCHED_OTHER;
+		attr.sched_flags = ABA_SCHED_FLAG_UTIL_CLAMP_MIN;
+		attr.sched_util_min = EXPLICIT_MIN;
+		if (syscall(SYS_sched_setattr, 0, &attr, 0u))
+			fail_errno("sched_setattr(SCHED_OTHER, uclamp_min 512)");
+		attr = get_attr();
+		printf("explicit uclamp_min: %u\n", attr.sched_util_min);
+		if (attr.sched_util_min != EXPLICIT_MIN)
+			fail("the explicit uclamp_min request did not take");
+	}
 
 	pthread_mutexattr_init(&mattr);
 	if (pthread_mutexattr_setprotocol(&mattr, PTHREAD_PRIO_INHERIT))
@@ -143,8 +173,9 @@ int main(void)
 		fail_errno("sched_setattr(SCHED_OTHER, a new custom slice) during the boost");
 	attr = get_attr();
 	printf("uclamp_min during boost: %u\n", attr.sched_util_min);
-	if (attr.sched_util_min != rt_default)
-		fail("the changing call during the boost did not set the implicit RT clamp: the derived sequence does not hold on this kernel");
+	if (attr.sched_util_min != want)
+		fail(explicit ? "the changing call during the boost replaced the explicit clamp: the derived sequence does not hold on this kernel"
+			      : "the changing call during the boost did not set the implicit RT clamp: the derived sequence does not hold on this kernel");
 
 	/* 3. The unlock. */
 	pthread_mutex_unlock(&lock);
@@ -155,8 +186,8 @@ int main(void)
 		fail("the boost did not end at the unlock");
 	attr = get_attr();
 	printf("uclamp_min before setparam: %u\n", attr.sched_util_min);
-	if (attr.sched_util_min != rt_default)
-		fail("the implicit clamp changed before the last call: the derived sequence does not hold on this kernel");
+	if (attr.sched_util_min != want)
+		fail("the clamp changed before the last call: the derived sequence does not hold on this kernel");
 	if (attr.sched_runtime != slice)
 		fail("the custom slice did not survive the boost");
 
@@ -165,8 +196,18 @@ int main(void)
 		fail_errno("sched_setparam(0, 0) after the boost");
 	attr = get_attr();
 	printf("uclamp_min after setparam: %u\n", attr.sched_util_min);
-	if (attr.sched_util_min != 0 && attr.sched_util_min != rt_default)
+	if (attr.sched_util_min != 0 && attr.sched_util_min != want)
 		fail("uclamp_min is neither reset nor kept after the last call");
-	printf("reset: %s\n", attr.sched_util_min == 0 ? "yes" : "no");
+	if (explicit)
+		printf("explicit kept: %s\n", attr.sched_util_min == want ? "yes" : "no");
+	else
+		printf("reset: %s\n", attr.sched_util_min == 0 ? "yes" : "no");
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "explicit")))
+		fail("usage: uclamp_reset [explicit]");
+	return run(argc == 2);
 }

@@ -1169,11 +1169,15 @@ fn perf_bench_pipe_runs_at_four_cgroup_levels() {
     assert_eq!(w.samples, 20);
     assert_eq!(w.metrics[0].better, BetterSpec::Higher);
     assert_eq!(r.kernels.len(), 3);
-    assert_eq!(r.expect.len(), 8);
-    // The eight figures are one arm64 machine's: params with the thread's values as defaults.
+    // Eight changes against uclamp-off, four of the fix against uclamp-on, four shares.
+    assert_eq!(r.expect.len(), 16);
+    // The figures are one arm64 machine's: params with the thread's values as defaults.
     assert_eq!(r.expect[0].change_pct().expect("a change"), -2.78);
     assert_eq!(r.expect[7].change_pct().expect("a change"), -1.00);
-    assert!(r.expect.iter().all(|e| e.tolerance == 0.5));
+    assert_eq!(r.expect[11].change_pct().expect("a change"), 0.88);
+    assert_eq!(r.expect[11].baseline.as_str(), "uclamp-on");
+    assert!(r.expect[..12].iter().all(|e| e.tolerance == 0.5));
+    assert!(r.expect[12..].iter().all(|e| e.tolerance == 25.0));
     let bound = |name: &str, value: &str| aba::recipe::params::BoundParam {
         name: aba::recipe::ident::ParamName::new(name).expect("valid"),
         value: aba::recipe::ident::ParamValue::new(value).expect("valid"),
@@ -1186,7 +1190,7 @@ fn perf_bench_pipe_runs_at_four_cgroup_levels() {
     .expect("another machine's figures fit");
     assert_eq!(other.sha256, r.sha256);
     assert_eq!(other.expect[0].change_pct().expect("a change"), -4.1);
-    assert!(other.expect.iter().all(|e| e.tolerance == 1.5));
+    assert!(other.expect[..12].iter().all(|e| e.tolerance == 1.5));
     // The uclamp config, proven at every boot; uclamp-off fails it by design.
     let config = workload(&r, "uclamp_config");
     assert_eq!(config.role, Role::Check);
@@ -1272,35 +1276,48 @@ fn rt_pi_uclamp_reset_fails_loudly_where_its_sequence_does_not_hold() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let out = sh(&check.run);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    let code = out.status.code().expect("an exit status");
-    let seen = CommandOutput {
-        outcome: ExitOutcome::Exited(code),
-        stdout: out.stdout.clone(),
-        stderr: out.stderr.clone(),
-        elapsed: Duration::from_secs(1),
-        ..CommandOutput::default()
-    };
-    let judged = |kernel: &str| evaluate(&seen, &check.check, &check.metrics, kernel);
-    match code {
-        1 => {
-            assert!(stderr.starts_with("uclamp_reset: "), "{stdout}{stderr}");
-            if !std::path::Path::new("/proc/sys/kernel/sched_util_clamp_min_rt_default").exists() {
-                assert!(stderr.contains("without uclamp"), "{stderr}");
+    // The check, then the explicit-request control, which must pass on both kernels.
+    let control = workload(&r, "explicit_uclamp_kept");
+    assert!(control.check.expect_fail.is_empty());
+    for w in [check, control] {
+        let out = sh(&w.run);
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        );
+        let code = out.status.code().expect("an exit status");
+        let seen = CommandOutput {
+            outcome: ExitOutcome::Exited(code),
+            stdout: out.stdout.clone(),
+            stderr: out.stderr.clone(),
+            elapsed: Duration::from_secs(1),
+            ..CommandOutput::default()
+        };
+        let judged = |kernel: &str| evaluate(&seen, &w.check, &w.metrics, kernel);
+        match code {
+            1 => {
+                assert!(stderr.starts_with("uclamp_reset: "), "{stdout}{stderr}");
+                if !std::path::Path::new("/proc/sys/kernel/sched_util_clamp_min_rt_default")
+                    .exists()
+                {
+                    assert!(stderr.contains("without uclamp"), "{stderr}");
+                }
+                assert!(judged("unmodified").is_err() && judged("revision").is_err());
             }
-            assert!(judged("unmodified").is_err() && judged("revision").is_err());
+            0 if w.name.as_str() == "explicit_uclamp_kept" => {
+                let kept = stdout.contains("explicit kept: yes\n");
+                assert!(kept || stdout.contains("explicit kept: no\n"), "{stdout}");
+                assert_eq!(judged("unmodified").is_ok(), kept, "{stdout}");
+                assert_eq!(judged("revision").is_ok(), kept, "{stdout}");
+            }
+            0 => {
+                let reset = stdout.contains("reset: yes\n");
+                assert!(reset || stdout.contains("reset: no\n"), "{stdout}");
+                assert_eq!(judged("revision").is_ok(), reset, "{stdout}");
+                assert_eq!(judged("unmodified").is_ok(), !reset, "{stdout}");
+            }
+            other => panic!("{}: exit {other}: {stdout}{stderr}", w.name),
         }
-        0 => {
-            let reset = stdout.contains("reset: yes\n");
-            assert!(reset || stdout.contains("reset: no\n"), "{stdout}");
-            assert_eq!(judged("revision").is_ok(), reset, "{stdout}");
-            assert_eq!(judged("unmodified").is_ok(), !reset, "{stdout}");
-        }
-        other => panic!("exit {other}: {stdout}{stderr}"),
     }
 }
 
