@@ -847,8 +847,9 @@ pub struct RecoverySpec {
 /// "did not match any variant".
 #[derive(Debug)]
 pub enum ExpectSection {
-    /// `[[expect]]`: published changes, each with a tolerance (none when absent).
-    Changes(Vec<ExpectSpec>),
+    /// `[[expect]]`: published results, each with a tolerance (none when absent), and at most
+    /// one table with `reference` alone.
+    Changes(Vec<Spanned<ExpectSpec>>),
     /// `[expect] reference = "…"`: a published result to compare the whole campaign with.
     Reference(ReferenceSpec),
 }
@@ -874,8 +875,10 @@ impl<'de> Deserialize<'de> for ExpectSection {
                 self,
                 seq: A,
             ) -> Result<ExpectSection, A::Error> {
-                Vec::<ExpectSpec>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
-                    .map(ExpectSection::Changes)
+                Vec::<Spanned<ExpectSpec>>::deserialize(
+                    serde::de::value::SeqAccessDeserializer::new(seq),
+                )
+                .map(ExpectSection::Changes)
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
@@ -913,13 +916,20 @@ pub struct ReferenceSpec {
     pub reference: Spanned<String>,
 }
 
-/// `[[expect]]`: a published change this recipe should reproduce.
+/// `[[expect]]`: a published result this recipe should reproduce; or, alone in its table,
+/// `reference`: the published result to compare the whole campaign with, beside the others.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectSpec {
-    /// Workload name.
-    #[schemars(with = "WorkloadName")]
-    pub workload: Spanned<WorkloadName>,
+    /// The reference (as `[expect] reference`), alone in its table: lets a recipe hold both
+    /// `[[expect]]` figures and a reference, which TOML's `[expect]` table cannot.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub reference: Option<Spanned<String>>,
+    /// Workload name; required unless `reference` is given.
+    #[serde(default)]
+    #[schemars(with = "Option<WorkloadName>")]
+    pub workload: Option<Spanned<WorkloadName>>,
     /// Matrix case (`key=value,…`); required when the workload has a matrix.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
@@ -980,6 +990,8 @@ pub struct ExpectSpec {
     pub target: Option<Spanned<String>>,
     /// How far the reproduced value may be from the published one: percentage points for
     /// `change_pct` and `share_pct`, the metric's unit for `mean`; or `"{params.NAME}"`.
-    #[schemars(with = "NumberOrParam")]
-    pub tolerance: Spanned<NumberOrParam>,
+    /// Required unless `reference` is given.
+    #[serde(default)]
+    #[schemars(with = "Option<NumberOrParam>")]
+    pub tolerance: Option<Spanned<NumberOrParam>>,
 }

@@ -30,7 +30,7 @@ impl Checker<'_> {
         };
         if specs.len() > limits::EXPECTS {
             self.error(
-                specs[limits::EXPECTS].workload.span(),
+                specs[limits::EXPECTS].span(),
                 format!(
                     "the recipe lists {} [[expect]] tables; at most {} are allowed",
                     specs.len(),
@@ -39,24 +39,58 @@ impl Checker<'_> {
             );
             return out;
         }
-        for spec in specs {
-            let Some(workload) = workloads
-                .iter()
-                .find(|w| &w.name == spec.workload.get_ref())
-            else {
-                let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
-                let diag = self.error(
-                    spec.workload.span(),
+        for table in specs {
+            let spec = table.get_ref();
+            if let Some(reference) = &spec.reference {
+                // Read by `reference` (files.rs); alone in its table.
+                let others = [
+                    spec.workload.is_some(),
+                    spec.case.is_some(),
+                    spec.metric.is_some(),
+                    spec.kernel.is_some(),
+                    spec.baseline.is_some(),
+                    spec.change_pct.is_some(),
+                    spec.mean.is_some(),
+                    spec.point.is_some(),
+                    spec.control.is_some(),
+                    spec.control_workload.is_some(),
+                    spec.recovery.is_some(),
+                    spec.share_pct.is_some(),
+                    spec.target.is_some(),
+                    spec.tolerance.is_some(),
+                ];
+                if others.contains(&true) {
+                    self.error(
+                        reference.span(),
+                        "an [[expect]] with `reference` holds nothing else: the reference is the whole published result, its figures are in their own [[expect]] tables",
+                    );
+                }
+                continue;
+            }
+            let (Some(named), Some(tolerance_field)) = (&spec.workload, &spec.tolerance) else {
+                self.error(
+                    table.span(),
                     format!(
-                        "[[expect]] names workload `{}`, which the recipe does not declare",
-                        spec.workload.get_ref()
+                        "[[expect]] needs {}: the workload a published figure is about and how far the reproduction may be (or `reference` alone, a published result to compare with)",
+                        match (&spec.workload, &spec.tolerance) {
+                            (None, None) => "`workload` and `tolerance`",
+                            (None, Some(_)) => "`workload`",
+                            _ => "`tolerance`",
+                        }
                     ),
                 );
-                diag.suggest(
-                    spec.workload.get_ref().as_str(),
-                    names.iter().copied(),
-                    ticked,
+                continue;
+            };
+            let Some(workload) = workloads.iter().find(|w| &w.name == named.get_ref()) else {
+                let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
+                let diag = self.error(
+                    named.span(),
+                    format!(
+                        "[[expect]] names workload `{}`, which the recipe does not declare",
+                        named.get_ref()
+                    ),
                 );
+                diag.suggest(named.get_ref().as_str(), names.iter().copied(), ticked);
                 diag.help.push(format!("workloads: {}", names.join(", ")));
                 continue;
             };
@@ -69,7 +103,7 @@ impl Checker<'_> {
                 None if count == 1 => workload.case_at(0).name,
                 None => {
                     self.error(
-                        spec.workload.span(),
+                        table_span(spec),
                         format!("workload `{}` has a matrix; say which `case` this expectation is about", workload.name),
                     );
                     continue;
@@ -77,7 +111,7 @@ impl Checker<'_> {
             };
             if workload.is_check() {
                 self.error(
-                    spec.workload.span(),
+                    table_span(spec),
                     format!("workload `{}` is a check (`role = \"check\"`): it has no metric whose change could be expected", workload.name),
                 );
                 continue;
@@ -101,7 +135,7 @@ impl Checker<'_> {
                 None if workload.metrics.len() == 1 => workload.metrics[0].name.clone(),
                 None => {
                     self.error(
-                        spec.workload.span(),
+                        table_span(spec),
                         format!("workload `{}` has several metrics; say which `metric` this expectation is about", workload.name),
                     );
                     continue;
@@ -117,13 +151,13 @@ impl Checker<'_> {
             else {
                 continue;
             };
-            let Some(tolerance) = self.number(&spec.tolerance, "tolerance") else {
+            let Some(tolerance) = self.number(tolerance_field, "tolerance") else {
                 continue;
             };
             if !(tolerance.is_finite() && tolerance >= 0.0) {
-                let help = self.param_help(&format!("{:?}", spec.tolerance.get_ref()));
+                let help = self.param_help(&format!("{:?}", tolerance_field.get_ref()));
                 self.error(
-                    spec.tolerance.span(),
+                    tolerance_field.span(),
                     "`tolerance` must be a finite number ≥ 0",
                 )
                 .help
@@ -210,14 +244,14 @@ impl Checker<'_> {
                 .clone(),
             (None, Expected::Mean { point: None, .. }) => {
                 self.error(
-                    spec.workload.span(),
+                    table_span(spec),
                     "an [[expect]] with `mean` names the `kernel` whose mean it expects, or its `point`",
                 );
                 return None;
             }
             (None, Expected::CaseChangePct { .. }) => {
                 self.error(
-                    spec.workload.span(),
+                    table_span(spec),
                     "an [[expect]] with `control` names the `kernel` on which the two cases are compared",
                 );
                 return None;
@@ -228,7 +262,7 @@ impl Checker<'_> {
                     (*only).clone()
                 } else {
                     self.error(
-                        spec.workload.span(),
+                        table_span(spec),
                         format!("recovery `{recovery}` has several steps; say which with `kernel` (the kernel a step ends at)"),
                     );
                     return None;
@@ -243,7 +277,7 @@ impl Checker<'_> {
                 let unique: HashSet<&&KernelLabel> = others.iter().collect();
                 if unique.len() != 1 {
                     self.error(
-                        spec.workload.span(),
+                        table_span(spec),
                         "the recipe has several candidate kernels; say which `kernel` this expectation is about",
                     );
                     return None;
@@ -268,7 +302,7 @@ impl Checker<'_> {
         let Some(b) = &spec.baseline else {
             if matches!(value, Expected::ChangePct(_)) && kernel == &analysis.baseline {
                 self.error(
-                    spec.kernel.as_ref().map_or(spec.workload.span(), Spanned::span),
+                    spec.kernel.as_ref().map_or(table_span(spec), Spanned::span),
                     format!("[[expect]] `kernel` `{kernel}` is the baseline: a change is a candidate's against it"),
                 );
                 return None;
@@ -364,7 +398,7 @@ impl Checker<'_> {
             [one] => *one,
             [] => {
                 self.error(
-                    spec.workload.span(),
+                    table_span(spec),
                     "[[expect]] says what it expects: `change_pct` (the change against the baseline, %) or `mean` (an absolute value in the metric's unit), or `share_pct` with `recovery` (a recovery step's share of its gap, %)",
                 );
                 return None;
@@ -517,6 +551,12 @@ fn step_ends<'a>(analysis: &'a AnalysisSettings, name: &str) -> Vec<&'a KernelLa
         .find(|r| r.name.as_str() == name)
         .map(|r| r.path.iter().skip(1).collect())
         .unwrap_or_default()
+}
+
+/// Where an error about the whole table points: its `workload` (the loop checked it is
+/// there before anything else is read).
+fn table_span(spec: &ExpectSpec) -> std::ops::Range<usize> {
+    spec.workload.as_ref().map_or(0..0, Spanned::span)
 }
 
 /// A target's name as inventories spell it.

@@ -158,11 +158,23 @@ impl Checker<'_> {
     /// `[files]`: a recipe from someone else cannot make aba copy what lies elsewhere), or,
     /// for a results directory's copy of the recipe, its own copy of the reference.
     pub(super) fn reference(&mut self, file: &RecipeFile) -> Option<Reference> {
-        let ExpectSection::Reference(spec) = &file.expect else {
-            return None;
+        let field = match &file.expect {
+            ExpectSection::Reference(spec) => &spec.reference,
+            // `[[expect]]` tables may hold one with `reference` alone, beside the figures.
+            ExpectSection::Changes(specs) => {
+                let mut given = specs.iter().filter_map(|s| s.get_ref().reference.as_ref());
+                let first = given.next()?;
+                if let Some(second) = given.next() {
+                    self.error(
+                        second.span(),
+                        "a second [[expect]] `reference`: a campaign is compared with one published result",
+                    );
+                    return None;
+                }
+                first
+            }
         };
-        let written =
-            self.free_text(&spec.reference, "`reference`", limits::REFERENCE_CHARS, &[])?;
+        let written = self.free_text(field, "`reference`", limits::REFERENCE_CHARS, &[])?;
         if let FilesFrom::Copied(copies) = self.files {
             // `<results>/files` holds the copied [files]; the reference sits beside it.
             let root = copies.parent().unwrap_or(copies);
@@ -175,7 +187,7 @@ impl Checker<'_> {
         let resolved = match std::fs::canonicalize(self.recipe_dir().join(&written)) {
             Ok(r) => r,
             Err(e) => {
-                self.error(spec.reference.span(), format!("cannot read `{shown}`: {e}"))
+                self.error(field.span(), format!("cannot read `{shown}`: {e}"))
                     .help
                     .push(
                         "the reference is relative to the recipe file: an aba results \
@@ -188,7 +200,7 @@ impl Checker<'_> {
         let (root, allowed) = self.roots();
         if !(resolved.starts_with(&root) || allowed.iter().any(|a| resolved.starts_with(a))) {
             self.error(
-                spec.reference.span(),
+                field.span(),
                 format!(
                     "`{shown}` resolves to {}, outside the recipe's folder {}",
                     crate::text::one_line(&resolved.to_string_lossy()),
@@ -268,5 +280,40 @@ mod tests {
         ));
         assert!(bad.contains("[[expect]] names workload `nope`"), "{bad}");
         assert!(bad.contains("r.toml:16:12"), "{bad}");
+    }
+
+    /// A reference beside `[[expect]]` figures: one more table with `reference` alone.
+    #[test]
+    fn a_reference_and_figures_in_one_recipe() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("published")).expect("mkdir");
+        let recipe = dir.path().join("r.toml");
+        let figure = "[[expect]]\nworkload = \"w\"\nchange_pct = 1.0\ntolerance = 1.0\n";
+        let reference = "[[expect]]\nreference = \"published\"\n";
+        let r = parse(&recipe, &format!("{MINIMAL}{figure}{reference}")).expect("valid");
+        assert_eq!(r.reference.expect("a reference").written, "published");
+        assert_eq!(r.expect.len(), 1);
+        let errors_at = |text: &str| match parse(&recipe, text) {
+            Err(RecipeError::Invalid(d)) => d.to_string(),
+            other => panic!("expected an error: {other:?}"),
+        };
+        // MINIMAL ends at line 14; the figure's table is lines 15-18.
+        let mixed = errors_at(&format!(
+            "{MINIMAL}[[expect]]\nreference = \"published\"\nworkload = \"w\"\n"
+        ));
+        assert!(mixed.contains("r.toml:16:13"), "{mixed}");
+        assert!(
+            mixed.contains("an [[expect]] with `reference` holds nothing else"),
+            "{mixed}"
+        );
+        let twice = errors_at(&format!("{MINIMAL}{reference}{reference}"));
+        assert!(twice.contains("r.toml:18:13"), "{twice}");
+        assert!(twice.contains("a second [[expect]] `reference`"), "{twice}");
+        let bare = errors_at(&format!("{MINIMAL}[[expect]]\nchange_pct = 1.0\n"));
+        assert!(bare.contains("r.toml:15:1"), "{bare}");
+        assert!(
+            bare.contains("[[expect]] needs `workload` and `tolerance`"),
+            "{bare}"
+        );
     }
 }
