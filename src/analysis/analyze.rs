@@ -1238,7 +1238,7 @@ target = "machine-b"
         );
         let fix = &all.comparisons[2];
         assert!((fix.comparison.change_pct + 20.0).abs() < 1e-9);
-        assert_eq!(fix.name("parent"), "fix vs child");
+        assert_eq!(fix.shown(), "fix vs child");
         let df = analysis.series[0].drop_first.as_ref().expect("n = 3");
         assert_eq!(df.comparisons.len(), 3);
         assert!(analysis.expects[0].reproduced, "{:?}", analysis.expects[0]);

@@ -47,7 +47,7 @@ pub fn look_comparisons(analysis: &Analysis) -> Vec<LookComparison> {
         .flat_map(|(s, all)| {
             all.comparisons.iter().map(move |c| LookComparison {
                 series: s.label.clone(),
-                candidate: c.name(&analysis.campaign.baseline),
+                candidate: c.shown(),
                 state: comparison_state(c, s.limits.gate_pct.value),
                 change_pct: c.comparison.change_pct,
                 ci: look_bounds(c),

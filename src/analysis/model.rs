@@ -391,6 +391,8 @@ pub struct CandidateResult {
     pub candidate: String,
     /// Baseline kernel.
     pub baseline: String,
+    /// A declared comparison (`[[analysis.comparison]]`): `baseline` is not the campaign's.
+    pub declared: bool,
     /// Change, brackets and intervals.
     pub comparison: Comparison,
     /// Largest CV over the candidate's and the baseline's points (the verdict's CV input).
@@ -417,13 +419,13 @@ impl CandidateResult {
     }
 
     /// How a report names this comparison: the candidate alone against the campaign's
-    /// `baseline`, `candidate vs other` for a declared comparison against another kernel.
+    /// baseline, `candidate vs baseline` for a declared comparison.
     #[must_use]
-    pub fn name(&self, baseline: &str) -> String {
-        if self.baseline == baseline {
-            self.candidate.clone()
-        } else {
+    pub fn shown(&self) -> String {
+        if self.declared {
             format!("{} vs {}", self.candidate, self.baseline)
+        } else {
+            self.candidate.clone()
         }
     }
 }

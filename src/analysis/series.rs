@@ -254,6 +254,7 @@ fn finish(
         comparisons.push(CandidateResult {
             candidate: candidate.to_owned(),
             baseline: baseline.to_owned(),
+            declared: baseline != ctx.baseline,
             comparison: cmp.clone(),
             max_cv_pct: max_cv(own, &[candidate, baseline]),
             direction: own_verdict.direction.map(|d| {

@@ -27,7 +27,7 @@ pub fn summarize_campaign(
                 series: s.label.clone(),
                 candidate: c.candidate.clone(),
                 baseline: c.baseline.clone(),
-                name: c.name(baseline),
+                name: c.shown(),
                 change_pct: c.comparison.change_pct,
                 baseline_mean: c.comparison.baseline_mean,
                 diff: c.comparison.diff,

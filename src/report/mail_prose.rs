@@ -493,17 +493,13 @@ pub fn summary(analysis: &Analysis) -> String {
                                 Some(d) => format!(
                                     "{} {} is {} at {} instead of {} at {}",
                                     series.label,
-                                    c.name(&analysis.campaign.baseline),
+                                    c.shown(),
                                     d.label,
                                     signed_pct(d.comparison.change_pct),
                                     c.label,
                                     signed_pct(c.comparison.change_pct)
                                 ),
-                                None => format!(
-                                    "{} {}",
-                                    series.label,
-                                    c.name(&analysis.campaign.baseline)
-                                ),
+                                None => format!("{} {}", series.label, c.shown()),
                             }
                         })
                 })
@@ -778,7 +774,7 @@ fn candidate_details(analysis: &Analysis, s: &Series, c: &CandidateResult) -> St
     };
     let mut text = format!(
         "{} {} ({} against {}): {label}.",
-        c.name(&analysis.campaign.baseline),
+        c.shown(),
         signed_pct(cmp.change_pct),
         keep_together(&signed_with_unit(
             cmp.diff,

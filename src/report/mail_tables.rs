@@ -330,7 +330,7 @@ pub fn changes(analysis: &Analysis) -> String {
                 .and_then(|df| df.comparisons.iter().find(|d| d.same_pair(c)))
                 .map_or_else(|| "-".to_owned(), |d| signed_pct(d.comparison.change_pct));
             table.row([
-                format!("  {}", c.name(&analysis.campaign.baseline)),
+                format!("  {}", c.shown()),
                 signed_pct(c.comparison.change_pct),
                 df,
                 verdict_cell(c),

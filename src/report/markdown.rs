@@ -252,7 +252,7 @@ pub fn verdicts(analysis: &Analysis) -> String {
                 .and_then(|d| d.comparisons.iter().find(|d| d.same_pair(c)));
             rows.push(vec![
                 s.label.clone(),
-                c.name(&analysis.campaign.baseline),
+                c.shown(),
                 signed_pct(c.comparison.change_pct),
                 df.map_or_else(String::new, |d| signed_pct(d.comparison.change_pct)),
                 interval(c.comparison.ci_boot.as_ref()),

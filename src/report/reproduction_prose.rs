@@ -490,7 +490,7 @@ pub fn details(r: &Reproduction) -> String {
 
 fn candidate_details(r: &Reproduction, c: &CandidateReproduction) -> String {
     let name = match c.matched_by {
-        KernelMatch::Label => c.new.candidate.clone(),
+        KernelMatch::Label => c.new.shown(),
         KernelMatch::OnlyCandidate => format!(
             "{} (the reference's {}, its only other candidate)",
             c.new.candidate, c.reference.candidate

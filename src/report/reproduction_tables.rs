@@ -164,7 +164,7 @@ pub fn changes(reproduction: &Reproduction) -> String {
         table.row(["  kernel", "reference", "new", "ratio", "verdict"]);
         for c in &s.candidates {
             let kernel = if c.new.candidate == c.reference.candidate {
-                c.new.candidate.clone()
+                c.new.shown()
             } else {
                 format!("{} ({})", c.new.candidate, c.reference.candidate)
             };

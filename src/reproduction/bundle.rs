@@ -182,8 +182,13 @@ pub fn from_bundle(
             None
         };
         let mut used_comparison = false;
+        // An aba export publishes its declared comparisons beside the baseline's.
+        let declared = published
+            .as_ref()
+            .map(|t| experiment.declared_pairs(t))
+            .unwrap_or_default();
         for (i, metric) in experiment.metrics.iter().enumerate() {
-            match experiment.series(i, params)? {
+            match experiment.series(i, params, if i == 0 { &declared } else { &[] })? {
                 Ok(mut s) => {
                     if i == 0
                         && let Some(table) = &published
@@ -498,10 +503,52 @@ impl Experiment {
     }
 
     /// Metric `i` as a series, analysed with `params`; `Err` with why it is not one.
+    /// The comparisons a comparison file publishes besides those against the baseline:
+    /// `<candidate>_vs_<kernel>_pct` columns where both are roles of this experiment and the
+    /// kernel is not its baseline (an aba export's declared comparisons). At most
+    /// [`crate::recipe::limits::COMPARISONS`], as a recipe may declare: a stranger's file
+    /// with more columns does not buy more analyses.
+    fn declared_pairs(&self, table: &Table) -> Vec<(String, String)> {
+        let Some(role) = self.table.column("role") else {
+            return Vec::new();
+        };
+        let roles: std::collections::HashSet<String> = self
+            .order
+            .iter()
+            .map(|&row| self.table.label(row, role))
+            .collect();
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for name in &table.header {
+            if pairs.len() == crate::recipe::limits::COMPARISONS {
+                break;
+            }
+            let Some(stem) = name.strip_suffix("_pct") else {
+                continue;
+            };
+            if stem.ends_with("_midpoint") {
+                continue;
+            }
+            for (at, _) in stem.match_indices("_vs_") {
+                let (candidate, against) = (&stem[..at], &stem[at + 4..]);
+                let pair = (candidate.to_owned(), against.to_owned());
+                if against != self.baseline
+                    && candidate != against
+                    && roles.contains(candidate)
+                    && roles.contains(against)
+                    && !pairs.contains(&pair)
+                {
+                    pairs.push(pair);
+                }
+            }
+        }
+        pairs
+    }
+
     fn series(
         &self,
         i: usize,
         params: &VerdictParams,
+        declared: &[(String, String)],
     ) -> Result<Result<EvidenceSeries, &'static str>, ReproductionError> {
         let Some(values_col) = self.values_column(i) else {
             return Ok(Err(
@@ -583,7 +630,7 @@ impl Experiment {
             &SeriesContext {
                 baseline: &self.baseline,
                 candidates: &candidates,
-                declared: &[],
+                declared,
                 params,
                 // Which direction is better is not published; it decides no label, only the
                 // words, which the comparison takes from the new campaign.
@@ -648,11 +695,14 @@ fn published_changes(
     };
     let mut out = Vec::new();
     for c in &series.result.comparisons {
-        let names = [
+        let mut names = vec![
             format!("{}_vs_{}_midpoint_pct", c.candidate, c.baseline),
             format!("{}_vs_{}_pct", c.candidate, c.baseline),
-            format!("{}_vs_midpoint_pct", c.candidate),
         ];
+        // "Against the midpoint" is the baseline's: never a declared comparison's.
+        if !c.declared {
+            names.push(format!("{}_vs_midpoint_pct", c.candidate));
+        }
         let Some((column, i)) = names
             .into_iter()
             .find_map(|n| table.column(&n).map(|i| (n, i)))
@@ -663,6 +713,7 @@ fn published_changes(
         let value = table.number(*line, i, &text)?;
         out.push(PublishedChange {
             candidate: c.candidate.clone(),
+            baseline: c.baseline.clone(),
             agrees: agrees(c.comparison.change_pct, value, &text),
             column,
             text,

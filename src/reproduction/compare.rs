@@ -63,7 +63,7 @@ pub fn compare(new: &Evidence, reference: &Evidence) -> Result<Reproduction, Rep
                 published: r
                     .published
                     .iter()
-                    .find(|p| p.candidate == rc.candidate)
+                    .find(|p| p.candidate == rc.candidate && p.baseline == rc.baseline)
                     .cloned(),
                 reference: rc.clone(),
                 new: nc.clone(),
@@ -73,7 +73,7 @@ pub fn compare(new: &Evidence, reference: &Evidence) -> Result<Reproduction, Rep
         }
         let names = |s: &EvidenceSeries, idx: &[usize]| -> Vec<String> {
             idx.iter()
-                .map(|&k| s.result.comparisons[k].candidate.clone())
+                .map(|&k| s.result.comparisons[k].shown())
                 .collect()
         };
         series.push(SeriesReproduction {
@@ -212,6 +212,103 @@ mod tests {
         let gone = evidence("patched", &["w"], 1.0);
         let r = compare(&gone, &reference).expect("w is in both");
         assert_eq!(r.counts.not_reproduced, 1);
+    }
+
+    /// A campaign with a declared comparison (fix against child, besides each against the
+    /// parent) exported and read back as a bundle: the declared comparison is read from its
+    /// `fix_vs_child_pct` column, matched to the campaign's by its pair, and REPRODUCED with
+    /// its published change; against a bundle without it, it is only in the new campaign
+    /// and the baseline comparisons still match loosely.
+    #[test]
+    fn a_declared_comparison_survives_export_and_matches_only_its_pair() {
+        let text = "version = 1\nname = \"r\"\ndescription = \"unit\"\n\
+             sequence = [\"parent\", \"child\", \"fix\", \"parent\", \"child\", \"fix\", \"parent\"]\n\
+             warmup = 0\nsamples = 3\n[kernels.parent]\nrelease = \"6.1.0-a\"\n\
+             [kernels.child]\nrelease = \"6.1.0-b\"\n[kernels.fix]\nrelease = \"6.1.0-c\"\n\
+             [[workload]]\nname = \"w\"\nrun = \"true\"\n\
+             metric = { number = true, unit = \"ns\", better = \"lower\" }\n\
+             [[analysis.comparison]]\ncandidate = \"fix\"\nbaseline = \"child\"\n";
+        let recipe = crate::recipe::parse(std::path::Path::new("r.toml"), text).expect("valid");
+        let labels = crate::recipe::resolved::point_labels(&recipe.sequence);
+        let scatter = [0.0, 0.1, -0.05, 0.05, 0.02, -0.03, 0.04];
+        let values: Vec<Vec<f64>> = labels
+            .iter()
+            .zip(&recipe.sequence)
+            .zip(scatter)
+            .map(|((_, k), s)| {
+                let mean = s + match k.as_str() {
+                    "parent" => 100.0,
+                    "child" => 150.0,
+                    _ => 120.0,
+                };
+                vec![mean - 0.1, mean, mean + 0.1]
+            })
+            .collect();
+        let rows: Vec<crate::analysis::testkit::Row<'_>> = labels
+            .iter()
+            .zip(&values)
+            .map(|(point, v)| crate::analysis::testkit::Row {
+                point,
+                workload: "w",
+                case: "",
+                metric: "w",
+                values: v,
+            })
+            .collect();
+        let analysis = crate::analysis::testkit::campaign_of(&recipe, &rows, "lab");
+        let new = from_analysis(&analysis, "results/r", &[], Vec::new());
+        let export = crate::report::export::render(
+            &analysis,
+            &new,
+            &crate::recipe::model::PublishSpec::default(),
+            &[],
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        for f in &export.files {
+            std::fs::write(dir.path().join(&f.path), &f.data).expect("write");
+        }
+        let comparison = std::fs::read_to_string(dir.path().join("w-comparison.tsv")).expect("tsv");
+        assert!(comparison.contains("fix_vs_child_pct"), "{comparison}");
+        let bundle =
+            crate::reproduction::bundle::from_bundle(dir.path(), "published", &analysis.params)
+                .expect("reads");
+        let declared: Vec<(&str, &str)> = bundle.series[0]
+            .result
+            .comparisons
+            .iter()
+            .map(|c| (c.candidate.as_str(), c.baseline.as_str()))
+            .collect();
+        assert_eq!(
+            declared,
+            [("child", "parent"), ("fix", "parent"), ("fix", "child")]
+        );
+        let r = compare(&new, &bundle).expect("w is in both");
+        let pairs: Vec<(&str, &str, bool)> = r.series[0]
+            .candidates
+            .iter()
+            .map(|c| {
+                (
+                    c.new.candidate.as_str(),
+                    c.new.baseline.as_str(),
+                    c.published.as_ref().is_some_and(|p| p.agrees),
+                )
+            })
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("child", "parent", true),
+                ("fix", "parent", true),
+                ("fix", "child", true)
+            ]
+        );
+        assert_eq!(r.counts.reproduced, 3, "{:?}", r.counts);
+        // A reference without the declared comparison: the two against the baseline match
+        // by label, the declared one is the new campaign's alone.
+        let plain = evidence("child", &["w"], 1.5);
+        let r = compare(&new, &plain).expect("w is in both");
+        assert_eq!(r.series[0].candidates.len(), 1, "child by label");
+        assert_eq!(r.series[0].only_new, ["fix", "fix vs child"]);
     }
 
     #[test]

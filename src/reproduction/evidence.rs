@@ -131,6 +131,8 @@ pub struct EvidenceSeries {
 pub struct PublishedChange {
     /// The candidate kernel.
     pub candidate: String,
+    /// The kernel the change is against (the baseline, or a declared comparison's).
+    pub baseline: String,
     /// The column it was read from (`child_vs_parent_midpoint_pct`).
     pub column: String,
     /// The text as published (`39.773716`).

@@ -94,6 +94,9 @@ pub fn pair_series(new: &[EvidenceSeries], reference: &[EvidenceSeries]) -> Pair
 }
 
 /// The candidates of one series on both sides: by label, then the only one left on each side.
+/// A declared comparison (`[[analysis.comparison]]`, against another kernel than the
+/// campaign's baseline) matches only the same pair by its labels, never loosely: otherwise
+/// it would make the loose match of the baseline comparisons ambiguous, or take their place.
 #[must_use]
 pub fn pair_candidates(
     new: &[CandidateResult],
@@ -102,8 +105,8 @@ pub fn pair_candidates(
     pair(
         new,
         reference,
-        |c| c.candidate.clone(),
-        |_| Some(()),
+        |c| (c.candidate.clone(), c.declared.then(|| c.baseline.clone())),
+        |c| (!c.declared).then_some(()),
         (KernelMatch::Label, KernelMatch::OnlyCandidate),
     )
 }

@@ -353,7 +353,7 @@ fn panel(
             );
             let x = frame.strip_left + STRIP_COLUMN * (k as f64 + 0.5);
             let mark = Mark {
-                name: &c.name(&analysis.campaign.baseline),
+                name: &c.shown(),
                 statement: &statement,
                 colour: colour(kernels, &w.candidate),
                 x,
