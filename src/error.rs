@@ -308,6 +308,14 @@ pub enum Error {
         #[source]
         source: crate::results::samples::SamplesError,
     },
+    /// `aba report` was given directories it cannot report together as asked.
+    #[error("aba report: {why}")]
+    ReportArgs {
+        /// What is wrong with the directories given.
+        why: String,
+        /// How to say it instead.
+        hint: String,
+    },
     /// A journal that does not start with a campaign record.
     #[error("the journal has no campaign header")]
     NoHeader,
@@ -492,6 +500,7 @@ impl Error {
             | Error::NoJournal { .. }
             | Error::Samples { .. }
             | Error::NoHeader
+            | Error::ReportArgs { .. }
             | Error::Engine(_)
             | Error::Amend { .. }
             | Error::Restore { .. }
@@ -629,6 +638,7 @@ impl Error {
                 dir.display()
             )),
             Error::Compare(e) => compare_hint(e),
+            Error::ReportArgs { hint, .. } => Some(hint.clone()),
             Error::Recipe(_)
             | Error::Builds(_)
             | Error::Build(_)

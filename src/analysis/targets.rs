@@ -325,7 +325,9 @@ pub struct CrossComparison {
 /// The combined analysis of a multi-target run.
 #[derive(Clone, Debug, Serialize)]
 pub struct TargetsAnalysis {
-    /// The recipe's name.
+    /// What is side by side: one recipe's targets, or linked campaigns.
+    pub grouping: Grouping,
+    /// The recipe's name (linked campaigns: their recipes' distinct names).
     pub recipe: String,
     /// The parent directory's own name.
     pub directory: String,
@@ -335,6 +337,37 @@ pub struct TargetsAnalysis {
     pub machines: Machines,
     /// Every comparison any target has, in the first such target's order.
     pub comparisons: Vec<CrossComparison>,
+}
+
+/// What a combined report puts side by side; the words it uses follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grouping {
+    /// One recipe on several targets: a multi-target run's parent directory.
+    Targets,
+    /// Campaigns of one question, linked by `aba report A B --together` (the production
+    /// and the exact config of one A/B): each with its own recipe, limits and verdicts.
+    Campaigns,
+}
+
+impl Grouping {
+    /// `target` or `campaign`.
+    #[must_use]
+    pub fn noun(self) -> &'static str {
+        match self {
+            Grouping::Targets => "target",
+            Grouping::Campaigns => "campaign",
+        }
+    }
+
+    /// `targets` or `campaigns`.
+    #[must_use]
+    pub fn nouns(self) -> &'static str {
+        match self {
+            Grouping::Targets => "targets",
+            Grouping::Campaigns => "campaigns",
+        }
+    }
 }
 
 fn row(target: &str, c: &crate::analysis::CandidateResult) -> TargetRow {
@@ -420,6 +453,7 @@ impl TargetsAnalysis {
             c.agreement = agreement(&c.rows);
         }
         TargetsAnalysis {
+            grouping: Grouping::Targets,
             recipe: recipe.to_owned(),
             directory: directory.to_owned(),
             targets: inputs
@@ -433,6 +467,23 @@ impl TargetsAnalysis {
                 .collect(),
             machines: Machines::new(inputs),
             comparisons,
+        }
+    }
+
+    /// Puts linked campaigns side by side (`aba report A B --together`): each input is one
+    /// campaign, named by its directory; comparisons are matched by series, candidate and
+    /// baseline as a multi-target run's are, and never pooled.
+    #[must_use]
+    pub fn linked(inputs: &[TargetInput]) -> TargetsAnalysis {
+        let mut recipes: Vec<&str> = Vec::new();
+        for a in inputs.iter().filter_map(|i| i.analysis.as_ref().ok()) {
+            if !recipes.contains(&a.campaign.name.as_str()) {
+                recipes.push(&a.campaign.name);
+            }
+        }
+        TargetsAnalysis {
+            grouping: Grouping::Campaigns,
+            ..TargetsAnalysis::new(&recipes.join(", "), "", inputs)
         }
     }
 }

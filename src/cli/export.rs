@@ -138,6 +138,12 @@ fn publish_of(recipe: &Path) -> Result<PublishSpec, ReportError> {
 
 /// Makes `to` a new folder, or accepts an empty one; a link or anything else is refused.
 fn prepare(to: &Path) -> Result<(), ReportError> {
+    prepare_out(to, "an export")
+}
+
+/// Makes `to` a new folder for `what` (`an export`), or accepts an empty one; a link or
+/// anything else is refused.
+pub(super) fn prepare_out(to: &Path, what: &str) -> Result<(), ReportError> {
     let refuse = |why: &str| ReportError::ExportDestination {
         path: to.to_path_buf(),
         why: why.to_owned(),
@@ -154,9 +160,9 @@ fn prepare(to: &Path) -> Result<(), ReportError> {
             if empty {
                 Ok(())
             } else {
-                Err(refuse(
-                    "is not empty; an export is written into a new or empty folder",
-                ))
+                Err(refuse(&format!(
+                    "is not empty; {what} is written into a new or empty folder"
+                )))
             }
         }
         Ok(_) => Err(refuse("exists and is not a folder")),

@@ -500,8 +500,18 @@ pub enum Command {
     /// results directory and print report.txt (refused, exit 5, when samples.csv does not
     /// match the journal: `aba verify`).
     Report {
-        /// The results directory (`results/<name>-<time>/`).
-        dir: PathBuf,
+        /// The results directory (`results/<name>-<time>/`); with `--together`, two or more.
+        #[arg(required = true, num_args = 1..)]
+        dirs: Vec<PathBuf>,
+        /// Link two or more campaigns of one question (the production and the exact config
+        /// of one A/B): each directory's reports are rewritten, and one report puts them side
+        /// by side, each with its own verdicts and whether they agree.
+        #[arg(long)]
+        together: bool,
+        /// With `--together`: also write that report (report.txt, README.md, linked.tsv) into
+        /// this folder, which must not exist (its parent must) or be empty.
+        #[arg(long, value_name = "OUT", requires = "together")]
+        to: Option<PathBuf>,
         /// Judge with verdict limits edited in recipe.toml after the run instead of refusing;
         /// every report then says at the top which limits changed, from what to what.
         #[arg(long)]
@@ -813,31 +823,32 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         ),
         Command::Export { dir, to, json } => export::export(&dir, &to, json),
         Command::Report {
-            dir,
+            dirs,
+            together,
+            to,
             accept_edited_limits,
             no_profile,
             json,
-        } if Manifest::is_parent(&dir) => report::report_parent(
-            &dir,
-            AnalyzeOptions {
+        } => {
+            let options = AnalyzeOptions {
                 accept_edited_limits,
                 no_profile,
-            },
-            json,
-        ),
-        Command::Report {
-            dir,
-            accept_edited_limits,
-            no_profile,
-            json,
-        } => report::report(
-            &dir,
-            AnalyzeOptions {
-                accept_edited_limits,
-                no_profile,
-            },
-            json,
-        ),
+            };
+            match dirs.as_slice() {
+                _ if together => report::report_together(&dirs, options, to.as_deref(), json),
+                [dir] if Manifest::is_parent(dir) => report::report_parent(dir, options, json),
+                [dir] => report::report(dir, options, json),
+                _ => Err(crate::error::Error::ReportArgs {
+                    why: format!(
+                        "{} directories were given; one report is of one campaign",
+                        dirs.len()
+                    ),
+                    hint:
+                        "link campaigns of one question with --together: aba report A B --together"
+                            .to_owned(),
+                }),
+            }
+        }
     }
 }
 

@@ -5,12 +5,19 @@
 use std::path::Path;
 
 use crate::{
-    analysis::{AnalyzeOptions, analyze_read, analyze_with},
+    analysis::{
+        AnalyzeOptions, analyze_read, analyze_with,
+        targets::{TargetInput, TargetState, TargetsAnalysis},
+    },
     error::Error,
     json::report::ReportDoc,
-    json::targets::{MemberReport, TargetsReportDoc},
-    report::{write_reports, write_reproduction},
+    json::targets::{LinkedMember, LinkedReportDoc, MemberReport, TargetsReportDoc},
+    report::{
+        targets::{render_markdown, render_text, render_tsv},
+        write_reports, write_reproduction,
+    },
     reproduction::compare_paths,
+    results::atomic::write_atomic_no_link,
     results::layout::ResultsDir,
     results::manifest::Manifest,
     session::{
@@ -111,4 +118,117 @@ pub fn report_parent(parent: &Path, options: AnalyzeOptions, json: bool) -> Resu
     let doc = TargetsReportDoc::new(&combined.analysis, targets);
     print!("{}", crate::json::render(&doc));
     Ok(combined.code)
+}
+
+/// `aba report A B … --together [--to OUT] [--json]`: linked campaigns, two or more
+/// campaigns of one question (the production and the exact config of one A/B). Each
+/// directory is checked and its own reports rewritten as `aba report DIR` would; then one
+/// report puts them side by side, each comparison with every campaign's own change,
+/// interval and verdict and whether they agree. It is printed, and with `to` written into
+/// that new or empty folder (report.txt, README.md, linked.tsv); nothing is written
+/// anywhere else. The exit code is the worst of the campaigns' own.
+pub fn report_together(
+    dirs: &[std::path::PathBuf],
+    options: AnalyzeOptions,
+    to: Option<&Path>,
+    json: bool,
+) -> Result<u8, Error> {
+    if dirs.len() < 2 {
+        return Err(Error::ReportArgs {
+            why: "--together links two or more campaigns; one was given".to_owned(),
+            hint: "aba report A B --together, or aba report DIR for one campaign".to_owned(),
+        });
+    }
+    for dir in dirs {
+        if Manifest::is_parent(dir) {
+            return Err(Error::ReportArgs {
+                why: format!(
+                    "{} is a multi-target run's parent, whose report already puts its targets side by side",
+                    dir.display()
+                ),
+                hint: "give the targets' own directories (PARENT/<target>) to link them with other campaigns"
+                    .to_owned(),
+            });
+        }
+        refuse_if_it_differs(dir)?;
+    }
+    let names = linked_names(dirs);
+    let mut inputs = Vec::new();
+    let mut reproductions = Vec::new();
+    let mut codes = Vec::new();
+    for (dir, name) in dirs.iter().zip(&names) {
+        let results = ResultsDir::open(dir);
+        let state = TargetState::of(dir);
+        let voice = Voice::Member(name.clone());
+        let analysis = analyze_with(&results, options)?;
+        let written = write_analysed(&results, &analysis, &voice)?;
+        codes.push(written.end.code());
+        reproductions.push(written.reproduction);
+        inputs.push(TargetInput {
+            target: name.clone(),
+            dir: dir.display().to_string(),
+            state,
+            analysis: Ok(analysis),
+        });
+    }
+    let combined = TargetsAnalysis::linked(&inputs);
+    let text = crate::text::printable(&render_text(&combined)).into_owned();
+    if let Some(out) = to {
+        super::export::prepare_out(out, "a linked report")?;
+        let readme = crate::text::printable(&render_markdown(&combined)).into_owned();
+        let files: [(&str, Vec<u8>); 3] = [
+            ("report.txt", text.clone().into_bytes()),
+            ("README.md", readme.into_bytes()),
+            ("linked.tsv", render_tsv(&combined)),
+        ];
+        for (name, bytes) in files {
+            let path = out.join(name);
+            write_atomic_no_link(&path, &bytes)
+                .map_err(|source| crate::report::ReportError::Write { path, source })?;
+        }
+    }
+    let code = codes.into_iter().max().unwrap_or(0);
+    if json {
+        let campaigns = inputs
+            .iter()
+            .zip(&reproductions)
+            .map(|(input, reproduction)| LinkedMember {
+                campaign: &input.target,
+                dir: &input.dir,
+                report: input
+                    .analysis
+                    .as_ref()
+                    .ok()
+                    .map(|a| ReportDoc::new(a, reproduction.as_ref())),
+            })
+            .collect();
+        print!(
+            "{}",
+            crate::json::render(&LinkedReportDoc::new(&combined, campaigns))
+        );
+    } else {
+        print!("{text}");
+    }
+    Ok(code)
+}
+
+/// Each linked campaign's name: its directory's name, with `-2`, `-3` … after a name an
+/// earlier one took (two campaigns may sit in folders of one name under different parents).
+fn linked_names(dirs: &[std::path::PathBuf]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for dir in dirs {
+        let base = dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| dir.display().to_string());
+        let mut name = base.clone();
+        let mut n = 2;
+        while names.contains(&name) {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        names.push(name);
+    }
+    names
 }

@@ -42,6 +42,8 @@ pub enum Kind {
     TargetsStatus,
     /// `aba report --json` on a multi-target directory.
     TargetsReport,
+    /// `aba report A B --together --json`: linked campaigns.
+    LinkedReport,
 }
 
 /// A document as printed: pretty JSON with a final newline.

@@ -91,3 +91,42 @@ pub struct MemberReport<'a> {
     /// analysis (the combined analysis says why).
     pub report: Option<ReportDoc<'a>>,
 }
+
+/// `aba report A B --together --json`: linked campaigns side by side.
+#[derive(Debug, Serialize)]
+pub struct LinkedReportDoc<'a> {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// Always `linked_report`.
+    pub kind: Kind,
+    /// The combined analysis (`grouping` `campaigns`): the campaigns with their states,
+    /// whether their environments are the same and every comparison side by side with each
+    /// campaign's change, interval, verdict, drift and CV and their agreement.
+    pub combined: &'a TargetsAnalysis,
+    /// Every campaign in the order given.
+    pub campaigns: Vec<LinkedMember<'a>>,
+}
+
+/// One campaign of `aba report A B --together --json`.
+#[derive(Debug, Serialize)]
+pub struct LinkedMember<'a> {
+    /// Its name in the combined report (its directory's name).
+    pub campaign: &'a str,
+    /// Its directory, as given.
+    pub dir: &'a str,
+    /// What `aba report DIR --json` prints for it; `null` when it has no analysis.
+    pub report: Option<ReportDoc<'a>>,
+}
+
+impl<'a> LinkedReportDoc<'a> {
+    /// The document of `combined` with each campaign's own report.
+    #[must_use]
+    pub fn new(combined: &'a TargetsAnalysis, campaigns: Vec<LinkedMember<'a>>) -> Self {
+        LinkedReportDoc {
+            format: FORMAT,
+            kind: Kind::LinkedReport,
+            combined,
+            campaigns,
+        }
+    }
+}

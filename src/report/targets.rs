@@ -1,7 +1,11 @@
 //! The combined report of a multi-target run (issue 13), written into the parent directory:
 //! `report.txt` (≤ 72 columns, mail-ready), `README.md` and `targets.tsv`, all from a
 //! [`TargetsAnalysis`]. Each target's own reports stay in its subdirectory; this one only
-//! puts them side by side, as seed 002's mail does by hand for two machines.
+//! puts them side by side, as seed 002's mail does by hand for two machines. Linked
+//! campaigns (`aba report A B --together`: two campaigns of one question, as the tmpfs
+//! bundle's production-config and exact-config A/Bs) are put side by side the same way, in
+//! the same words with "campaign" for "target", into `report.txt`, `README.md` and
+//! `linked.tsv`.
 
 use std::{fmt::Write as _, path::Path};
 
@@ -9,7 +13,7 @@ use serde::Serialize;
 
 use crate::{
     analysis::targets::{
-        Agreement, CrossComparison, Machines, TargetRow, TargetState, TargetsAnalysis,
+        Agreement, CrossComparison, Grouping, Machines, TargetRow, TargetState, TargetsAnalysis,
     },
     report::{
         ReportError,
@@ -25,6 +29,26 @@ use crate::{
 
 /// The files of the combined report, in the parent directory.
 pub const TARGETS_FILES: &[&str] = &["report.txt", "README.md", "targets.tsv"];
+
+/// The files of linked campaigns' combined report (`aba report … --together --to OUT`).
+pub const LINKED_FILES: &[&str] = &["report.txt", "README.md", "linked.tsv"];
+
+/// The TSV file of a grouping.
+fn tsv_name(grouping: Grouping) -> &'static str {
+    match grouping {
+        Grouping::Targets => "targets.tsv",
+        Grouping::Campaigns => "linked.tsv",
+    }
+}
+
+/// What differs between them when fingerprints differ: machines for targets; for linked
+/// campaigns, which may share a machine and differ in its setup, environments.
+fn apart_words(grouping: Grouping) -> &'static str {
+    match grouping {
+        Grouping::Targets => "machines",
+        Grouping::Campaigns => "environments",
+    }
+}
 
 /// What a target's campaign reached, in words (`finished, 3/3 points`).
 #[must_use]
@@ -76,16 +100,20 @@ fn cv_text(row: &TargetRow) -> String {
 }
 
 /// The agreement line of one comparison.
-fn agreement_text(c: &CrossComparison, machines: &Machines) -> String {
+fn agreement_text(c: &CrossComparison, machines: &Machines, grouping: Grouping) -> String {
+    let nouns = grouping.nouns();
+    // Different only when fingerprints differ; without every fingerprint it is not known.
     let apart = if machines.same() {
-        ""
+        String::new()
+    } else if machines.differences.is_empty() {
+        format!(" ({} not known to be the same)", apart_words(grouping))
     } else {
-        " (different machines)"
+        format!(" (different {})", apart_words(grouping))
     };
     let mut text = match &c.agreement {
         Agreement::Agree { direction, verdict } => match direction {
-            Some(d) => format!("targets agree{apart}: {d}, {verdict}"),
-            None => format!("targets agree{apart}: {verdict}"),
+            Some(d) => format!("{nouns} agree{apart}: {d}, {verdict}"),
+            None => format!("{nouns} agree{apart}: {verdict}"),
         },
         Agreement::Disagree => {
             let each: Vec<String> = c
@@ -96,9 +124,12 @@ fn agreement_text(c: &CrossComparison, machines: &Machines) -> String {
                     None => format!("{} {}", r.target, r.verdict),
                 })
                 .collect();
-            format!("targets disagree{apart}: {}", each.join("; "))
+            format!("{nouns} disagree{apart}: {}", each.join("; "))
         }
-        Agreement::Alone => "only one target has a result: nothing to agree on".to_owned(),
+        Agreement::Alone => format!(
+            "only one {} has a result: nothing to agree on",
+            grouping.noun()
+        ),
     };
     if !c.missing.is_empty() {
         let _ = write!(text, "; no result on {}", c.missing.join(", "));
@@ -123,8 +154,15 @@ fn series_title(c: &CrossComparison) -> String {
 
 /// One comparison's table; the verdict moves under its row when the row would pass
 /// [`WIDTH`] (long target names, `AUX_NO_MATERIAL_SIGNAL`).
-fn comparison_table(c: &CrossComparison) -> String {
-    let header = ["target", "change", "95% interval", "drift", "CV", "verdict"];
+fn comparison_table(c: &CrossComparison, grouping: Grouping) -> String {
+    let header = [
+        grouping.noun(),
+        "change",
+        "95% interval",
+        "drift",
+        "CV",
+        "verdict",
+    ];
     let cells = |r: &TargetRow| {
         [
             r.target.clone(),
@@ -163,6 +201,7 @@ fn comparison_table(c: &CrossComparison) -> String {
 
 fn machines_text(t: &TargetsAnalysis) -> String {
     let m = &t.machines;
+    let (noun, apart) = (t.grouping.noun(), apart_words(t.grouping));
     let names: Vec<&str> = t.targets.iter().map(|s| s.target.as_str()).collect();
     let mut out = String::from("Machines\n");
     if m.same() {
@@ -180,25 +219,30 @@ fn machines_text(t: &TargetsAnalysis) -> String {
     }
     if m.differences.is_empty() && m.fingerprints.len() >= 2 {
         out.push_str(&wrap(
-            "The targets with a fingerprint have the same one; the others \
-             cannot be compared, so each target is reported on its own, never pooled.",
+            &format!(
+                "The {noun}s with a fingerprint have the same one; the others \
+                 cannot be compared, so each {noun} is reported on its own, never pooled."
+            ),
             WIDTH,
             "  ",
         ));
     } else if m.differences.is_empty() {
         out.push_str(&wrap(
-            "Not every target has a fingerprint yet, so whether they are one \
-             kind of machine is not known: each target is reported on its own, \
-             never pooled.",
+            &format!(
+                "Not every {noun} has a fingerprint yet, so whether they are one \
+                 kind of machine is not known: each {noun} is reported on its own, \
+                 never pooled."
+            ),
             WIDTH,
             "  ",
         ));
     } else {
-        out.push_str(&wrap(
-            "Different machines: each target is reported on its own, never pooled.",
-            WIDTH,
-            "  ",
-        ));
+        let mut lead =
+            format!("Different {apart}: each {noun} is reported on its own, never pooled.");
+        if let Some(first) = lead.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
+        out.push_str(&wrap(&lead, WIDTH, "  "));
         for d in &m.differences {
             let values: Vec<String> = d
                 .values
@@ -231,26 +275,49 @@ fn machines_text(t: &TargetsAnalysis) -> String {
 #[must_use]
 pub fn render_text(t: &TargetsAnalysis) -> String {
     let mut out = String::new();
+    let (noun, nouns) = (t.grouping.noun(), t.grouping.nouns());
     let names: Vec<&str> = t.targets.iter().map(|s| s.target.as_str()).collect();
-    out.push_str(&wrap(
-        &format!(
-            "{} on {} targets: {}",
-            t.recipe,
-            t.targets.len(),
-            names.join(", ")
-        ),
-        WIDTH,
-        "",
-    ));
-    out.push_str(&wrap(
-        &format!(
-            "Results: {}/, one campaign directory per target.",
-            t.directory
-        ),
-        WIDTH,
-        "",
-    ));
-    out.push_str("\nTargets\n");
+    match t.grouping {
+        Grouping::Targets => {
+            out.push_str(&wrap(
+                &format!(
+                    "{} on {} targets: {}",
+                    t.recipe,
+                    t.targets.len(),
+                    names.join(", ")
+                ),
+                WIDTH,
+                "",
+            ));
+            out.push_str(&wrap(
+                &format!(
+                    "Results: {}/, one campaign directory per target.",
+                    t.directory
+                ),
+                WIDTH,
+                "",
+            ));
+        }
+        Grouping::Campaigns => {
+            out.push_str(&wrap(
+                &format!(
+                    "{} linked campaigns of one question: {} (recipes: {})",
+                    t.targets.len(),
+                    names.join(", "),
+                    t.recipe
+                ),
+                WIDTH,
+                "",
+            ));
+            out.push_str(&wrap(
+                "Each campaign keeps its own recipe, limits and verdicts; nothing here \
+                 pools them.",
+                WIDTH,
+                "",
+            ));
+        }
+    }
+    let _ = write!(out, "\n{}\n", capitalised(nouns));
     let mut table = Table::new(&[Align::Left, Align::Left, Align::Left]);
     for s in &t.targets {
         table.row([
@@ -283,39 +350,68 @@ pub fn render_text(t: &TargetsAnalysis) -> String {
     out.push('\n');
     out.push_str(&machines_text(t));
     if t.comparisons.is_empty() {
-        out.push_str("\nNo target has a comparison yet.\n");
+        let _ = writeln!(out, "\nNo {noun} has a comparison yet.");
     } else {
-        out.push_str("\nChanges per target\n");
+        let _ = writeln!(out, "\nChanges per {noun}");
         for c in &t.comparisons {
             out.push('\n');
             out.push_str(&wrap(&series_title(c), WIDTH, ""));
-            out.push_str(&comparison_table(c));
-            out.push_str(&wrap(&agreement_text(c, &t.machines), WIDTH, "  "));
+            out.push_str(&comparison_table(c, t.grouping));
+            out.push_str(&wrap(
+                &agreement_text(c, &t.machines, t.grouping),
+                WIDTH,
+                "  ",
+            ));
         }
     }
     out.push('\n');
     out.push_str(&wrap(
-        "change: candidate against baseline, all samples; 95% interval: \
-         its boot-level interval; drift: the baseline's last boot against its \
-         first (with three boots or more, the RMS difference of its boot \
-         pairs); CV: the largest point CV of the two kernels. Targets agree \
-         when they have the same direction and verdict. Each target's own \
-         report is <target>/report.txt.",
+        &format!(
+            "change: candidate against baseline, all samples; 95% interval: \
+             its boot-level interval; drift: the baseline's last boot against its \
+             first (with three boots or more, the RMS difference of its boot \
+             pairs); CV: the largest point CV of the two kernels. {} agree \
+             when they have the same direction and verdict. {}",
+            capitalised(nouns),
+            match t.grouping {
+                Grouping::Targets => "Each target's own report is <target>/report.txt.",
+                Grouping::Campaigns => "Each campaign's own report is report.txt in its directory.",
+            }
+        ),
         WIDTH,
         "",
     ));
     fit_width(&out, WIDTH)
 }
 
+/// `Targets` from `targets`.
+fn capitalised(word: &str) -> String {
+    let mut out = word.to_owned();
+    if let Some(first) = out.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    out
+}
+
 /// `README.md` of the parent.
 #[must_use]
 pub fn render_markdown(t: &TargetsAnalysis) -> String {
-    let mut out = format!(
-        "# {} on {} targets\n\nOne campaign directory per target; each is a complete \
-         results directory with its own README.md.\n\n## Targets\n\n",
-        t.recipe,
-        t.targets.len()
-    );
+    let noun = t.grouping.noun();
+    let mut out = match t.grouping {
+        Grouping::Targets => format!(
+            "# {} on {} targets\n\nOne campaign directory per target; each is a complete \
+             results directory with its own README.md.\n\n## Targets\n\n",
+            t.recipe,
+            t.targets.len()
+        ),
+        Grouping::Campaigns => format!(
+            "# {} linked campaigns\n\nCampaigns of one question (recipes: {}), each a \
+             complete results directory with its own README.md, recipe, limits and \
+             verdicts; nothing here pools them.\n\n## Campaigns\n\n",
+            t.targets.len(),
+            t.recipe
+        ),
+    };
     let rows: Vec<Vec<String>> = t
         .targets
         .iter()
@@ -329,21 +425,24 @@ pub fn render_markdown(t: &TargetsAnalysis) -> String {
         })
         .collect();
     out.push_str(&markdown::table(
-        &["target", "state", "why", "directory"],
+        &[noun, "state", "why", "directory"],
         &rows,
     ));
     out.push_str("\n## Machines\n\n");
     let m = &t.machines;
     if m.same() {
-        out.push_str(
-            "Every target has the same environment fingerprint (CPU model, microcode, \
+        let _ = writeln!(
+            out,
+            "Every {noun} has the same environment fingerprint (CPU model, microcode, \
              command line, tuning and sysctls read back). Results are still reported per \
-             target, never pooled.\n",
+             {noun}, never pooled."
         );
     } else {
-        out.push_str(
-            "**Different machines** (or not comparable): each target is reported on its \
+        let _ = write!(
+            out,
+            "**Different {}** (or not comparable): each {noun} is reported on its \
              own, never pooled.\n\n",
+            apart_words(t.grouping)
         );
         if !m.differences.is_empty() {
             let mut header = vec!["fact"];
@@ -367,7 +466,7 @@ pub fn render_markdown(t: &TargetsAnalysis) -> String {
             );
         }
     }
-    out.push_str("\n## Changes per target\n");
+    let _ = writeln!(out, "\n## Changes per {noun}");
     for c in &t.comparisons {
         let _ = write!(out, "\n### {}\n\n", series_title(c));
         let rows: Vec<Vec<String>> = c
@@ -385,17 +484,19 @@ pub fn render_markdown(t: &TargetsAnalysis) -> String {
             })
             .collect();
         out.push_str(&markdown::table(
-            &["target", "change", "95% interval", "drift", "CV", "verdict"],
+            &[noun, "change", "95% interval", "drift", "CV", "verdict"],
             &rows,
         ));
-        let _ = writeln!(out, "\n{}.", agreement_text(c, &t.machines));
+        let _ = writeln!(out, "\n{}.", agreement_text(c, &t.machines, t.grouping));
     }
     if t.comparisons.is_empty() {
-        out.push_str("\nNo target has a comparison yet.\n");
+        let _ = writeln!(out, "\nNo {noun} has a comparison yet.");
     }
-    out.push_str(
-        "\nThe same numbers, unrounded to 6 decimals, are in `targets.tsv`; `report.txt` is \
-         the mail-ready text.\n",
+    let _ = writeln!(
+        out,
+        "\nThe same numbers, unrounded to 6 decimals, are in `{}`; `report.txt` is \
+         the mail-ready text.",
+        tsv_name(t.grouping)
     );
     out
 }
@@ -439,7 +540,26 @@ pub const TSV_HEADER: &[&str] = &[
     "agreement",
 ];
 
-/// `targets.tsv` of the parent.
+/// The header of `linked.tsv`: `targets.tsv`'s with `campaign` for `target`.
+pub const LINKED_TSV_HEADER: &[&str] = &[
+    "series",
+    "unit",
+    "candidate",
+    "baseline",
+    "campaign",
+    "same_machines",
+    "change_pct",
+    "ci_low_pct",
+    "ci_high_pct",
+    "drift_pct",
+    "drift_measure",
+    "cv_pct",
+    "direction",
+    "verdict",
+    "agreement",
+];
+
+/// `targets.tsv` of the parent, or `linked.tsv` of linked campaigns.
 #[must_use]
 pub fn render_tsv(t: &TargetsAnalysis) -> Vec<u8> {
     let same = if t.machines.same() { "yes" } else { "no" };
@@ -474,7 +594,16 @@ pub fn render_tsv(t: &TargetsAnalysis) -> Vec<u8> {
             })
         })
         .collect();
-    to_tsv(TSV_HEADER, &rows)
+    let tsv = to_tsv(TSV_HEADER, &rows);
+    match t.grouping {
+        Grouping::Targets => tsv,
+        // The same rows; only the fifth column's name says what they are.
+        Grouping::Campaigns => {
+            let text = String::from_utf8(tsv).expect("invariant: to_tsv writes UTF-8");
+            let (_, body) = text.split_once('\n').unwrap_or((&text, ""));
+            format!("{}\n{body}", LINKED_TSV_HEADER.join("\t")).into_bytes()
+        }
+    }
 }
 
 /// Writes the combined report into `parent`, each file atomically; returns report.txt.
@@ -485,7 +614,7 @@ pub fn write_targets_report(parent: &Path, t: &TargetsAnalysis) -> Result<String
     let files: [(&str, Vec<u8>); 3] = [
         ("report.txt", text.clone().into_bytes()),
         ("README.md", readme.into_bytes()),
-        ("targets.tsv", render_tsv(t)),
+        (tsv_name(t.grouping), render_tsv(t)),
     ];
     for (name, bytes) in files {
         let path = parent.join(name);

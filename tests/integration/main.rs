@@ -22,6 +22,7 @@ mod lab;
 mod labgrid;
 mod labgrid_lab;
 mod legacy;
+mod linked;
 mod matched_builds;
 mod multi;
 mod multi_lab;
