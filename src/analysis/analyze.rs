@@ -1158,7 +1158,7 @@ tolerance = 0.01
 
     /// `[[analysis.comparison]]`: the fix against the unfixed kernel besides each against
     /// the parent, with its own verdict, its own reference in the mail, and an `[[expect]]`
-    /// on it; a journal of the same campaign without the table has no such comparison.
+    /// on it; beside it, a recovery share and another target's figure, which is not judged.
     #[test]
     fn a_declared_comparison_has_its_own_baseline_verdict_and_expectation() {
         let recipe = parse(

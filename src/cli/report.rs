@@ -102,17 +102,10 @@ pub fn report_parent(parent: &Path, options: AnalyzeOptions, json: bool) -> Resu
     }
     // The comparison with a recipe's reference, as `aba report DIR --json` prints it: the
     // one each target's rewritten reports were made from.
-    let targets = combined
-        .inputs
-        .iter()
-        .zip(&combined.reproductions)
-        .map(|(input, reproduction)| MemberReport {
+    let targets = member_reports(&combined.inputs, &combined.reproductions)
+        .map(|(input, report)| MemberReport {
             target: &input.target,
-            report: input
-                .analysis
-                .as_ref()
-                .ok()
-                .map(|a| ReportDoc::new(a, reproduction.as_ref())),
+            report,
         })
         .collect();
     let doc = TargetsReportDoc::new(&combined.analysis, targets);
@@ -189,17 +182,11 @@ pub fn report_together(
     }
     let code = codes.into_iter().max().unwrap_or(0);
     if json {
-        let campaigns = inputs
-            .iter()
-            .zip(&reproductions)
-            .map(|(input, reproduction)| LinkedMember {
+        let campaigns = member_reports(&inputs, &reproductions)
+            .map(|(input, report)| LinkedMember {
                 campaign: &input.target,
                 dir: &input.dir,
-                report: input
-                    .analysis
-                    .as_ref()
-                    .ok()
-                    .map(|a| ReportDoc::new(a, reproduction.as_ref())),
+                report,
             })
             .collect();
         print!(
@@ -210,6 +197,24 @@ pub fn report_together(
         print!("{text}");
     }
     Ok(code)
+}
+
+/// Each member's `aba report DIR --json` document beside it (`None` without an analysis),
+/// with the comparison with its reference its rewritten reports were made from.
+fn member_reports<'a>(
+    inputs: &'a [TargetInput],
+    reproductions: &'a [Option<crate::reproduction::model::Reproduction>],
+) -> impl Iterator<Item = (&'a TargetInput, Option<ReportDoc<'a>>)> {
+    inputs.iter().zip(reproductions).map(|(input, reproduction)| {
+        (
+            input,
+            input
+                .analysis
+                .as_ref()
+                .ok()
+                .map(|a| ReportDoc::new(a, reproduction.as_ref())),
+        )
+    })
 }
 
 /// Each linked campaign's name: its directory's name, with `-2`, `-3` … after a name an

@@ -540,25 +540,6 @@ pub const TSV_HEADER: &[&str] = &[
     "agreement",
 ];
 
-/// The header of `linked.tsv`: `targets.tsv`'s with `campaign` for `target`.
-pub const LINKED_TSV_HEADER: &[&str] = &[
-    "series",
-    "unit",
-    "candidate",
-    "baseline",
-    "campaign",
-    "same_machines",
-    "change_pct",
-    "ci_low_pct",
-    "ci_high_pct",
-    "drift_pct",
-    "drift_measure",
-    "cv_pct",
-    "direction",
-    "verdict",
-    "agreement",
-];
-
 /// `targets.tsv` of the parent, or `linked.tsv` of linked campaigns.
 #[must_use]
 pub fn render_tsv(t: &TargetsAnalysis) -> Vec<u8> {
@@ -597,11 +578,15 @@ pub fn render_tsv(t: &TargetsAnalysis) -> Vec<u8> {
     let tsv = to_tsv(TSV_HEADER, &rows);
     match t.grouping {
         Grouping::Targets => tsv,
-        // The same rows; only the fifth column's name says what they are.
+        // The same rows and columns; `campaign` names the fifth, `target` in targets.tsv.
         Grouping::Campaigns => {
             let text = String::from_utf8(tsv).expect("invariant: to_tsv writes UTF-8");
             let (_, body) = text.split_once('\n').unwrap_or((&text, ""));
-            format!("{}\n{body}", LINKED_TSV_HEADER.join("\t")).into_bytes()
+            let header: Vec<&str> = TSV_HEADER
+                .iter()
+                .map(|h| if *h == "target" { "campaign" } else { h })
+                .collect();
+            format!("{}\n{body}", header.join("\t")).into_bytes()
         }
     }
 }
