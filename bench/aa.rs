@@ -11,6 +11,13 @@
 //! OpenSSH client (`ssh … CMD`, the bench's sshd on 127.0.0.1); through aba it is a campaign
 //! of one sample on the built-in local target or on the sshd target, its value read back from
 //! `samples.csv`.
+//!
+//! The interval judged is the Hodges–Lehmann estimate of the paired differences with its
+//! Wilcoxon signed-rank 95 % interval, not the mean's t interval: on a shared machine a run
+//! that another process crowds out reads twice its value whoever started it, and one such
+//! pair in 200 doubles the t interval's width while saying nothing about aba. Both are
+//! printed; the rank interval answers "does aba shift the typical value", which is the
+//! question.
 
 use std::{
     fs,
@@ -20,7 +27,10 @@ use std::{
     time::Instant,
 };
 
-use aba::{results::samples::SampleTable, stats::interval::t_quantile_975};
+use aba::{
+    results::samples::SampleTable,
+    stats::{interval::t_quantile_975, rank::hodges_lehmann},
+};
 
 use crate::{
     Config, Row,
@@ -105,6 +115,23 @@ struct Pairs {
 }
 
 impl Pairs {
+    /// The differences aba − hand.
+    fn differences(&self) -> Vec<f64> {
+        self.aba
+            .iter()
+            .zip(&self.hand)
+            .map(|(a, h)| a - h)
+            .collect()
+    }
+
+    /// The Hodges–Lehmann difference with its signed-rank 95 % interval, in % of the hand's
+    /// mean.
+    fn rank_difference(&self) -> Option<(f64, f64, f64)> {
+        let base = self.hand.iter().sum::<f64>() / self.hand.len() as f64;
+        let pct = |x: f64| 100.0 * x / base;
+        hodges_lehmann(&self.differences()).map(|(m, lo, hi)| (pct(m), pct(lo), pct(hi)))
+    }
+
     /// Mean of the hand's values, and the mean difference (aba − hand) with its 95 % interval,
     /// all three in % of the hand's mean.
     fn difference(&self) -> (f64, f64, f64, f64) {
@@ -175,11 +202,16 @@ pub fn run(cfg: &Config, aba: &Aba, sshd: &Sshd) -> Result<(Vec<Row>, Vec<String
             )?);
         }
         let (base, mean, lo, hi) = found.difference();
-        let met = lo <= 0.0 && hi >= 0.0 && lo >= -0.5 && hi <= 0.5;
+        let (hl, hl_lo, hl_hi) = found
+            .rank_difference()
+            .ok_or_else(|| format!("{label}: {pairs} pairs are too few for a rank interval"))?;
+        let met = hl_lo <= 0.0 && hl_hi >= 0.0 && hl_lo >= -0.5 && hl_hi <= 0.5;
         rows.push(Row::new(
             "7",
-            format!("A/A value, aba - by hand, {label} target ({pairs} pairs), 95 % interval"),
-            format!("{mean:+.3} % [{lo:+.3}, {hi:+.3}]"),
+            format!(
+                "A/A value, aba - by hand, {label} target ({pairs} pairs), Hodges-Lehmann, signed-rank 95 % interval"
+            ),
+            format!("{hl:+.3} % [{hl_lo:+.3}, {hl_hi:+.3}]"),
             "includes 0, within ±0.5 %",
             Some(met),
         ));
@@ -190,7 +222,8 @@ pub fn run(cfg: &Config, aba: &Aba, sshd: &Sshd) -> Result<(Vec<Row>, Vec<String
                 .join(", ")
         };
         details.push(format!(
-            "[7] {label}: by hand mean {base:.4} ns/step; aba - hand {mean:+.3} % (95 % [{lo:+.3}, {hi:+.3}]); \
+            "[7] {label}: by hand mean {base:.4} ns/step; aba - hand: Hodges-Lehmann {hl:+.3} % \
+             (signed-rank 95 % [{hl_lo:+.3}, {hl_hi:+.3}]), mean {mean:+.3} % (t 95 % [{lo:+.3}, {hi:+.3}]); \
              by hand [{}]; aba [{}]",
             list(&found.hand),
             list(&found.aba)
@@ -198,3 +231,4 @@ pub fn run(cfg: &Config, aba: &Aba, sshd: &Sshd) -> Result<(Vec<Row>, Vec<String
     }
     Ok((rows, details))
 }
+

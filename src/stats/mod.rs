@@ -15,6 +15,7 @@ pub mod kernel;
 pub(crate) mod outliers;
 pub mod paired;
 pub mod pooling;
+pub mod rank;
 pub mod reproduce;
 pub mod sequential;
 pub mod summary;
