@@ -837,8 +837,15 @@ pub(crate) fn compare_hint(error: &ReproductionError) -> Option<String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
+        ReproductionError::SummaryMapping(_) => Some(
+            "a summary reference is a TOML file of [[series]], each naming the new campaign's \
+             workload (case, metric), its table's `file`, and how to read it: docs/report.md, \
+             \"Summary references\""
+                .to_owned(),
+        ),
         ReproductionError::Unreadable { .. }
         | ReproductionError::Bundle { .. }
+        | ReproductionError::SummaryNotHere { .. }
         | ReproductionError::Copy { .. } => None,
     }
 }

@@ -31,3 +31,31 @@ impl<'a> CompareDoc<'a> {
         }
     }
 }
+
+/// `aba compare NEW MAPPING.toml --json`: `format`, `kind`, then the
+/// [`SummaryReproduction`]'s own fields.
+#[derive(Debug, Serialize)]
+pub struct CompareSummaryDoc<'a> {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// Always `compare_summary`.
+    pub kind: Kind,
+    /// The comparison, its fields at the top level (`new`, `reference`, `baseline`,
+    /// `series`, `only_reference`, `counts`).
+    #[serde(flatten)]
+    pub reproduction: &'a crate::reproduction::summary_judge::SummaryReproduction,
+}
+
+impl<'a> CompareSummaryDoc<'a> {
+    /// The document of `reproduction`.
+    #[must_use]
+    pub fn new(
+        reproduction: &'a crate::reproduction::summary_judge::SummaryReproduction,
+    ) -> CompareSummaryDoc<'a> {
+        CompareSummaryDoc {
+            format: FORMAT,
+            kind: Kind::CompareSummary,
+            reproduction,
+        }
+    }
+}

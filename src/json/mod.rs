@@ -44,6 +44,8 @@ pub enum Kind {
     TargetsReport,
     /// `aba report A B --together --json`: linked campaigns.
     LinkedReport,
+    /// `aba compare NEW MAPPING.toml --json`: a campaign against a summary reference.
+    CompareSummary,
 }
 
 /// A document as printed: pretty JSON with a final newline.

@@ -29,6 +29,7 @@ pub(crate) mod reproduction_text;
 pub(crate) mod reproduction_tsv;
 pub(crate) mod rules_moved;
 pub(crate) mod source_identity_tsv;
+pub mod summary_reproduction;
 pub mod svg;
 pub mod targets;
 pub mod template;

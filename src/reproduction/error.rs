@@ -96,6 +96,22 @@ pub enum ReproductionError {
         /// The link.
         path: PathBuf,
     },
+    /// A summary reference where only a results directory or a bundle of samples can be:
+    /// a recipe's `[expect] reference`, or the new side of `aba compare`.
+    #[error(
+        "{} is a summary reference (a mapping of a table of means): `aba compare NEW {}` \
+         judges a campaign against it; here a results directory or a bundle of samples is needed",
+        path.display(),
+        path.display()
+    )]
+    SummaryNotHere {
+        /// What was given.
+        path: PathBuf,
+    },
+    /// A summary reference's mapping file that cannot be used, each problem at its line and
+    /// column.
+    #[error("{0}")]
+    SummaryMapping(crate::recipe::load::Diagnostics),
     /// No workload, case and metric is in both.
     #[error(
         "{} and {} have no workload, case and metric in common",

@@ -20,6 +20,11 @@ pub enum Kind {
 
 /// What `path` is.
 pub fn kind(path: &Path) -> Result<Kind, ReproductionError> {
+    if crate::reproduction::summary::is_mapping(path) {
+        return Err(ReproductionError::SummaryNotHere {
+            path: path.to_path_buf(),
+        });
+    }
     let meta = std::fs::metadata(path).map_err(|source| ReproductionError::Unreadable {
         path: path.to_path_buf(),
         source,

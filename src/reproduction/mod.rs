@@ -19,6 +19,8 @@ pub mod kind;
 pub mod matching;
 pub mod model;
 pub mod source;
+pub mod summary;
+pub mod summary_judge;
 pub mod table;
 
 pub use compare::compare;

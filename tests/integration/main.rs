@@ -39,6 +39,7 @@ mod runner_lab;
 mod schema;
 mod session_lib;
 mod shell;
+mod summary_refs;
 mod ssh;
 mod support;
 mod untrusted;
