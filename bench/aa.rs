@@ -231,4 +231,3 @@ pub fn run(cfg: &Config, aba: &Aba, sshd: &Sshd) -> Result<(Vec<Row>, Vec<String
     }
     Ok((rows, details))
 }
-

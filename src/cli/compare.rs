@@ -70,16 +70,21 @@ fn compare_summary(new: &Path, mapping: &Path, outputs: CompareOutputs<'_>) -> R
     let reference = crate::reproduction::summary::read(mapping)?;
     let judged = crate::reproduction::summary_judge::judge(&new, &reference);
     if judged.series.is_empty() {
-        return Err(crate::reproduction::error::ReproductionError::NothingInCommon {
-            new: new.info.path.clone().into(),
-            reference: mapping.to_path_buf(),
-            new_series: new.series.iter().map(|s| s.label.clone()).collect(),
-            reference_series: judged.only_reference.clone(),
-        }
-        .into());
+        return Err(
+            crate::reproduction::error::ReproductionError::NothingInCommon {
+                new: new.info.path.clone().into(),
+                reference: mapping.to_path_buf(),
+                new_series: new.series.iter().map(|s| s.label.clone()).collect(),
+                reference_series: judged.only_reference.clone(),
+            }
+            .into(),
+        );
     }
     if let Some(path) = outputs.tsv {
-        write_tsv(path, &crate::report::summary_reproduction::render_tsv(&judged))?;
+        write_tsv(
+            path,
+            &crate::report::summary_reproduction::render_tsv(&judged),
+        )?;
     }
     if outputs.json {
         print!(

@@ -205,16 +205,19 @@ fn member_reports<'a>(
     inputs: &'a [TargetInput],
     reproductions: &'a [Option<crate::reproduction::model::Reproduction>],
 ) -> impl Iterator<Item = (&'a TargetInput, Option<ReportDoc<'a>>)> {
-    inputs.iter().zip(reproductions).map(|(input, reproduction)| {
-        (
-            input,
-            input
-                .analysis
-                .as_ref()
-                .ok()
-                .map(|a| ReportDoc::new(a, reproduction.as_ref())),
-        )
-    })
+    inputs
+        .iter()
+        .zip(reproductions)
+        .map(|(input, reproduction)| {
+            (
+                input,
+                input
+                    .analysis
+                    .as_ref()
+                    .ok()
+                    .map(|a| ReportDoc::new(a, reproduction.as_ref())),
+            )
+        })
 }
 
 /// Each linked campaign's name: its directory's name, with `-2`, `-3` … after a name an

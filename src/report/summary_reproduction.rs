@@ -140,7 +140,12 @@ pub fn render_text(r: &SummaryReproduction) -> String {
             ));
         }
         for why in &s.not_compared {
-            out.push_str(&wrap_hanging(&format!("not compared: {why}"), WIDTH, "  - ", "    "));
+            out.push_str(&wrap_hanging(
+                &format!("not compared: {why}"),
+                WIDTH,
+                "  - ",
+                "    ",
+            ));
         }
         let means: Vec<String> = s
             .published
@@ -155,7 +160,10 @@ pub fn render_text(r: &SummaryReproduction) -> String {
             })
             .collect();
         out.push_str(&wrap_hanging(
-            &format!("published means, as the table gives them: {}", means.join("; ")),
+            &format!(
+                "published means, as the table gives them: {}",
+                means.join("; ")
+            ),
             WIDTH,
             "  ",
             "    ",

@@ -171,8 +171,9 @@ pub fn read(path: &Path) -> Result<SummaryReference, ReproductionError> {
             files.push(rel.clone());
         }
         let read = match (&s.kernel, &s.mean, s.row.is_empty()) {
-            (Some(kernel), Some(mean), true) => rows_layout(&table, s, kernel, mean)
-                .map_err(|e| e.in_mapping(&at))?,
+            (Some(kernel), Some(mean), true) => {
+                rows_layout(&table, s, kernel, mean).map_err(|e| e.in_mapping(&at))?
+            }
             (None, None, false) => columns_layout(&table, s).map_err(|e| e.in_mapping(&at))?,
             _ => {
                 return Err(at(
@@ -196,7 +197,11 @@ pub fn read(path: &Path) -> Result<SummaryReference, ReproductionError> {
         }
         series.push(SummarySeries {
             workload: s.workload.get_ref().clone(),
-            case: s.case.as_ref().map(|c| c.get_ref().clone()).unwrap_or_default(),
+            case: s
+                .case
+                .as_ref()
+                .map(|c| c.get_ref().clone())
+                .unwrap_or_default(),
             metric: s
                 .metric
                 .as_ref()
@@ -237,11 +242,7 @@ impl LayoutError {
 }
 
 /// The column `name` (from the mapping at `span`) of `table`.
-fn column(
-    table: &Table,
-    name: &Spanned<String>,
-    key: &str,
-) -> Result<usize, LayoutError> {
+fn column(table: &Table, name: &Spanned<String>, key: &str) -> Result<usize, LayoutError> {
     table.column(name.get_ref()).ok_or_else(|| {
         LayoutError::Mapping(
             name.span(),
@@ -263,7 +264,10 @@ fn rows_layout(
     kernel: &Spanned<String>,
     mean: &Spanned<String>,
 ) -> Result<Read, LayoutError> {
-    let (k, m) = (column(table, kernel, "kernel")?, column(table, mean, "mean")?);
+    let (k, m) = (
+        column(table, kernel, "kernel")?,
+        column(table, mean, "mean")?,
+    );
     let mut filters = Vec::new();
     for (name, value) in &s.filter {
         let at = table.column(name).ok_or_else(|| {
@@ -324,9 +328,17 @@ fn columns_layout(table: &Table, s: &SeriesSpec) -> Result<Read, LayoutError> {
         selectors.push((at, value));
     }
     let matching: Vec<usize> = (0..table.rows.len())
-        .filter(|&r| selectors.iter().all(|(c, v)| table.cell(r, *c) == v.get_ref()))
+        .filter(|&r| {
+            selectors
+                .iter()
+                .all(|(c, v)| table.cell(r, *c) == v.get_ref())
+        })
         .collect();
-    let first = s.row.values().next().expect("invariant: the layout has a row");
+    let first = s
+        .row
+        .values()
+        .next()
+        .expect("invariant: the layout has a row");
     let row = match matching.as_slice() {
         [one] => *one,
         [] => {
@@ -501,7 +513,10 @@ mod tests {
             [("parent".to_owned(), 305.0), ("child".to_owned(), 200.0)]
         );
         assert_eq!(r.series[0].unused, ["old-a", "old-b"]);
-        assert_eq!(r.series[0].kernels[0].from, ["parent-a (line 3)", "parent-b (line 5)"]);
+        assert_eq!(
+            r.series[0].kernels[0].from,
+            ["parent-a (line 3)", "parent-b (line 5)"]
+        );
         // BTreeMap order of the columns: child, then parent (4000 and 4200).
         assert_eq!(
             means(1),
@@ -523,20 +538,34 @@ mod tests {
                 .to_string()
         };
         let head = "version = 1\n[[series]]\nworkload = \"w\"\n";
-        let e = err(&format!("{head}file = \"../t.tsv\"\nkernel = \"kernel\"\nmean = \"mean\"\n"));
+        let e = err(&format!(
+            "{head}file = \"../t.tsv\"\nkernel = \"kernel\"\nmean = \"mean\"\n"
+        ));
         assert!(e.contains("map.toml:4:8"), "{e}");
-        assert!(e.contains("must be a path inside the mapping file's folder"), "{e}");
-        let e = err(&format!("{head}file = \"t.tsv\"\nkernel = \"kernal\"\nmean = \"mean\"\n"));
+        assert!(
+            e.contains("must be a path inside the mapping file's folder"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{head}file = \"t.tsv\"\nkernel = \"kernal\"\nmean = \"mean\"\n"
+        ));
         assert!(e.contains("map.toml:5:10"), "{e}");
         assert!(e.contains("`kernel` names column `kernal`"), "{e}");
-        let e = err(&format!("{head}file = \"t.tsv\"\nkernel = \"kernel\"\nmean = \"mean\"\n"));
+        let e = err(&format!(
+            "{head}file = \"t.tsv\"\nkernel = \"kernel\"\nmean = \"mean\"\n"
+        ));
         assert!(e.contains("t.tsv:3:2"), "{e}");
         assert!(e.contains("`mean` is `fast`, not a number"), "{e}");
         let e = err(&format!("{head}file = \"t.tsv\"\nmean = \"mean\"\n"));
         assert!(e.contains("either by rows"), "{e}");
         let e = err("version = 2\n");
-        assert!(e.contains("map.toml:1:11") && e.contains("version 2 is not known"), "{e}");
-        let e = err(&format!("{head}file = \"t.tsv\"\nkernel = \"kernel\"\nmeans = \"mean\"\n"));
+        assert!(
+            e.contains("map.toml:1:11") && e.contains("version 2 is not known"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{head}file = \"t.tsv\"\nkernel = \"kernel\"\nmeans = \"mean\"\n"
+        ));
         assert!(e.contains("unknown field `means`"), "{e}");
         // Through a link: refused, whatever it names.
         let dir = folder(&[table]);

@@ -299,15 +299,24 @@ mod tests {
         assert_eq!(r.baseline, "a");
         assert_eq!(verdict(&r), ReproductionLabel::Reproduced, "{r:?}");
         assert!((r.series[0].candidates[0].published_pct - 20.0).abs() < 1e-9);
-        assert_eq!(verdict(&judge(&signal, &reference(110.0))), ReproductionLabel::Different);
-        assert_eq!(verdict(&judge(&signal, &reference(99.0))), ReproductionLabel::NotReproduced);
+        assert_eq!(
+            verdict(&judge(&signal, &reference(110.0))),
+            ReproductionLabel::Different
+        );
+        assert_eq!(
+            verdict(&judge(&signal, &reference(99.0))),
+            ReproductionLabel::NotReproduced
+        );
         assert_eq!(judge(&signal, &reference(99.0)).counts.not_reproduced, 1);
         // Boots that scatter by 20 %: the campaign decides nothing, so nothing is judged.
         let noisy = new_campaign(1.02, 400.0);
         let r = judge(&noisy, &reference(102.0));
         let c = &r.series[0].candidates[0];
         assert_eq!(c.verdict, ReproductionLabel::Inconclusive, "{c:?}");
-        assert!(c.why.contains("its interval judges no one's figure"), "{c:?}");
+        assert!(
+            c.why.contains("its interval judges no one's figure"),
+            "{c:?}"
+        );
         // A series the campaign does not have, and a kernel it does not compare.
         let mut other = reference(120.0);
         other.series[0].metric = "x".into();

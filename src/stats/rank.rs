@@ -50,7 +50,10 @@ mod tests {
         assert!(m.abs() < 1e-12 && lo < 0.0 && hi > 0.0, "{m} {lo} {hi}");
         d[7] = 1000.0;
         let (m2, lo2, hi2) = hodges_lehmann(&d).expect("enough");
-        assert!(m2.abs() <= 0.5 && lo2 < 0.0 && hi2 <= 1.0, "{m2} {lo2} {hi2}");
+        assert!(
+            m2.abs() <= 0.5 && lo2 < 0.0 && hi2 <= 1.0,
+            "{m2} {lo2} {hi2}"
+        );
         assert!(hodges_lehmann(&d[..5]).is_none());
         // Shifted data: the estimate and both ends shift with it.
         let shifted: Vec<f64> = d.iter().map(|x| x + 3.0).collect();

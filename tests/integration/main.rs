@@ -39,7 +39,7 @@ mod runner_lab;
 mod schema;
 mod session_lib;
 mod shell;
-mod summary_refs;
 mod ssh;
+mod summary_refs;
 mod support;
 mod untrusted;

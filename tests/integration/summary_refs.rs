@@ -57,7 +57,10 @@ fn a_point_summary_is_judged_by_the_new_campaigns_interval() {
         );
         assert_eq!(out.status.code(), Some(code), "{}", text(&out));
         let printed = stdout(&out);
-        assert!(printed.lines().all(|l| l.chars().count() <= 72), "{printed}");
+        assert!(
+            printed.lines().all(|l| l.chars().count() <= 72),
+            "{printed}"
+        );
         let said = flat(&printed);
         for phrase in [
             &format!("exact against the summary reference published/map.toml: 1 {verdict}"),
@@ -65,7 +68,9 @@ fn a_point_summary_is_judged_by_the_new_campaigns_interval() {
             "The reference publishes means only (no samples, no spread per boot): each published \
              change is judged against this campaign's 95% interval alone.",
             "mprotect/iteration_ns_per_page in ns/page (point-summary.csv): against kernel parent",
-            &format!("child: published {published} from the means below; this campaign +39.77% (SIGNAL, boot-level 95% interval +29.18%..+51.22%): {verdict}"),
+            &format!(
+                "child: published {published} from the means below; this campaign +39.77% (SIGNAL, boot-level 95% interval +29.18%..+51.22%): {verdict}"
+            ),
             "parent 35.620000 (the mean of parent-a (line 3), parent-b (line 5))",
             "Not used from point-summary.csv (no kernel in `kernels`): v70-a.",
         ] {
@@ -73,7 +78,11 @@ fn a_point_summary_is_judged_by_the_new_campaigns_interval() {
         }
         let tsv = fs::read_to_string(tmp.path().join("s.tsv")).expect("tsv");
         let row: Vec<&str> = tsv.lines().nth(1).expect("a row").split('\t').collect();
-        assert_eq!((row[1], row[2], row[9]), ("child", "parent", verdict), "{tsv}");
+        assert_eq!(
+            (row[1], row[2], row[9]),
+            ("child", "parent", verdict),
+            "{tsv}"
+        );
         assert_eq!(row[7], "boot-level");
     }
 }
@@ -105,7 +114,7 @@ fn a_wide_summary_and_its_mistakes() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["kind"], "compare_summary");
     let c = &doc["series"][0]["candidates"][0];
-    assert_eq!(c["verdict"], "reproduced", "{doc}");
+    assert_eq!(c["verdict"], "Reproduced", "{doc}");
     assert!((c["published_pct"].as_f64().expect("a number") - 39.7810).abs() < 1e-3);
 
     fs::write(
@@ -127,5 +136,8 @@ fn a_wide_summary_and_its_mistakes() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(err.contains("wide.toml:6:18"), "{err}");
-    assert!(err.contains("2 rows of") && err.contains("(lines 2, 3); it must select one"), "{err}");
+    assert!(
+        err.contains("2 rows of") && err.contains("(lines 2, 3); it must select one"),
+        "{err}"
+    );
 }
