@@ -230,6 +230,30 @@ pub fn fit_width(text: &str, width: usize) -> String {
     out
 }
 
+/// A table indented by 2 whose last column (a verdict) moves onto its own line under each
+/// row, as `  <header>: <value>`, when a row would pass [`WIDTH`] (long names,
+/// `AUX_NO_MATERIAL_SIGNAL`).
+#[must_use]
+pub fn table_last_under(aligns: &[Align], header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut wide = Table::new(aligns);
+    wide.row(header.iter().copied());
+    for r in rows {
+        wide.row(r.iter().cloned());
+    }
+    let rendered = wide.render(2);
+    if rendered.lines().all(|l| l.chars().count() <= WIDTH) {
+        return rendered;
+    }
+    let keep = aligns.len() - 1;
+    let mut narrow = Table::new(&aligns[..keep]);
+    narrow.row(header.iter().take(keep).copied());
+    for r in rows {
+        narrow.row(r.iter().take(keep).cloned());
+        narrow.span(format!("  {}: {}", header[keep], r[keep]));
+    }
+    narrow.render(2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Align, Table, fit_width, wrap};

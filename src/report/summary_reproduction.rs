@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::{
     report::{
-        layout::{Align, Table, WIDTH, fit_width, wrap, wrap_hanging},
+        layout::{Align, WIDTH, fit_width, table_last_under, wrap, wrap_hanging},
         number::{fixed, signed_pct, tsv},
         tsv::to_tsv,
     },
@@ -49,15 +49,18 @@ fn counts(r: &SummaryReproduction) -> String {
 /// The candidates' table; the verdict moves under its row when a row would pass [`WIDTH`].
 fn candidates_table(candidates: &[SummaryCandidate]) -> String {
     let header = ["kernel", "published", "new", "95% interval", "verdict"];
-    let cells = |c: &SummaryCandidate| {
-        [
-            c.candidate.clone(),
-            signed_pct(c.published_pct),
-            signed_pct(c.new_pct),
-            interval_text(c),
-            c.verdict.to_string(),
-        ]
-    };
+    let rows: Vec<Vec<String>> = candidates
+        .iter()
+        .map(|c| {
+            vec![
+                c.candidate.clone(),
+                signed_pct(c.published_pct),
+                signed_pct(c.new_pct),
+                interval_text(c),
+                c.verdict.to_string(),
+            ]
+        })
+        .collect();
     let aligns = [
         Align::Left,
         Align::Right,
@@ -65,22 +68,7 @@ fn candidates_table(candidates: &[SummaryCandidate]) -> String {
         Align::Right,
         Align::Left,
     ];
-    let mut wide = Table::new(&aligns);
-    wide.row(header);
-    for c in candidates {
-        wide.row(cells(c));
-    }
-    let rendered = wide.render(2);
-    if rendered.lines().all(|l| l.chars().count() <= WIDTH) {
-        return rendered;
-    }
-    let mut narrow = Table::new(&aligns[..4]);
-    narrow.row(header.into_iter().take(4));
-    for c in candidates {
-        narrow.row(cells(c).into_iter().take(4));
-        narrow.span(format!("  verdict: {}", c.verdict));
-    }
-    narrow.render(2)
+    table_last_under(&aligns, &header, &rows)
 }
 
 /// The mail-ready text.

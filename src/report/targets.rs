@@ -17,7 +17,7 @@ use crate::{
     },
     report::{
         ReportError,
-        layout::{Align, Table, WIDTH, fit_width, wrap, wrap_hanging},
+        layout::{Align, Table, WIDTH, fit_width, table_last_under, wrap, wrap_hanging},
         mail_tables::better_text,
         markdown,
         number::{pct, signed_pct, tsv},
@@ -163,16 +163,20 @@ fn comparison_table(c: &CrossComparison, grouping: Grouping) -> String {
         "CV",
         "verdict",
     ];
-    let cells = |r: &TargetRow| {
-        [
-            r.target.clone(),
-            signed_pct(r.change_pct),
-            interval_text(r),
-            drift_text(r),
-            cv_text(r),
-            r.verdict.clone(),
-        ]
-    };
+    let rows: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.target.clone(),
+                signed_pct(r.change_pct),
+                interval_text(r),
+                drift_text(r),
+                cv_text(r),
+                r.verdict.clone(),
+            ]
+        })
+        .collect();
     let aligns = [
         Align::Left,
         Align::Right,
@@ -181,22 +185,7 @@ fn comparison_table(c: &CrossComparison, grouping: Grouping) -> String {
         Align::Right,
         Align::Left,
     ];
-    let mut wide = Table::new(&aligns);
-    wide.row(header);
-    for r in &c.rows {
-        wide.row(cells(r));
-    }
-    let rendered = wide.render(2);
-    if rendered.lines().all(|l| l.chars().count() <= WIDTH) {
-        return rendered;
-    }
-    let mut narrow = Table::new(&aligns[..5]);
-    narrow.row(header.into_iter().take(5));
-    for r in &c.rows {
-        narrow.row(cells(r).into_iter().take(5));
-        narrow.span(format!("  verdict: {}", r.verdict));
-    }
-    narrow.render(2)
+    table_last_under(&aligns, &header, &rows)
 }
 
 fn machines_text(t: &TargetsAnalysis) -> String {
