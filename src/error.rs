@@ -806,8 +806,10 @@ pub(crate) fn compare_hint(error: &ReproductionError) -> Option<String> {
     match error {
         ReproductionError::NotEvidence { .. } => Some(
             "pass a directory `aba run` created (results/<name>-<time>/, with journal.jsonl, \
-             samples.csv and recipe.toml), or a published bundle's folder or one of its \
-             <name>-points.tsv files"
+             samples.csv and recipe.toml), a published bundle's folder or one of its \
+             <name>-points.tsv files, or, as the reference, a mapping file (*.toml) that \
+             reads a published table of means or changes (docs/report.md, \"Summary \
+             references\")"
                 .to_owned(),
         ),
         ReproductionError::BundleAsNew { .. } => {

@@ -27,7 +27,7 @@ use crate::{
         scoped_limits::LimitScope,
     },
     report::layout::{fit_width, wrap},
-    reproduction::open_reference,
+    reproduction::check_reference,
     text::{bytes, cut, one_line},
     ui::{
         WIDTH,
@@ -70,7 +70,7 @@ pub fn check(
         .unwrap_or_default();
     let lookalikes = lookalikes(&recipe, &built);
     if let Some(reference) = &recipe.reference {
-        open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
+        check_reference(&reference.path, &verdict_params(&recipe.analysis))?;
     }
     if !json {
         print!("{}", render_plan(&recipe, &target, &summary, &kernels));

@@ -1,13 +1,13 @@
 //! `aba compare NEW REFERENCE`: a new campaign against a reference (another campaign's
-//! results directory or a published bundle), printed as a mail-ready text or JSON, with the
+//! results directory, a published bundle, or a summary reference's mapping file), printed as a mail-ready text or JSON, with the
 //! TSV written where asked.
 
 use std::path::Path;
 
 use crate::{
     error::{CampaignEnd, Error},
-    report::{ReportError, Templates, render_reproduction},
-    reproduction::compare_paths,
+    report::{ReportError, write::render_reference_comparison},
+    reproduction::{ReferenceComparison, compare_with_reference},
     results::atomic::write_atomic,
     session::conclude::{NOT_REPRODUCED_WARNING, end_of},
 };
@@ -22,25 +22,29 @@ pub struct CompareOutputs<'a> {
 }
 
 /// `aba compare NEW REFERENCE [--tsv FILE] [--json]`; exits with
-/// [`crate::error::exit_code::NOT_REPRODUCED`] when a comparison is NOT_REPRODUCED.
+/// [`crate::error::exit_code::NOT_REPRODUCED`] when a comparison is NOT_REPRODUCED. The
+/// reference is evidence with samples (a results directory or a bundle) or a summary
+/// reference (a mapping file of a table of means).
 pub fn compare(new: &Path, reference: &Path, outputs: CompareOutputs<'_>) -> Result<u8, Error> {
-    if crate::reproduction::summary::is_mapping(reference) {
-        return compare_summary(new, reference, outputs);
-    }
-    let reproduction = compare_paths(new, reference)?;
-    let rendered = render_reproduction(&reproduction, &Templates::from_env())?;
+    let compared = compare_with_reference(new, reference)?;
+    let rendered = render_reference_comparison(&compared)?;
     if let Some(path) = outputs.tsv {
         write_tsv(path, &rendered.tsv)?;
     }
     if outputs.json {
-        print!(
-            "{}",
-            crate::json::render(&crate::json::compare::CompareDoc::new(&reproduction))
-        );
+        let doc = match &compared {
+            ReferenceComparison::Evidence(r) => {
+                crate::json::render(&crate::json::compare::CompareDoc::new(r))
+            }
+            ReferenceComparison::Summary(s) => {
+                crate::json::render(&crate::json::compare::CompareSummaryDoc::new(s))
+            }
+        };
+        print!("{doc}");
     } else {
         print!("{}", rendered.text);
     }
-    let end = end_of(&reproduction);
+    let end = end_of(&compared);
     if end == CampaignEnd::NotReproduced {
         eprintln!("{NOT_REPRODUCED_WARNING}");
     }
@@ -61,43 +65,4 @@ fn write_tsv(path: &Path, data: &[u8]) -> Result<(), Error> {
         }
         .into()
     })
-}
-
-/// `aba compare NEW MAPPING.toml`: the new campaign against a summary reference, each
-/// published change held to this campaign's interval; exit 4 when one is NOT_REPRODUCED.
-fn compare_summary(new: &Path, mapping: &Path, outputs: CompareOutputs<'_>) -> Result<u8, Error> {
-    let new = crate::reproduction::source::open_new(new)?;
-    let reference = crate::reproduction::summary::read(mapping)?;
-    let judged = crate::reproduction::summary_judge::judge(&new, &reference);
-    if judged.series.is_empty() {
-        return Err(
-            crate::reproduction::error::ReproductionError::NothingInCommon {
-                new: new.info.path.clone().into(),
-                reference: mapping.to_path_buf(),
-                new_series: new.series.iter().map(|s| s.label.clone()).collect(),
-                reference_series: judged.only_reference.clone(),
-            }
-            .into(),
-        );
-    }
-    if let Some(path) = outputs.tsv {
-        write_tsv(
-            path,
-            &crate::report::summary_reproduction::render_tsv(&judged),
-        )?;
-    }
-    if outputs.json {
-        print!(
-            "{}",
-            crate::json::render(&crate::json::compare::CompareSummaryDoc::new(&judged))
-        );
-    } else {
-        let text = crate::report::summary_reproduction::render_text(&judged);
-        print!("{}", crate::text::printable(&text));
-    }
-    if judged.counts.not_reproduced > 0 {
-        eprintln!("{NOT_REPRODUCED_WARNING}");
-        return Ok(CampaignEnd::NotReproduced.code());
-    }
-    Ok(CampaignEnd::Finished.code())
 }

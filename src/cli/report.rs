@@ -12,11 +12,12 @@ use crate::{
     error::Error,
     json::report::ReportDoc,
     json::targets::{LinkedMember, LinkedReportDoc, MemberReport, TargetsReportDoc},
+    recipe::resolved::reference_copy,
     report::{
         targets::{render_markdown, render_text, render_tsv},
         write_reports, write_reproduction,
     },
-    reproduction::compare_paths,
+    reproduction::{ReferenceComparison, compare_with_reference},
     results::atomic::write_atomic_no_link,
     results::layout::ResultsDir,
     results::manifest::Manifest,
@@ -70,9 +71,10 @@ pub fn report(dir: &Path, options: AnalyzeOptions, json: bool) -> Result<u8, Err
 fn print_json(results: &ResultsDir, analysis: &crate::analysis::Analysis) -> Result<u8, Error> {
     write_reports(results, analysis)?;
     let mut end = expects_end(analysis, &Voice::Alone);
-    let reproduction = match analysis.campaign.reference {
-        Some(_) => {
-            let reproduction = compare_paths(&results.root, &results.reference_dir())?;
+    let reproduction = match &analysis.campaign.reference {
+        Some(written) => {
+            let reproduction =
+                compare_with_reference(&results.root, &reference_copy(&results.root, written))?;
             write_reproduction(results, &reproduction)?;
             end = end.max(reproduction_end(&reproduction, &Voice::Alone));
             Some(reproduction)
@@ -203,7 +205,7 @@ pub fn report_together(
 /// with the comparison with its reference its rewritten reports were made from.
 fn member_reports<'a>(
     inputs: &'a [TargetInput],
-    reproductions: &'a [Option<crate::reproduction::model::Reproduction>],
+    reproductions: &'a [Option<ReferenceComparison>],
 ) -> impl Iterator<Item = (&'a TargetInput, Option<ReportDoc<'a>>)> {
     inputs
         .iter()

@@ -15,7 +15,7 @@ use crate::{
     json::{FORMAT, Kind},
     recipe::model::Role,
     recipe::scoped_limits::SeriesLimits,
-    reproduction::Reproduction,
+    reproduction::{ReferenceComparison, Reproduction, summary_judge::SummaryReproduction},
     stats::{Better, Summary, VerdictParams},
 };
 
@@ -56,9 +56,14 @@ pub struct ReportDoc<'a> {
     /// Every kernel's build against the baseline's, field by field (`matched-build.tsv`;
     /// added in format 1: a new field keeps the format).
     pub matched_builds: &'a crate::analysis::matched_build::MatchedBuilds,
-    /// The comparison with the recipe's `[expect] reference` (what `aba compare --json`
-    /// prints); `null` when the recipe names none.
+    /// The comparison with the recipe's `[expect] reference` when it is evidence with
+    /// samples (what `aba compare --json` prints); `null` when the recipe names none or a
+    /// summary reference.
     pub reproduction: Option<&'a Reproduction>,
+    /// The comparison with the recipe's `[expect] reference` when it is a summary reference
+    /// (what `aba compare NEW MAPPING.toml --json` prints as `reproduction`); `null`
+    /// otherwise (added in format 1: a new field keeps the format).
+    pub summary_reproduction: Option<&'a SummaryReproduction>,
 }
 
 /// One series: its point statistics and both analyses.
@@ -112,7 +117,10 @@ pub struct SeriesPointJson<'a> {
 impl<'a> ReportDoc<'a> {
     /// The document of `analysis`, with its comparison with the reference when there is one.
     #[must_use]
-    pub fn new(analysis: &'a Analysis, reproduction: Option<&'a Reproduction>) -> ReportDoc<'a> {
+    pub fn new(
+        analysis: &'a Analysis,
+        reference: Option<&'a ReferenceComparison>,
+    ) -> ReportDoc<'a> {
         ReportDoc {
             format: FORMAT,
             kind: Kind::Report,
@@ -129,7 +137,8 @@ impl<'a> ReportDoc<'a> {
             probes: &analysis.probes,
             profile: &analysis.profile,
             matched_builds: &analysis.matched_builds,
-            reproduction,
+            reproduction: reference.and_then(ReferenceComparison::evidence),
+            summary_reproduction: reference.and_then(ReferenceComparison::summary),
         }
     }
 }

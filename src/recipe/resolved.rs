@@ -70,6 +70,19 @@ pub struct Recipe {
 /// Where a results directory keeps its copy of the recipe's reference: `<results>/reference/`.
 pub const REFERENCE_COPY: &str = "reference";
 
+/// Where the results directory at `root` keeps its copy of the reference written `written`:
+/// `<root>/reference/`, or, for a summary reference (a mapping file, `*.toml`), the mapping
+/// under its own name in that folder, the tables it names beside it as the mapping names
+/// them.
+#[must_use]
+pub fn reference_copy(root: &std::path::Path, written: &str) -> std::path::PathBuf {
+    let folder = root.join(REFERENCE_COPY);
+    match std::path::Path::new(written).file_name() {
+        Some(name) if written.ends_with(".toml") => folder.join(name),
+        _ => folder,
+    }
+}
+
 /// `[expect] reference`: a published result the whole campaign is compared with.
 #[derive(Clone, Debug)]
 pub struct Reference {

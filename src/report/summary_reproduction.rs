@@ -1,7 +1,8 @@
 //! `aba compare NEW MAPPING.toml`: the text (≤ 72 columns) and the TSV of a campaign against
 //! a summary reference ([`SummaryReproduction`]). Every number printed is a published mean
-//! (as published, its unit the table's), a change in percent from those means, or this
-//! campaign's change and interval as its own report gives them.
+//! (as published, its unit the table's), a change in percent from those means, a change the
+//! table states (as published), or this campaign's change and interval as its own report
+//! gives them.
 
 use std::fmt::Write as _;
 
@@ -46,14 +47,24 @@ fn counts(r: &SummaryReproduction) -> String {
     }
 }
 
+/// What a candidate is called: its name against the reference's baseline, `fix vs child`
+/// against another kernel a table of changes names.
+fn shown(c: &SummaryCandidate, baseline: &str) -> String {
+    if c.baseline == baseline {
+        c.candidate.clone()
+    } else {
+        format!("{} vs {}", c.candidate, c.baseline)
+    }
+}
+
 /// The candidates' table; the verdict moves under its row when a row would pass [`WIDTH`].
-fn candidates_table(candidates: &[SummaryCandidate]) -> String {
+fn candidates_table(candidates: &[SummaryCandidate], baseline: &str) -> String {
     let header = ["kernel", "published", "new", "95% interval", "verdict"];
     let rows: Vec<Vec<String>> = candidates
         .iter()
         .map(|c| {
             vec![
-                c.candidate.clone(),
+                shown(c, baseline),
                 signed_pct(c.published_pct),
                 signed_pct(c.new_pct),
                 interval_text(c),
@@ -107,14 +118,19 @@ pub fn render_text(r: &SummaryReproduction) -> String {
             "",
         ));
         if !s.candidates.is_empty() {
-            out.push_str(&candidates_table(&s.candidates));
+            out.push_str(&candidates_table(&s.candidates, &r.baseline));
         }
         for c in &s.candidates {
             out.push_str(&wrap_hanging(
                 &format!(
-                    "{}: published {} from the means below; this campaign {} ({}, {} 95% interval {}): {}, {}.",
-                    c.candidate,
+                    "{}: published {} {}; this campaign {} ({}, {} 95% interval {}): {}, {}.",
+                    shown(c, &r.baseline),
                     signed_pct(c.published_pct),
+                    if c.stated {
+                        "as the table states it"
+                    } else {
+                        "from the means below"
+                    },
                     signed_pct(c.new_pct),
                     c.new_label,
                     c.interval_kind.unwrap_or("no"),
@@ -147,21 +163,52 @@ pub fn render_text(r: &SummaryReproduction) -> String {
                 )
             })
             .collect();
-        out.push_str(&wrap_hanging(
-            &format!(
-                "published means, as the table gives them: {}",
-                means.join("; ")
-            ),
-            WIDTH,
-            "  ",
-            "    ",
-        ));
+        if !means.is_empty() {
+            out.push_str(&wrap_hanging(
+                &format!(
+                    "published means, as the table gives them: {}",
+                    means.join("; ")
+                ),
+                WIDTH,
+                "  ",
+                "    ",
+            ));
+        }
+        let stated: Vec<String> = s
+            .stated
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} vs {} {}% ({})",
+                    c.candidate,
+                    c.baseline,
+                    fixed(c.pct, 6),
+                    c.from
+                )
+            })
+            .collect();
+        if !stated.is_empty() {
+            out.push_str(&wrap_hanging(
+                &format!(
+                    "published changes, as the table states them: {}",
+                    stated.join("; ")
+                ),
+                WIDTH,
+                "  ",
+                "    ",
+            ));
+        }
     }
     for s in r.reference.series.iter().filter(|s| !s.unused.is_empty()) {
         out.push_str(&wrap_hanging(
             &format!(
-                "Not used from {} (no kernel in `kernels`): {}.",
+                "Not used from {} (no {}): {}.",
                 s.file,
+                if s.kernels.is_empty() {
+                    "comparison in `comparisons`"
+                } else {
+                    "kernel in `kernels`"
+                },
                 s.unused.join(", ")
             ),
             WIDTH,
@@ -187,7 +234,7 @@ pub fn render_text(r: &SummaryReproduction) -> String {
         wrap(
             &format!(
                 "Reproduce: `aba compare {} {}` recomputes every figure: the published \
-                 changes from the means of {}, this campaign's from its raw files. A \
+                 changes from {}, this campaign's from its raw files. A \
                  published change inside this campaign's interval is REPRODUCED; outside it, \
                  DIFFERENT when it is this campaign's SIGNAL at another size, else \
                  NOT_REPRODUCED; INCONCLUSIVE when this campaign decides nothing.",
@@ -243,7 +290,7 @@ pub fn render_tsv(r: &SummaryReproduction) -> Vec<u8> {
             s.candidates.iter().map(move |c| Row {
                 series: s.label.clone(),
                 candidate: c.candidate.clone(),
-                baseline: r.baseline.clone(),
+                baseline: c.baseline.clone(),
                 published_pct: tsv(Some(c.published_pct)),
                 new_pct: tsv(Some(c.new_pct)),
                 ci_low_pct: tsv(c.interval.map(|i| i.0)),
@@ -251,7 +298,7 @@ pub fn render_tsv(r: &SummaryReproduction) -> Vec<u8> {
                 interval: c.interval_kind.unwrap_or("-"),
                 new_verdict: c.new_label.clone(),
                 reproduction: c.verdict.to_string(),
-                file: s.file.clone(),
+                file: crate::text::one_line(&s.file).into_owned(),
             })
         })
         .collect();

@@ -16,7 +16,7 @@ use crate::{
         source_identity_tsv, svg,
         template::{README_MD, REPORT_TXT, Templates},
     },
-    reproduction::Reproduction,
+    reproduction::ReferenceComparison,
     results::{atomic::write_atomic, layout::ResultsDir},
 };
 
@@ -167,13 +167,27 @@ pub fn write_reports_with(
 /// The files of a campaign's comparison with its recipe's reference.
 pub const REPRODUCTION_FILES: [&str; 2] = ["reproduction.txt", "reproduction.tsv"];
 
-/// Renders `reproduction` (the campaign in `results` against its recipe's reference) and
+/// The text and TSV of a comparison with a reference, whichever kind it is.
+pub fn render_reference_comparison(
+    compared: &ReferenceComparison,
+) -> Result<RenderedReproduction, ReportError> {
+    match compared {
+        ReferenceComparison::Evidence(r) => render_reproduction(r, &Templates::from_env()),
+        ReferenceComparison::Summary(s) => Ok(RenderedReproduction {
+            text: crate::text::printable(&crate::report::summary_reproduction::render_text(s))
+                .into_owned(),
+            tsv: crate::report::summary_reproduction::render_tsv(s),
+        }),
+    }
+}
+
+/// Renders `compared` (the campaign in `results` against its recipe's reference) and
 /// writes `reproduction.txt` and `reproduction.tsv` into `results`, each atomically.
 pub fn write_reproduction(
     results: &ResultsDir,
-    reproduction: &Reproduction,
+    compared: &ReferenceComparison,
 ) -> Result<RenderedReproduction, ReportError> {
-    let rendered = render_reproduction(reproduction, &Templates::from_env())?;
+    let rendered = render_reference_comparison(compared)?;
     for (name, content) in REPRODUCTION_FILES
         .iter()
         .zip([rendered.text.as_bytes(), &rendered.tsv])

@@ -5,7 +5,7 @@
 //! Only what a comparison reads is copied: an aba results directory's raw files (recipe and
 //! `files/`, journal, samples, environment records; never its reports or raw outputs), or a
 //! bundle's points and comparison files with the `run-audit.tsv` and `source-identity.tsv`
-//! beside them.
+//! beside them; or a summary reference's mapping file and the tables it names.
 //!
 //! A reference is someone else's folder: a link in it could name any file of this machine (a
 //! key, a 0600 secret) and copying it would publish that file in the bundle. Links are never
@@ -20,6 +20,7 @@ use crate::{
         bundle_audit::{RUN_AUDIT, SOURCE_IDENTITY},
         error::ReproductionError,
         kind::{Kind, kind},
+        summary::{self, is_mapping},
     },
     results::layout::ResultsDir,
 };
@@ -37,6 +38,9 @@ pub struct ReferenceFile {
 /// the first symbolic link among them or among the folders that hold them. The path named
 /// (`source` itself) may be a link: the user or the recipe chose it.
 pub fn reference_files(source: &Path) -> Result<Vec<ReferenceFile>, ReproductionError> {
+    if is_mapping(source) {
+        return summary_files(source);
+    }
     let mut files = Vec::new();
     match kind(source)? {
         Kind::Results => {
@@ -99,6 +103,36 @@ pub fn reference_files(source: &Path) -> Result<Vec<ReferenceFile>, Reproduction
                     });
                 }
             }
+        }
+    }
+    Ok(files)
+}
+
+/// A summary reference's files: the mapping under its own name, and each table it names at
+/// the path the mapping gives it (inside the mapping's folder, reached through no link:
+/// [`summary::read`] refuses any other), so the copy reads as the original does.
+fn summary_files(mapping: &Path) -> Result<Vec<ReferenceFile>, ReproductionError> {
+    let read = summary::read(mapping)?;
+    let name =
+        PathBuf::from(
+            mapping
+                .file_name()
+                .ok_or_else(|| ReproductionError::NotEvidence {
+                    path: mapping.to_path_buf(),
+                })?,
+        );
+    let folder = crate::input::folder_of(mapping);
+    let mut files = vec![ReferenceFile {
+        from: mapping.to_path_buf(),
+        to: name.clone(),
+    }];
+    for table in read.files {
+        let to = PathBuf::from(&table);
+        if to != name {
+            files.push(ReferenceFile {
+                from: folder.join(&table),
+                to,
+            });
         }
     }
     Ok(files)

@@ -69,6 +69,16 @@ struct SeriesSpec {
     /// Published name (a row's kernel cell, or a column's name) → the new campaign's kernel.
     #[serde(default)]
     kernels: BTreeMap<String, Spanned<String>>,
+    /// Changes layout: the column naming each row's comparison.
+    #[serde(default)]
+    comparison: Option<Spanned<String>>,
+    /// Changes layout: the column of each row's published change, in percent.
+    #[serde(default)]
+    change: Option<Spanned<String>>,
+    /// Changes layout: published comparison name → `"candidate vs baseline"`, the new
+    /// campaign's kernels.
+    #[serde(default)]
+    comparisons: BTreeMap<String, Spanned<String>>,
 }
 
 /// A summary reference, read: each series' published kernel means.
@@ -97,8 +107,12 @@ pub struct SummarySeries {
     pub metric: String,
     /// The table, relative to the mapping file's folder.
     pub file: String,
-    /// Each kernel's published mean (the mean of its rows or columns), in table order.
+    /// Each kernel's published mean (the mean of its rows or columns), in table order;
+    /// empty for a table of changes.
     pub kernels: Vec<PublishedKernel>,
+    /// Each published change (the changes layout), in table order; empty for a table of
+    /// means.
+    pub changes: Vec<PublishedChange>,
     /// Published names the mapping does not name, which were not used.
     pub unused: Vec<String>,
 }
@@ -115,11 +129,26 @@ pub struct PublishedKernel {
     pub from: Vec<String>,
 }
 
-/// Whether `path` names a mapping file rather than a results directory or bundle: a file
-/// whose name ends in `.toml`.
+/// A published change: a comparison the table states in percent (the tmpfs bundle's
+/// `comparisons.csv`), not derived from means.
+#[derive(Clone, Debug, Serialize)]
+pub struct PublishedChange {
+    /// The new campaign's candidate.
+    pub candidate: String,
+    /// The new campaign's kernel it is against.
+    pub baseline: String,
+    /// The change as published, in percent.
+    pub pct: f64,
+    /// Where: the published comparison's name and its line.
+    pub from: String,
+}
+
+/// Whether `path` names a mapping file rather than a results directory or bundle: its name
+/// ends in `.toml` (by name alone, so that a results directory's copy is found where
+/// [`crate::recipe::resolved::reference_copy`] puts it).
 #[must_use]
 pub fn is_mapping(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "toml") && !path.is_dir()
+    path.extension().is_some_and(|e| e == "toml")
 }
 
 /// Reads the mapping file at `path` and every table it names.
@@ -170,23 +199,50 @@ pub fn read(path: &Path) -> Result<SummaryReference, ReproductionError> {
         if !files.contains(&rel) {
             files.push(rel.clone());
         }
+        let by_changes =
+            (s.comparison.is_some() || s.change.is_some() || !s.comparisons.is_empty())
+                && s.kernel.is_none()
+                && s.mean.is_none()
+                && s.row.is_empty()
+                && s.kernels.is_empty();
         let read = match (&s.kernel, &s.mean, s.row.is_empty()) {
-            (Some(kernel), Some(mean), true) => {
+            _ if by_changes => changes_layout(&table, s).map_err(|e| e.in_mapping(&at))?,
+            (Some(kernel), Some(mean), true)
+                if s.comparison.is_none() && s.change.is_none() && s.comparisons.is_empty() =>
+            {
                 rows_layout(&table, s, kernel, mean).map_err(|e| e.in_mapping(&at))?
             }
-            (None, None, false) => columns_layout(&table, s).map_err(|e| e.in_mapping(&at))?,
+            (None, None, false)
+                if s.comparison.is_none() && s.change.is_none() && s.comparisons.is_empty() =>
+            {
+                columns_layout(&table, s).map_err(|e| e.in_mapping(&at))?
+            }
             _ => {
                 return Err(at(
                     s.workload.span(),
-                    "a [[series]] reads its table either by rows (`kernel` and `mean` columns, \
-                     optionally `where`) or by columns (`row = { column = \"value\" }` and \
-                     `kernels` naming the columns)"
+                    "a [[series]] reads its table in one layout: by rows (`kernel` and `mean` \
+                     columns, optionally `where`), by columns (`row = { column = \"value\" }` \
+                     and `kernels` naming the columns), or as published changes (`comparison` \
+                     and `change` columns, `comparisons` naming the rows, optionally `where`)"
                         .to_owned(),
                 ));
             }
         };
-        let (kernels, unused) = read;
-        if kernels.is_empty() {
+        let Read {
+            kernels,
+            changes,
+            unused,
+        } = read;
+        if kernels.is_empty() && changes.is_empty() && by_changes {
+            return Err(at(
+                s.file.span(),
+                format!(
+                    "no row of {} maps to a comparison: name them in `comparisons`",
+                    crate::text::one_line(&rel)
+                ),
+            ));
+        }
+        if kernels.is_empty() && !by_changes {
             return Err(at(
                 s.file.span(),
                 format!(
@@ -208,6 +264,7 @@ pub fn read(path: &Path) -> Result<SummaryReference, ReproductionError> {
                 .map_or_else(|| s.workload.get_ref().clone(), |m| m.get_ref().clone()),
             file: rel,
             kernels,
+            changes,
             unused,
         });
     }
@@ -255,19 +312,16 @@ fn column(table: &Table, name: &Spanned<String>, key: &str) -> Result<usize, Lay
     })
 }
 
-type Read = (Vec<PublishedKernel>, Vec<String>);
+/// What one layout read from a table.
+#[derive(Default)]
+struct Read {
+    kernels: Vec<PublishedKernel>,
+    changes: Vec<PublishedChange>,
+    unused: Vec<String>,
+}
 
-/// One row per point or kernel: `kernel` names it, `mean` holds its mean.
-fn rows_layout(
-    table: &Table,
-    s: &SeriesSpec,
-    kernel: &Spanned<String>,
-    mean: &Spanned<String>,
-) -> Result<Read, LayoutError> {
-    let (k, m) = (
-        column(table, kernel, "kernel")?,
-        column(table, mean, "mean")?,
-    );
+/// The `where` filters of `s`: (column index, value) pairs.
+fn filters<'s>(table: &Table, s: &'s SeriesSpec) -> Result<Vec<(usize, &'s str)>, LayoutError> {
     let mut filters = Vec::new();
     for (name, value) in &s.filter {
         let at = table.column(name).ok_or_else(|| {
@@ -282,6 +336,107 @@ fn rows_layout(
         })?;
         filters.push((at, value.get_ref().as_str()));
     }
+    Ok(filters)
+}
+
+/// One row per published comparison: `comparison` names it, `change` holds its change in
+/// percent; `comparisons` maps the names used to the new campaign's pairs. A pair given by
+/// two rows is refused: which one is the published figure is the tester's choice (`where`).
+fn changes_layout(table: &Table, s: &SeriesSpec) -> Result<Read, LayoutError> {
+    let missing = |key: &str| {
+        LayoutError::Mapping(
+            s.file.span(),
+            format!("as published changes, `{key}` names the column that holds them"),
+        )
+    };
+    let (comparison, change) = (
+        s.comparison.as_ref().ok_or_else(|| missing("comparison"))?,
+        s.change.as_ref().ok_or_else(|| missing("change"))?,
+    );
+    if s.comparisons.is_empty() {
+        return Err(LayoutError::Mapping(
+            comparison.span(),
+            "as published changes, `comparisons` maps each row's comparison to \
+             \"candidate vs baseline\", the new campaign's kernels"
+                .to_owned(),
+        ));
+    }
+    let mut pairs = BTreeMap::new();
+    for (name, pair) in &s.comparisons {
+        let parsed = pair
+            .get_ref()
+            .split_once(" vs ")
+            .map(|(c, b)| (c.trim(), b.trim()))
+            .filter(|(c, b)| !c.is_empty() && !b.is_empty() && c != b);
+        let Some((candidate, baseline)) = parsed else {
+            return Err(LayoutError::Mapping(
+                pair.span(),
+                format!(
+                    "`{}` is not \"candidate vs baseline\" (two different kernels of the new campaign)",
+                    crate::text::one_line(pair.get_ref())
+                ),
+            ));
+        };
+        pairs.insert(name.as_str(), (candidate, baseline, pair.span()));
+    }
+    let (n, c) = (
+        column(table, comparison, "comparison")?,
+        column(table, change, "change")?,
+    );
+    let filters = filters(table, s)?;
+    let mut read = Read::default();
+    let mut seen: Vec<(String, String, usize)> = Vec::new();
+    for (row, (line, cells)) in table.rows.iter().enumerate() {
+        if filters.iter().any(|(c, v)| cells[*c] != *v) {
+            continue;
+        }
+        let name = table.cell(row, n);
+        let Some((candidate, baseline, span)) = pairs.get(name) else {
+            let shown = foreign_label(name);
+            if !read.unused.contains(&shown) {
+                read.unused.push(shown);
+            }
+            continue;
+        };
+        if let Some((.., first)) = seen
+            .iter()
+            .find(|(c, b, _)| c == candidate && b == baseline)
+        {
+            return Err(LayoutError::Mapping(
+                span.clone(),
+                format!(
+                    "{candidate} vs {baseline} is given by lines {first} and {line} of {}: \
+                     select one row with `where`",
+                    table.path.display()
+                ),
+            ));
+        }
+        seen.push(((*candidate).to_owned(), (*baseline).to_owned(), *line));
+        let pct = table
+            .number(*line, c, table.cell(row, c))
+            .map_err(LayoutError::Table)?;
+        read.changes.push(PublishedChange {
+            candidate: foreign_label(candidate),
+            baseline: foreign_label(baseline),
+            pct,
+            from: format!("{} (line {line})", foreign_label(name)),
+        });
+    }
+    Ok(read)
+}
+
+/// One row per point or kernel: `kernel` names it, `mean` holds its mean.
+fn rows_layout(
+    table: &Table,
+    s: &SeriesSpec,
+    kernel: &Spanned<String>,
+    mean: &Spanned<String>,
+) -> Result<Read, LayoutError> {
+    let (k, m) = (
+        column(table, kernel, "kernel")?,
+        column(table, mean, "mean")?,
+    );
+    let filters = filters(table, s)?;
     let mut kernels: Vec<PublishedKernel> = Vec::new();
     let mut sums: Vec<(f64, usize)> = Vec::new();
     let mut unused: Vec<String> = Vec::new();
@@ -307,7 +462,11 @@ fn rows_layout(
         let from = format!("{} (line {line})", foreign_label(name));
         add(&mut kernels, &mut sums, &label, value, from);
     }
-    Ok((finish(kernels, &sums), unused))
+    Ok(Read {
+        kernels: finish(kernels, &sums),
+        changes: Vec::new(),
+        unused,
+    })
 }
 
 /// One row per series, one column per kernel: `row` selects the row, `kernels` names the
@@ -388,7 +547,10 @@ fn columns_layout(table: &Table, s: &SeriesSpec) -> Result<Read, LayoutError> {
         let from = format!("{} (line {line})", foreign_label(column_name));
         add(&mut kernels, &mut sums, label.get_ref(), value, from);
     }
-    Ok((finish(kernels, &sums), Vec::new()))
+    Ok(Read {
+        kernels: finish(kernels, &sums),
+        ..Read::default()
+    })
 }
 
 fn add(
@@ -557,7 +719,7 @@ mod tests {
         assert!(e.contains("t.tsv:3:2"), "{e}");
         assert!(e.contains("`mean` is `fast`, not a number"), "{e}");
         let e = err(&format!("{head}file = \"t.tsv\"\nmean = \"mean\"\n"));
-        assert!(e.contains("either by rows"), "{e}");
+        assert!(e.contains("in one layout"), "{e}");
         let e = err("version = 2\n");
         assert!(
             e.contains("map.toml:1:11") && e.contains("version 2 is not known"),
@@ -580,5 +742,78 @@ mod tests {
             .expect_err("a link")
             .to_string();
         assert!(e.contains("goes through a symbolic link"), "{e}");
+    }
+
+    /// A table of changes (the tmpfs bundle's comparisons.csv layout): the rows `where`
+    /// selects, each named comparison mapped to a pair; a pair two rows give, a pair that is
+    /// not "candidate vs baseline", and a missing `change` refused at the mapping's place.
+    #[test]
+    fn a_table_of_changes_gives_each_pairs_published_change() {
+        let table = (
+            "comparisons.csv",
+            "metric_set,comparison,delta_or_recovery_pct\nmean,v71_vs_v70,54.47\n\
+             mean,child_vs_parent,-35.93\nmean,drift,-0.55\ndrop_first_mean,child_vs_parent,-35.87\n",
+        );
+        let head = "version = 1\n[[series]]\nworkload = \"w\"\nfile = \"comparisons.csv\"\n\
+                    comparison = \"comparison\"\nchange = \"delta_or_recovery_pct\"\n";
+        let map = format!(
+            "{head}where = {{ metric_set = \"mean\" }}\n\
+             comparisons = {{ v71_vs_v70 = \"v71 vs v70\", child_vs_parent = \"child vs parent\" }}\n"
+        );
+        let dir = folder(&[table, ("map.toml", &map)]);
+        let r = read(&dir.path().join("map.toml")).expect("reads");
+        let s = &r.series[0];
+        assert!(s.kernels.is_empty());
+        let got: Vec<(&str, &str, f64, &str)> = s
+            .changes
+            .iter()
+            .map(|c| {
+                (
+                    c.candidate.as_str(),
+                    c.baseline.as_str(),
+                    c.pct,
+                    c.from.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("v71", "v70", 54.47, "v71_vs_v70 (line 2)"),
+                ("child", "parent", -35.93, "child_vs_parent (line 3)")
+            ]
+        );
+        assert_eq!(s.unused, ["drift"]);
+
+        let err = |map: &str| {
+            let dir = folder(&[table, ("map.toml", map)]);
+            read(&dir.path().join("map.toml"))
+                .expect_err("refused")
+                .to_string()
+        };
+        let e = err(&format!(
+            "{head}comparisons = {{ child_vs_parent = \"child vs parent\" }}\n"
+        ));
+        assert!(
+            e.contains("map.toml:7:35") && e.contains("is given by lines 3 and 5"),
+            "{e}"
+        );
+        let e = err(&format!("{head}comparisons = {{ drift = \"parent\" }}\n"));
+        assert!(
+            e.contains("map.toml:7:25") && e.contains("is not \"candidate vs baseline\""),
+            "{e}"
+        );
+        let e = err(
+            "version = 1\n[[series]]\nworkload = \"w\"\nfile = \"comparisons.csv\"\n\
+             comparison = \"comparison\"\ncomparisons = { drift = \"a vs b\" }\n",
+        );
+        assert!(
+            e.contains("map.toml:4:8") && e.contains("`change` names the column"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{head}kernel = \"comparison\"\ncomparisons = {{ drift = \"a vs b\" }}\n"
+        ));
+        assert!(e.contains("in one layout"), "{e}");
     }
 }

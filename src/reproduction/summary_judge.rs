@@ -18,7 +18,7 @@ use crate::{
     reproduction::{
         evidence::{Evidence, EvidenceSeries},
         model::Counts,
-        summary::{PublishedKernel, SummaryReference, SummarySeries},
+        summary::{PublishedChange, PublishedKernel, SummaryReference, SummarySeries},
     },
     stats::{ReproductionLabel, VerdictLabel},
 };
@@ -53,8 +53,10 @@ pub struct SummarySeriesResult {
     pub unit: String,
     /// The table it was read from.
     pub file: String,
-    /// The published kernel means.
+    /// The published kernel means (a table of means).
     pub published: Vec<PublishedKernel>,
+    /// The published changes (a table of changes).
+    pub stated: Vec<PublishedChange>,
     /// Every candidate the reference publishes a mean of.
     pub candidates: Vec<SummaryCandidate>,
     /// Why a published kernel is not compared (no such kernel here, or the baseline
@@ -67,7 +69,13 @@ pub struct SummarySeriesResult {
 pub struct SummaryCandidate {
     /// The candidate.
     pub candidate: String,
-    /// Published: candidate mean / baseline mean − 1, in percent.
+    /// The kernel it is against: the reference's baseline, or, for a published change of
+    /// a table of changes, the kernel that change names.
+    pub baseline: String,
+    /// Whether the published figure is stated by the table (a table of changes) rather
+    /// than derived from its means.
+    pub stated: bool,
+    /// Published: candidate mean / baseline mean − 1, in percent, or the change as stated.
     pub published_pct: f64,
     /// This campaign's change, percent (all samples).
     pub new_pct: f64,
@@ -125,6 +133,50 @@ fn series_name(s: &SummarySeries) -> String {
     crate::analysis::series_label(&s.workload, &s.case, &s.metric)
 }
 
+/// A published change to judge: (candidate, baseline, percent, stated by the table).
+struct Claim {
+    candidate: String,
+    baseline: String,
+    pct: f64,
+    stated: bool,
+}
+
+/// The published changes of `s`: stated by a table of changes, or each kernel's mean
+/// against the baseline's; with why a published kernel cannot give one.
+fn claims(s: &SummarySeries, baseline: &str) -> (Vec<Claim>, Vec<String>) {
+    let mut claims: Vec<Claim> = s
+        .changes
+        .iter()
+        .map(|c| Claim {
+            candidate: c.candidate.clone(),
+            baseline: c.baseline.clone(),
+            pct: c.pct,
+            stated: true,
+        })
+        .collect();
+    let mut not_compared = Vec::new();
+    let published_base = s.kernels.iter().find(|k| k.kernel == baseline);
+    for k in s.kernels.iter().filter(|k| k.kernel != baseline) {
+        match published_base {
+            None => not_compared.push(format!(
+                "{}: the reference publishes no mean of the baseline {baseline}",
+                k.kernel
+            )),
+            Some(base) if base.mean <= 0.0 => not_compared.push(format!(
+                "{}: the published baseline mean is {}, and a percentage of it does not exist",
+                k.kernel, base.mean
+            )),
+            Some(base) => claims.push(Claim {
+                candidate: k.kernel.clone(),
+                baseline: baseline.to_owned(),
+                pct: 100.0 * (k.mean / base.mean - 1.0),
+                stated: false,
+            }),
+        }
+    }
+    (claims, not_compared)
+}
+
 fn judge_series(
     n: &EvidenceSeries,
     s: &SummarySeries,
@@ -132,36 +184,21 @@ fn judge_series(
     gate_pct: f64,
 ) -> SummarySeriesResult {
     let mut candidates = Vec::new();
-    let mut not_compared = Vec::new();
-    let published_base = s.kernels.iter().find(|k| k.kernel == baseline);
-    for k in s.kernels.iter().filter(|k| k.kernel != baseline) {
-        let Some(base) = published_base else {
-            not_compared.push(format!(
-                "{}: the reference publishes no mean of the baseline {baseline}",
-                k.kernel
-            ));
-            continue;
-        };
-        if base.mean <= 0.0 {
-            not_compared.push(format!(
-                "{}: the published baseline mean is {}, and a percentage of it does not exist",
-                k.kernel, base.mean
-            ));
-            continue;
-        }
+    let (claims, mut not_compared) = claims(s, baseline);
+    for claim in claims {
         let Some(c) = n
             .result
             .comparisons
             .iter()
-            .find(|c| c.candidate == k.kernel && c.baseline == baseline)
+            .find(|c| c.candidate == claim.candidate && c.baseline == claim.baseline)
         else {
             not_compared.push(format!(
-                "{}: this campaign has no comparison of it against {baseline}",
-                k.kernel
+                "{}: this campaign has no comparison of it against {}",
+                claim.candidate, claim.baseline
             ));
             continue;
         };
-        let published_pct = 100.0 * (k.mean / base.mean - 1.0);
+        let published_pct = claim.pct;
         let (interval, interval_kind) = match (&c.comparison.ci_boot, &c.comparison.ci_within) {
             (Some(ci), _) if ci.bounds.is_some() => (ci.bounds, Some("boot-level")),
             (_, Some(ci)) if ci.bounds.is_some() => (ci.bounds, Some("within-boot")),
@@ -208,7 +245,9 @@ fn judge_series(
             }
         };
         candidates.push(SummaryCandidate {
-            candidate: k.kernel.clone(),
+            candidate: claim.candidate,
+            baseline: claim.baseline,
+            stated: claim.stated,
             published_pct,
             new_pct,
             interval,
@@ -223,6 +262,7 @@ fn judge_series(
         unit: n.unit.clone().unwrap_or_default(),
         file: s.file.clone(),
         published: s.kernels.clone(),
+        stated: s.changes.clone(),
         candidates,
         not_compared,
     }
@@ -235,7 +275,7 @@ mod tests {
         analysis::testkit::campaign,
         reproduction::{
             campaign::from_analysis,
-            summary::{PublishedKernel, SummaryReference, SummarySeries},
+            summary::{PublishedChange, PublishedKernel, SummaryReference, SummarySeries},
         },
         stats::ReproductionLabel,
     };
@@ -284,6 +324,7 @@ mod tests {
                 metric: "w".into(),
                 file: "t.tsv".into(),
                 kernels: vec![kernel("a", 100.0), kernel("b", b)],
+                changes: Vec::new(),
                 unused: Vec::new(),
             }],
         }
@@ -332,6 +373,36 @@ mod tests {
         assert_eq!(
             r.series[0].not_compared,
             ["c: this campaign has no comparison of it against a"]
+        );
+    }
+
+    /// A table of changes: each stated change judged as stated, against the pair it names;
+    /// a pair this campaign does not compare is named, not guessed.
+    #[test]
+    fn a_stated_change_is_judged_against_the_pair_it_names() {
+        let signal = new_campaign(1.2, 1.0);
+        let stated = |candidate: &str, baseline: &str, pct: f64| PublishedChange {
+            candidate: candidate.into(),
+            baseline: baseline.into(),
+            pct,
+            from: format!("{candidate}_vs_{baseline} (line 2)"),
+        };
+        let mut r = reference(120.0);
+        r.series[0].kernels.clear();
+        r.series[0].changes = vec![stated("b", "a", 20.0), stated("a", "b", -16.0)];
+        let judged = judge(&signal, &r);
+        let c = &judged.series[0].candidates;
+        assert_eq!(c.len(), 1, "{judged:?}");
+        assert!(c[0].stated && c[0].baseline == "a" && c[0].published_pct == 20.0);
+        assert_eq!(c[0].verdict, ReproductionLabel::Reproduced);
+        assert_eq!(
+            judged.series[0].not_compared,
+            ["a: this campaign has no comparison of it against b"]
+        );
+        r.series[0].changes = vec![stated("b", "a", -5.0)];
+        assert_eq!(
+            judge(&signal, &r).series[0].candidates[0].verdict,
+            ReproductionLabel::NotReproduced
         );
     }
 }

@@ -13,8 +13,9 @@ use crate::{
         build::{Calibration, build},
         write_profile as write_profile_file,
     },
+    recipe::resolved::reference_copy,
     report::{write_reports, write_reproduction},
-    reproduction::{Reproduction, compare_paths},
+    reproduction::{ReferenceComparison, compare_with_reference},
     results::{
         journal::{Event, Journal, now_rfc3339},
         layout::ResultsDir,
@@ -30,8 +31,8 @@ pub const NOT_REPRODUCED_WARNING: &str =
 /// How a comparison ends: [`CampaignEnd::NotReproduced`] when any comparison is
 /// NOT_REPRODUCED (DIFFERENT and INCONCLUSIVE are reported, not failed).
 #[must_use]
-pub fn end_of(reproduction: &Reproduction) -> CampaignEnd {
-    CampaignEnd::finished(reproduction.counts.not_reproduced == 0)
+pub fn end_of(compared: &ReferenceComparison) -> CampaignEnd {
+    CampaignEnd::finished(!compared.not_reproduced())
 }
 
 /// [`CampaignEnd::NotReproduced`] when an `[[expect]]` missed (said on stderr).
@@ -44,8 +45,8 @@ pub fn expects_end(analysis: &Analysis, voice: &Voice) -> CampaignEnd {
 }
 
 /// [`CampaignEnd::NotReproduced`] when the comparison with the reference is (said on stderr).
-pub fn reproduction_end(reproduction: &Reproduction, voice: &Voice) -> CampaignEnd {
-    let end = end_of(reproduction);
+pub fn reproduction_end(compared: &ReferenceComparison, voice: &Voice) -> CampaignEnd {
+    let end = end_of(compared);
     if end == CampaignEnd::NotReproduced {
         voice.say(NOT_REPRODUCED_WARNING);
     }
@@ -71,7 +72,7 @@ pub struct Written {
     /// report.txt, then the comparison with the reference when there is one.
     pub text: String,
     /// The comparison with the recipe's reference, when it names one.
-    pub reproduction: Option<Reproduction>,
+    pub reproduction: Option<ReferenceComparison>,
 }
 
 /// [`write_texts`] for an analysis already made (a multi-target report has made it for the
@@ -84,9 +85,10 @@ pub fn write_analysed(
     let reports = write_reports(results, analysis)?;
     let mut text = reports.report_txt();
     let mut end = expects_end(analysis, voice);
-    let reproduction = match analysis.campaign.reference {
-        Some(_) => {
-            let reproduction = compare_paths(&results.root, &results.reference_dir())?;
+    let reproduction = match &analysis.campaign.reference {
+        Some(written) => {
+            let reproduction =
+                compare_with_reference(&results.root, &reference_copy(&results.root, written))?;
             let rendered = write_reproduction(results, &reproduction)?;
             text.push('\n');
             text.push_str(&rendered.text);

@@ -18,7 +18,7 @@ use crate::{
     inventory::Target,
     kernel::binding::apply,
     recipe::Recipe,
-    reproduction::{copy_reference, open_reference},
+    reproduction::{check_reference, copy_reference},
     results::{
         journal::{Event, Journal},
         layout::{ResultsDir, utc_stamp},
@@ -119,7 +119,7 @@ pub fn check_new(
     }
     // A reference that cannot be read fails now, not after an overnight run.
     if let Some(reference) = &recipe.reference {
-        open_reference(&reference.path, &verdict_params(&recipe.analysis))?;
+        check_reference(&reference.path, &verdict_params(&recipe.analysis))?;
     }
     Ok(())
 }

@@ -26,7 +26,7 @@ use crate::{
     interrupt,
     inventory::Inventory,
     report::targets::write_targets_report,
-    reproduction::Reproduction,
+    reproduction::ReferenceComparison,
     results::{
         journal::now_rfc3339,
         layout::{ResultsDir, new_stamped_dir, utc_stamp},
@@ -295,7 +295,7 @@ pub struct Combined {
     pub analysis: TargetsAnalysis,
     /// Each target's comparison with its recipe's reference, as its rewritten reports hold
     /// it (only with `rewrite`, and only where the recipe names a reference).
-    pub reproductions: Vec<Option<Reproduction>>,
+    pub reproductions: Vec<Option<ReferenceComparison>>,
 }
 
 /// Analyses every target of `parent` and writes the combined report; with `rewrite`, each

@@ -760,6 +760,112 @@ fn a_recipe_naming_a_reference_ends_its_run_and_its_report_with_the_comparison()
     );
 }
 
+/// Issue 34 item 1: a recipe's `[expect] reference` may be a summary reference, here a
+/// table of published changes (the tmpfs bundle's comparisons.csv layout: a row per
+/// comparison and metric set, the change in percent). `aba check` reads it before the night,
+/// the run copies the mapping and its table into `reference/` and ends with the comparison,
+/// `aba report` redoes it from the copy (text and JSON); `aba compare` with a change the
+/// campaign does not show says NOT_REPRODUCED.
+#[test]
+fn a_recipe_naming_a_table_of_published_changes_ends_with_its_comparison() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let workloads = [moving("steady", 1.2)];
+    let published = tmp.path().join("recipes/published");
+    fs::create_dir_all(&published).expect("mkdir");
+    let table = |b_vs_a: &str| {
+        format!(
+            "metric_set,comparison,reference_ns,candidate_ns,delta_pct\n\
+             mean,b_vs_a_midpoint,100.0,120.0,{b_vs_a}\n\
+             mean,a_control_drift,100.1,99.9,-0.2\n\
+             drop_first_mean,b_vs_a_midpoint,100.0,121.0,21.0\n"
+        )
+    };
+    fs::write(published.join("comparisons.csv"), table("20.0")).expect("write");
+    fs::write(
+        published.join("map.toml"),
+        "version = 1\ndescription = \"the moving workload, as published changes\"\n\
+         [[series]]\nworkload = \"steady\"\nfile = \"comparisons.csv\"\n\
+         comparison = \"comparison\"\nchange = \"delta_pct\"\nwhere = { metric_set = \"mean\" }\n\
+         comparisons = { b_vs_a_midpoint = \"b vs a\" }\n",
+    )
+    .expect("write");
+    let body = real_recipe("moving", &workloads);
+    let recipe = write(
+        tmp.path(),
+        "recipes/again.toml",
+        &format!("{body}\n[expect]\nreference = \"published/map.toml\"\n"),
+    );
+    let check = aba(tmp.path(), &["check", recipe.to_str().expect("utf-8")]);
+    assert!(check.status.success(), "{}", text(&check));
+    assert!(
+        stdout(&check).contains("compare  with the reference published/map.toml ("),
+        "{}",
+        text(&check)
+    );
+    let (out, dir) = run_local(tmp.path(), &recipe, "results");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let printed = stdout(&out);
+    let said = flat(&printed);
+    for phrase in [
+        "against the summary reference",
+        "map.toml: 1 REPRODUCED",
+        "The reference publishes means only",
+        "b: published +20.00% as the table states it; this campaign +20.",
+        "published changes, as the table states them: b vs a 20.000000% (b_vs_a_midpoint (line 2))",
+        "Not used from comparisons.csv (no comparison in `comparisons`): a_control_drift.",
+    ] {
+        assert!(said.contains(phrase), "{phrase:?} not in:\n{printed}");
+    }
+    assert!(dir.join("reference/map.toml").is_file());
+    assert!(dir.join("reference/comparisons.csv").is_file());
+    let written = fs::read_to_string(dir.join("reproduction.txt")).expect("reproduction.txt");
+    assert!(printed.ends_with(&written), "{printed}");
+    let tsv = fs::read_to_string(dir.join("reproduction.tsv")).expect("TSV");
+    let row: Vec<&str> = tsv.lines().nth(1).expect("a row").split('\t').collect();
+    assert_eq!((row[1], row[2], row[3]), ("b", "a", "20.000000"), "{tsv}");
+    // `aba report` redoes it from the copy, whatever became of the original.
+    fs::remove_dir_all(&published).expect("rm");
+    let again = aba(tmp.path(), &["report", dir.to_str().expect("utf-8")]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert!(
+        flat(&stdout(&again)).contains("1 REPRODUCED"),
+        "{}",
+        text(&again)
+    );
+    let json = aba(
+        tmp.path(),
+        &["report", dir.to_str().expect("utf-8"), "--json"],
+    );
+    assert_eq!(json.status.code(), Some(0), "{}", text(&json));
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert!(doc["reproduction"].is_null(), "{doc}");
+    let c = &doc["summary_reproduction"]["series"][0]["candidates"][0];
+    assert_eq!(
+        (&c["baseline"], &c["stated"]),
+        (&"a".into(), &true.into()),
+        "{doc}"
+    );
+    assert_eq!(c["verdict"], "Reproduced", "{doc}");
+    // A published change this campaign does not show.
+    fs::create_dir_all(&published).expect("mkdir");
+    fs::copy(dir.join("reference/map.toml"), published.join("map.toml")).expect("copy");
+    fs::write(published.join("comparisons.csv"), table("-3.0")).expect("write");
+    let out = aba(
+        tmp.path(),
+        &[
+            "compare",
+            dir.to_str().expect("utf-8"),
+            "recipes/published/map.toml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(
+        flat(&stdout(&out)).contains("1 NOT_REPRODUCED"),
+        "{}",
+        text(&out)
+    );
+}
+
 /// Issue 34 item 2: `aba export` writes the published layout, and `aba compare` reads the
 /// export as a statistical reference: the campaign against its own export reproduces every
 /// change exactly; a campaign whose change is gone does not.

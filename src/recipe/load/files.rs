@@ -11,7 +11,7 @@ use toml::Spanned;
 use crate::recipe::{
     limits,
     model::{ExpectSection, RecipeFile},
-    resolved::{FileCopy, REFERENCE_COPY, Reference},
+    resolved::{FileCopy, Reference, reference_copy},
 };
 
 use super::{Checker, FilesFrom};
@@ -179,8 +179,8 @@ impl Checker<'_> {
             // `<results>/files` holds the copied [files]; the reference sits beside it.
             let root = copies.parent().unwrap_or(copies);
             return Some(Reference {
+                path: reference_copy(root, &written),
                 written,
-                path: root.join(REFERENCE_COPY),
             });
         }
         let shown = crate::text::quoted(&written);
@@ -191,7 +191,8 @@ impl Checker<'_> {
                     .help
                     .push(
                         "the reference is relative to the recipe file: an aba results \
-                         directory, or a published bundle's folder or <name>-points.tsv"
+                         directory, a published bundle's folder or <name>-points.tsv, or a \
+                         summary reference's mapping file (*.toml)"
                             .to_owned(),
                     );
                 return None;
