@@ -107,6 +107,16 @@ impl BorrowedTree {
     }
 }
 
+impl BorrowedTree {
+    /// The tracked files as they were, and no history: ready for another one.
+    fn reset(&self) {
+        for (path, bytes) in &self.kept {
+            std::fs::write(path, bytes).expect("put back a tracked file");
+        }
+        std::fs::remove_file(self.src.join(".git")).expect("the history's .git link");
+    }
+}
+
 impl Drop for BorrowedTree {
     fn drop(&mut self) {
         for (path, bytes) in &self.kept {
@@ -195,13 +205,16 @@ fn make_history(src: &Path, gitdir: &Path, with_slowing: bool) -> Vec<String> {
 }
 
 /// The bisection's builds file: the borrowed tree, built incrementally in the lab's one build
-/// folder as lab/kernel/build.sh builds it.
+/// folder as lab/kernel/build.sh builds it; each build marks its start and its successful end
+/// in `dir/build-marks`.
 fn builds_file(dir: &Path, kout: &Path) -> PathBuf {
     let script = write(
         dir,
         "build.sh",
         &format!(
-            "#!/bin/sh\nset -e\nexport LOCALVERSION=\nexec make -s -C {src} O={build} -j\"$(nproc)\" bzImage\n",
+            "#!/bin/sh\nset -e\nexport LOCALVERSION=\necho started >> {marks}\n\
+             make -s -C {src} O={build} -j\"$(nproc)\" bzImage\necho ended >> {marks}\n",
+            marks = dir.join("build-marks").display(),
             src = kout.join("src").display(),
             build = kout.join("build").display()
         ),
@@ -441,6 +454,113 @@ fn bisect_names_the_slowing_commit_skips_the_broken_one_and_continues_after_a_ki
         started.elapsed().as_secs(),
         steps.len()
     );
+    no_change_in_range(&tree, tmp.path(), &kout, recipe_s, targets_s, &vm);
     drop(tree);
     let _ = kernels;
+}
+
+/// The same history without the slowing patch, on the same VM and tree: the endpoints are
+/// confirmed equivalent within the gate and the bisection ends "no commit in range changes
+/// it" without testing a commit. The first run is killed while the bad endpoint's kernel is
+/// being built (the build goes on in its own process group); the same command waits for
+/// that build and continues.
+fn no_change_in_range(
+    tree: &BorrowedTree,
+    tmp: &Path,
+    kout: &Path,
+    recipe: &str,
+    targets: &str,
+    vm: &LabVm,
+) {
+    tree.reset();
+    let hashes = make_history(&tree.src, &tmp.join("history-none.git"), false);
+    let work = tmp.join("none");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    let builds = builds_file(&work, kout);
+    let marks = work.join("build-marks");
+    let dir = tmp.join("bisect-none");
+    let (builds_s, dir_s) = (
+        builds.to_str().expect("utf-8"),
+        dir.to_str().expect("utf-8"),
+    );
+    let args = bisect_args(
+        recipe,
+        builds_s,
+        &hashes[0],
+        &hashes[COMMITS],
+        targets,
+        dir_s,
+    );
+    let started = Instant::now();
+    let log = tmp.join("none-first-run.log");
+    let mut child = aba_command(tmp)
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .process_group(0)
+        .spawn()
+        .expect("aba bisect starts");
+    // Good is built first, then bad: killed once bad's build has started and not ended.
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            panic!(
+                "aba bisect ended before the bad endpoint's build: {status}\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+        let m = std::fs::read_to_string(&marks).unwrap_or_default();
+        let count = |word: &str| m.lines().filter(|l| *l == word).count();
+        if count("started") >= 2 && count("ended") < 2 {
+            // SAFETY: signals the process group this test started (the build has its own).
+            unsafe { libc::kill(-i32::try_from(child.id()).expect("pid"), libc::SIGKILL) };
+            let _ = child.wait();
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(1200),
+            "the bad endpoint's build never started\n{m}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = aba(tmp, &args);
+    assert!(
+        out.status.success(),
+        "{}\n--- console ---\n{}",
+        text(&out),
+        console_tail(&vm.console_log(), 40)
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("a build that an earlier aba left running"),
+        "{said}"
+    );
+    // Good built; bad's build, which ran on after the kill; bad built again after it ended.
+    let m = std::fs::read_to_string(&marks).expect("marks");
+    assert_eq!(
+        m.lines().collect::<Vec<_>>(),
+        ["started", "ended", "started", "ended", "started", "ended"],
+        "{m}"
+    );
+    let report = std::fs::read_to_string(dir.join("bisect-report.txt")).expect("report");
+    assert!(
+        report.contains("Result: no commit in range changes it"),
+        "{report}\n{said}"
+    );
+    let tsv = std::fs::read_to_string(dir.join("bisect.tsv")).expect("tsv");
+    assert!(
+        tsv.lines().skip(1).all(|l| l.contains("endpoints")),
+        "only the endpoints were tested:\n{tsv}"
+    );
+    let steps: Vec<PathBuf> = std::fs::read_dir(dir.join("steps"))
+        .expect("steps")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert_verified(&steps[0]);
+    eprintln!(
+        "no change in range, in the lab: {} s\n{report}",
+        started.elapsed().as_secs()
+    );
 }
