@@ -169,7 +169,7 @@ pub fn run(cfg: &Config, aba: &Aba, sshd: &Sshd) -> Result<(Vec<Row>, Vec<String
              metric = {{ number = true, unit = \"ns/step\", better = \"lower\" }}\n"
         ),
     )?;
-    let pairs = cfg.pick(10, 200);
+    let pairs = cfg.pick(10, 400);
     let mut rows = Vec::new();
     let mut details = Vec::new();
     for (label, target) in [("local", None), ("ssh", Some((inventory.as_path(), "box")))] {

@@ -447,7 +447,7 @@ fn visit_lines(
     };
     let mut file = crate::input::open_data(path).map_err(io)?;
     file.seek(SeekFrom::Start(offset)).map_err(io)?;
-    let mut reader = BufReader::new(file);
+    let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut line = Vec::new();
     let mut number = 0;
     loop {
