@@ -293,7 +293,7 @@ fn decided(j: Judged) -> StepResult {
 fn steps_are_judged_by_aba_s_analysis() {
     let mut b = Bisection::new(input(16, Strategy::Plain)).unwrap();
     let odd = |max: usize| (3..=max).step_by(2).collect::<Vec<_>>();
-    assert_eq!(b.look_points(), odd(61));
+    assert_eq!(b.look_points(), odd(91));
     // Bad is 10 % slower, clearly: the endpoints differ.
     let confirm = decided(judged(&b, &points(5, 10.0)));
     assert_eq!((confirm.verdict, confirm.commit), (StepVerdict::Bad, 16));

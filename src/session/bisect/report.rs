@@ -135,7 +135,7 @@ pub fn render(commits: &[RangeCommit], bisection: &Bisection, series: &str) -> S
          (docs/bisect.md).",
         match input.strategy {
             Strategy::Bayesian => "0.5 %",
-            Strategy::Plain => "2.9 %",
+            Strategy::Plain => "3.1 %",
         }
     );
     let _ = writeln!(out);
