@@ -197,6 +197,68 @@ fn a_sigkilled_run_resumes_with_every_sample_exactly_once() {
     assert_verified(&dir);
 }
 
+/// Values a workload prints with all 17 significant digits (a ratio printed by Python or
+/// awk's `%.17g`) are kept bit for bit: each was read back one unit in the last place off by
+/// JSON's fast float reader, so the journal disagreed with `samples.csv` and the campaign
+/// stopped at its first point.
+#[test]
+fn a_workload_printing_seventeen_digit_values_finishes_verified_with_each_value_exact() {
+    const VALUES: [&str; 4] = [
+        "1491.3107553264927",
+        "1677.8666143426585",
+        "1430.5185851752121",
+        "1816.6712408436426",
+    ];
+    let pick = VALUES
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{}) v={v};;", i + 1))
+        .collect::<String>();
+    let recipe = format!(
+        r#"
+version = 1
+name = "digits"
+description = "full-precision values, as a number and inside JSON"
+sequence = ["this", "this", "this"]
+warmup = 0
+samples = 4
+
+[kernels.this]
+release = "running"
+
+[[workload]]
+name = "plain"
+run = "case $ABA_SAMPLE in {pick} esac; echo $v"
+metric = {{ number = true, unit = "ns", better = "lower" }}
+
+[[workload]]
+name = "json"
+run = "case $ABA_SAMPLE in {pick} esac; echo '{{\"r\": '$v'}}'"
+metric = {{ json = "/r", unit = "ns", better = "lower" }}
+"#
+    );
+    let (_, dir, _tmp) = run_expecting(&recipe, 0);
+    let table = SampleTable::read(&dir.join("samples.csv")).expect("samples");
+    let mut seen = 0;
+    for row in &table.rows {
+        let index = usize::try_from(row.index).expect("index") - 1;
+        let value = row.value.expect("a value");
+        assert_eq!(
+            value.to_bits(),
+            VALUES[index].parse::<f64>().expect("f64").to_bits(),
+            "row {} of {}",
+            row.index,
+            table.text(row.workload)
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, 3 * 4 * 2, "every row");
+    let csv = std::fs::read_to_string(dir.join("samples.csv")).expect("read");
+    for v in VALUES {
+        assert_eq!(csv.matches(&format!(",{v},")).count(), 6, "{v} as written");
+    }
+}
+
 fn failing_recipe(run: &str, metric: &str, extra: &str) -> String {
     format!(
         r#"

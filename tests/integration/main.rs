@@ -33,6 +33,7 @@ mod probes;
 mod profiles;
 mod recipe_fuzz;
 mod recipes;
+mod release_build;
 mod report;
 mod runner;
 mod runner_lab;
