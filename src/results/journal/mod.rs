@@ -6,12 +6,14 @@
 //!
 //! One concern per file: `event.rs` the records, `limits.rs` the verdict limits a header
 //! records, `read.rs` reading them back (every limit and error an untrusted journal meets),
+//! `plain_run.rs` the fast read of aba's own sample lines,
 //! `write.rs` appending them, and `history.rs` the one replay ([`History`]) every reader of a
 //! campaign's state uses.
 
 mod event;
 mod history;
 mod limits;
+mod plain_run;
 mod read;
 mod write;
 

@@ -243,6 +243,20 @@ impl RunRecord<'_> {
     }
 }
 
+/// The `sample` record on `line`, borrowed from it: aba's own layout of a plain run read
+/// directly ([`plain_run`](super::plain_run)), any other sample record by serde; `None` for a
+/// line that is not a sample record or does not read so (the caller reads it whole).
+fn run_of_line(line: &[u8]) -> Option<RunRecord<'_>> {
+    if !line.starts_with(br#"{"event":"sample","#) {
+        return None;
+    }
+    super::plain_run::read(line).or_else(|| {
+        serde_json::from_slice::<RunRecord<'_>>(line)
+            .ok()
+            .filter(|record| record.tag == "sample")
+    })
+}
+
 /// A run's (metric, value) pairs.
 pub type ValuePairs<'a> = Vec<(&'a str, f64)>;
 
@@ -280,10 +294,7 @@ pub fn visit_runs_from(
     mut other: impl FnMut(Event),
 ) -> Result<bool, JournalError> {
     visit_lines(path, offset, |number, line| {
-        if line.starts_with(br#"{"event":"sample","#)
-            && let Ok(record) = serde_json::from_slice::<RunRecord<'_>>(line)
-            && record.tag == "sample"
-        {
+        if let Some(record) = run_of_line(line) {
             run(&record);
             return Ok(());
         }
@@ -308,10 +319,7 @@ pub fn visit_runs_for_analysis(
     let mut journal = Journal::default();
     let mut others = Vec::new();
     journal.truncated_tail = visit_lines(path, 0, |number, line| {
-        if line.starts_with(br#"{"event":"sample","#)
-            && let Ok(record) = serde_json::from_slice::<RunRecord<'_>>(line)
-            && record.tag == "sample"
-        {
+        if let Some(record) = run_of_line(line) {
             run(&record);
             // What `is_plain_sample` reads, read already: the same verdict.
             let plain = record.status == Status::Ok

@@ -217,6 +217,9 @@ pub(super) struct Walk<'a> {
     attempts: HashMap<(Sym, u32), Boots>,
     /// Every (point, order, kernel) a row names.
     placed: HashSet<(Sym, u32, Sym)>,
+    /// The last one put in `placed`: rows come point by point, so most rows name it again
+    /// and need no lookup.
+    last_placed: Option<(Sym, u32, Sym)>,
     /// The last workload looked up in the recipe.
     workload: Option<&'a Workload>,
 }
@@ -235,6 +238,7 @@ impl<'a> Walk<'a> {
             ok_rows: HashMap::new(),
             attempts: HashMap::new(),
             placed: HashSet::new(),
+            last_placed: None,
             workload: None,
         }
     }
@@ -315,7 +319,11 @@ impl<'a> Walk<'a> {
         }
         let boots = self.attempts.entry((first.point, run.attempt)).or_default();
         for row in rows {
-            self.placed.insert((row.point, row.order, row.kernel));
+            let place = (row.point, row.order, row.kernel);
+            if self.last_placed != Some(place) {
+                self.placed.insert(place);
+                self.last_placed = Some(place);
+            }
             if row.status != Status::Ok {
                 continue;
             }
