@@ -202,7 +202,7 @@ mod tests {
         }
         let many = read(lines[4].as_bytes()).expect("read");
         let values = many.values.expect("values");
-        assert_eq!(values[2], ("ü", 1491.310_755_326_492_7));
+        assert_eq!(values[2], ("ü", 1_491.310_755_326_492_7));
         assert_eq!(
             values[2].1.to_bits(),
             "1491.3107553264927".parse::<f64>().expect("f64").to_bits()
