@@ -64,11 +64,11 @@ pub fn render_reports(
     templates: &Templates,
 ) -> Result<Reports, ReportError> {
     // The two big files (every value in points.tsv, every dot in samples.svg) render on
-    // another thread while the templates render here.
+    // threads of their own while the templates render here.
     std::thread::scope(|scope| {
+        let points = scope.spawn(|| points_tsv::render(analysis));
         let tables = scope.spawn(|| {
             (
-                points_tsv::render(analysis),
                 comparison_tsv::render(analysis),
                 audit_tsv::render(analysis),
                 svg::render(analysis),
@@ -100,7 +100,10 @@ pub fn render_reports(
             templates.render(README_MD, &context)
         });
         let readme = readme.map(|r| r.map(|r| at_top(r, "> ")));
-        let (points, comparison, audit, samples) = tables
+        let (comparison, audit, samples) = tables
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let points = points
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let report_txt = text?;
