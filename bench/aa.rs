@@ -1,8 +1,8 @@
 //! Item 7 (issue 29): the value aba records is the workload's own. The same workload runs by
 //! hand and through aba on the same target, interleaved (pairs hand-aba, aba-hand, …, each run
-//! on a settled machine), and the paired differences of the values (aba's minus the hand's) must have a 95 % interval
-//! that includes 0 and lies within ±0.5 % of the hand's mean: aba adds nothing to what the
-//! workload measures of itself and records exactly what it prints.
+//! on a settled machine), and the paired differences of the values (aba's minus the hand's)
+//! must have a 95 % interval that includes 0 and lies within ±0.5 % of the hand's mean: aba
+//! adds nothing to what the workload measures of itself and records exactly what it prints.
 //!
 //! The workload is this bench program itself (`perf --cpu-loop N`): a dependent xorshift
 //! chain of N steps timed 31 times over, printing the median nanoseconds per step, a number
