@@ -24,22 +24,13 @@ pub(super) fn read(line: &[u8]) -> Option<RunRecord<'_>> {
     at.expect(br#","case":"#)?;
     let case = at.string()?;
     at.expect(br#","phase":"#)?;
-    let phase = match at.string()? {
-        "warmup" => Phase::Warmup,
-        "sample" => Phase::Sample,
-        _ => return None,
-    };
+    let phase = Phase::parse(at.string()?.as_bytes())?;
     at.expect(br#","index":"#)?;
     let index = at.integer()?;
     at.expect(br#","retry":"#)?;
     let retry = at.integer()?;
     at.expect(br#","status":"#)?;
-    let status = match at.string()? {
-        "ok" => Status::Ok,
-        "failed" => Status::Failed,
-        "discarded" => Status::Discarded,
-        _ => return None,
-    };
+    let status = Status::parse(at.string()?.as_bytes())?;
     at.expect(br#","elapsed_s":"#)?;
     at.float()?;
     let mut values = None;

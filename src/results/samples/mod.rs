@@ -60,7 +60,8 @@ impl Phase {
         }
     }
 
-    fn parse(text: &[u8]) -> Option<Phase> {
+    /// The spelling in samples.csv and the journal, read back.
+    pub(crate) fn parse(text: &[u8]) -> Option<Phase> {
         match text {
             b"warmup" => Some(Phase::Warmup),
             b"sample" => Some(Phase::Sample),
@@ -98,7 +99,8 @@ impl Status {
         }
     }
 
-    fn parse(text: &[u8]) -> Option<Status> {
+    /// The spelling in samples.csv and the journal, read back.
+    pub(crate) fn parse(text: &[u8]) -> Option<Status> {
         match text {
             b"ok" => Some(Status::Ok),
             b"failed" => Some(Status::Failed),
