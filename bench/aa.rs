@@ -12,6 +12,16 @@
 //! of one sample on the built-in local target or on the sshd target, its value read back from
 //! `samples.csv`.
 //!
+//! Both sides run the workload once before the run that counts, as recipes do (`warmup`, 3 by
+//! default): by hand `CMD >/dev/null; CMD` in one shell, through aba `warmup = 1`. Without it
+//! the comparison is of a first run after aba's own set-up on the target (its environment
+//! capture, its journal, the point's work directory) against a first run after nothing:
+//! measured on 2026-12-07 on the local target, blocks of 20 samples interleaved with 20 runs
+//! by hand (40 pairs), aba's first sample read +0.53 % slower (median of the blocks'
+//! differences) and its samples 2 to 20 −0.05 %, and single-sample campaigns read +0.50 % and
+//! +0.36 % (160 interleaved pairs each, intervals ±0.31 and ±0.37) against by hand: a cost of
+//! the first run after set-up, which the recipe's warm-up absorbs (docs/performance.md).
+//!
 //! The interval judged is the Hodges–Lehmann estimate of the paired differences with its
 //! Wilcoxon signed-rank 95 % interval, not the mean's t interval: on a shared machine a run
 //! that another process crowds out reads twice its value whoever started it, and one such
@@ -28,7 +38,7 @@ use std::{
 };
 
 use aba::{
-    results::samples::SampleTable,
+    results::samples::{Phase, SampleTable},
     stats::{interval::t_quantile_975, rank::hodges_lehmann},
 };
 
@@ -75,6 +85,12 @@ fn command_line() -> Result<String, String> {
     Ok(format!("{exe} --cpu-loop {STEPS}"))
 }
 
+/// The by-hand shell text: one warm-up run whose output is dropped, then the run that counts,
+/// as `warmup = 1` does through aba.
+fn by_hand_line(line: &str) -> String {
+    format!("{line} >/dev/null; {line}")
+}
+
 /// Pause before a run, after `sync`.
 const SETTLE: Duration = Duration::from_millis(200);
 
@@ -109,7 +125,8 @@ fn by_hand(argv: &mut Command) -> Result<f64, String> {
         .map_err(|_| format!("the workload by hand printed {text:?}"))
 }
 
-/// One sample through aba: a campaign of one run on `target`, its value from samples.csv.
+/// One sample through aba: a campaign of one warm-up run and one sample on `target`, the
+/// sample's value from samples.csv.
 fn through_aba(
     aba: &Aba,
     log: &str,
@@ -118,11 +135,16 @@ fn through_aba(
 ) -> Result<f64, String> {
     let run = aba.run(log, recipe, target, None)?;
     let table = SampleTable::read(&run.dir.join("samples.csv")).map_err(|e| e.to_string())?;
-    match table.rows.as_slice() {
+    let counted: Vec<_> = table
+        .rows
+        .iter()
+        .filter(|row| row.phase == Phase::Sample)
+        .collect();
+    match counted.as_slice() {
         [row] => row
             .value
             .ok_or_else(|| format!("{log}: the sample has no value")),
-        rows => Err(format!("{log}: {} rows, expected 1", rows.len())),
+        rows => Err(format!("{log}: {} sample rows, expected 1", rows.len())),
     }
 }
 
@@ -222,7 +244,7 @@ pub fn run(cfg: &Config, aba: &Aba, sshd: &Sshd) -> Result<(Vec<Row>, Vec<String
         &recipe,
         &format!(
             "version = 1\nname = \"bench-aa\"\ndescription = \"aba bench: A/A of a CPU loop\"\n\
-             sequence = [\"this\"]\nwarmup = 0\nsamples = 1\n\n\
+             sequence = [\"this\"]\nwarmup = 1\nsamples = 1\n\n\
              [kernels.this]\nrelease = \"running\"\n\n\
              [[workload]]\nname = \"cpuloop\"\nrun = \"{line}\"\ntimeout = \"60s\"\nestimate = \"50ms\"\n\
              metric = {{ number = true, unit = \"ns/step\", better = \"lower\" }}\n"
@@ -233,16 +255,17 @@ pub fn run(cfg: &Config, aba: &Aba, sshd: &Sshd) -> Result<(Vec<Row>, Vec<String
     let mut details = Vec::new();
     for (label, target) in [("local", None), ("ssh", Some((inventory.as_path(), "box")))] {
         eprintln!("  [7] {label} target, {pairs} pairs");
+        let hand_line = by_hand_line(&line);
         let hand_command = || -> Command {
             match target {
                 None => {
                     let mut c = Command::new("sh");
-                    c.arg("-c").arg(&line);
+                    c.arg("-c").arg(&hand_line);
                     c
                 }
                 Some(_) => {
                     let mut c = Command::new("ssh");
-                    c.args(sshd.ssh_args()).arg(&line);
+                    c.args(sshd.ssh_args()).arg(&hand_line);
                     c
                 }
             }
