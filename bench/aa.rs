@@ -239,6 +239,7 @@ pub fn run(cfg: &Config, aba: &Aba, sshd: &Sshd) -> Result<(Vec<Row>, Vec<String
     let inventory = dir.join("targets.toml");
     sshd.inventory(&inventory, &dir.join("remote-work"))?;
     let line = command_line()?;
+    let hand_line = by_hand_line(&line);
     let recipe = dir.join("aa.toml");
     write(
         &recipe,
@@ -255,7 +256,6 @@ pub fn run(cfg: &Config, aba: &Aba, sshd: &Sshd) -> Result<(Vec<Row>, Vec<String
     let mut details = Vec::new();
     for (label, target) in [("local", None), ("ssh", Some((inventory.as_path(), "box")))] {
         eprintln!("  [7] {label} target, {pairs} pairs");
-        let hand_line = by_hand_line(&line);
         let hand_command = || -> Command {
             match target {
                 None => {

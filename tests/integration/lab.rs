@@ -704,16 +704,24 @@ fn kernels_built_here_are_installed_proven_and_compared() {
     // the MAD. Measured on 2026-12-07: in a CI run the probed points' CVs were 7.9 and 10.5 %
     // (the original points' 1.6-3.9 %); run alone, 2.0 and 2.1 % (1.3-5.9 %), as in the four
     // runs before (mean 2.1 % probed, 2.0 % not). The CV is printed beside it.
-    let spread: Vec<(String, f64, f64)> = std::fs::read_to_string(dir.join("points.tsv"))
-        .expect("points.tsv")
-        .lines()
-        .skip(1)
-        .map(|l| l.split('\t').map(str::to_owned).collect::<Vec<_>>())
-        .filter(|f| f[0] == "sched_rt_runtime_us" && f[4] == "all")
+    let points = std::fs::read_to_string(dir.join("points.tsv")).expect("points.tsv");
+    let mut lines = points.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split('\t').collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+    };
+    let [workload, analysis, point, cv, median, mad] =
+        ["workload", "analysis", "point", "cv_pct", "median", "mad"].map(column);
+    let spread: Vec<(String, f64, f64)> = lines
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|f| f[workload] == "sched_rt_runtime_us" && f[analysis] == "all")
         .map(|f| {
             let number = |i: usize| f[i].parse::<f64>().expect("a number");
-            let robust = 100.0 * 1.4826 * number(15) / number(14);
-            (f[6].clone(), robust, number(11))
+            let robust = 100.0 * 1.4826 * number(mad) / number(median);
+            (f[point].to_owned(), robust, number(cv))
         })
         .collect();
     eprintln!(
